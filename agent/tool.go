@@ -1,0 +1,188 @@
+// Package agent is the engine: the tool abstraction, the ordered tool set and
+// the tool loop that asks a model, runs the tools it calls and feeds the
+// results back until the model answers.
+//
+// The engine knows nothing about where a tool comes from. A tool served by an
+// external MCP server and a tool written in Go look the same here; all
+// protocol detail stays at the MCP boundary (package agentmcp).
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// ExecuteFunc runs a tool with arguments that are a JSON object (or absent,
+// in which case args is nil). It returns a value the loop shows the model:
+// a string is passed as is, a json.RawMessage verbatim, anything else is
+// marshalled to JSON.
+type ExecuteFunc func(ctx context.Context, args json.RawMessage) (any, error)
+
+// Tool is one capability the model can call.
+//
+// InputSchema is kept as raw JSON so that a schema received from an MCP server
+// passes through the engine byte for byte, and so that a local tool has one
+// schema value that both the loop's validation and the MCP server publish.
+type Tool struct {
+	// Name is what the model calls the tool by.
+	Name string
+	// Title is a short human-readable name, shown in UIs.
+	Title string
+	// Description tells the model when and how to use the tool.
+	Description string
+	// InputSchema is the JSON Schema of the arguments object.
+	InputSchema json.RawMessage
+	// OutputSchema optionally describes the structured output.
+	OutputSchema json.RawMessage
+	// ReadOnly reports that the tool does not change anything.
+	ReadOnly bool
+	// Idempotent reports that repeating a call with the same arguments has no
+	// further effect.
+	Idempotent bool
+	// Origin says where the tool comes from: "" for a local tool, the server
+	// name for a tool adapted from an MCP server.
+	Origin string
+	// Validate asks the loop to check arguments against InputSchema before
+	// Execute. Local tools set it; MCP tools leave validation to their server,
+	// which owns the schema.
+	Validate bool
+	// Execute runs the tool.
+	Execute ExecuteFunc
+
+	once     sync.Once
+	resolved *jsonschema.Resolved
+	compErr  error
+}
+
+// IsLocal reports whether the tool is implemented in this process.
+func (t *Tool) IsLocal() bool { return t.Origin == "" }
+
+// CheckArgs validates args against the tool's InputSchema. Absent arguments
+// are checked as an empty object. The returned error names the offending
+// field and rule; it is meant to be shown to the model so it can retry.
+//
+// The compiled schema is cached on first use.
+func (t *Tool) CheckArgs(args json.RawMessage) error {
+	t.once.Do(func() {
+		if len(t.InputSchema) == 0 {
+			return
+		}
+		var s jsonschema.Schema
+		if err := json.Unmarshal(t.InputSchema, &s); err != nil {
+			t.compErr = fmt.Errorf("tool %s has an invalid input schema: %w", t.Name, err)
+			return
+		}
+		t.resolved, t.compErr = s.Resolve(nil)
+		if t.compErr != nil {
+			t.compErr = fmt.Errorf("tool %s has an invalid input schema: %w", t.Name, t.compErr)
+		}
+	})
+	if t.compErr != nil {
+		return t.compErr
+	}
+	v, err := DecodeArgs(args)
+	if err != nil {
+		return err
+	}
+	if t.resolved == nil {
+		return nil
+	}
+	if err := t.resolved.Validate(v); err != nil {
+		return &ArgsError{Tool: t.Name, Err: err}
+	}
+	return nil
+}
+
+// DecodeArgs decodes tool arguments, which must be a JSON object or absent
+// (nil, empty or JSON null, all read as an empty object).
+func DecodeArgs(args json.RawMessage) (map[string]any, error) {
+	if isAbsent(args) {
+		return map[string]any{}, nil
+	}
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return nil, fmt.Errorf("arguments are not valid JSON: %v", err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("arguments must be a JSON object, got %s", jsonKind(v))
+	}
+	return m, nil
+}
+
+func isAbsent(args json.RawMessage) bool {
+	for _, b := range args {
+		switch b {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return string(trimSpace(args)) == "null"
+	}
+	return true
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// ArgsError reports arguments that do not match a tool's input schema.
+type ArgsError struct {
+	Tool string
+	Err  error
+}
+
+func (e *ArgsError) Error() string {
+	return fmt.Sprintf("invalid arguments for %s: %v", e.Tool, e.Err)
+}
+
+func (e *ArgsError) Unwrap() error { return e.Err }
+
+// FormatOutput turns a tool's output into the text the model sees.
+func FormatOutput(v any) (string, error) {
+	switch o := v.(type) {
+	case string:
+		return o, nil
+	case json.RawMessage:
+		return string(o), nil
+	case []byte:
+		return string(o), nil
+	case nil:
+		return "null", nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("tool output cannot be encoded as JSON: %w", err)
+	}
+	return string(b), nil
+}
+
+// ErrToolNotFound is wrapped by the error the model sees when it calls a
+// tool that is not in the tool set.
+var ErrToolNotFound = errors.New("unknown tool")

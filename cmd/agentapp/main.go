@@ -1,0 +1,63 @@
+// Command agentapp is a customer-service agent that speaks the Model Context
+// Protocol both ways: `agentapp chat` talks to a model with local and MCP
+// tools, `agentapp serve` publishes the tools and knowledge base as an MCP
+// server, `agentapp mcp` is a scriptable MCP client and `agentapp kb`
+// manages the knowledge base.
+//
+// This package only wires flags to the packages that do the work.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+// exitError carries a process exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "agentapp",
+		Short: "A customer-service agent runtime that speaks MCP in both directions",
+		Long: `agentapp runs a customer-service assistant (orders, tickets, hand-off to a human,
+a company knowledge base) with a tool-calling model. Its tools are served as an
+MCP server, and any external MCP server's tools can be plugged into the chat.`,
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().String("data-dir", "", "data directory (default $AGENTAPP_DATA_DIR or the user data dir)")
+	root.AddCommand(newChatCmd(), newServeCmd(), newKBCmd(), newMCPCmd())
+	return root
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "agentapp:", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return 1
+}

@@ -1,0 +1,146 @@
+// Package store opens agentapp's one SQLite database and applies the schema
+// migrations of each component that keeps data in it.
+//
+// The database is shared by processes: a chat and an `agentapp serve` it
+// spawned use it at the same time. WAL mode lets readers run beside one
+// writer, the busy timeout makes a writer wait for another instead of
+// failing with "database is locked", and write transactions take the write
+// lock up front (BEGIN IMMEDIATE) so two of them never deadlock on upgrade.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// FileName is the database's file name inside the data directory.
+const FileName = "agentapp.db"
+
+// BusyTimeout is how long a statement waits for another connection's lock.
+const BusyTimeout = 10 * time.Second
+
+// Store is an open database.
+type Store struct {
+	DB   *sql.DB
+	Path string
+}
+
+// DefaultDir returns the data directory: $AGENTAPP_DATA_DIR, else
+// "agentapp" under the user's data directory ($XDG_DATA_HOME or
+// ~/.local/share on Unix, %AppData% on Windows, ~/Library/Application
+// Support on macOS).
+func DefaultDir() (string, error) {
+	if d := os.Getenv("AGENTAPP_DATA_DIR"); d != "" {
+		return d, nil
+	}
+	return userDataDir()
+}
+
+// Open opens (creating if needed) the database in dir.
+func Open(dir string) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("store: empty data directory")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cannot create the data directory %s: %w (set AGENTAPP_DATA_DIR or --data-dir to a writable directory)", dir, err)
+	}
+	path := filepath.Join(dir, FileName)
+	return OpenFile(path)
+}
+
+// OpenFile opens (creating if needed) the database at path.
+func OpenFile(path string) (*Store, error) {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_txlock", "immediate")
+	dsn := "file:" + filepath.ToSlash(path) + "?" + q.Encode()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(4)
+	ctx, cancel := context.WithTimeout(context.Background(), BusyTimeout+5*time.Second)
+	defer cancel()
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	s := &Store{DB: db, Path: path}
+	if err := s.Migrate(ctx, "store", []string{
+		`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+	}); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.DB.Close() }
+
+// Migrate applies, in order and each in its own transaction, the steps of a
+// component's schema that this database has not seen yet. Steps are
+// numbered by their position: never edit or reorder a released step, only
+// append new ones. Components are independent, so packages add their own
+// tables without a central list.
+func (s *Store) Migrate(ctx context.Context, component string, steps []string) error {
+	if _, err := s.DB.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		component TEXT NOT NULL, version INTEGER NOT NULL, applied_at TEXT NOT NULL,
+		PRIMARY KEY (component, version))`); err != nil {
+		return fmt.Errorf("migrate %s: %w", component, err)
+	}
+	for i, step := range steps {
+		version := i + 1
+		if err := s.Tx(ctx, func(tx *sql.Tx) error {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE component = ? AND version = ?`, component, version).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil
+			}
+			if _, err := tx.ExecContext(ctx, step); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (component, version, applied_at) VALUES (?, ?, ?)`,
+				component, version, time.Now().UTC().Format(time.RFC3339))
+			return err
+		}); err != nil {
+			return fmt.Errorf("migrate %s to version %d: %w", component, version, err)
+		}
+	}
+	return nil
+}
+
+// Tx runs fn in a write transaction, committing if it returns nil and rolling
+// back otherwise.
+func (s *Store) Tx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
+	tx, err := s.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			tx.Rollback()
+			panic(p)
+		}
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	if err = fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}

@@ -1,0 +1,73 @@
+package store
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+)
+
+func TestMigrateAppliesEachStepOnce(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	steps := []string{
+		`CREATE TABLE t (id INTEGER PRIMARY KEY)`,
+		`ALTER TABLE t ADD COLUMN name TEXT`,
+	}
+	for range 2 {
+		s, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Migrate(ctx, "test", steps); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var n int
+	if err := s.DB.QueryRow(`SELECT COUNT(*) FROM schema_migrations WHERE component = 'test'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Fatalf("applied %d migrations, want 2", n)
+	}
+	var mode string
+	if err := s.DB.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil {
+		t.Fatal(err)
+	}
+	if mode != "wal" {
+		t.Errorf("journal_mode = %q, want wal", mode)
+	}
+	if s.Path != filepath.Join(dir, FileName) {
+		t.Errorf("Path = %q", s.Path)
+	}
+}
+
+func TestMigrateFailedStepRollsBack(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	err = s.Migrate(context.Background(), "bad", []string{`CREATE TABLE ok (id INTEGER)`, `NOT SQL`})
+	if err == nil {
+		t.Fatal("want error for a bad step")
+	}
+	var n int
+	s.DB.QueryRow(`SELECT COUNT(*) FROM schema_migrations WHERE component = 'bad'`).Scan(&n)
+	if n != 1 {
+		t.Fatalf("recorded %d versions, want 1 (the good step only)", n)
+	}
+}
+
+func TestDefaultDirHonoursEnv(t *testing.T) {
+	t.Setenv("AGENTAPP_DATA_DIR", "/tmp/x")
+	d, err := DefaultDir()
+	if err != nil || d != "/tmp/x" {
+		t.Fatalf("DefaultDir() = %q, %v", d, err)
+	}
+}
