@@ -1,0 +1,54 @@
+package support
+
+// migrations is the support component's schema, applied by store.Migrate.
+// Steps are numbered by position: never edit or reorder a released step, only
+// append. The demo orders are a step of their own, so they are inserted
+// exactly once, and an order an operator later removes stays removed.
+var migrations = []string{
+	// 1: orders the demo can look up.
+	`CREATE TABLE support_orders (
+		id     TEXT PRIMARY KEY,
+		status TEXT NOT NULL,
+		eta    TEXT NOT NULL
+	)`,
+	// 2: the demo orders.
+	`INSERT INTO support_orders (id, status, eta) VALUES
+		('A-1024', '已发货', '明天 18:00 前送达'),
+		('A-2048', '仓库打包中', '后天发货'),
+		('B-0001', '已签收', '已送达，无需等待')`,
+	// 3: named counters; "ticket" numbers tickets and hand-offs alike.
+	`CREATE TABLE support_counters (
+		name  TEXT PRIMARY KEY,
+		value INTEGER NOT NULL
+	)`,
+	// 4: the ticket counter starts at zero, so the first ticket is 0001.
+	`INSERT INTO support_counters (name, value) VALUES ('ticket', 0)`,
+	// 5: after-sales tickets.
+	`CREATE TABLE support_tickets (
+		id          TEXT PRIMARY KEY,
+		seq         INTEGER NOT NULL UNIQUE,
+		subject     TEXT NOT NULL,
+		description TEXT NOT NULL,
+		status      TEXT NOT NULL,
+		session     TEXT NOT NULL,
+		created_at  TEXT NOT NULL
+	)`,
+	// 6: recent createTicket calls, keyed by a hash of session, tool and
+	// canonical arguments.
+	`CREATE TABLE support_idempotency (
+		key        TEXT PRIMARY KEY,
+		ticket_id  TEXT NOT NULL REFERENCES support_tickets(id),
+		created_ms INTEGER NOT NULL
+	)`,
+	// 7: expired keys are deleted by age.
+	`CREATE INDEX support_idempotency_created ON support_idempotency (created_ms)`,
+	// 8: hand-offs to a human agent; their ids come from the ticket counter.
+	`CREATE TABLE support_handoffs (
+		ticket_id  TEXT PRIMARY KEY,
+		seq        INTEGER NOT NULL UNIQUE,
+		reason     TEXT NOT NULL,
+		transcript TEXT NOT NULL,
+		session    TEXT NOT NULL,
+		created_at TEXT NOT NULL
+	)`,
+}

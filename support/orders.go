@@ -1,0 +1,81 @@
+package support
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+
+	"github.com/agentapp/agentapp/agent"
+)
+
+// orderIDPattern is the order number after trimming; the schema's pattern is
+// the same with optional white space around it.
+var orderIDPattern = regexp.MustCompile(`^[A-Z]{1,4}-[0-9]{4,12}$`)
+
+// OrderStatus is getOrderStatus's result for a known order.
+type OrderStatus struct {
+	OrderID string `json:"orderId"`
+	Status  string `json:"status"`
+	ETA     string `json:"eta"`
+}
+
+// OrderNotFound is getOrderStatus's result for an unknown order number. It is
+// a normal result, not an error: the model should tell the customer and ask
+// them to check the number, not retry the call.
+type OrderNotFound struct {
+	OrderID string `json:"orderId"`
+	Found   bool   `json:"found"`
+	Message string `json:"message"`
+}
+
+func (s *Service) newOrderStatusTool() *agent.Tool {
+	return &agent.Tool{
+		Name:  "getOrderStatus",
+		Title: "Order status",
+		Description: "Look up the shipping status and expected delivery of one customer order. " +
+			"Use it whenever the customer gives an order number or asks where an order is. " +
+			"orderId is the order number in upper case: 1-4 letters, a dash and 4-12 digits, e.g. \"A-1024\". " +
+			"Returns {orderId, status, eta}; status and eta are in Chinese, translate them when the customer writes another language. " +
+			"An unknown number is not an error: the result has found=false and a message; ask the customer to check the number instead of retrying.",
+		InputSchema:  orderStatusInputSchema,
+		OutputSchema: orderStatusOutputSchema,
+		ReadOnly:     true,
+		Idempotent:   true,
+		Validate:     true,
+		Execute:      s.orderStatus,
+	}
+}
+
+// orderStatus is getOrderStatus's Execute.
+func (s *Service) orderStatus(ctx context.Context, raw json.RawMessage) (any, error) {
+	const tool = "getOrderStatus"
+	a, err := decodeArgs(tool, raw, "orderId")
+	if err != nil {
+		return nil, err
+	}
+	id, err := a.text(textRule{name: "orderId", maxChars: maxOrderIDChars})
+	if err != nil {
+		return nil, err
+	}
+	if !orderIDPattern.MatchString(id) {
+		return nil, &ArgError{Tool: tool, Field: "orderId",
+			Msg: fmt.Sprintf("%q is not an order number; expected 1-4 upper-case letters, a dash and 4-12 digits, e.g. A-1024", id)}
+	}
+	var out OrderStatus
+	err = s.st.DB.QueryRowContext(ctx, `SELECT id, status, eta FROM support_orders WHERE id = ?`, id).
+		Scan(&out.OrderID, &out.Status, &out.ETA)
+	if errors.Is(err, sql.ErrNoRows) {
+		return OrderNotFound{
+			OrderID: id,
+			Found:   false,
+			Message: fmt.Sprintf("No order with number %s was found. Ask the customer to check the order number.", id),
+		}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("getOrderStatus: cannot read order %s from the database: %w", id, err)
+	}
+	return out, nil
+}

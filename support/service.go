@@ -1,0 +1,100 @@
+// Package support implements the customer-service tools of the demo domain
+// on agentapp's SQLite database: order status look-up, after-sales tickets
+// and the hand-off to a human agent.
+//
+// Each tool is an ordinary *agent.Tool whose input schema is a package-level
+// JSON value, so the loop's local validation and the MCP server publish the
+// very same bytes. Execute checks the business rules again by itself, because
+// the MCP server and tests call it without the loop's validation.
+//
+// All state lives in the shared database, never in the process: ticket
+// numbers come from a counter row updated inside a write transaction, so two
+// processes (a chat and the `agentapp serve` it spawned) never hand out the
+// same number, and a restart continues the sequence.
+package support
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/store"
+)
+
+// IdempotencyWindow is how long an identical createTicket call in the same
+// session returns the first ticket instead of opening a duplicate. A model
+// that retries after a timeout, or a user who repeats themselves, should not
+// leave two tickets behind; a genuine new request later still gets its own.
+const IdempotencyWindow = 10 * time.Minute
+
+// Service owns the support tables and builds the three tools. The tools it
+// returns are created once in New and are safe for concurrent use.
+type Service struct {
+	st  *store.Store
+	now func() time.Time
+
+	orderTool    *agent.Tool
+	ticketTool   *agent.Tool
+	escalateTool *agent.Tool
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithClock replaces the wall clock, so tests can move time past the
+// idempotency window and pin the date in ticket ids. The clock must be safe
+// for concurrent use.
+func WithClock(now func() time.Time) Option {
+	return func(s *Service) {
+		if now != nil {
+			s.now = now
+		}
+	}
+}
+
+// New migrates the support tables of st (seeding the demo orders the first
+// time) and returns a Service whose tools use st.
+func New(ctx context.Context, st *store.Store, opts ...Option) (*Service, error) {
+	if st == nil || st.DB == nil {
+		return nil, errors.New("support.New: no open store (call store.Open first)")
+	}
+	if err := st.Migrate(ctx, "support", migrations); err != nil {
+		return nil, err
+	}
+	s := &Service{st: st, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	s.orderTool = s.newOrderStatusTool()
+	s.ticketTool = s.newCreateTicketTool()
+	s.escalateTool = s.newEscalateTool()
+	return s, nil
+}
+
+// OrderStatusTool returns the getOrderStatus tool; every call returns the
+// same *agent.Tool, so its compiled schema is shared.
+func (s *Service) OrderStatusTool() *agent.Tool { return s.orderTool }
+
+// CreateTicketTool returns the createTicket tool (the same value every call).
+func (s *Service) CreateTicketTool() *agent.Tool { return s.ticketTool }
+
+// EscalateTool returns the escalateToHuman tool (the same value every call).
+// It is for the local tool set only: a hand-off needs the conversation, and
+// MCP is session-less, so the server must never publish it.
+func (s *Service) EscalateTool() *agent.Tool { return s.escalateTool }
+
+type sessionKey struct{}
+
+// WithSession returns a context that carries the conversation's session id.
+// createTicket uses it to recognise a repeated call; calls without a session
+// share the empty session.
+func WithSession(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, sessionKey{}, id)
+}
+
+// sessionFrom returns the session id in ctx, or "" if there is none.
+func sessionFrom(ctx context.Context) string {
+	id, _ := ctx.Value(sessionKey{}).(string)
+	return id
+}
