@@ -1,0 +1,157 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+)
+
+// StrictMCPEnv is the environment variable that makes local tools win name
+// clashes with MCP tools (see Merge).
+const StrictMCPEnv = "AGENT_GUARD_MCP_STRICT"
+
+// StrictFromEnv reports whether a value of AGENT_GUARD_MCP_STRICT turns
+// strict merging on: "1" or "true" (any case), surrounding space ignored.
+// Anything else, including unset, leaves the default policy.
+func StrictFromEnv(value string) bool {
+	v := strings.TrimSpace(value)
+	return v == "1" || strings.EqualFold(v, "true")
+}
+
+// ServerTools is the tool list of one MCP server, as Merge takes it. Server
+// is the name used in warnings and errors; the tools' own Origin is not
+// consulted, so a caller can merge tools from any source under a name.
+type ServerTools struct {
+	Server string
+	Tools  []*Tool
+}
+
+// MergeReport says what Merge did about name clashes between local and MCP
+// tools. Both lists are in table order. Warnings holds at most one line,
+// ready to be shown to the user; it is empty when nothing clashed.
+type MergeReport struct {
+	// Overridden lists the local tools replaced by an MCP tool of the same
+	// name (default policy).
+	Overridden []Clash
+	// Skipped lists the MCP tools left out because a local tool of the same
+	// name wins (strict policy).
+	Skipped []Clash
+	// Warnings are the lines to show the user, one per policy that applied.
+	Warnings []string
+}
+
+// Clash is one tool name offered both locally and by an MCP server.
+type Clash struct {
+	Tool   string
+	Server string
+}
+
+func (c Clash) String() string { return fmt.Sprintf("%s (from %s)", c.Tool, c.Server) }
+
+// Merge builds the one tool table a run uses from the local tools and the
+// tools of each MCP server, in that order: local tools first, then each
+// server's tools in the order of servers (the configuration order).
+//
+// A local tool and an MCP tool with the same name clash. By default the MCP
+// tool wins: a user who plugged a server in expects its tool to be used, and
+// the report's warning names every overridden tool, because a silent
+// override is a mystery later. With strict set (AGENT_GUARD_MCP_STRICT) the
+// local tool wins and the warning names the switch and every skipped tool.
+//
+// The same name from two MCP servers is an error that names both servers
+// and suggests toolPrefix: there is no sensible winner, and picking one
+// silently would depend on connection order. A duplicate within the local
+// tools or within one server is an error too.
+func Merge(local []*Tool, servers []ServerTools, strict bool) (*ToolSet, MergeReport, error) {
+	var report MergeReport
+	localIdx := make(map[string]int, len(local))
+	for i, t := range local {
+		if t == nil || t.Name == "" {
+			return nil, report, fmt.Errorf("local tool #%d has no name", i+1)
+		}
+		if _, dup := localIdx[t.Name]; dup {
+			return nil, report, fmt.Errorf("two local tools are named %q", t.Name)
+		}
+		localIdx[t.Name] = i
+	}
+
+	// owner maps an MCP tool name to the server that offers it.
+	owner := map[string]string{}
+	overridden := make([]bool, len(local))
+	var fromServers []*Tool
+	for _, s := range servers {
+		seen := map[string]bool{}
+		for _, t := range s.Tools {
+			if t == nil || t.Name == "" {
+				return nil, report, fmt.Errorf("MCP server %q offered a tool without a name", s.Server)
+			}
+			if seen[t.Name] {
+				return nil, report, fmt.Errorf("MCP server %q offered two tools named %q; the server is misbehaving, use allowedTools or excludedTools to pick one", s.Server, t.Name)
+			}
+			seen[t.Name] = true
+			if other, dup := owner[t.Name]; dup {
+				return nil, report, fmt.Errorf("MCP servers %q and %q both offer a tool named %q; set \"toolPrefix\" on one of them in the config file (for example \"toolPrefix\": %q) so the names differ", other, s.Server, t.Name, prefixHint(s.Server))
+			}
+			owner[t.Name] = s.Server
+			if i, clash := localIdx[t.Name]; clash {
+				c := Clash{Tool: t.Name, Server: s.Server}
+				if strict {
+					report.Skipped = append(report.Skipped, c)
+					continue
+				}
+				overridden[i] = true
+				report.Overridden = append(report.Overridden, c)
+			}
+			fromServers = append(fromServers, t)
+		}
+	}
+
+	set := &ToolSet{index: make(map[string]int, len(local)+len(fromServers))}
+	for i, t := range local {
+		if overridden[i] {
+			continue
+		}
+		if err := set.Add(t); err != nil {
+			return nil, report, fmt.Errorf("local tool: %w", err)
+		}
+	}
+	for _, t := range fromServers {
+		if err := set.Add(t); err != nil {
+			return nil, report, fmt.Errorf("MCP server %q: %w", owner[t.Name], err)
+		}
+	}
+
+	if len(report.Overridden) > 0 {
+		report.Warnings = append(report.Warnings, fmt.Sprintf(
+			"MCP tools override local tools of the same name: %s; set %s=1 to keep the local tools instead",
+			joinClashes(report.Overridden), StrictMCPEnv))
+	}
+	if len(report.Skipped) > 0 {
+		report.Warnings = append(report.Warnings, fmt.Sprintf(
+			"%s is set, so local tools win: skipped MCP tools %s",
+			StrictMCPEnv, joinClashes(report.Skipped)))
+	}
+	return set, report, nil
+}
+
+func joinClashes(cs []Clash) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = c.String()
+	}
+	return strings.Join(parts, ", ")
+}
+
+// prefixHint suggests a toolPrefix for a server: its name reduced to the
+// characters tool names allow, followed by an underscore.
+func prefixHint(server string) string {
+	var b strings.Builder
+	for _, r := range server {
+		if r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		}
+	}
+	if b.Len() == 0 {
+		return "srv_"
+	}
+	return b.String() + "_"
+}

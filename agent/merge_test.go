@@ -1,0 +1,196 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func mergeTool(name, origin string) *Tool {
+	return &Tool{
+		Name:   name,
+		Origin: origin,
+		Execute: func(context.Context, json.RawMessage) (any, error) {
+			return origin + ":" + name, nil
+		},
+	}
+}
+
+func localTools() []*Tool {
+	return []*Tool{
+		mergeTool("getOrderStatus", ""),
+		mergeTool("createTicket", ""),
+		mergeTool("escalateToHuman", ""),
+		mergeTool("searchKnowledgeBase", ""),
+	}
+}
+
+func agentappServer() ServerTools {
+	return ServerTools{Server: "agentapp", Tools: []*Tool{
+		mergeTool("getOrderStatus", "agentapp"),
+		mergeTool("createTicket", "agentapp"),
+		mergeTool("searchKnowledge", "agentapp"),
+	}}
+}
+
+// origins lists "name@origin" for each tool of the set, in order, so a test
+// sees both which tool won and where it sits in the table.
+func origins(s *ToolSet) []string {
+	var out []string
+	for _, t := range s.Tools() {
+		o := t.Origin
+		if o == "" {
+			o = "local"
+		}
+		out = append(out, t.Name+"@"+o)
+	}
+	return out
+}
+
+func TestMergeDefaultMCPWins(t *testing.T) {
+	set, rep, err := Merge(localTools(), []ServerTools{agentappServer()}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"escalateToHuman@local", "searchKnowledgeBase@local",
+		"getOrderStatus@agentapp", "createTicket@agentapp", "searchKnowledge@agentapp",
+	}
+	if diff := cmp.Diff(want, origins(set)); diff != "" {
+		t.Errorf("table (-want +got):\n%s", diff)
+	}
+	wantOver := []Clash{{"getOrderStatus", "agentapp"}, {"createTicket", "agentapp"}}
+	if diff := cmp.Diff(wantOver, rep.Overridden); diff != "" {
+		t.Errorf("overridden (-want +got):\n%s", diff)
+	}
+	if len(rep.Skipped) != 0 {
+		t.Errorf("skipped = %v, want none", rep.Skipped)
+	}
+	if len(rep.Warnings) != 1 {
+		t.Fatalf("warnings = %q, want exactly one", rep.Warnings)
+	}
+	w := rep.Warnings[0]
+	for _, s := range []string{"getOrderStatus (from agentapp)", "createTicket (from agentapp)", "override", StrictMCPEnv} {
+		if !strings.Contains(w, s) {
+			t.Errorf("warning %q does not mention %q", w, s)
+		}
+	}
+	// The winning tool is the server's: calling it reaches the MCP tool.
+	tool, _ := set.Get("getOrderStatus")
+	out, _ := tool.Execute(context.Background(), nil)
+	if out != "agentapp:getOrderStatus" {
+		t.Errorf("getOrderStatus ran %v, want the MCP tool", out)
+	}
+}
+
+func TestMergeStrictLocalWins(t *testing.T) {
+	set, rep, err := Merge(localTools(), []ServerTools{agentappServer()}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"getOrderStatus@local", "createTicket@local", "escalateToHuman@local", "searchKnowledgeBase@local",
+		"searchKnowledge@agentapp",
+	}
+	if diff := cmp.Diff(want, origins(set)); diff != "" {
+		t.Errorf("table (-want +got):\n%s", diff)
+	}
+	wantSkipped := []Clash{{"getOrderStatus", "agentapp"}, {"createTicket", "agentapp"}}
+	if diff := cmp.Diff(wantSkipped, rep.Skipped); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	if len(rep.Overridden) != 0 {
+		t.Errorf("overridden = %v, want none", rep.Overridden)
+	}
+	if len(rep.Warnings) != 1 {
+		t.Fatalf("warnings = %q, want exactly one", rep.Warnings)
+	}
+	w := rep.Warnings[0]
+	for _, s := range []string{StrictMCPEnv, "getOrderStatus (from agentapp)", "createTicket (from agentapp)", "skipped"} {
+		if !strings.Contains(w, s) {
+			t.Errorf("warning %q does not mention %q", w, s)
+		}
+	}
+}
+
+func TestMergeNoClash(t *testing.T) {
+	files := ServerTools{Server: "files", Tools: []*Tool{mergeTool("read_file", "files"), mergeTool("list_directory", "files")}}
+	memory := ServerTools{Server: "memory", Tools: []*Tool{mergeTool("create_entities", "memory")}}
+	for _, strict := range []bool{false, true} {
+		set, rep, err := Merge(localTools(), []ServerTools{files, memory}, strict)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{
+			"getOrderStatus@local", "createTicket@local", "escalateToHuman@local", "searchKnowledgeBase@local",
+			"read_file@files", "list_directory@files", "create_entities@memory",
+		}
+		if diff := cmp.Diff(want, origins(set)); diff != "" {
+			t.Errorf("strict=%v: table (-want +got):\n%s", strict, diff)
+		}
+		if len(rep.Warnings)+len(rep.Overridden)+len(rep.Skipped) != 0 {
+			t.Errorf("strict=%v: report = %+v, want empty", strict, rep)
+		}
+	}
+}
+
+func TestMergeTwoServersClash(t *testing.T) {
+	a := ServerTools{Server: "files-a", Tools: []*Tool{mergeTool("read_file", "files-a")}}
+	b := ServerTools{Server: "files-b", Tools: []*Tool{mergeTool("list", "files-b"), mergeTool("read_file", "files-b")}}
+	for _, strict := range []bool{false, true} {
+		set, _, err := Merge(localTools(), []ServerTools{a, b}, strict)
+		if err == nil {
+			t.Fatalf("strict=%v: no error; table %v", strict, origins(set))
+		}
+		for _, s := range []string{`"files-a"`, `"files-b"`, `"read_file"`, "toolPrefix", `"files-b_"`} {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("strict=%v: error %q does not mention %s", strict, err, s)
+			}
+		}
+	}
+}
+
+func TestMergePrefixApplied(t *testing.T) {
+	// The bridge applies toolPrefix; with it, the two servers no longer
+	// clash with each other nor with the local tools.
+	a := ServerTools{Server: "shop-a", Tools: []*Tool{mergeTool("a_getOrderStatus", "shop-a")}}
+	b := ServerTools{Server: "shop-b", Tools: []*Tool{mergeTool("b_getOrderStatus", "shop-b")}}
+	set, rep, err := Merge(localTools(), []ServerTools{a, b}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"getOrderStatus@local", "createTicket@local", "escalateToHuman@local", "searchKnowledgeBase@local",
+		"a_getOrderStatus@shop-a", "b_getOrderStatus@shop-b",
+	}
+	if diff := cmp.Diff(want, origins(set)); diff != "" {
+		t.Errorf("table (-want +got):\n%s", diff)
+	}
+	if len(rep.Warnings) != 0 {
+		t.Errorf("warnings = %q, want none", rep.Warnings)
+	}
+}
+
+func TestMergeDuplicatesWithinOneSource(t *testing.T) {
+	if _, _, err := Merge([]*Tool{mergeTool("x", ""), mergeTool("x", "")}, nil, false); err == nil || !strings.Contains(err.Error(), `"x"`) {
+		t.Errorf("duplicate local tools: err = %v, want one naming x", err)
+	}
+	s := ServerTools{Server: "buggy", Tools: []*Tool{mergeTool("y", "buggy"), mergeTool("y", "buggy")}}
+	if _, _, err := Merge(nil, []ServerTools{s}, false); err == nil || !strings.Contains(err.Error(), `"buggy"`) {
+		t.Errorf("duplicate tools in one server: err = %v, want one naming the server", err)
+	}
+	if _, _, err := Merge([]*Tool{nil}, nil, false); err == nil {
+		t.Error("nil local tool: no error")
+	}
+}
+
+func TestStrictFromEnv(t *testing.T) {
+	for v, want := range map[string]bool{"1": true, "true": true, "TRUE": true, " True ": true, "": false, "0": false, "false": false, "yes": false} {
+		if got := StrictFromEnv(v); got != want {
+			t.Errorf("StrictFromEnv(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
