@@ -1,0 +1,249 @@
+package kb
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxDocumentBytes is the largest document Ingest accepts. A knowledge-base
+// article is a few kilobytes; anything near this is probably not one.
+const MaxDocumentBytes = 16 << 20
+
+// Status says what Ingest did with a document.
+type Status string
+
+// The outcomes of Ingest.
+const (
+	// StatusAdded: a document with this file name was not there before.
+	StatusAdded Status = "added"
+	// StatusReplaced: the file name was there with other content; the old
+	// document and its chunks were replaced in the same transaction.
+	StatusReplaced Status = "replaced"
+	// StatusUnchanged: the same file name with the same content was
+	// already there; nothing was written.
+	StatusUnchanged Status = "unchanged"
+)
+
+// IngestResult reports one ingested document.
+type IngestResult struct {
+	Doc    Doc
+	Status Status
+	// ReplacedID is the id of the previous version when Status is
+	// StatusReplaced.
+	ReplacedID string
+}
+
+// IsIngestible reports whether a file name has an extension Ingest accepts
+// (.md, .markdown or .txt, any case). Directory walks use it to pick files.
+func IsIngestible(name string) bool {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".md", ".markdown", ".txt":
+		return true
+	}
+	return false
+}
+
+// prepared is a document checked, chunked and tokenised outside the write
+// transaction, so the database lock is held only for the inserts.
+type prepared struct {
+	doc     Doc
+	name    string // file name: documents are replaced by file name
+	content string
+	chunks  []Chunk
+	index   []indexRow
+}
+
+// indexRow is the token text of one chunk for the four index columns.
+type indexRow struct{ doc, heading, body, uni string }
+
+// ownHeading is the innermost heading of a heading path, or "" when that is
+// the document title (already indexed in its own column).
+func ownHeading(path, title string) string {
+	parts := strings.Split(path, " › ")
+	h := parts[len(parts)-1]
+	if h == title {
+		return ""
+	}
+	return h
+}
+
+// prepare validates a document and cuts it into indexed chunks. Errors
+// name the file and say what is wrong with it.
+func prepare(name string, data []byte) (*prepared, error) {
+	base := filepath.Base(name)
+	if name == "" || base == "." || base == string(filepath.Separator) {
+		return nil, errors.New("a document needs a file name")
+	}
+	if !IsIngestible(base) {
+		return nil, fmt.Errorf("%s: only Markdown (.md) and text (.txt) files can be ingested", name)
+	}
+	if len(data) > MaxDocumentBytes {
+		return nil, fmt.Errorf("%s is %d bytes, over the %d MiB limit; split it into smaller documents", name, len(data), MaxDocumentBytes>>20)
+	}
+	if len(data) == 0 {
+		return nil, fmt.Errorf("%s is empty: nothing to ingest", name)
+	}
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		return nil, fmt.Errorf("%s looks like a binary file (NUL byte at offset %d); only UTF-8 text can be ingested", name, i)
+	}
+	if !utf8.Valid(data) {
+		return nil, fmt.Errorf("%s is not valid UTF-8 (first bad byte at offset %d); convert it to UTF-8 and ingest it again", name, firstInvalid(data))
+	}
+	content := normalizeNewlines(string(data))
+	if strings.TrimFunc(content, unicode.IsSpace) == "" {
+		return nil, fmt.Errorf("%s contains only whitespace: nothing to ingest", name)
+	}
+	sum := sha256.Sum256(data)
+	p := &prepared{
+		name:    base,
+		content: content,
+		doc: Doc{
+			ID:     base + "-" + hex.EncodeToString(sum[:4]),
+			Title:  documentTitle(base, content),
+			Source: name,
+			Bytes:  len(content),
+		},
+	}
+	p.chunks = SplitChunks(content, MaxChunkRunes)
+	if len(p.chunks) == 0 {
+		return nil, fmt.Errorf("%s has no text to index", name)
+	}
+	p.doc.Chunks = len(p.chunks)
+	p.index = make([]indexRow, len(p.chunks))
+	docTokens, _ := indexTokens(p.doc.Title)
+	headingTokens := map[string]string{}
+	for i, c := range p.chunks {
+		ht, ok := headingTokens[c.Heading]
+		if !ok {
+			ht, _ = indexTokens(ownHeading(c.Heading, p.doc.Title))
+			headingTokens[c.Heading] = ht
+		}
+		body, uni := indexTokens(c.Text)
+		p.index[i] = indexRow{doc: docTokens, heading: ht, body: body, uni: uni}
+	}
+	return p, nil
+}
+
+func firstInvalid(data []byte) int {
+	for i := 0; i < len(data); {
+		r, w := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && w == 1 {
+			return i
+		}
+		i += w
+	}
+	return -1
+}
+
+// documentTitle is the first Markdown heading of a .md file, else the file
+// name without its extension.
+func documentTitle(base, content string) string {
+	if ext := strings.ToLower(filepath.Ext(base)); ext == ".md" || ext == ".markdown" {
+		fence := false
+		for line := range strings.SplitSeq(content, "\n") {
+			t := strings.TrimSpace(line)
+			if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+				fence = !fence
+				continue
+			}
+			if fence {
+				continue
+			}
+			if level, title := headingLevel(line); level > 0 {
+				return title
+			}
+		}
+	}
+	return strings.TrimSuffix(base, filepath.Ext(base))
+}
+
+// Ingest adds a document (a .md or .txt file's name and content) to the
+// knowledge base. Documents are keyed by file name: the same content again
+// is a no-op (StatusUnchanged), other content under the same file name
+// replaces the old document and its chunks in one transaction. Empty,
+// whitespace-only, binary and non-UTF-8 content is refused with an error
+// naming the file.
+func (k *KB) Ingest(ctx context.Context, name string, data []byte) (IngestResult, error) {
+	p, err := prepare(name, data)
+	if err != nil {
+		return IngestResult{}, err
+	}
+	var res IngestResult
+	err = k.st.Tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		res, err = storePrepared(ctx, tx, p, time.Now())
+		return err
+	})
+	if err != nil {
+		return IngestResult{}, fmt.Errorf("ingest %s: %w", name, err)
+	}
+	return res, nil
+}
+
+// storePrepared writes a prepared document inside tx, replacing an older
+// version with the same file name.
+func storePrepared(ctx context.Context, tx *sql.Tx, p *prepared, now time.Time) (IngestResult, error) {
+	var oldID string
+	err := tx.QueryRowContext(ctx, `SELECT id FROM kb_documents WHERE name = ?`, p.name).Scan(&oldID)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return IngestResult{}, err
+	case oldID == p.doc.ID:
+		d, err := scanDoc(tx.QueryRowContext(ctx, `SELECT `+docColumns+` FROM kb_documents WHERE id = ?`, oldID))
+		if err != nil {
+			return IngestResult{}, err
+		}
+		return IngestResult{Doc: d, Status: StatusUnchanged}, nil
+	default:
+		if err := removeDoc(ctx, tx, oldID); err != nil {
+			return IngestResult{}, err
+		}
+	}
+	d := p.doc
+	d.IngestedAt = now.UTC()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO kb_documents (id, name, title, source, bytes, chunks, content, ingested_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		d.ID, p.name, d.Title, d.Source, d.Bytes, d.Chunks, p.content, d.IngestedAt.Format(time.RFC3339Nano)); err != nil {
+		return IngestResult{}, err
+	}
+	insChunk, err := tx.PrepareContext(ctx, `INSERT INTO kb_chunks (doc_id, seq, heading, text) VALUES (?, ?, ?, ?)`)
+	if err != nil {
+		return IngestResult{}, err
+	}
+	defer insChunk.Close()
+	insIndex, err := tx.PrepareContext(ctx, `INSERT INTO kb_fts (rowid, doc, heading, body, uni) VALUES (?, ?, ?, ?, ?)`)
+	if err != nil {
+		return IngestResult{}, err
+	}
+	defer insIndex.Close()
+	for i, c := range p.chunks {
+		r, err := insChunk.ExecContext(ctx, d.ID, i, c.Heading, c.Text)
+		if err != nil {
+			return IngestResult{}, err
+		}
+		rowid, err := r.LastInsertId()
+		if err != nil {
+			return IngestResult{}, err
+		}
+		ix := p.index[i]
+		if _, err := insIndex.ExecContext(ctx, rowid, ix.doc, ix.heading, ix.body, ix.uni); err != nil {
+			return IngestResult{}, err
+		}
+	}
+	res := IngestResult{Doc: d, Status: StatusAdded}
+	if oldID != "" {
+		res.Status, res.ReplacedID = StatusReplaced, oldID
+	}
+	return res, nil
+}

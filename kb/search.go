@@ -1,0 +1,157 @@
+package kb
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits of a search, shared by Search, the search tools and the CLI.
+const (
+	// DefaultK is the number of hits when the caller does not say.
+	DefaultK = 5
+	// MaxK is the most hits one search returns: more would crowd the
+	// model's context with weak matches.
+	MaxK = 10
+	// MaxQueryRunes bounds a query's length in characters.
+	MaxQueryRunes = 500
+)
+
+// Hit is one search result: a chunk and the document it comes from.
+type Hit struct {
+	// No numbers the hits from 1, best first; answers cite hits as [No].
+	No    int    `json:"no"`
+	DocID string `json:"docId"`
+	Title string `json:"title"`
+	Text  string `json:"text"`
+	// Score is the BM25 relevance (higher is better), rounded to three
+	// decimals. It compares hits of one search, not across searches.
+	Score float64 `json:"score"`
+}
+
+// CheckQuery returns an error saying what is wrong with a query, or nil.
+func CheckQuery(query string) error {
+	if strings.TrimSpace(query) == "" {
+		return fmt.Errorf("query is empty: give a few words to search for")
+	}
+	if n := utf8.RuneCountInString(query); n > MaxQueryRunes {
+		return fmt.Errorf("query is %d characters long; the limit is %d", n, MaxQueryRunes)
+	}
+	if !utf8.ValidString(query) {
+		return fmt.Errorf("query is not valid UTF-8 text")
+	}
+	return nil
+}
+
+// CheckK returns an error unless k is a number of hits from 1 to MaxK.
+func CheckK(k int) error {
+	if k < 1 || k > MaxK {
+		return fmt.Errorf("k must be from 1 to %d, got %d", MaxK, k)
+	}
+	return nil
+}
+
+const searchSQL = `SELECT c.doc_id, d.title, c.text, f.score
+	FROM (SELECT rowid, rank AS score FROM kb_fts WHERE kb_fts MATCH ? ORDER BY rank LIMIT ?) AS f
+	JOIN kb_chunks c ON c.id = f.rowid
+	JOIN kb_documents d ON d.id = c.doc_id
+	ORDER BY f.score, c.id`
+
+// Search returns up to n chunks matching query, best first, numbered from
+// 1. The query is plain user text in any language: it is cut into words and
+// CJK bigrams, each quoted, so characters such as " * - ( or NEAR are never
+// read as query syntax. A query with nothing searchable (only punctuation,
+// say) has no hits; an empty or over-long query or n outside 1..MaxK is an
+// error.
+func (k *KB) Search(ctx context.Context, query string, n int) ([]Hit, error) {
+	if err := CheckQuery(query); err != nil {
+		return nil, err
+	}
+	if err := CheckK(n); err != nil {
+		return nil, err
+	}
+	hits := []Hit{}
+	terms := tokenizeQuery(query)
+	if terms.empty() {
+		return hits, nil
+	}
+	rows, err := k.st.DB.QueryContext(ctx, searchSQL, terms.matchExpr(), n)
+	if err != nil {
+		return nil, fmt.Errorf("search the knowledge base: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var h Hit
+		var bm25 float64
+		if err := rows.Scan(&h.DocID, &h.Title, &h.Text, &bm25); err != nil {
+			return nil, fmt.Errorf("search the knowledge base: %w", err)
+		}
+		h.No = len(hits) + 1
+		h.Score = math.Round(-bm25*1000) / 1000
+		hits = append(hits, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search the knowledge base: %w", err)
+	}
+	return hits, nil
+}
+
+// Snippet returns about width characters of text on one line, around the
+// first place a term of query occurs (the start when none does), with "…"
+// marking cut ends. The CLI shows it under each hit.
+func Snippet(text, query string, width int) string {
+	rs := []rune(strings.Join(strings.Fields(text), " "))
+	if width <= 0 || len(rs) <= width {
+		return string(rs)
+	}
+	folded := make([]rune, len(rs))
+	for i, r := range rs {
+		folded[i] = fold(r)
+	}
+	at := -1
+	for _, term := range tokenizeQuery(query).all() {
+		if i := indexRunes(folded, []rune(term)); i >= 0 && (at < 0 || i < at) {
+			at = i
+		}
+	}
+	start := 0
+	if at > width/3 {
+		start = at - width/3
+	}
+	if start+width > len(rs) {
+		start = len(rs) - width
+	}
+	// Do not start in the middle of a Latin word.
+	for start > 0 && start < at && !unicode.IsSpace(rs[start-1]) && !isCJK(rs[start]) && unicode.IsLetter(rs[start]) {
+		start++
+	}
+	end := min(start+width, len(rs))
+	var b strings.Builder
+	if start > 0 {
+		b.WriteString("…")
+	}
+	b.WriteString(strings.TrimSpace(string(rs[start:end])))
+	if end < len(rs) {
+		b.WriteString("…")
+	}
+	return b.String()
+}
+
+func indexRunes(s, sub []rune) int {
+	if len(sub) == 0 {
+		return -1
+	}
+outer:
+	for i := 0; i+len(sub) <= len(s); i++ {
+		for j, r := range sub {
+			if s[i+j] != r {
+				continue outer
+			}
+		}
+		return i
+	}
+	return -1
+}

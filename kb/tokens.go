@@ -1,0 +1,204 @@
+package kb
+
+import (
+	"strings"
+	"unicode"
+)
+
+// maxWordRunes bounds a Latin token; longer runs (hashes, base64) are cut.
+const maxWordRunes = 48
+
+// isCJK reports whether r is written without spaces between words: Han,
+// kana and Hangul.
+func isCJK(r rune) bool {
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
+		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r) || r == 'ー'
+}
+
+// fold maps full-width ASCII (ＡＢＣ１２３) to ASCII and lower-cases.
+func fold(r rune) rune {
+	if r >= 0xFF01 && r <= 0xFF5E {
+		r -= 0xFEE0
+	}
+	return unicode.ToLower(r)
+}
+
+// segment is a run of text of one kind: a CJK run or a Latin word.
+type segment struct {
+	runes []rune
+	cjk   bool
+}
+
+// segments splits text into CJK runs and Latin/number words; everything
+// else (spaces, punctuation, symbols) separates them.
+func segments(text string) []segment {
+	var out []segment
+	var cur []rune
+	curCJK := false
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, segment{runes: cur, cjk: curCJK})
+			cur = nil
+		}
+	}
+	for _, r := range text {
+		r = fold(r)
+		switch {
+		case isCJK(r):
+			if !curCJK {
+				flush()
+			}
+			curCJK = true
+			cur = append(cur, r)
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
+			if curCJK {
+				flush()
+			}
+			curCJK = false
+			if len(cur) < maxWordRunes {
+				cur = append(cur, r)
+			}
+		default:
+			flush()
+		}
+	}
+	flush()
+	return out
+}
+
+// indexTokens returns the token strings stored in the index for a text:
+// body holds Latin words and CJK bigrams (a lone CJK character stands for
+// itself), uni holds every CJK character on its own.
+func indexTokens(text string) (body, uni string) {
+	var b, u strings.Builder
+	b.Grow(len(text))
+	for _, seg := range segments(text) {
+		if !seg.cjk {
+			b.WriteString(string(seg.runes))
+			b.WriteByte(' ')
+			continue
+		}
+		writeBigrams(&b, seg.runes)
+		for _, r := range seg.runes {
+			u.WriteRune(r)
+			u.WriteByte(' ')
+		}
+	}
+	return b.String(), u.String()
+}
+
+func writeBigrams(b *strings.Builder, rs []rune) {
+	if len(rs) == 1 {
+		b.WriteRune(rs[0])
+		b.WriteByte(' ')
+		return
+	}
+	for i := 0; i+1 < len(rs); i++ {
+		b.WriteRune(rs[i])
+		b.WriteRune(rs[i+1])
+		b.WriteByte(' ')
+	}
+}
+
+// englishStop are English words too common to help find a document.
+var englishStop = map[string]bool{
+	"a": true, "an": true, "the": true, "is": true, "are": true, "was": true, "were": true, "be": true,
+	"what": true, "which": true, "who": true, "how": true, "when": true, "where": true, "why": true,
+	"do": true, "does": true, "did": true, "can": true, "could": true, "should": true, "would": true,
+	"i": true, "me": true, "my": true, "we": true, "our": true, "you": true, "your": true, "it": true,
+	"of": true, "to": true, "in": true, "on": true, "at": true, "for": true, "from": true, "by": true,
+	"with": true, "and": true, "or": true, "about": true, "there": true, "this": true, "that": true,
+	"please": true, "tell": true, "much": true, "many": true, "any": true, "if": true, "get": true,
+}
+
+// chineseFiller are question words and particles removed from a query
+// before it is cut into bigrams: they say how something is asked, not what
+// about, and their bigrams only add noise.
+var chineseFiller = []string{
+	"请问", "什么", "怎么", "怎样", "如何", "多少", "是否", "能否", "可不可以", "哪些", "哪个",
+	"一下", "吗", "呢", "吧", "啊", "呀", "的",
+}
+
+// queryTerms is a query cut into index terms.
+type queryTerms struct {
+	body []string // matched against the title and body columns
+	uni  []string // single CJK characters, matched against the uni column
+}
+
+// maxQueryTerms bounds the terms of one query, which bounds its cost.
+const maxQueryTerms = 48
+
+// tokenizeQuery cuts a query the way indexTokens cuts documents: Latin
+// words (without English stop words, unless nothing else is left) and CJK
+// bigrams; a one- or two-character CJK run also searches its characters, so
+// "假" or "年假" finds "年休假".
+func tokenizeQuery(q string) queryTerms {
+	folded := strings.Map(fold, q)
+	for _, f := range chineseFiller {
+		folded = strings.ReplaceAll(folded, f, " ")
+	}
+	var t queryTerms
+	var stops []string
+	seen := map[string]bool{}
+	add := func(dst *[]string, s string) {
+		if !seen[s] && len(t.body)+len(t.uni) < maxQueryTerms {
+			seen[s] = true
+			*dst = append(*dst, s)
+		}
+	}
+	for _, seg := range segments(folded) {
+		if !seg.cjk {
+			w := string(seg.runes)
+			if englishStop[w] {
+				stops = append(stops, w)
+				continue
+			}
+			add(&t.body, w)
+			continue
+		}
+		rs := seg.runes
+		if len(rs) == 1 {
+			add(&t.uni, string(rs))
+			continue
+		}
+		for i := 0; i+1 < len(rs); i++ {
+			add(&t.body, string(rs[i:i+2]))
+		}
+		if len(rs) == 2 {
+			add(&t.uni, string(rs[0:1]))
+			add(&t.uni, string(rs[1:2]))
+		}
+	}
+	if len(t.body) == 0 && len(t.uni) == 0 {
+		for _, w := range stops {
+			add(&t.body, w)
+		}
+	}
+	return t
+}
+
+// empty reports whether the query has nothing to search for.
+func (t queryTerms) empty() bool { return len(t.body) == 0 && len(t.uni) == 0 }
+
+// quote makes a term an FTS5 string literal, so that no character in it is
+// read as query syntax.
+func quote(term string) string {
+	return `"` + strings.ReplaceAll(term, `"`, `""`) + `"`
+}
+
+// matchExpr returns the FTS5 MATCH expression: every term quoted, OR-ed.
+func (t queryTerms) matchExpr() string {
+	var parts []string
+	for _, s := range t.body {
+		parts = append(parts, quote(s))
+	}
+	for _, s := range t.uni {
+		parts = append(parts, "uni : "+quote(s))
+	}
+	return strings.Join(parts, " OR ")
+}
+
+// all returns every term, for highlighting a snippet.
+func (t queryTerms) all() []string {
+	return append(append([]string(nil), t.body...), t.uni...)
+}
