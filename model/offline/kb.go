@@ -1,0 +1,189 @@
+package offline
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// hit is one knowledge-base search hit.
+type hit struct {
+	No    int    `json:"no"`
+	Title string `json:"title"`
+	Text  string `json:"text"`
+}
+
+// The fence the search puts around each chunk, marking it as data.
+const (
+	fenceOpen  = "<<<DATA"
+	fenceClose = "DATA>>>"
+)
+
+// parseHits reads the search output {"notice", "hits": [...]} (or a bare
+// array of hits). Output that is not JSON, as an MCP server might send, is
+// read as fenced chunks numbered in order. Hits without a number get their
+// position.
+func parseHits(content string) []hit {
+	var hits []hit
+	var obj struct {
+		Hits []hit `json:"hits"`
+	}
+	if err := json.Unmarshal([]byte(content), &obj); err == nil {
+		hits = obj.Hits
+	} else if err := json.Unmarshal([]byte(content), &hits); err != nil {
+		hits = fencedHits(content)
+	}
+	for i := range hits {
+		if hits[i].No <= 0 {
+			hits[i].No = i + 1
+		}
+		hits[i].Text = stripFence(hits[i].Text)
+	}
+	return hits
+}
+
+// fencedHits cuts plain text into the fenced chunks it contains.
+func fencedHits(content string) []hit {
+	var hits []hit
+	for {
+		i := strings.Index(content, fenceOpen)
+		if i < 0 {
+			return hits
+		}
+		content = content[i+len(fenceOpen):]
+		j := strings.Index(content, fenceClose)
+		if j < 0 {
+			return append(hits, hit{Text: content})
+		}
+		hits = append(hits, hit{Text: content[:j]})
+		content = content[j+len(fenceClose):]
+	}
+}
+
+// stripFence removes the data fence around a chunk.
+func stripFence(text string) string {
+	if i := strings.Index(text, fenceOpen); i >= 0 {
+		text = text[i+len(fenceOpen):]
+	}
+	if j := strings.LastIndex(text, fenceClose); j >= 0 {
+		text = text[:j]
+	}
+	return strings.TrimSpace(text)
+}
+
+// candidate is a sentence of a hit that may answer the question.
+type candidate struct {
+	no       int
+	sentence string
+	score    int
+	order    int
+}
+
+// maxHits and maxSentences bound what an answer quotes.
+const (
+	maxHits      = 3
+	maxSentences = 3
+)
+
+// kbAnswer answers the question from the search output with [n] citations,
+// or says it does not know: it quotes the sentences of the top hits that
+// share the most words (CJK bigrams) with the question, and never adds
+// anything of its own.
+func kbAnswer(l lang, question, content string) string {
+	picks := bestSentences(question, parseHits(content))
+	if len(picks) == 0 {
+		return l.pick("抱歉，知识库里没有找到相关信息。", "I don't know: I found nothing about that in the knowledge base.")
+	}
+	cited := make([]string, len(picks))
+	for i, p := range picks {
+		cited[i] = cite(p.sentence, p.no)
+	}
+	if l == chinese {
+		return "根据知识库：" + strings.Join(cited, "")
+	}
+	return "According to the knowledge base: " + strings.Join(cited, " ")
+}
+
+// bestSentences scores the sentences of the top hits against the question.
+// A heading or a question line in a chunk (FAQ style: "问：…？答：…") is not
+// quoted but lends its words to the sentences after it, because the answer
+// itself rarely repeats the question's words. A sentence needs at least two
+// shared tokens (one for a one-token question) and at least half the best
+// score.
+func bestSentences(question string, hits []hit) []candidate {
+	q := tokens(question)
+	if len(q) == 0 {
+		return nil
+	}
+	need := min(2, len(q))
+	var cands []candidate
+	for _, h := range hits[:min(maxHits, len(hits))] {
+		var context map[string]bool
+		for _, line := range strings.Split(h.Text, "\n") {
+			line = strings.TrimSpace(line)
+			if strings.HasPrefix(line, "#") {
+				context = tokens(strings.TrimLeft(line, "# "))
+				continue
+			}
+			for _, s := range sentences(stripBullet(line)) {
+				if strings.HasSuffix(s, "？") || strings.HasSuffix(s, "?") {
+					context = tokens(s)
+					continue
+				}
+				s = stripAnswerLabel(s)
+				st := tokens(s)
+				for t := range context {
+					st[t] = true
+				}
+				if score := overlap(q, st); score >= need {
+					cands = append(cands, candidate{no: h.No, sentence: s, score: score, order: len(cands)})
+				}
+			}
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
+	var out []candidate
+	seen := map[string]bool{}
+	for _, c := range cands {
+		if len(out) == maxSentences || c.score*2 < cands[0].score {
+			break
+		}
+		if seen[c.sentence] {
+			continue
+		}
+		seen[c.sentence] = true
+		out = append(out, c)
+	}
+	return out
+}
+
+// stripBullet removes a list marker at the start of a line.
+func stripBullet(line string) string {
+	for _, p := range []string{"- ", "* ", "• "} {
+		if strings.HasPrefix(line, p) {
+			return strings.TrimSpace(line[len(p):])
+		}
+	}
+	return line
+}
+
+// stripAnswerLabel removes an FAQ answer label such as "答：" or "A:".
+func stripAnswerLabel(s string) string {
+	for _, p := range []string{"答：", "答:", "A：", "A:"} {
+		if strings.HasPrefix(s, p) {
+			return strings.TrimSpace(s[len(p):])
+		}
+	}
+	return s
+}
+
+// cite puts a citation before the sentence's final punctuation, which is a
+// full stop in the sentence's own script.
+func cite(sentence string, no int) string {
+	s := strings.TrimRight(sentence, "。！？!?.；;，,：: ")
+	if hasCJK(s) {
+		return fmt.Sprintf("%s[%d]。", s, no)
+	}
+	return fmt.Sprintf("%s [%d].", s, no)
+}
