@@ -1,16 +1,416 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/agentapp/agentapp/kb"
+	"github.com/agentapp/agentapp/store"
 	"github.com/spf13/cobra"
 )
 
-// newKBCmd is a placeholder until its issue lands.
+// progressMinFiles is how many files an ingest needs before it shows a
+// progress bar (on a terminal); fewer finish before a bar would help.
+const progressMinFiles = 10
+
+// newKBCmd builds `agentapp kb`, which manages the knowledge base the
+// assistant searches: ingest files, list, show and remove documents, search.
 func newKBCmd() *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "kb",
-		Short: "(not built yet)",
-		RunE:  func(*cobra.Command, []string) error { return errors.New("kb is not built yet") },
+		Short: "Manage the knowledge base (ingest, list, show, rm, search)",
+		Long: `The knowledge base holds the documents the assistant searches with the
+searchKnowledgeBase tool (and MCP clients with searchKnowledge). Documents are
+Markdown or text files; the demo FAQ is added on first start.`,
 	}
+	cmd.AddCommand(newKBIngestCmd(), newKBListCmd(), newKBShowCmd(), newKBRmCmd(), newKBSearchCmd())
+	return cmd
+}
+
+// openKB opens the database and the knowledge base, seeding the demo FAQ on
+// first start. The caller closes the store.
+func openKB(cmd *cobra.Command) (*kb.KB, *store.Store, error) {
+	st, err := openStore(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	k, err := kb.Open(cmd.Context(), st)
+	if err == nil {
+		err = k.SeedDemo(cmd.Context())
+	}
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return k, st, nil
+}
+
+// withKB runs fn with an open knowledge base and closes it afterwards.
+func withKB(cmd *cobra.Command, fn func(*kb.KB) error) error {
+	k, st, err := openKB(cmd)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return fn(k)
+}
+
+// notFoundHint adds the way to find valid ids to a not-found error.
+func notFoundHint(err error) error {
+	if errors.Is(err, kb.ErrNotFound) {
+		return fmt.Errorf("%w; run `agentapp kb list` to see the document ids", err)
+	}
+	return err
+}
+
+func newKBIngestCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "ingest FILE|DIR...",
+		Short: "Add or update .md/.txt files (directories are walked)",
+		Long: `Ingest Markdown and text files. Directories are walked for .md, .markdown and
+.txt files (hidden directories are skipped). A file whose name is already in
+the knowledge base replaces the old version; identical content is left as is.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			files, walkErrs := collectFiles(args)
+			return withKB(cmd, func(k *kb.KB) error {
+				return ingestFiles(cmd, k, files, walkErrs)
+			})
+		},
+	}
+}
+
+// collectFiles expands the arguments into files: a file is taken as is, a
+// directory is walked for ingestible files. Problems are returned per path.
+func collectFiles(args []string) ([]string, []error) {
+	var files []string
+	var errs []error
+	for _, arg := range args {
+		info, err := os.Stat(arg)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", arg, unwrapPathError(err)))
+			continue
+		}
+		if !info.IsDir() {
+			files = append(files, arg)
+			continue
+		}
+		err = filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", p, unwrapPathError(err)))
+				if d != nil && d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() {
+				if p != arg && strings.HasPrefix(d.Name(), ".") {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if d.Type().IsRegular() && kb.IsIngestible(d.Name()) {
+				files = append(files, p)
+			}
+			return nil
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", arg, err))
+		}
+	}
+	return files, errs
+}
+
+// unwrapPathError drops the *fs.PathError wrapper whose path we already
+// print.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// ingestFiles ingests each file, reports failures on stderr as they happen
+// and ends with one summary line on stdout.
+func ingestFiles(cmd *cobra.Command, k *kb.KB, files []string, failures []error) error {
+	stderr := cmd.ErrOrStderr()
+	walkFailures := len(failures)
+	for _, err := range failures {
+		fmt.Fprintln(stderr, "error:", err)
+	}
+	var bar *progressBar
+	if len(files) >= progressMinFiles && isTerminal(stderr) {
+		bar = &progressBar{w: stderr, total: len(files)}
+	}
+	ingested, unchanged := 0, 0
+	for i, f := range files {
+		if err := cmd.Context().Err(); err != nil {
+			bar.clear()
+			return err
+		}
+		bar.show(i, f)
+		res, err := ingestFile(cmd, k, f)
+		if err != nil {
+			bar.clear()
+			fmt.Fprintln(stderr, "error:", err)
+			failures = append(failures, err)
+			continue
+		}
+		if res.Status == kb.StatusUnchanged {
+			unchanged++
+		} else {
+			ingested++
+		}
+	}
+	bar.show(len(files), "")
+	bar.clear()
+	fmt.Fprintf(cmd.OutOrStdout(), "ingested %d, unchanged %d, failed %d\n", ingested, unchanged, len(failures))
+	if len(failures) > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d of %d paths could not be ingested (listed above)", len(failures), len(files)+walkFailures)}
+	}
+	return nil
+}
+
+func ingestFile(cmd *cobra.Command, k *kb.KB, path string) (kb.IngestResult, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return kb.IngestResult{}, fmt.Errorf("%s: %w", path, unwrapPathError(err))
+	}
+	return k.Ingest(cmd.Context(), path, data)
+}
+
+// progressBar draws "[=====     ] 12/40 name" on one terminal line. A nil
+// bar draws nothing, so callers need not check.
+type progressBar struct {
+	w     io.Writer
+	total int
+	drawn bool
+}
+
+func (p *progressBar) show(done int, name string) {
+	if p == nil {
+		return
+	}
+	const width = 30
+	fill := width * done / p.total
+	name = filepath.Base(name)
+	if utf8.RuneCountInString(name) > 30 {
+		name = "…" + string([]rune(name)[utf8.RuneCountInString(name)-29:])
+	}
+	fmt.Fprintf(p.w, "\r\033[K[%s%s] %d/%d %s", strings.Repeat("=", fill), strings.Repeat(" ", width-fill), done, p.total, name)
+	p.drawn = true
+}
+
+func (p *progressBar) clear() {
+	if p == nil || !p.drawn {
+		return
+	}
+	fmt.Fprint(p.w, "\r\033[K")
+	p.drawn = false
+}
+
+// isTerminal reports whether w is a terminal (a character device), where a
+// progress bar that redraws itself makes sense.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb"
+}
+
+func newKBListCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the documents",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withKB(cmd, func(k *kb.KB) error {
+				docs, err := k.List(cmd.Context())
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if asJSON {
+					return writeJSON(out, docs)
+				}
+				if len(docs) == 0 {
+					fmt.Fprintln(out, "The knowledge base is empty; add documents with `agentapp kb ingest FILE|DIR`.")
+					return nil
+				}
+				rows := [][]string{{"ID", "TITLE", "CHUNKS", "SIZE", "DATE"}}
+				for _, d := range docs {
+					rows = append(rows, []string{d.ID, d.Title, strconv.Itoa(d.Chunks), humanSize(d.Bytes), d.IngestedAt.Local().Format("2006-01-02 15:04")})
+				}
+				writeTable(out, rows)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	return cmd
+}
+
+// writeTable prints rows as columns two spaces apart. Unlike text/tabwriter
+// it measures display width, so Chinese titles (two columns per character)
+// stay aligned.
+func writeTable(w io.Writer, rows [][]string) {
+	var widths []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], displayWidth(c))
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		b.Reset()
+		for i, c := range r {
+			b.WriteString(c)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-displayWidth(c)+2))
+			}
+		}
+		fmt.Fprintln(w, b.String())
+	}
+}
+
+// displayWidth is the number of terminal columns s takes: East Asian wide
+// and full-width characters take two.
+func displayWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		switch {
+		case unicode.Is(unicode.Han, r), unicode.Is(unicode.Hiragana, r), unicode.Is(unicode.Katakana, r),
+			unicode.Is(unicode.Hangul, r), r >= 0x3000 && r <= 0x303F, r >= 0xFF00 && r <= 0xFF60, r >= 0xFFE0 && r <= 0xFFE6:
+			n += 2
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// humanSize formats a byte count as B, KB or MB.
+func humanSize(n int) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%d B", n)
+	case n < 1024*1024:
+		return fmt.Sprintf("%.1f KB", float64(n)/1024)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/(1024*1024))
+}
+
+func newKBShowCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "show DOCID",
+		Short: "Print a document's full text",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withKB(cmd, func(k *kb.KB) error {
+				_, text, err := k.Text(cmd.Context(), args[0])
+				if err != nil {
+					return notFoundHint(err)
+				}
+				out := cmd.OutOrStdout()
+				fmt.Fprint(out, text)
+				if !strings.HasSuffix(text, "\n") {
+					fmt.Fprintln(out)
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func newKBRmCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "rm DOCID",
+		Short: "Remove a document",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withKB(cmd, func(k *kb.KB) error {
+				if err := k.Remove(cmd.Context(), args[0]); err != nil {
+					return notFoundHint(err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", args[0])
+				return nil
+			})
+		},
+	}
+}
+
+// searchJSON is the --json output of `kb search`: the hits with their
+// plain text (the tool's fences are for models, not scripts).
+type searchJSON struct {
+	Query string   `json:"query"`
+	Hits  []kb.Hit `json:"hits"`
+}
+
+func newKBSearchCmd() *cobra.Command {
+	var n int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "search QUERY",
+		Short: "Search the knowledge base",
+		Long: `Search the knowledge base the way the assistant does. The query is plain text
+in Chinese or English; several arguments are joined with spaces.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			query := strings.Join(args, " ")
+			if err := kb.CheckQuery(query); err != nil {
+				return err
+			}
+			if err := kb.CheckK(n); err != nil {
+				return fmt.Errorf("-k: %w", err)
+			}
+			return withKB(cmd, func(k *kb.KB) error {
+				hits, err := k.Search(cmd.Context(), query, n)
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if asJSON {
+					return writeJSON(out, searchJSON{Query: query, Hits: hits})
+				}
+				if len(hits) == 0 {
+					fmt.Fprintf(out, "No hits for %q.\n", query)
+					return nil
+				}
+				for i, h := range hits {
+					if i > 0 {
+						fmt.Fprintln(out)
+					}
+					fmt.Fprintf(out, "[%d] %s  (%s, score %.3f)\n    %s\n", h.No, h.Title, h.DocID, h.Score, kb.Snippet(h.Text, query, 160))
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().IntVarP(&n, "k", "k", kb.DefaultK, fmt.Sprintf("number of hits (1 to %d)", kb.MaxK))
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// writeJSON prints v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
