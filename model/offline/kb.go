@@ -108,15 +108,24 @@ func kbAnswer(l lang, question, content string) string {
 // bestSentences scores the sentences of the top hits against the question.
 // A heading or a question line in a chunk (FAQ style: "问：…？答：…") is not
 // quoted but lends its words to the sentences after it, because the answer
-// itself rarely repeats the question's words. A sentence needs at least two
-// shared tokens (one for a one-token question) and at least half the best
-// score.
+// itself rarely repeats the question's words.
+//
+// A sentence qualifies when it shares enough tokens with the question: two,
+// or one for a question of at most three tokens (short English questions
+// against Chinese documents meet them only in the bilingual headings).
+// Qualified sentences are ranked by shared tokens, plus a bonus for numbers
+// when the question asks for an amount ("多少", "how long"), and the best
+// ones at or above half the top score are kept.
 func bestSentences(question string, hits []hit) []candidate {
 	q := tokens(question)
 	if len(q) == 0 {
 		return nil
 	}
-	need := min(2, len(q))
+	need := min(2, (len(q)+2)/3)
+	bonus := 0
+	if asksAmount(strings.ToLower(question)) {
+		bonus = 2
+	}
 	var cands []candidate
 	for _, h := range hits[:min(maxHits, len(hits))] {
 		var context map[string]bool
@@ -136,9 +145,14 @@ func bestSentences(question string, hits []hit) []candidate {
 				for t := range context {
 					st[t] = true
 				}
-				if score := overlap(q, st); score >= need {
-					cands = append(cands, candidate{no: h.No, sentence: s, score: score, order: len(cands)})
+				score := overlap(q, st)
+				if score < need {
+					continue
 				}
+				if strings.ContainsAny(s, "0123456789") {
+					score += bonus
+				}
+				cands = append(cands, candidate{no: h.No, sentence: s, score: score, order: len(cands)})
 			}
 		}
 	}
@@ -156,6 +170,13 @@ func bestSentences(question string, hits []hit) []candidate {
 		out = append(out, c)
 	}
 	return out
+}
+
+// asksAmount reports a question about a number: a price, a limit, a count or
+// a duration.
+func asksAmount(lower string) bool {
+	return containsAny(lower, "多少", "几", "多久", "多长", "多大", "标准", "上限", "额度", "费用", "价格", "钱",
+		"how much", "how many", "how long", "how soon", "limit", "cost", "price", "allowance", "standard")
 }
 
 // stripBullet removes a list marker at the start of a line.

@@ -156,7 +156,8 @@ func isStopToken(t string) bool {
 // tokens returns the distinct content tokens of s: lower-cased words of
 // letters and digits, and bigrams of each run of CJK characters (a lone CJK
 // character stands for itself). Bigrams let Chinese match without a word
-// segmenter: 住宿标准 and 出差住宿 share 住宿.
+// segmenter: 住宿标准 and 出差住宿 share 住宿. English plurals are folded, so
+// "refunds" matches "refund".
 func tokens(s string) map[string]bool {
 	out := map[string]bool{}
 	add := func(t string) {
@@ -167,7 +168,7 @@ func tokens(s string) map[string]bool {
 	var word []rune
 	var han []rune
 	flushWord := func() {
-		add(strings.ToLower(string(word)))
+		add(stem(strings.ToLower(string(word))))
 		word = word[:0]
 	}
 	flushHan := func() {
@@ -213,3 +214,15 @@ func overlap(a, b map[string]bool) int {
 
 // runeLen counts the characters of s.
 func runeLen(s string) int { return utf8.RuneCountInString(s) }
+
+// stem folds a plural English word to its singular, crudely but the same way
+// on both sides of a comparison: "refunds" → "refund", "policies" → "policy".
+func stem(w string) string {
+	switch {
+	case len(w) > 4 && strings.HasSuffix(w, "ies"):
+		return w[:len(w)-3] + "y"
+	case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss"):
+		return w[:len(w)-1]
+	}
+	return w
+}
