@@ -12,7 +12,6 @@ import (
 	"github.com/agentapp/agentapp/model/offline"
 )
 
-
 func tool(name, schema string, seen *[]string, out func(args map[string]any) (any, error)) *agent.Tool {
 	return &agent.Tool{
 		Name:        name,
