@@ -35,6 +35,10 @@ const DefaultPreview = 120
 // safe for concurrent use: each line is written whole, under a lock, so the
 // lines of runs sharing a writer never interleave mid-line. Write errors are
 // ignored, because tracing must never break the run it watches.
+//
+// Elapsed times count from the first model call of the current run and
+// restart after its Done; runs that overlap in time should each get their
+// own Tracer (they may share the writer).
 type Tracer struct {
 	mu      sync.Mutex
 	w       io.Writer

@@ -12,6 +12,8 @@ import (
 	"github.com/agentapp/agentapp/model/offline"
 )
 
+// tool is a fake local tool that records each call in seen ("name args")
+// and answers with out.
 func tool(name, schema string, seen *[]string, out func(args map[string]any) (any, error)) *agent.Tool {
 	return &agent.Tool{
 		Name:        name,
@@ -29,6 +31,8 @@ func tool(name, schema string, seen *[]string, out func(args map[string]any) (an
 	}
 }
 
+// fakeTools are stand-ins for the four domain tools, each name carrying
+// prefix, as an MCP bridge with a toolPrefix would name them.
 func fakeTools(prefix string, seen *[]string) *agent.ToolSet {
 	return agent.MustToolSet(
 		tool(prefix+"getOrderStatus", `{"type":"object","properties":{"orderId":{"type":"string","pattern":"^[A-Z]{1,4}-[0-9]{4,12}$"}},"required":["orderId"],"additionalProperties":false}`, seen,
