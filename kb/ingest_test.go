@@ -1,0 +1,311 @@
+package kb
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const sampleMD = "# 退货说明\n\n签收后 7 天内可以无理由退货。\r\n\r\n退款在验收后 3 个工作日内发起。\r\n"
+
+func countRows(t *testing.T, k *KB, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := k.st.DB.QueryRow(query, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestIngestIDTitleAndUnchangedReingest(t *testing.T) {
+	ctx := context.Background()
+	k, _ := newTestKB(t)
+	res, err := k.Ingest(ctx, "docs/returns.md", []byte(sampleMD))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(sampleMD))
+	wantID := "returns.md-" + hex.EncodeToString(sum[:])[:8]
+	if res.Status != StatusAdded || res.Doc.ID != wantID || res.Doc.Title != "退货说明" || res.Doc.Source != "docs/returns.md" {
+		t.Fatalf("first ingest = %+v, want added %s titled 退货说明 from docs/returns.md", res, wantID)
+	}
+	if res.Doc.Chunks != 1 {
+		t.Errorf("chunks = %d, want 1 (a small section is one chunk)", res.Doc.Chunks)
+	}
+
+	again, err := k.Ingest(ctx, "elsewhere/returns.md", []byte(sampleMD))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Status != StatusUnchanged || again.Doc.ID != wantID || !again.Doc.IngestedAt.Equal(res.Doc.IngestedAt) {
+		t.Fatalf("re-ingest = %+v, want unchanged %s with the first ingestion time", again, wantID)
+	}
+	if n := countRows(t, k, `SELECT COUNT(*) FROM kb_chunks`); n != 1 {
+		t.Errorf("%d chunks after an unchanged re-ingest, want 1", n)
+	}
+}
+
+func TestIngestTitleFallsBackToFileName(t *testing.T) {
+	ctx := context.Background()
+	k, _ := newTestKB(t)
+	for name, want := range map[string]string{
+		"notes.txt":      "notes",        // text files have no Markdown headings
+		"no-heading.md":  "no-heading",   // Markdown without a heading
+		"code-first.md":  "Real heading", // a # inside a code fence is not a heading
+		"hashtag-tag.md": "hashtag-tag",  // "#tag" without a space is not a heading
+	} {
+		body := map[string]string{
+			"notes.txt":      "# not a title in a text file\n\nbody",
+			"no-heading.md":  "just text",
+			"code-first.md":  "```\n# comment\n```\n\n## Real heading\n\ntext",
+			"hashtag-tag.md": "#tag text",
+		}[name]
+		res, err := k.Ingest(ctx, name, []byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Doc.Title != want {
+			t.Errorf("title of %s = %q, want %q", name, res.Doc.Title, want)
+		}
+	}
+}
+
+func TestIngestChangedContentReplacesAtomically(t *testing.T) {
+	ctx := context.Background()
+	k, _ := newTestKB(t)
+	old, err := k.Ingest(ctx, "faq.md", []byte("# FAQ\n\nThe old answer mentions zebras."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer, err := k.Ingest(ctx, "faq.md", []byte("# FAQ\n\nThe new answer mentions giraffes.\n\n## More\n\nSecond section."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if newer.Status != StatusReplaced || newer.ReplacedID != old.Doc.ID || newer.Doc.ID == old.Doc.ID {
+		t.Fatalf("second ingest = %+v, want replaced (old id %s)", newer, old.Doc.ID)
+	}
+	if _, err := k.Get(ctx, old.Doc.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("old version still readable: err = %v", err)
+	}
+	if n := countRows(t, k, `SELECT COUNT(*) FROM kb_chunks WHERE doc_id = ?`, old.Doc.ID); n != 0 {
+		t.Errorf("%d chunks of the old version left", n)
+	}
+	if hits, err := k.Search(ctx, "zebras", 5); err != nil || len(hits) != 0 {
+		t.Errorf("old text still in the index: hits %v, err %v", hits, err)
+	}
+	hits, err := k.Search(ctx, "giraffes", 5)
+	if err != nil || len(hits) != 1 || hits[0].DocID != newer.Doc.ID {
+		t.Errorf("new text not found: hits %v, err %v", hits, err)
+	}
+	docs, err := k.List(ctx)
+	if err != nil || len(docs) != 1 || docs[0].ID != newer.Doc.ID || docs[0].Chunks != 2 {
+		t.Errorf("List = %+v, %v; want only %s with 2 chunks", docs, err, newer.Doc.ID)
+	}
+}
+
+func TestIngestReplaceFailureKeepsOldVersion(t *testing.T) {
+	ctx := context.Background()
+	k, _ := newTestKB(t)
+	old, err := k.Ingest(ctx, "faq.md", []byte("# FAQ\n\nThe old answer mentions zebras."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Make the chunk insert of the new version fail half-way through the
+	// transaction: the old document must survive untouched.
+	if _, err := k.st.DB.Exec(`CREATE TRIGGER fail_chunk BEFORE INSERT ON kb_chunks
+		WHEN NEW.text LIKE '%giraffes%' BEGIN SELECT RAISE(ABORT, 'injected failure'); END`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.Ingest(ctx, "faq.md", []byte("# FAQ\n\nThe new answer mentions giraffes.")); err == nil || !strings.Contains(err.Error(), "injected failure") {
+		t.Fatalf("ingest error = %v, want the injected failure", err)
+	}
+	_, text, err := k.Text(ctx, old.Doc.ID)
+	if err != nil || !strings.Contains(text, "zebras") {
+		t.Fatalf("old version lost after a failed replace: text %q, err %v", text, err)
+	}
+	if hits, err := k.Search(ctx, "zebras", 5); err != nil || len(hits) != 1 {
+		t.Errorf("old version no longer searchable: hits %v, err %v", hits, err)
+	}
+}
+
+func TestIngestRefusesBadFiles(t *testing.T) {
+	ctx := context.Background()
+	k, _ := newTestKB(t)
+	cases := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty.md", nil, "empty.md is empty"},
+		{"blank.txt", []byte(" \n\t\r\n\u3000 "), "blank.txt contains only whitespace"},
+		{"image.md", []byte("PNG\x00\x01\x02"), "image.md looks like a binary file"},
+		{"latin1.txt", []byte("caf\xe9 au lait"), "latin1.txt is not valid UTF-8 (first bad byte at offset 3)"},
+		{"report.pdf", []byte("text"), "report.pdf: only Markdown (.md) and text (.txt)"},
+	}
+	for _, c := range cases {
+		_, err := k.Ingest(ctx, c.name, c.data)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Ingest(%s) error = %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+	if docs, _ := k.List(ctx); len(docs) != 0 {
+		t.Errorf("refused files were stored: %+v", docs)
+	}
+}
+
+func TestListTextRemove(t *testing.T) {
+	ctx := context.Background()
+	k, _ := newTestKB(t)
+	long := "# 长文档\n\n" + strings.Repeat("这是一句用来凑长度的话。", 100) + "\n\n## 第二节\n\n结尾。"
+	a, err := k.Ingest(ctx, "long.md", []byte(long))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := k.Ingest(ctx, "b.txt", []byte("plain text\r\nline two\r\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := k.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotIDs := []string{}
+	for _, d := range docs {
+		gotIDs = append(gotIDs, d.ID)
+	}
+	if diff := cmp.Diff([]string{b.Doc.ID, a.Doc.ID}, gotIDs); diff != "" { // ordered by title: "b" < "长文档"
+		t.Errorf("List ids (-want +got):\n%s", diff)
+	}
+	if a.Doc.Chunks < 3 {
+		t.Errorf("long doc has %d chunks, want several", a.Doc.Chunks)
+	}
+
+	d, text, err := k.Text(ctx, a.Doc.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text != long || d.ID != a.Doc.ID || d.Bytes != len(long) {
+		t.Errorf("Text returned doc %+v and %d bytes, want the full %d-byte text", d, len(text), len(long))
+	}
+	// The chunks cover the text in order.
+	chunks, err := k.Chunks(ctx, a.Doc.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := -1
+	for i, c := range chunks {
+		at := strings.Index(text[start+1:], c)
+		if at < 0 {
+			t.Fatalf("chunk %d is not a part of the text after chunk %d: %q", i, i-1, c)
+		}
+		start += 1 + at
+	}
+	if last := chunks[len(chunks)-1]; !strings.HasSuffix(text, last) || !strings.HasPrefix(text, chunks[0]) {
+		t.Errorf("chunks do not span the text: first %q, last %q", chunks[0], last)
+	}
+	if _, text, _ := k.Text(ctx, b.Doc.ID); text != "plain text\nline two\n" {
+		t.Errorf("text file read back as %q, want normalised newlines", text)
+	}
+
+	if err := k.Remove(ctx, a.Doc.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := countRows(t, k, `SELECT COUNT(*) FROM kb_chunks WHERE doc_id = ?`, a.Doc.ID); n != 0 {
+		t.Errorf("%d chunks left after Remove", n)
+	}
+	if hits, err := k.Search(ctx, "凑长度", 5); err != nil || len(hits) != 0 {
+		t.Errorf("removed document still found: %v, %v", hits, err)
+	}
+	if docs, _ := k.List(ctx); len(docs) != 1 || docs[0].ID != b.Doc.ID {
+		t.Errorf("List after Remove = %+v", docs)
+	}
+}
+
+func TestUnknownIDIsNotFoundNamingTheID(t *testing.T) {
+	ctx := context.Background()
+	k, _ := newTestKB(t)
+	const id = "missing.md-0badc0de"
+	_, _, errText := k.Text(ctx, id)
+	_, errGet := k.Get(ctx, id)
+	_, errChunks := k.Chunks(ctx, id)
+	errRemove := k.Remove(ctx, id)
+	for name, err := range map[string]error{"Text": errText, "Get": errGet, "Chunks": errChunks, "Remove": errRemove} {
+		if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), id) {
+			t.Errorf("%s(%s) error = %v, want ErrNotFound naming the id", name, id, err)
+		}
+	}
+}
+
+func TestSeedDemoOnceAndRespectsRemoval(t *testing.T) {
+	ctx := context.Background()
+	k, st := newTestKB(t)
+	if err := k.SeedDemo(ctx); err != nil {
+		t.Fatal(err)
+	}
+	files, err := DemoFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := k.List(ctx)
+	if err != nil || len(docs) != len(files) || len(files) < 4 {
+		t.Fatalf("after seeding: %d docs (%v), want all %d demo files", len(docs), err, len(files))
+	}
+	if err := k.Remove(ctx, docs[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	// A second start (a new KB on the same database) does not seed again.
+	k2, err := Open(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k2.SeedDemo(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := k2.List(ctx); len(after) != len(files)-1 {
+		t.Errorf("%d docs after a second SeedDemo, want %d (the removal is respected)", len(after), len(files)-1)
+	}
+}
+
+func TestDemoFAQAnswersLodgingStandard(t *testing.T) {
+	ctx := context.Background()
+	k, _ := newTestKB(t)
+	if err := k.SeedDemo(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"住宿标准", "出差住宿标准是多少？", "hotel allowance per night"} {
+		hits, err := k.Search(ctx, q, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, h := range hits {
+			if strings.Contains(h.Text, "600 元") && strings.Contains(h.Text, "450 元") && strings.Contains(h.Text, "350 元") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%q: no top-3 hit holds the lodging standards (600/450/350 元): %+v", q, hits)
+		}
+	}
+	for q, want := range map[string]string{
+		"年假有几天":              "leave.md",
+		"7天无理由退货":            "returns.md",
+		"退款多久到账":             "returns.md",
+		"笔记本电脑坏了":            "it-equipment.md",
+		"laptop replacement": "it-equipment.md",
+		"sick leave":         "leave.md",
+	} {
+		hits, err := k.Search(ctx, q, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) == 0 || !strings.HasPrefix(hits[0].DocID, want+"-") {
+			t.Errorf("%q: top hit %+v, want a chunk of %s", q, hits, want)
+		}
+	}
+}
