@@ -53,7 +53,7 @@ func (s *Service) escalate(ctx context.Context, raw json.RawMessage) (any, error
 	}
 	now := s.now().UTC()
 	out := Handoff{Reason: reason, Transcript: transcript, CreatedAt: now.Format(time.RFC3339)}
-	err = s.st.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *sql.Tx) error {
 		seq, err := nextSeq(ctx, tx)
 		if err != nil {
 			return err

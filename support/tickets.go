@@ -63,7 +63,7 @@ func (s *Service) createTicket(ctx context.Context, raw json.RawMessage) (any, e
 	cutoff := now.Add(-IdempotencyWindow).UnixMilli()
 
 	var out Ticket
-	err = s.st.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *sql.Tx) error {
 		// The whole check-then-create runs under the database's write lock
 		// (the store begins write transactions IMMEDIATE), so no other
 		// goroutine or process can slip a duplicate or a number in between.
