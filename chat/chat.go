@@ -1,0 +1,368 @@
+// Package chat is what a user runs every day: the interactive chat (REPL)
+// and the one-shot question, over the tool loop with the local tools and
+// the tools of any connected MCP servers.
+//
+// Everything the chat touches is injected through Config (model, tools,
+// servers, input and output, database, interrupts), so the whole REPL runs
+// in-process in tests; the command line only wires real values in.
+//
+// Input rule: on a terminal the REPL edits lines with history; when stdin
+// is a pipe or file the REPL reads plain lines, one message per line, and
+// the slash commands work the same (so a script can drive it). One-shot
+// mode (Ask) takes a single prompt, which the command line reads from -p,
+// or from the whole of stdin with -p -.
+package chat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/model"
+	"github.com/agentapp/agentapp/store"
+	"github.com/agentapp/agentapp/support"
+)
+
+// Limits of a conversation.
+const (
+	// HistoryWindow is how many stored messages (the new one included) the
+	// model sees: enough for follow-up questions, bounded so that a long
+	// session does not grow every request.
+	HistoryWindow = 20
+	// MaxMessageRunes is the longest user message accepted, in characters.
+	// Longer ones are refused before anything is stored or sent.
+	MaxMessageRunes = 8000
+	// DefaultTurnTimeout bounds one whole turn (every model call and tool
+	// call of it); streaming replies are not cut by a per-request timeout.
+	DefaultTurnTimeout = 2 * time.Minute
+)
+
+// Config is everything a chat needs. Model, Store, In, Out and Err are
+// required.
+type Config struct {
+	Model model.Model
+	// ModelInfo explains, in the banner, which model this is and how to
+	// switch (e.g. that the offline model is used because no key is set).
+	ModelInfo string
+	// Local are the tools implemented in this process.
+	Local []*agent.Tool
+	// Servers are connected MCP servers. The chat owns them from New on:
+	// Close (or a failing New) closes every one.
+	Servers []Server
+	// Strict makes local tools win name clashes (AGENT_GUARD_MCP_STRICT).
+	Strict bool
+	// Store holds the sessions.
+	Store *store.Store
+
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+	// Interrupt delivers Ctrl-C (the command line relays SIGINT). During a
+	// turn it cancels the turn; at the prompt it ends the chat. Nil means
+	// none arrive.
+	Interrupt <-chan os.Signal
+	// Observer follows each run (the trace).
+	Observer agent.Observer
+
+	// System is the system prompt; empty means SystemPrompt.
+	System string
+	// MaxSteps bounds tool rounds per turn; 0 means agent.DefaultMaxSteps.
+	MaxSteps int
+	// TurnTimeout bounds a whole turn; 0 means DefaultTurnTimeout.
+	TurnTimeout time.Duration
+
+	// SessionID resumes this session (--session); it must exist.
+	SessionID string
+	// Continue resumes the most recently used session (--continue), or
+	// starts a new one when there is none.
+	Continue bool
+	// HistoryFile keeps the line-editing history on a terminal; empty
+	// means none is kept across chats.
+	HistoryFile string
+	// Environ is the environment the banner reads guard switches from;
+	// nil means os.Environ().
+	Environ []string
+	// ErrorHint returns what to check after a model error (key, base URL,
+	// model name); it may return "".
+	ErrorHint func(error) string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Chat is a running chat. Create it with New, use Run or Ask, then Close.
+type Chat struct {
+	cfg      Config
+	tools    *agent.ToolSet
+	report   agent.MergeReport
+	sessions *sessions
+
+	session  string
+	resumed  int  // messages in the session when it was resumed
+	resuming bool // the session came from --session or --continue
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// ErrInterrupted is returned by Ask when Ctrl-C cancelled the question.
+var ErrInterrupted = errors.New("interrupted")
+
+// New checks cfg, merges the local and MCP tools (writing the merge
+// warnings to cfg.Err, one line each), prepares the session tables and
+// picks the session. On error it closes cfg.Servers, so no server process
+// outlives a chat that did not start.
+func New(ctx context.Context, cfg Config) (c *Chat, err error) {
+	defer func() {
+		if err != nil {
+			closeAll(cfg.Servers)
+		}
+	}()
+	switch {
+	case cfg.Model == nil:
+		return nil, errors.New("chat: no model")
+	case cfg.In == nil || cfg.Out == nil || cfg.Err == nil:
+		return nil, errors.New("chat: In, Out and Err are required")
+	case cfg.SessionID != "" && cfg.Continue:
+		return nil, errors.New("use either --session ID or --continue, not both")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.System == "" {
+		cfg.System = SystemPrompt
+	}
+	if cfg.TurnTimeout <= 0 {
+		cfg.TurnTimeout = DefaultTurnTimeout
+	}
+	if cfg.Environ == nil {
+		cfg.Environ = os.Environ()
+	}
+	c = &Chat{cfg: cfg}
+
+	lists := make([]agent.ServerTools, len(cfg.Servers))
+	for i, s := range cfg.Servers {
+		lists[i] = agent.ServerTools{Server: s.Name(), Tools: s.Tools()}
+	}
+	c.tools, c.report, err = agent.Merge(cfg.Local, lists, cfg.Strict)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range c.report.Warnings {
+		fmt.Fprintln(cfg.Err, "warning:", w)
+	}
+
+	if c.sessions, err = openSessions(ctx, cfg.Store, cfg.Now); err != nil {
+		return nil, err
+	}
+	switch {
+	case cfg.SessionID != "":
+		n, ok, err := c.sessions.count(ctx, cfg.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("%w %q in %s; use --continue for the latest session, or leave --session out to start a new one", ErrNoSession, cfg.SessionID, cfg.Store.Path)
+		}
+		c.session, c.resumed, c.resuming = cfg.SessionID, n, true
+	case cfg.Continue:
+		id, err := c.sessions.latest(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if id == "" {
+			fmt.Fprintln(cfg.Err, "note: no earlier chat session to continue; starting a new one")
+			c.session = c.sessions.newID()
+			break
+		}
+		n, _, err := c.sessions.count(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		c.session, c.resumed, c.resuming = id, n, true
+	default:
+		c.session = c.sessions.newID()
+	}
+	return c, nil
+}
+
+// Close closes every MCP server (each stops its process); it is safe to
+// call more than once.
+func (c *Chat) Close() error {
+	c.closeOnce.Do(func() { c.closeErr = closeAll(c.cfg.Servers) })
+	return c.closeErr
+}
+
+// Session returns the id of the current session.
+func (c *Chat) Session() string { return c.session }
+
+// Tools returns the merged tool table the model is offered.
+func (c *Chat) Tools() *agent.ToolSet { return c.tools }
+
+// MergeReport says which tools clashed and what became of them.
+func (c *Chat) MergeReport() agent.MergeReport { return c.report }
+
+// Banner writes what the user needs to know before the first prompt: the
+// model and how to switch, the tools, the connected servers, the guards and
+// the session.
+func (c *Chat) Banner(w io.Writer) {
+	fmt.Fprintln(w, "agentapp chat: customer-service assistant")
+	if c.cfg.ModelInfo != "" {
+		fmt.Fprintf(w, "Model: %s (%s)\n", c.cfg.Model.Name(), c.cfg.ModelInfo)
+	} else {
+		fmt.Fprintf(w, "Model: %s\n", c.cfg.Model.Name())
+	}
+	fmt.Fprintf(w, "Local tools: %d (%s)\n", len(c.cfg.Local), strings.Join(toolNames(c.cfg.Local), ", "))
+	if len(c.cfg.Servers) == 0 {
+		fmt.Fprintln(w, "MCP servers: none (add one with --mcp \"<command line>\" or --config FILE)")
+	}
+	for _, s := range c.cfg.Servers {
+		tools := s.Tools()
+		fmt.Fprintf(w, "MCP server %s: connected, %d %s (%s)\n", s.Name(), len(tools), plural(len(tools), "tool", "tools"), strings.Join(toolNames(tools), ", "))
+	}
+	if g := c.guards(); len(g) > 0 {
+		fmt.Fprintf(w, "Guards: %s\n", strings.Join(g, ", "))
+	} else {
+		fmt.Fprintln(w, "Guards: none active (AGENT_GUARD_* variables are unset)")
+	}
+	if c.resuming {
+		fmt.Fprintf(w, "Session: %s (resumed, %d stored %s)\n", c.session, c.resumed, plural(c.resumed, "message", "messages"))
+	} else {
+		fmt.Fprintf(w, "Session: %s (new; resume it later with --session %s or --continue)\n", c.session, c.session)
+	}
+	fmt.Fprintln(w, "Type a message. Commands: /tools, /new, /help, /exit (or Ctrl-D).")
+}
+
+// guards lists the AGENT_GUARD_* switches that are set, as NAME=value.
+func (c *Chat) guards() []string {
+	var out []string
+	for _, kv := range c.cfg.Environ {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "AGENT_GUARD_") && v != "" {
+			out = append(out, k+"="+v)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func toolNames(tools []*agent.Tool) []string {
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	return names
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// turnResult is the outcome of one question.
+type turnResult struct {
+	res         *agent.Result
+	steps       []agent.StepEvent
+	interrupted bool
+}
+
+// TooLongError refuses a message over MaxMessageRunes characters.
+type TooLongError struct{ Length int }
+
+func (e *TooLongError) Error() string {
+	return fmt.Sprintf("message refused: it is %d characters long and the limit is %d; shorten it or split it into several messages (nothing was sent or stored)", e.Length, MaxMessageRunes)
+}
+
+// turn runs one user message through the loop: it checks the length,
+// reads the session window, runs with a whole-turn deadline that Ctrl-C
+// cancels, and stores the turn when it succeeded. A failed or cancelled
+// turn stores nothing, so the conversation never keeps half a tool
+// exchange. onText, when set, streams the reply.
+func (c *Chat) turn(ctx context.Context, text string, obs *turnObserver, stream bool) (turnResult, error) {
+	var tr turnResult
+	if n := utf8.RuneCountInString(text); n > MaxMessageRunes {
+		return tr, &TooLongError{Length: n}
+	}
+	history, err := c.sessions.window(ctx, c.session, HistoryWindow-1)
+	if err != nil {
+		return tr, err
+	}
+	user := model.Message{Role: model.RoleUser, Content: text}
+	msgs := append(history, user)
+
+	turnCtx, cancel := context.WithTimeout(ctx, c.cfg.TurnTimeout)
+	defer cancel()
+	turnCtx = support.WithSession(turnCtx, c.session)
+
+	// Ctrl-C during the turn cancels it, tool calls included.
+	stop := make(chan struct{})
+	watched := make(chan bool, 1)
+	go func() {
+		select {
+		case <-c.cfg.Interrupt:
+			cancel()
+			watched <- true
+		case <-stop:
+			watched <- false
+		}
+	}()
+
+	opts := agent.Options{
+		Model:    c.cfg.Model,
+		Messages: msgs,
+		Tools:    c.tools,
+		System:   c.cfg.System,
+		MaxSteps: c.cfg.MaxSteps,
+		OnStep:   func(ev agent.StepEvent) { tr.steps = append(tr.steps, ev) },
+		Observer: obs,
+	}
+	if stream {
+		opts.OnText = obs.text
+	}
+	res, err := agent.Run(turnCtx, opts)
+	close(stop)
+	tr.interrupted = <-watched
+	tr.res = res
+	if err != nil {
+		switch {
+		case tr.interrupted:
+			return tr, ErrInterrupted
+		case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+			return tr, fmt.Errorf("the turn took longer than %v and was stopped; ask again, or allow more time with --turn-timeout", c.cfg.TurnTimeout)
+		case errors.Is(err, agent.ErrMaxSteps):
+			return tr, fmt.Errorf("%w (the limit is --max-steps)", err)
+		case ctx.Err() != nil:
+			return tr, ctx.Err()
+		}
+		msg := "model " + c.cfg.Model.Name() + " failed: " + err.Error()
+		if c.cfg.ErrorHint != nil {
+			if h := c.cfg.ErrorHint(err); h != "" {
+				msg += "\n" + h
+			}
+		}
+		return tr, &ModelError{Msg: msg, Err: err}
+	}
+	added := append([]model.Message{user}, res.Messages[len(msgs):]...)
+	if err := c.sessions.appendMessages(ctx, c.session, added); err != nil {
+		return tr, err
+	}
+	return tr, nil
+}
+
+// ModelError is a model call that failed, with what to check.
+type ModelError struct {
+	Msg string
+	Err error
+}
+
+func (e *ModelError) Error() string { return e.Msg }
+func (e *ModelError) Unwrap() error { return e.Err }

@@ -1,0 +1,173 @@
+package chat
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/model"
+	"github.com/agentapp/agentapp/store"
+)
+
+// ruleModel is a deterministic model for chat tests. For a new user
+// message it calls the tool named in a "call:NAME" word, else answers
+// "echo: <message> (N messages)"; after tool results it answers
+// "tool said: <results>". Its text is streamed in two pieces, to show that
+// the chat writes deltas as they come.
+type ruleModel struct {
+	mu       sync.Mutex
+	requests []*model.Request
+	err      error // returned by every call when set
+}
+
+func (m *ruleModel) Name() string { return "rule-model" }
+
+func (m *ruleModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	return m.Stream(ctx, req, nil)
+}
+
+func (m *ruleModel) Stream(ctx context.Context, req *model.Request, onText func(string)) (*model.Response, error) {
+	m.mu.Lock()
+	cp := *req
+	cp.Messages = append([]model.Message(nil), req.Messages...)
+	m.requests = append(m.requests, &cp)
+	err := m.err
+	m.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	last := req.Messages[len(req.Messages)-1]
+	var text string
+	var calls []model.ToolCall
+	switch {
+	case last.Role == model.RoleTool:
+		var outs []string
+		for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role == model.RoleTool; i-- {
+			outs = append([]string{req.Messages[i].Content}, outs...)
+		}
+		text = "tool said: " + strings.Join(outs, " | ")
+	case strings.Contains(last.Content, "call:"):
+		_, rest, _ := strings.Cut(last.Content, "call:")
+		name, _, _ := strings.Cut(rest, " ")
+		calls = []model.ToolCall{{ID: "c1", Name: name, Arguments: json.RawMessage(`{"q":"x"}`)}}
+	default:
+		text = fmt.Sprintf("echo: %s (%d messages)", last.Content, len(req.Messages))
+	}
+	if onText != nil && text != "" {
+		half := len(text) / 2
+		for half > 0 && !utf8Start(text[half]) {
+			half--
+		}
+		onText(text[:half])
+		onText(text[half:])
+	}
+	return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: text, ToolCalls: calls}}, nil
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+func (m *ruleModel) calls() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.requests)
+}
+
+func (m *ruleModel) lastRequest() *model.Request {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.requests) == 0 {
+		return nil
+	}
+	return m.requests[len(m.requests)-1]
+}
+
+func testTool(name, origin string, fn func(ctx context.Context) (any, error)) *agent.Tool {
+	return &agent.Tool{
+		Name:        name,
+		Description: "test tool " + name,
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+		Origin:      origin,
+		Validate:    origin == "",
+		Execute: func(ctx context.Context, _ json.RawMessage) (any, error) {
+			return fn(ctx)
+		},
+	}
+}
+
+func constTool(name, origin, out string) *agent.Tool {
+	return testTool(name, origin, func(context.Context) (any, error) { return out, nil })
+}
+
+// fakeServer is an MCP server stand-in that records Close.
+type fakeServer struct {
+	name   string
+	tools  []*agent.Tool
+	mu     sync.Mutex
+	closed int
+}
+
+func (s *fakeServer) Name() string         { return s.name }
+func (s *fakeServer) Tools() []*agent.Tool { return s.tools }
+func (s *fakeServer) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed++
+	return nil
+}
+
+func (s *fakeServer) closes() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+func openTestStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// harness is a chat with captured output.
+type harness struct {
+	out, err bytes.Buffer
+	cfg      Config
+}
+
+func newHarness(t *testing.T, m model.Model, st *store.Store, input string) *harness {
+	t.Helper()
+	h := &harness{}
+	h.cfg = Config{
+		Model:   m,
+		Local:   []*agent.Tool{constTool("getOrderStatus", "", `{"status":"已发货"}`)},
+		Store:   st,
+		In:      strings.NewReader(input),
+		Environ: []string{},
+	}
+	h.cfg.Out = &h.out
+	h.cfg.Err = &h.err
+	return h
+}
+
+func (h *harness) run(t *testing.T) {
+	t.Helper()
+	c, err := New(context.Background(), h.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatalf("Run: %v\nstderr:\n%s", err, h.err.String())
+	}
+}

@@ -1,0 +1,200 @@
+package chat
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/agentapp/agentapp/model"
+	"github.com/agentapp/agentapp/store"
+)
+
+// migrations is the chat component's schema, applied by store.Migrate.
+// Steps are numbered by position: never edit or reorder a released step,
+// only append.
+var migrations = []string{
+	// 1: one row per conversation. updated_ms orders sessions for
+	// --continue; it is an integer so ordering never depends on how a
+	// timestamp string was formatted.
+	`CREATE TABLE chat_sessions (
+		id         TEXT PRIMARY KEY,
+		created_at TEXT NOT NULL,
+		updated_ms INTEGER NOT NULL
+	)`,
+	// 2: the messages of each session in order: user messages, assistant
+	// turns (with their tool calls as JSON) and tool results.
+	`CREATE TABLE chat_messages (
+		session_id   TEXT NOT NULL REFERENCES chat_sessions(id) ON DELETE CASCADE,
+		seq          INTEGER NOT NULL,
+		role         TEXT NOT NULL,
+		content      TEXT NOT NULL,
+		tool_calls   TEXT NOT NULL DEFAULT '',
+		tool_call_id TEXT NOT NULL DEFAULT '',
+		name         TEXT NOT NULL DEFAULT '',
+		created_at   TEXT NOT NULL,
+		PRIMARY KEY (session_id, seq)
+	)`,
+	// 3: --continue looks up the most recently used session.
+	`CREATE INDEX chat_sessions_updated ON chat_sessions (updated_ms)`,
+}
+
+// sessions keeps conversations in the shared database.
+type sessions struct {
+	st  *store.Store
+	now func() time.Time
+}
+
+// ErrNoSession is wrapped by the error for a --session id that is not in
+// the database.
+var ErrNoSession = errors.New("no such chat session")
+
+func openSessions(ctx context.Context, st *store.Store, now func() time.Time) (*sessions, error) {
+	if st == nil || st.DB == nil {
+		return nil, errors.New("chat: no open store (call store.Open first)")
+	}
+	if err := st.Migrate(ctx, "chat", migrations); err != nil {
+		return nil, err
+	}
+	return &sessions{st: st, now: now}, nil
+}
+
+// newID returns a fresh session id: the UTC start time, readable in a
+// listing, and random bits so two chats started in the same second differ.
+func (s *sessions) newID() string {
+	var b [3]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		// crypto/rand does not fail on supported platforms; fall back to
+		// the clock's nanoseconds rather than stop the chat.
+		n := s.now().UnixNano()
+		b = [3]byte{byte(n), byte(n >> 8), byte(n >> 16)}
+	}
+	return s.now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// count returns how many messages a session holds and whether it exists.
+func (s *sessions) count(ctx context.Context, id string) (int, bool, error) {
+	var exists int
+	if err := s.st.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM chat_sessions WHERE id = ?`, id).Scan(&exists); err != nil {
+		return 0, false, fmt.Errorf("look up chat session %s: %w", id, err)
+	}
+	if exists == 0 {
+		return 0, false, nil
+	}
+	var n int
+	if err := s.st.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM chat_messages WHERE session_id = ?`, id).Scan(&n); err != nil {
+		return 0, false, fmt.Errorf("count messages of chat session %s: %w", id, err)
+	}
+	return n, true, nil
+}
+
+// latest returns the id of the most recently used session, or "" when
+// there is none.
+func (s *sessions) latest(ctx context.Context) (string, error) {
+	var id string
+	err := s.st.DB.QueryRowContext(ctx, `SELECT id FROM chat_sessions ORDER BY updated_ms DESC, rowid DESC LIMIT 1`).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("find the latest chat session: %w", err)
+	}
+	return id, nil
+}
+
+// window returns the newest messages of a session that fit in limit,
+// oldest first, starting at a user message: a window that began with a tool
+// result or with an assistant's tool calls cut from their answers would be
+// rejected by providers (and would confuse any model).
+func (s *sessions) window(ctx context.Context, id string, limit int) ([]model.Message, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	rows, err := s.st.DB.QueryContext(ctx, `SELECT role, content, tool_calls, tool_call_id, name
+		FROM chat_messages WHERE session_id = ? ORDER BY seq DESC LIMIT ?`, id, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read chat session %s: %w", id, err)
+	}
+	defer rows.Close()
+	var msgs []model.Message
+	for rows.Next() {
+		var m model.Message
+		var role, calls string
+		if err := rows.Scan(&role, &m.Content, &calls, &m.ToolCallID, &m.Name); err != nil {
+			return nil, fmt.Errorf("read chat session %s: %w", id, err)
+		}
+		m.Role = model.Role(role)
+		if calls != "" {
+			if err := json.Unmarshal([]byte(calls), &m.ToolCalls); err != nil {
+				return nil, fmt.Errorf("read chat session %s: a stored tool call is corrupt: %w", id, err)
+			}
+		}
+		msgs = append(msgs, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read chat session %s: %w", id, err)
+	}
+	slices.Reverse(msgs)
+	for len(msgs) > 0 && msgs[0].Role != model.RoleUser {
+		msgs = msgs[1:]
+	}
+	return msgs, nil
+}
+
+// appendMessages stores the messages of one finished turn at the end of a
+// session, creating the session on its first turn. It is one transaction:
+// a crash leaves either the whole turn or none of it.
+func (s *sessions) appendMessages(ctx context.Context, id string, msgs []model.Message) error {
+	now := s.now()
+	stamp := now.UTC().Format(time.RFC3339)
+	err := s.st.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO chat_sessions (id, created_at, updated_ms) VALUES (?, ?, ?)
+			ON CONFLICT(id) DO UPDATE SET updated_ms = excluded.updated_ms`, id, stamp, now.UnixMilli()); err != nil {
+			return err
+		}
+		var next int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM chat_messages WHERE session_id = ?`, id).Scan(&next); err != nil {
+			return err
+		}
+		for i, m := range msgs {
+			calls := ""
+			if len(m.ToolCalls) > 0 {
+				b, err := json.Marshal(storableCalls(m.ToolCalls))
+				if err != nil {
+					return err
+				}
+				calls = string(b)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO chat_messages
+				(session_id, seq, role, content, tool_calls, tool_call_id, name, created_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+				id, next+i, string(m.Role), m.Content, calls, m.ToolCallID, m.Name, stamp); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("save chat session %s: %w", id, err)
+	}
+	return nil
+}
+
+// storableCalls returns calls whose arguments are valid JSON: a model can
+// send broken arguments (the loop feeds the parse error back to it), and
+// they are kept as a JSON string rather than making the turn unsavable.
+func storableCalls(calls []model.ToolCall) []model.ToolCall {
+	out := slices.Clone(calls)
+	for i, c := range out {
+		if len(c.Arguments) > 0 && !json.Valid(c.Arguments) {
+			b, _ := json.Marshal(string(c.Arguments))
+			out[i].Arguments = b
+		}
+	}
+	return out
+}

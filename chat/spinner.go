@@ -1,0 +1,148 @@
+package chat
+
+import (
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/model"
+)
+
+// spinner shows that the model is working, on a terminal only: it redraws
+// one line on stderr and erases it when stopped, so nothing of it stays in
+// the scrollback or reaches a pipe. A nil *spinner does nothing.
+type spinner struct {
+	w io.Writer
+
+	mu   sync.Mutex
+	stop chan struct{}
+	done chan struct{}
+}
+
+var spinFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+// start shows label with an animated frame until stop. Starting a running
+// spinner replaces its label.
+func (s *spinner) start(label string) {
+	if s == nil {
+		return
+	}
+	s.halt()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	stop, done := make(chan struct{}), make(chan struct{})
+	s.stop, s.done = stop, done
+	go func() {
+		defer close(done)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			io.WriteString(s.w, "\r"+spinFrames[i%len(spinFrames)]+" "+label+"\x1b[K")
+			select {
+			case <-stop:
+				io.WriteString(s.w, "\r\x1b[K")
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// halt stops the spinner and erases its line; it returns once the line is
+// gone, so the next write starts on a clean line.
+func (s *spinner) halt() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	stop, done := s.stop, s.done
+	s.stop, s.done = nil, nil
+	s.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done
+	}
+}
+
+// lineWriter writes the streamed reply and remembers whether the cursor is
+// at the start of a line, so tool activity and the next prompt never start
+// in the middle of the model's text.
+type lineWriter struct {
+	w       io.Writer
+	mu      sync.Mutex
+	wrote   bool
+	midLine bool
+}
+
+func (l *lineWriter) write(s string) {
+	if s == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	io.WriteString(l.w, s)
+	l.wrote = true
+	l.midLine = !strings.HasSuffix(s, "\n")
+}
+
+// endLine ends a partly written line.
+func (l *lineWriter) endLine() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.midLine {
+		io.WriteString(l.w, "\n")
+		l.midLine = false
+	}
+}
+
+// turnObserver keeps the spinner, the streamed text and the trace from
+// overwriting each other: the spinner is erased before anything else is
+// written, and restarted with a label saying what the turn waits for.
+type turnObserver struct {
+	spin  *spinner
+	out   *lineWriter
+	inner agent.Observer
+}
+
+func (o *turnObserver) Think(step, messages, tools int) {
+	o.spin.halt()
+	if o.inner != nil {
+		o.inner.Think(step, messages, tools)
+	}
+	o.spin.start("thinking…")
+}
+
+func (o *turnObserver) Act(step int, calls []model.ToolCall) {
+	o.spin.halt()
+	o.out.endLine()
+	if o.inner != nil {
+		o.inner.Act(step, calls)
+	}
+	names := make([]string, len(calls))
+	for i, c := range calls {
+		names[i] = c.Name
+	}
+	o.spin.start("running " + strings.Join(names, ", ") + "…")
+}
+
+func (o *turnObserver) Observe(ev agent.StepEvent) {
+	o.spin.halt()
+	if o.inner != nil {
+		o.inner.Observe(ev)
+	}
+}
+
+func (o *turnObserver) Done(res *agent.Result, err error) {
+	o.spin.halt()
+	if o.inner != nil {
+		o.inner.Done(res, err)
+	}
+}
+
+// text receives streamed deltas.
+func (o *turnObserver) text(delta string) {
+	o.spin.halt()
+	o.out.write(delta)
+}
