@@ -1,0 +1,177 @@
+package guard
+
+import (
+	"strings"
+	"unicode"
+)
+
+// Normalize folds text into the form the injection patterns are written
+// against, so that look-alike spellings of a phrase cannot slip past them:
+//
+//   - full-width ASCII (U+FF01..U+FF5E) and the ideographic space become
+//     ASCII, and other compatibility forms NFKC folds to ASCII letters and
+//     digits (mathematical alphanumerics, circled letters, the Unicode
+//     space characters) are folded the same way;
+//   - invisible characters are removed: zero-width space, joiners and
+//     non-joiner (U+200B..U+200D), word joiner (U+2060), byte order mark
+//     (U+FEFF), soft hyphen, bidirectional controls and variation
+//     selectors;
+//   - Unicode tag characters (U+E0020..U+E007E), which some models read
+//     although they display as nothing, are turned into the ASCII they
+//     encode, so hidden text is scanned like visible text;
+//   - everything is lower-cased.
+//
+// Normalize does not undo leet spellings: that rewrite is ambiguous (1 may
+// stand for i or l) and damages ordinary text such as order ids, so the
+// scanner applies it to private copies used for matching only.
+//
+// The result is always valid UTF-8; invalid input bytes become U+FFFD.
+func Normalize(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if isInvisible(r) {
+			continue
+		}
+		b.WriteRune(unicode.ToLower(foldCompat(r)))
+	}
+	return b.String()
+}
+
+// isInvisible reports characters that render as nothing and are used to
+// break a phrase apart without changing how it looks.
+func isInvisible(r rune) bool {
+	switch {
+	case r == 0x00AD, // soft hyphen
+		r == 0x034F,              // combining grapheme joiner
+		r == 0x061C,              // Arabic letter mark
+		r == 0x115F, r == 0x1160, // Hangul fillers
+		r == 0x17B4, r == 0x17B5, // Khmer inherent vowels
+		r >= 0x180B && r <= 0x180F, // Mongolian variation selectors, vowel separator
+		r >= 0x200B && r <= 0x200F, // zero-width space, non-joiner, joiner, LRM, RLM
+		r >= 0x202A && r <= 0x202E, // bidirectional embeddings and overrides
+		r >= 0x2060 && r <= 0x2064, // word joiner, invisible operators
+		r >= 0x2066 && r <= 0x206F, // bidirectional isolates, deprecated format characters
+		r == 0x3164, r == 0xFFA0,   // Hangul fillers
+		r >= 0xFE00 && r <= 0xFE0F,   // variation selectors
+		r == 0xFEFF,                  // byte order mark, zero-width no-break space
+		r >= 0xE0100 && r <= 0xE01EF, // variation selectors supplement
+		r >= 0xE0000 && r <= 0xE001F, // tag characters outside the ASCII mirror
+		r == 0xE007F:                 // cancel tag
+		return true
+	}
+	return false
+}
+
+// foldCompat maps a compatibility character to the ASCII character NFKC
+// would give, for the blocks attackers use to spell ASCII words; every other
+// rune is returned unchanged.
+func foldCompat(r rune) rune {
+	switch {
+	case r < 0x80:
+		return r
+	case r >= 0xFF01 && r <= 0xFF5E: // full-width ASCII
+		return r - 0xFEE0
+	case r == 0x3000, r == 0x00A0, r >= 0x2000 && r <= 0x200A, r == 0x202F, r == 0x205F:
+		return ' '
+	case r >= 0x1D400 && r <= 0x1D6A3: // mathematical alphanumerics: 13 styles of A-Z a-z
+		n := (r - 0x1D400) % 52
+		if n < 26 {
+			return 'A' + n
+		}
+		return 'a' + n - 26
+	case r >= 0x1D7CE && r <= 0x1D7FF: // mathematical digits: 5 styles of 0-9
+		return '0' + (r-0x1D7CE)%10
+	case r >= 0x24B6 && r <= 0x24CF: // circled capital letters
+		return 'A' + r - 0x24B6
+	case r >= 0x24D0 && r <= 0x24E9: // circled small letters
+		return 'a' + r - 0x24D0
+	case r >= 0xE0020 && r <= 0xE007E: // tag characters mirror ASCII
+		return r - 0xE0000
+	}
+	return r
+}
+
+// confusables maps Cyrillic and Greek letters that look like Latin ones
+// (after lower-casing) and CJK brackets that look like ASCII brackets. It is
+// applied to matching copies only.
+var confusables = map[rune]rune{
+	'а': 'a', 'е': 'e', 'о': 'o', 'р': 'p', 'с': 'c', 'у': 'y', 'х': 'x',
+	'і': 'i', 'ј': 'j', 'ѕ': 's', 'ԁ': 'd', 'ӏ': 'l', 'һ': 'h', 'ԛ': 'q', 'ԝ': 'w',
+	'α': 'a', 'ε': 'e', 'ι': 'i', 'κ': 'k', 'ν': 'v', 'ο': 'o', 'ρ': 'p', 'τ': 't', 'υ': 'u', 'χ': 'x',
+	'【': '[', '】': ']', '〔': '[', '〕': ']', '〖': '[', '〗': ']', '〘': '[', '〙': ']',
+	'〈': '<', '〉': '>', '《': '<', '》': '>', '‹': '<', '›': '>', '«': '<', '»': '>',
+	'｜': '|', '︱': '|', '│': '|', '＃': '#',
+}
+
+// matchForms returns the copies of normalised text the English patterns
+// run against: look-alike letters replaced, and leet digits and symbols
+// read as letters, but only inside tokens that already contain a letter, so
+// that numbers (order ids like A-1024, amounts, dates) stay numbers. Leet
+// "1" is ambiguous, so a second copy reads it as "l" when that differs.
+func matchForms(norm string) []string {
+	base := []rune(norm)
+	for i, r := range base {
+		if c, ok := confusables[r]; ok {
+			base[i] = c
+		}
+	}
+	asI := make([]rune, len(base))
+	asL := make([]rune, len(base))
+	copy(asI, base)
+	copy(asL, base)
+	for start := 0; start < len(base); {
+		if !isLeetTokenRune(base[start]) {
+			start++
+			continue
+		}
+		end, hasLetter := start, false
+		for end < len(base) && isLeetTokenRune(base[end]) {
+			hasLetter = hasLetter || base[end] >= 'a' && base[end] <= 'z'
+			end++
+		}
+		if hasLetter {
+			for i := start; i < end; i++ {
+				if l, ok := leet[base[i]]; ok {
+					asI[i], asL[i] = l, l
+					if base[i] == '1' {
+						asL[i] = 'l'
+					}
+				}
+			}
+		}
+		start = end
+	}
+	i, l := string(asI), string(asL)
+	if i == l {
+		return []string{i}
+	}
+	return []string{i, l}
+}
+
+// leet maps the common leet substitutions to letters; "1" maps to "i" here
+// and to "l" in the second matching copy.
+var leet = map[rune]rune{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '@': 'a', '$': 's'}
+
+func isLeetTokenRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '@' || r == '$'
+}
+
+// hanForm is the copy the Chinese patterns run against: normalised, with
+// look-alikes replaced and all white space removed (Chinese has no spaces
+// between words, so spaces inside a Chinese phrase only serve to hide it).
+// Punctuation is kept: it tells a question from an instruction.
+func hanForm(norm string) string {
+	var b strings.Builder
+	b.Grow(len(norm))
+	for _, r := range norm {
+		if unicode.IsSpace(r) {
+			continue
+		}
+		if c, ok := confusables[r]; ok {
+			r = c
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
