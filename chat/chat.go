@@ -215,7 +215,7 @@ func (c *Chat) MergeReport() agent.MergeReport { return c.report }
 func (c *Chat) Banner(w io.Writer) {
 	fmt.Fprintln(w, "agentapp chat: customer-service assistant")
 	if c.cfg.ModelInfo != "" {
-		fmt.Fprintf(w, "Model: %s (%s)\n", c.cfg.Model.Name(), c.cfg.ModelInfo)
+		fmt.Fprintf(w, "Model: %s — %s\n", c.cfg.Model.Name(), c.cfg.ModelInfo)
 	} else {
 		fmt.Fprintf(w, "Model: %s\n", c.cfg.Model.Name())
 	}

@@ -29,7 +29,7 @@ func TestREPLPipedBannerCommandsAndTurns(t *testing.T) {
 
 	out, errOut := h.out.String(), h.err.String()
 	for _, s := range []string{
-		"Model: rule-model (test model; use --model to switch)",
+		"Model: rule-model — test model; use --model to switch",
 		"Local tools: 1 (getOrderStatus)",
 		"MCP server shop: connected, 2 tools (getOrderStatus, searchKnowledge)",
 		"Guards: AGENT_GUARD_ALLOWLIST=a,b, AGENT_GUARD_PII=1\n",
