@@ -65,7 +65,7 @@ func (s *Service) orderStatus(ctx context.Context, raw json.RawMessage) (any, er
 			Msg: fmt.Sprintf("%q is not an order number; expected 1-4 upper-case letters, a dash and 4-12 digits, e.g. A-1024", id)}
 	}
 	var out OrderStatus
-	err = s.st.DB.QueryRowContext(ctx, `SELECT id, status, eta FROM support_orders WHERE id = ?`, id).
+	err = s.orderQuery.QueryRowContext(ctx, id).
 		Scan(&out.OrderID, &out.Status, &out.ETA)
 	if errors.Is(err, sql.ErrNoRows) {
 		return OrderNotFound{
