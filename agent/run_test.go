@@ -345,3 +345,14 @@ func TestCheckArgs(t *testing.T) {
 		t.Errorf("bad schema: %v", err)
 	}
 }
+
+func TestArgsErrorIsBounded(t *testing.T) {
+	long := strings.Repeat("长", 5000)
+	err := echoTool().CheckArgs(json.RawMessage(`{"text":"` + long + `"}`))
+	if err == nil {
+		t.Fatal("want an error for an over-long value")
+	}
+	if n := len([]rune(err.Error())); n > 500 || !strings.Contains(err.Error(), "characters in all") {
+		t.Fatalf("error is %d runes: %.200s", n, err.Error())
+	}
+}

@@ -158,8 +158,17 @@ type ArgsError struct {
 	Err  error
 }
 
+// maxArgsErrorRunes bounds the validator's message: it quotes the offending
+// value, and a 20,000-character transcript echoed back would waste the
+// model's context on its own input.
+const maxArgsErrorRunes = 400
+
 func (e *ArgsError) Error() string {
-	return fmt.Sprintf("invalid arguments for %s: %v", e.Tool, e.Err)
+	msg := e.Err.Error()
+	if r := []rune(msg); len(r) > maxArgsErrorRunes {
+		msg = fmt.Sprintf("%s…(cut, %d characters in all)", string(r[:maxArgsErrorRunes]), len(r))
+	}
+	return fmt.Sprintf("invalid arguments for %s: %s", e.Tool, msg)
 }
 
 func (e *ArgsError) Unwrap() error { return e.Err }
