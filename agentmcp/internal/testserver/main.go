@@ -1,0 +1,171 @@
+// Command testserver is a deliberately well- or ill-behaved MCP stdio server
+// for the bridge's tests. The mode flag picks the behaviour:
+//
+//	normal       a go-sdk server with the tools echo, sleep, fail and noise
+//	ignore-term  like normal, but ignores SIGTERM and keeps running after stdin EOF
+//	no-init      reads stdin and never answers anything
+//	garbage      like normal, but prints non-JSON lines on stdout first
+//	exit-start   writes an error on stderr and exits with status 3
+//	raw          a hand-written JSON-RPC responder: tools/list in two pages
+//	             with schemas whose bytes (spacing, key order) must survive,
+//	             and a tool answering with a legacy toolResult
+//
+// It writes its pid to the file named by -pidfile, so tests can check the
+// process table for it.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	mode := flag.String("mode", "normal", "behaviour (see package doc)")
+	pidfile := flag.String("pidfile", "", "write our pid to this file")
+	flag.Parse()
+	if *pidfile != "" {
+		if err := os.WriteFile(*pidfile, []byte(fmt.Sprint(os.Getpid())), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "testserver:", err)
+			os.Exit(1)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "testserver starting in mode %s\n", *mode)
+	switch *mode {
+	case "normal":
+		serve()
+	case "ignore-term":
+		signal.Ignore(syscall.SIGTERM)
+		serve()
+		fmt.Fprintln(os.Stderr, "testserver: stdin closed, staying alive anyway")
+		select {}
+	case "no-init":
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+		}
+		select {}
+	case "garbage":
+		fmt.Println("Server banner: welcome!")
+		fmt.Println("{not json")
+		fmt.Println("[1, 2")
+		fmt.Println()
+		fmt.Println("42")
+		serve()
+	case "exit-start":
+		fmt.Fprintln(os.Stderr, "fatal: no API key configured")
+		os.Exit(3)
+	case "raw":
+		raw()
+	default:
+		fmt.Fprintf(os.Stderr, "testserver: unknown mode %q\n", *mode)
+		os.Exit(2)
+	}
+}
+
+func serve() {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{
+		Name:        "echo",
+		Description: "Echoes its text.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+	}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in struct {
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+			return nil, err
+		}
+		b, _ := json.Marshal(map[string]string{"echo": in.Text})
+		return &mcp.CallToolResult{
+			Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+			StructuredContent: map[string]any{"echo": in.Text},
+		}, nil
+	})
+	srv.AddTool(&mcp.Tool{
+		Name:        "sleep",
+		Description: "Blocks until cancelled.",
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+	}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		<-ctx.Done()
+		fmt.Fprintln(os.Stderr, "testserver: sleep cancelled")
+		return nil, ctx.Err()
+	})
+	srv.AddTool(&mcp.Tool{
+		Name:        "noise",
+		Description: "Prints a non-JSON line on stdout, then answers.",
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+	}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		fmt.Println("debug: noise tool called")
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "still alive"}}}, nil
+	})
+	srv.AddTool(&mcp.Tool{
+		Name:        "big",
+		Description: "Answers with n bytes of text.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`),
+	}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in struct{ N int }
+		_ = json.Unmarshal(req.Params.Arguments, &in)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", in.N)}}}, nil
+	})
+	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "testserver:", err)
+	}
+}
+
+// RawSchemaA and RawSchemaB are what raw mode sends as input schemas, byte
+// for byte (tests compare against them).
+const (
+	RawSchemaA = `{ "type": "object",  "properties": { "zeta": {"type":"number", "minimum": 1.50}, "alpha": {"type":"string"} }, "required": ["zeta"] }`
+	RawSchemaB = `{"properties":{},"type":"object","additionalProperties":false}`
+)
+
+// raw answers JSON-RPC by hand, so the bytes on the wire are exactly ours.
+func raw() {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(nil, 1<<20)
+	out := bufio.NewWriter(os.Stdout)
+	reply := func(id json.RawMessage, result string) {
+		fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", id, result)
+		out.Flush()
+	}
+	for in.Scan() {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Cursor string `json:"cursor"`
+				Name   string `json:"name"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(in.Bytes(), &msg); err != nil || msg.ID == nil {
+			continue // notifications
+		}
+		switch msg.Method {
+		case "initialize":
+			reply(msg.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`)
+		case "tools/list":
+			if msg.Params.Cursor == "" {
+				reply(msg.ID, `{"tools":[{"name":"a","description":"first page","inputSchema":`+RawSchemaA+`}],"nextCursor":"page2"}`)
+			} else {
+				reply(msg.ID, `{"tools":[{"name":"legacy","inputSchema":`+RawSchemaB+`}]}`)
+			}
+		case "tools/call":
+			if msg.Params.Name == "legacy" {
+				reply(msg.ID, `{"toolResult":{"z":1,"a":[true,null]}}`)
+			} else {
+				reply(msg.ID, `{"content":[{"type":"text","text":"a called"}]}`)
+			}
+		default:
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`+"\n", msg.ID)
+			out.Flush()
+		}
+	}
+}
