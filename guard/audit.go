@@ -1,0 +1,150 @@
+package guard
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Audit event names.
+const (
+	// EventAllowlistDenied: an MCP tool not on the allowlist was called.
+	EventAllowlistDenied = "allowlist_denied"
+	// EventInjectionDenied: an MCP tool call's arguments held an
+	// injection pattern.
+	EventInjectionDenied = "injection_denied"
+	// EventConfirm: the user was asked to confirm a call; Decision says
+	// what came of it.
+	EventConfirm = "confirm"
+	// EventInputRejected: a user message held an injection pattern.
+	EventInputRejected = "input_rejected"
+	// EventIngestRejected: a document held an injection pattern.
+	EventIngestRejected = "ingest_rejected"
+)
+
+// Event is one line of the audit log.
+type Event struct {
+	Time  time.Time `json:"time"`
+	Event string    `json:"event"`
+	// Tool and Server name the MCP tool call concerned.
+	Tool   string `json:"tool,omitempty"`
+	Server string `json:"server,omitempty"`
+	// Reason says why, in words.
+	Reason string `json:"reason,omitempty"`
+	// Pattern and Match describe an injection finding.
+	Pattern string `json:"pattern,omitempty"`
+	Match   string `json:"match,omitempty"`
+	// Decision is "approved" or "refused" for a confirmation.
+	Decision string `json:"decision,omitempty"`
+	// Document and Chunk locate a rejected ingest (Chunk is 1-based).
+	Document string `json:"document,omitempty"`
+	Chunk    int    `json:"chunk,omitempty"`
+	// Args is a short preview of the call's arguments.
+	Args string `json:"args,omitempty"`
+}
+
+// Audit appends events to a JSON-lines file. The file is opened on the
+// first event (so a chat that refuses nothing leaves no file), in append
+// mode, created with mode 0600 because it may quote what users and servers
+// sent. An I/O error never stops the caller: the first one is logged, the
+// event is dropped and later events are tried again. A nil *Audit, or one
+// with an empty path, records nothing. Safe for concurrent use.
+type Audit struct {
+	path   string
+	logger *slog.Logger
+	now    func() time.Time
+
+	mu     sync.Mutex
+	f      *os.File
+	warned bool
+}
+
+// NewAudit returns an audit log writing to path. Failures are reported to
+// logger (nil means a text logger on stderr).
+func NewAudit(path string, logger *slog.Logger) *Audit {
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return &Audit{path: path, logger: logger, now: time.Now}
+}
+
+// Path is the file the log is written to.
+func (a *Audit) Path() string {
+	if a == nil {
+		return ""
+	}
+	return a.path
+}
+
+// Record appends one event, stamping its time when unset.
+func (a *Audit) Record(e Event) {
+	if a == nil || a.path == "" {
+		return
+	}
+	if e.Time.IsZero() {
+		e.Time = a.now()
+	}
+	e.Time = e.Time.UTC()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		a.fail("encode audit event", err)
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.f == nil {
+		if err := os.MkdirAll(filepath.Dir(a.path), 0o700); err != nil {
+			a.failLocked("create audit log directory", err)
+			return
+		}
+		f, err := os.OpenFile(a.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			a.failLocked("open audit log", err)
+			return
+		}
+		a.f = f
+	}
+	// One Write per line: with O_APPEND the line lands whole at the end
+	// even if another process appends too.
+	if _, err := a.f.Write(b.Bytes()); err != nil {
+		a.failLocked("write audit log", err)
+	}
+}
+
+func (a *Audit) fail(what string, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.failLocked(what, err)
+}
+
+// failLocked logs the first failure only: a full disk would otherwise
+// print a warning for every tool call.
+func (a *Audit) failLocked(what string, err error) {
+	if a.warned {
+		return
+	}
+	a.warned = true
+	a.logger.Warn("audit log failed; events are not recorded until it works again",
+		"what", what, "path", a.path, "err", err)
+}
+
+// Close closes the file. Recording after Close opens it again.
+func (a *Audit) Close() error {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.f == nil {
+		return nil
+	}
+	err := a.f.Close()
+	a.f = nil
+	return err
+}
