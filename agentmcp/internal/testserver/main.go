@@ -10,7 +10,7 @@
 //	             with schemas whose bytes (spacing, key order) must survive,
 //	             and a tool answering with a legacy toolResult
 //
-// It writes its pid to the file named by -pidfile, so tests can check the
+// It writes its pid and process group id to the file named by -pidfile, so tests can check the
 // process table for it.
 package main
 
@@ -33,7 +33,7 @@ func main() {
 	pidfile := flag.String("pidfile", "", "write our pid to this file")
 	flag.Parse()
 	if *pidfile != "" {
-		if err := os.WriteFile(*pidfile, []byte(fmt.Sprint(os.Getpid())), 0o644); err != nil {
+		if err := os.WriteFile(*pidfile, fmt.Appendf(nil, "%d %d", os.Getpid(), syscall.Getpgrp()), 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, "testserver:", err)
 			os.Exit(1)
 		}
@@ -94,6 +94,7 @@ func serve() {
 		Description: "Blocks until cancelled.",
 		InputSchema: json.RawMessage(`{"type":"object"}`),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		fmt.Fprintln(os.Stderr, "testserver: sleep started")
 		<-ctx.Done()
 		fmt.Fprintln(os.Stderr, "testserver: sleep cancelled")
 		return nil, ctx.Err()
