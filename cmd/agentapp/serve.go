@@ -1,16 +1,166 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
 
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/agentmcp"
+	"github.com/agentapp/agentapp/kb"
+	"github.com/agentapp/agentapp/support"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 )
 
-// newServeCmd is a placeholder until its issue lands.
+// serverTokenEnv is the environment variable that supplies the bearer token
+// when --token is not given (so the token stays out of `ps` output).
+const serverTokenEnv = "AGENTAPP_SERVER_TOKEN"
+
 func newServeCmd() *cobra.Command {
-	return &cobra.Command{
+	var httpAddr, token string
+	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "(not built yet)",
-		RunE:  func(*cobra.Command, []string) error { return errors.New("serve is not built yet") },
+		Short: "Serve the customer-service tools and knowledge base as an MCP server",
+		Long: `serve publishes getOrderStatus, createTicket and searchKnowledge, and the
+knowledge-base documents as resources docs://kb/{docId}, to any MCP client
+(Claude Desktop, Cursor, the MCP Inspector, agentapp chat --mcp).
+
+By default it speaks MCP over stdio: the client starts "agentapp serve" and
+talks on stdin/stdout; messages for people go to stderr. With --http it
+serves streamable HTTP at http://ADDR/mcp instead. A loopback address is the
+default; any other address needs a bearer token (--token or
+` + serverTokenEnv + `).`,
+		Example: `  agentapp serve
+  agentapp serve --http 127.0.0.1:8080
+  AGENTAPP_SERVER_TOKEN=secret agentapp serve --http 0.0.0.0:8080`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if token == "" {
+				token = os.Getenv(serverTokenEnv)
+			}
+			if cmd.Flags().Changed("token") && httpAddr == "" {
+				return errors.New("--token only applies to HTTP; add --http ADDR, or drop --token (stdio needs no token)")
+			}
+			return runServe(cmd, httpAddr, token, cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP at `ADDR`/mcp instead of stdio, e.g. 127.0.0.1:8080 (port 0 picks a free port)")
+	cmd.Flags().StringVar(&token, "token", "", "bearer token HTTP clients must send (default $"+serverTokenEnv+"); required unless --http is a loopback address")
+	return cmd
+}
+
+// runServe opens the data, builds the server and serves it until the
+// client goes away (stdio: stdin reaches EOF) or a signal arrives.
+func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) error {
+	addr := ""
+	if httpAddr != "" {
+		var err error
+		// Check the address before touching the data, so a refused
+		// configuration fails fast and changes nothing.
+		if addr, err = agentmcp.ResolveHTTPAddr(httpAddr, token); err != nil {
+			return err
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	st, err := openStore(cmd)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	svc, err := support.New(ctx, st)
+	if err != nil {
+		return err
+	}
+	k, err := kb.Open(ctx, st)
+	if err != nil {
+		return err
+	}
+	if err := k.SeedDemo(ctx); err != nil {
+		return err
+	}
+	docs, err := k.List(ctx)
+	if err != nil {
+		return err
+	}
+
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	tools := agentmcp.PublishedTools(svc, k)
+	server := agentmcp.NewServer(agentmcp.ServerOptions{
+		Version: version,
+		Tools:   tools,
+		Docs:    agentmcp.KBDocs(k),
+		Logger:  logger,
+	})
+	dir := filepath.Dir(st.Path)
+
+	if addr == "" {
+		printBanner(stderr, "stdio (stdout carries MCP frames only)", tools, len(docs), dir, "")
+		return serveStdio(ctx, server)
+	}
+
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s: %w (is another server using the port? try another port, or port 0 for a free one)", addr, err)
+	}
+	auth := "none (loopback clients only)"
+	if token != "" {
+		auth = "bearer token required"
+	}
+	printBanner(stderr, "http://"+ln.Addr().String()+agentmcp.HTTPPath, tools, len(docs), dir, auth)
+	handler := agentmcp.NewHTTPHandler(server, agentmcp.HTTPOptions{Token: token, Logger: logger})
+	if err := agentmcp.RunHTTP(ctx, ln, handler, agentmcp.DefaultShutdownGrace, logger); err != nil {
+		return err
+	}
+	fmt.Fprintln(stderr, "agentapp serve: stopped")
+	return nil
+}
+
+// serveStdio serves one session on stdin/stdout until the client closes
+// stdin (a normal end: exit 0) or ctx is cancelled by a signal.
+func serveStdio(ctx context.Context, server *mcp.Server) error {
+	ss, err := server.Connect(ctx, &mcp.StdioTransport{}, nil)
+	if err != nil {
+		return fmt.Errorf("cannot start the stdio transport: %w", err)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case err = <-ended:
+	case <-ctx.Done():
+		ss.Close()
+		<-ended
+		return nil
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("the MCP session ended with an error: %w", err)
+	}
+	return nil
+}
+
+// printBanner tells the person starting the server what it offers. It goes
+// to stderr: on stdio, stdout belongs to the protocol.
+func printBanner(w io.Writer, endpoint string, tools []*agent.Tool, ndocs int, dir, auth string) {
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	fmt.Fprintf(w, "agentapp %s MCP server on %s\n", version, endpoint)
+	fmt.Fprintf(w, "  tools:     %s\n", strings.Join(names, ", "))
+	fmt.Fprintf(w, "  resources: %s (%d documents now)\n", agentmcp.DocURITemplate, ndocs)
+	fmt.Fprintf(w, "  data dir:  %s\n", dir)
+	if auth != "" {
+		fmt.Fprintf(w, "  auth:      %s\n", auth)
 	}
 }
