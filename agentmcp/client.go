@@ -115,7 +115,7 @@ func (b *Bridge) StderrTail() []string {
 // its tools and adapts them. ConnectTimeout (default 30 s) bounds all of it.
 // On failure nothing is left running, and the error names the command or
 // URL, the cause and, for stdio, the server's last stderr lines.
-func Connect(ctx context.Context, cfg ServerConfig, opts ...ConnectOption) (*Bridge, error) {
+func Connect(ctx context.Context, cfg ServerConfig, opts ...ConnectOption) (_ *Bridge, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -134,9 +134,14 @@ func Connect(ctx context.Context, cfg ServerConfig, opts ...ConnectOption) (*Bri
 	defer cancel()
 	b := &Bridge{name: cfg.Name, cfg: cfg, opts: buildOptions(opts), capture: newCapture()}
 	if cfg.IsHTTP() {
-		return b, b.connectHTTP(ctx, timeout)
+		err = b.connectHTTP(ctx, timeout)
+	} else {
+		err = b.connectStdio(ctx, timeout)
 	}
-	return b, b.connectStdio(ctx, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 func (b *Bridge) connectStdio(ctx context.Context, timeout time.Duration) (err error) {
@@ -207,6 +212,7 @@ func (e *ConnectError) Unwrap() error { return e.Err }
 
 func (b *Bridge) connectHTTP(ctx context.Context, timeout time.Duration) error {
 	hc, ht := newHTTPClient(&b.cfg)
+	b.onClose = hc.CloseIdleConnections
 	t := &mcp.StreamableClientTransport{
 		Endpoint:   b.cfg.URL,
 		HTTPClient: hc,
@@ -220,6 +226,7 @@ func (b *Bridge) connectHTTP(ctx context.Context, timeout time.Duration) error {
 		if b.session != nil {
 			_ = b.session.Close()
 		}
+		hc.CloseIdleConnections()
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			err = fmt.Errorf("no answer within %s (the connect timeout): %w", timeout, err)
 		}

@@ -52,7 +52,11 @@ func (t *headerTransport) explain(err error) error {
 	return fmt.Errorf("the server answered 401 Unauthorized: %s (%w)", what, err)
 }
 
+// newHTTPClient returns a client of its own for one server: its idle
+// connections are closed with the bridge instead of lingering in the shared
+// default transport.
 func newHTTPClient(cfg *ServerConfig) (*http.Client, *headerTransport) {
-	ht := &headerTransport{base: http.DefaultTransport, headers: cfg.Headers, token: cfg.Token}
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	ht := &headerTransport{base: base, headers: cfg.Headers, token: cfg.Token}
 	return &http.Client{Transport: ht}, ht
 }
