@@ -1,16 +1,327 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
 
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/agentmcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 )
 
-// newMCPCmd is a placeholder until its issue lands.
+// Exit codes of `agentapp mcp`, for scripts.
+const (
+	mcpExitToolError  = 1 // the tool returned an error; the result is still printed
+	mcpExitUsage      = 2
+	mcpExitConnection = 3 // connection or protocol failure; message on stderr
+)
+
+// mcpFlags are the connection flags shared by the mcp subcommands.
+type mcpFlags struct {
+	server         string
+	config         string
+	token          string
+	headers        []string
+	callTimeout    time.Duration
+	connectTimeout time.Duration
+	verbose        bool
+}
+
 func newMCPCmd() *cobra.Command {
-	return &cobra.Command{
+	f := &mcpFlags{}
+	cmd := &cobra.Command{
 		Use:   "mcp",
-		Short: "(not built yet)",
-		RunE:  func(*cobra.Command, []string) error { return errors.New("mcp is not built yet") },
+		Short: "A scriptable MCP client: list and call the tools of any MCP server",
+		Long: `mcp connects to one MCP server per invocation and prints JSON on stdout.
+
+The server is either --server (an http(s) URL of a streamable HTTP server, or
+the name of a server in the --config file) or a stdio command after "--":
+
+  agentapp mcp tools -- npx -y @modelcontextprotocol/server-memory
+  agentapp mcp call get-sum '{"a":1,"b":2}' -- mcp-server-everything
+  agentapp mcp resources --server http://127.0.0.1:8080/mcp --token T
+  agentapp mcp read docs://kb/faq-1a2b3c4d --server kb --config mcp.json
+
+Exit codes: 0 ok, 1 the tool returned an error (the result is still
+printed), 2 usage, 3 connection or protocol failure (message on stderr).`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return mcpUsageError(cmd, "unknown subcommand %q; use tools, call, resources or read", args[0])
+			}
+			cmd.SetOut(cmd.ErrOrStderr())
+			_ = cmd.Help()
+			return &exitError{mcpExitUsage, errors.New("missing subcommand: tools, call, resources or read")}
+		},
 	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&f.server, "server", "", "server URL (http/https) or a server name from --config")
+	pf.StringVar(&f.config, "config", "", "mcpServers config file to look --server NAME up in")
+	pf.StringVar(&f.token, "token", "", "bearer token for an HTTP server (default $AGENTAPP_MCP_TOKEN)")
+	pf.StringArrayVar(&f.headers, "header", nil, "extra HTTP header as Name: value (repeatable)")
+	pf.DurationVar(&f.callTimeout, "timeout", 0, "per-call timeout (default 60s, or the config's)")
+	pf.DurationVar(&f.connectTimeout, "connect-timeout", 0, "connect timeout (default 30s, or the config's)")
+	pf.BoolVarP(&f.verbose, "verbose", "v", false, "echo the stdio server's stderr on our stderr")
+	cmd.AddCommand(
+		&cobra.Command{
+			Use:   "tools [--server S] [-- COMMAND ARGS…]",
+			Short: "List the server's tools with their schemas as sent",
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return withBridge(cmd, f, args, 0, func(ctx context.Context, b *agentmcp.Bridge, _ []string) error {
+					return mcpTools(cmd.OutOrStdout(), b)
+				})
+			},
+		},
+		&cobra.Command{
+			Use:   "call TOOL [JSON-ARGS] [--server S] [-- COMMAND ARGS…]",
+			Short: "Call a tool and print what the model would see plus the raw result",
+			RunE: func(cmd *cobra.Command, args []string) error {
+				own := args
+				if at := cmd.ArgsLenAtDash(); at >= 0 {
+					own = args[:at]
+				}
+				if len(own) == 2 {
+					if _, err := agent.DecodeArgs(json.RawMessage(own[1])); err != nil {
+						return mcpUsageError(cmd, "JSON-ARGS: %v", err)
+					}
+				}
+				return withBridge(cmd, f, args, 2, func(ctx context.Context, b *agentmcp.Bridge, own []string) error {
+					if len(own) == 0 {
+						return mcpUsageError(cmd, "call needs the tool name")
+					}
+					var raw json.RawMessage
+					if len(own) == 2 {
+						raw = json.RawMessage(own[1])
+					}
+					return mcpCall(ctx, cmd.OutOrStdout(), b, own[0], raw, f.callTimeout)
+				})
+			},
+		},
+		&cobra.Command{
+			Use:   "resources [--server S] [-- COMMAND ARGS…]",
+			Short: "List the server's resources",
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return withBridge(cmd, f, args, 0, func(ctx context.Context, b *agentmcp.Bridge, _ []string) error {
+					rs, err := b.ListResources(ctx)
+					if err != nil {
+						return &exitError{mcpExitConnection, err}
+					}
+					if rs == nil {
+						rs = []*mcp.Resource{}
+					}
+					return mcpWriteJSON(cmd.OutOrStdout(), map[string]any{"server": b.Name(), "resources": rs})
+				})
+			},
+		},
+		&cobra.Command{
+			Use:   "read URI [--server S] [-- COMMAND ARGS…]",
+			Short: "Read one resource",
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return withBridge(cmd, f, args, 1, func(ctx context.Context, b *agentmcp.Bridge, own []string) error {
+					if len(own) != 1 {
+						return mcpUsageError(cmd, "read needs the resource URI")
+					}
+					res, err := b.ReadResource(ctx, own[0])
+					if err != nil {
+						return &exitError{mcpExitConnection, err}
+					}
+					return mcpWriteJSON(cmd.OutOrStdout(), res)
+				})
+			},
+		},
+	)
+	return cmd
+}
+
+func mcpUsageError(cmd *cobra.Command, format string, a ...any) error {
+	return &exitError{mcpExitUsage, fmt.Errorf("%s (see agentapp %s --help)", fmt.Sprintf(format, a...), cmd.CommandPath()[len("agentapp "):])}
+}
+
+// withBridge splits args into the subcommand's own (at most maxOwn) and the
+// stdio command after "--", resolves the server, connects, runs fn and
+// closes the connection, also on Ctrl-C.
+func withBridge(cmd *cobra.Command, f *mcpFlags, args []string, maxOwn int, fn func(context.Context, *agentmcp.Bridge, []string) error) error {
+	own, command := args, []string(nil)
+	if at := cmd.ArgsLenAtDash(); at >= 0 {
+		own, command = args[:at], args[at:]
+	}
+	if len(own) > maxOwn {
+		return mcpUsageError(cmd, "unexpected argument %q (a stdio command goes after --)", own[maxOwn])
+	}
+	cfg, err := resolveServer(f, command)
+	if err != nil {
+		return mcpUsageError(cmd, "%v", err)
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var opts []agentmcp.ConnectOption
+	if f.verbose {
+		opts = append(opts, agentmcp.WithStderrEcho(cmd.ErrOrStderr()))
+	}
+	b, err := agentmcp.Connect(ctx, cfg, opts...)
+	if err != nil {
+		return &exitError{mcpExitConnection, err}
+	}
+	err = fn(ctx, b, own)
+	if cerr := b.Close(); cerr != nil && err == nil {
+		err = &exitError{mcpExitConnection, cerr}
+	}
+	return err
+}
+
+// resolveServer turns the flags and the command after "--" into exactly one
+// server config.
+func resolveServer(f *mcpFlags, command []string) (agentmcp.ServerConfig, error) {
+	var cfg agentmcp.ServerConfig
+	switch {
+	case f.server != "" && len(command) > 0:
+		return cfg, errors.New("give either --server or a stdio command after --, not both")
+	case f.server == "" && len(command) == 0:
+		return cfg, errors.New("no server: give --server URL|NAME or a stdio command after --")
+	case len(command) > 0:
+		cfg = agentmcp.ServerConfig{
+			Name:    agentmcp.CommandName(command[0], command[1:]),
+			Command: command[0],
+			Args:    command[1:],
+		}
+	case strings.HasPrefix(f.server, "http://") || strings.HasPrefix(f.server, "https://"):
+		cfg = agentmcp.ServerConfig{Name: f.server, URL: f.server}
+	default:
+		if f.config == "" {
+			return cfg, fmt.Errorf("--server %q is not an http(s) URL; to use a server by name, also give --config FILE", f.server)
+		}
+		servers, err := agentmcp.LoadConfig(f.config)
+		if err != nil {
+			return cfg, err
+		}
+		i := slices.IndexFunc(servers, func(s agentmcp.ServerConfig) bool { return s.Name == f.server })
+		if i < 0 {
+			names := make([]string, len(servers))
+			for j, s := range servers {
+				names[j] = s.Name
+			}
+			return cfg, fmt.Errorf("no server named %q in %s (enabled servers: %s)", f.server, f.config, strings.Join(names, ", "))
+		}
+		cfg = servers[i]
+	}
+	if cfg.IsHTTP() {
+		if f.token != "" {
+			cfg.Token = f.token
+		} else if cfg.Token == "" {
+			cfg.Token = os.Getenv("AGENTAPP_MCP_TOKEN")
+		}
+		for _, h := range f.headers {
+			name, value, ok := strings.Cut(h, ":")
+			if !ok || strings.TrimSpace(name) == "" {
+				return cfg, fmt.Errorf("--header %q: write it as Name: value", h)
+			}
+			if cfg.Headers == nil {
+				cfg.Headers = map[string]string{}
+			}
+			cfg.Headers[strings.TrimSpace(name)] = strings.TrimSpace(value)
+		}
+	} else if f.token != "" || len(f.headers) > 0 {
+		return cfg, errors.New("--token and --header apply to HTTP servers only")
+	}
+	if f.callTimeout > 0 {
+		cfg.CallTimeout = f.callTimeout
+	}
+	if f.connectTimeout > 0 {
+		cfg.ConnectTimeout = f.connectTimeout
+	}
+	return cfg, nil
+}
+
+// mcpToolJSON is one tool as `mcp tools` prints it; the schemas are the
+// server's bytes.
+type mcpToolJSON struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	ReadOnly     bool            `json:"readOnly,omitempty"`
+	Idempotent   bool            `json:"idempotent,omitempty"`
+}
+
+func mcpTools(w io.Writer, b *agentmcp.Bridge) error {
+	tools := []mcpToolJSON{}
+	for _, t := range b.Tools() {
+		tools = append(tools, mcpToolJSON{
+			Name: t.Name, Title: t.Title, Description: t.Description,
+			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+			ReadOnly: t.ReadOnly, Idempotent: t.Idempotent,
+		})
+	}
+	return mcpWriteJSON(w, map[string]any{"server": b.Name(), "tools": tools})
+}
+
+// recordingCaller keeps the raw result of the call it forwards, so `call`
+// can print it next to what the adapter made of it.
+type recordingCaller struct {
+	next agentmcp.ToolCaller
+	res  *mcp.CallToolResult
+}
+
+func (r *recordingCaller) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	res, err := r.next.CallTool(ctx, p)
+	r.res = res
+	return res, err
+}
+
+// mcpCall calls one tool through the same adapter the chat uses and prints
+// {"output": what the model sees, "error": …, "result": the raw result}.
+func mcpCall(ctx context.Context, w io.Writer, b *agentmcp.Bridge, name string, args json.RawMessage, timeout time.Duration) error {
+	rec := &recordingCaller{next: b}
+	tool := agentmcp.AdaptTool(rec, b.Name(), &mcp.Tool{Name: name}, nil, timeout)
+	out, err := tool.Execute(ctx, args)
+	var doc struct {
+		Output *string             `json:"output"`
+		Error  *string             `json:"error"`
+		Result *mcp.CallToolResult `json:"result"`
+	}
+	doc.Result = rec.res
+	if err == nil {
+		s, ferr := agent.FormatOutput(out)
+		if ferr != nil {
+			err = ferr
+		} else {
+			doc.Output = &s
+		}
+	}
+	if err != nil {
+		msg := err.Error()
+		doc.Error = &msg
+	}
+	if werr := mcpWriteJSON(w, doc); werr != nil {
+		return werr
+	}
+	if err == nil {
+		return nil
+	}
+	var ce *agentmcp.CallError
+	if errors.As(err, &ce) && ce.Kind == agentmcp.KindConnection {
+		return &exitError{mcpExitConnection, err}
+	}
+	if ctx.Err() != nil {
+		return &exitError{mcpExitConnection, err}
+	}
+	return &exitError{mcpExitToolError, err}
+}
+
+func mcpWriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }

@@ -1,7 +1,8 @@
 // Command testserver is a deliberately well- or ill-behaved MCP stdio server
 // for the bridge's tests. The mode flag picks the behaviour:
 //
-//	normal       a go-sdk server with the tools echo, sleep, fail and noise
+//	normal       a go-sdk server with the tools echo, sleep, noise, big and
+//	             fail, and the resource test://hello
 //	ignore-term  like normal, but ignores SIGTERM and keeps running after stdin EOF
 //	no-init      reads stdin and never answers anything
 //	garbage      like normal, but prints non-JSON lines on stdout first
@@ -116,6 +117,17 @@ func serve() {
 		_ = json.Unmarshal(req.Params.Arguments, &in)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", in.N)}}}, nil
 	})
+	srv.AddTool(&mcp.Tool{
+		Name:        "fail",
+		Description: "Always reports a tool error.",
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+	}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "boom: bad input"}}}, nil
+	})
+	srv.AddResource(&mcp.Resource{URI: "test://hello", Name: "hello", MIMEType: "text/plain"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "hello resource"}}}, nil
+		})
 	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "testserver:", err)
 	}
