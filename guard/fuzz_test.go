@@ -83,6 +83,7 @@ func FuzzNormalize(f *testing.F) {
 		if ok1 != ok2 || f1 != f2 {
 			t.Fatalf("Scan(%q) = %v %v but Scan(Normalize) = %v %v", s, f1, ok1, f2, ok2)
 		}
+		checkAgainstSlow(t, s)
 		if strings.ContainsRune(n, '\u200b') {
 			t.Fatalf("Normalize(%q) kept a zero-width space", s)
 		}

@@ -92,6 +92,17 @@ func foldCompat(r rune) rune {
 	return r
 }
 
+// confusable returns the ASCII look-alike of r from confusables. Most text
+// is ASCII or CJK ideographs, neither of which is in the table, so those
+// skip the map.
+func confusable(r rune) (rune, bool) {
+	if r < 0x80 || r >= 0x4E00 && r <= 0x9FFF {
+		return r, false
+	}
+	c, ok := confusables[r]
+	return c, ok
+}
+
 // confusables maps Cyrillic and Greek letters that look like Latin ones
 // (after lower-casing) and CJK brackets that look like ASCII brackets. It is
 // applied to matching copies only.
@@ -112,7 +123,7 @@ var confusables = map[rune]rune{
 func matchForms(norm string) []string {
 	base := []rune(norm)
 	for i, r := range base {
-		if c, ok := confusables[r]; ok {
+		if c, ok := confusable(r); ok {
 			base[i] = c
 		}
 	}
@@ -132,7 +143,7 @@ func matchForms(norm string) []string {
 		}
 		if hasLetter {
 			for i := start; i < end; i++ {
-				if l, ok := leet[base[i]]; ok {
+				if l, ok := leetLetter(base[i]); ok {
 					asI[i], asL[i] = l, l
 					if base[i] == '1' {
 						asL[i] = 'l'
@@ -149,9 +160,25 @@ func matchForms(norm string) []string {
 	return []string{i, l}
 }
 
-// leet maps the common leet substitutions to letters; "1" maps to "i" here
-// and to "l" in the second matching copy.
-var leet = map[rune]rune{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '@': 'a', '$': 's'}
+// leetLetter maps the common leet substitutions to letters; "1" maps to
+// "i" here and to "l" in the second matching copy.
+func leetLetter(r rune) (rune, bool) {
+	switch r {
+	case '0':
+		return 'o', true
+	case '1':
+		return 'i', true
+	case '3':
+		return 'e', true
+	case '4', '@':
+		return 'a', true
+	case '5', '$':
+		return 's', true
+	case '7':
+		return 't', true
+	}
+	return r, false
+}
 
 func isLeetTokenRune(r rune) bool {
 	return r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '@' || r == '$'
@@ -168,7 +195,7 @@ func hanForm(norm string) string {
 		if unicode.IsSpace(r) {
 			continue
 		}
-		if c, ok := confusables[r]; ok {
+		if c, ok := confusable(r); ok {
 			r = c
 		}
 		b.WriteRune(r)

@@ -28,20 +28,86 @@ func (f Finding) String() string { return fmt.Sprintf("%s (%q)", f.Pattern, f.Ma
 // audit log or a refusal.
 const maxMatchRunes = 80
 
-// pattern is a named regular expression. English patterns run against the
-// leet-decoded matching copies; Chinese ones against hanForm.
+// pattern is a named regular expression whose matches start with one of
+// a few literal words. Scanning looks for those words with strings.Index
+// and runs the expression anchored at each occurrence: Go's regexp cannot
+// skip ahead through a leading alternation, and an unanchored search of
+// twenty alternatives ran at well under 1 MB/s on ordinary documents.
+// English patterns run against the leet-decoded matching copies; Chinese
+// ones against hanForm.
 type pattern struct {
 	name string
-	re   *regexp.Regexp
+	// starts are the literal beginnings of every match.
+	starts []string
+	// wordStart requires a word boundary before the match (the \b of an
+	// unanchored expression).
+	wordStart bool
+	// re is ^(?:starts)rest, run at each occurrence of a start.
+	re *regexp.Regexp
+	// slow is the same expression unanchored, the reference the tests
+	// compare the fast scan against.
+	slow *regexp.Regexp
 }
+
+func newPattern(name string, wordStart bool, starts []string, rest string) pattern {
+	quoted := make([]string, len(starts))
+	for i, st := range starts {
+		if st == "" {
+			// An empty start would run the pattern at every byte.
+			panic("guard: pattern " + name + " has an empty start")
+		}
+		quoted[i] = regexp.QuoteMeta(st)
+	}
+	expr := `(?:` + strings.Join(quoted, "|") + `)` + rest
+	slow := expr
+	if wordStart {
+		slow = `\b` + expr
+	}
+	return pattern{
+		name:      name,
+		starts:    starts,
+		wordStart: wordStart,
+		re:        regexp.MustCompile(`^` + expr),
+		slow:      regexp.MustCompile(slow),
+	}
+}
+
+// find returns a match of p in s, if there is one.
+func (p *pattern) find(s string) (string, bool) {
+	for _, st := range p.starts {
+		for from := 0; from < len(s); {
+			i := strings.Index(s[from:], st)
+			if i < 0 {
+				break
+			}
+			pos := from + i
+			from = pos + 1
+			if p.wordStart && pos > 0 && isWordByte(s[pos-1]) {
+				continue
+			}
+			if m := p.re.FindString(s[pos:]); m != "" {
+				return m, true
+			}
+		}
+	}
+	return "", false
+}
+
+// isWordByte is \b's notion of a word character.
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+// words splits a |-separated list of literal words.
+func words(list string) []string { return strings.Split(list, "|") }
 
 // Building blocks of the English patterns. sep is what may stand between
 // two words: white space, punctuation and symbols, or nothing at all, since
 // removing zero-width characters can glue words together.
 const (
 	sep = `[\s\p{P}\p{S}]*`
-	// ignoreVerb starts an instruction to drop earlier instructions.
-	ignoreVerb = `(?:ignore|disregard|forget|override|bypass|discard|abandon)`
+	// ignoreVerbs start an instruction to drop earlier instructions.
+	ignoreVerbs = `ignore|disregard|forget|override|bypass|discard|abandon`
 	// qualifier marks the instructions meant as earlier or system ones;
 	// one is required so that "don't ignore the instructions on the box"
 	// passes.
@@ -54,9 +120,9 @@ const (
 	// strongNoun names instructions unambiguously.
 	strongNoun = `(?:instructions?|prompts?|directives?|guardrails|programming)`
 	weakNoun   = `(?:rules|guidelines|constraints|restrictions)`
-	// revealVerb asks for something to be shown.
-	revealVerb = `(?:print|reveal|show|display|output|repeat|tell|give|leak|dump|expose|share|write|list|send|recite|disclose|return|spell)`
-	revealFill = `(?:me|us|out|is|are|was|were|the|your|its|our|full|entire|complete|whole|exact|current|verbatim|all|of|back|word|for|by|up|what)`
+	// revealVerbs ask for something to be shown.
+	revealVerbs = `print|reveal|show|display|output|repeat|tell|give|leak|dump|expose|share|write|list|send|recite|disclose|return|spell`
+	revealFill  = `(?:me|us|out|is|are|was|were|the|your|its|our|full|entire|complete|whole|exact|current|verbatim|all|of|back|word|for|by|up|what)`
 	// secretThing is the system prompt under its usual names.
 	secretThing = `(?:(?:system|developer)` + sep + `(?:prompts?|instructions?|messages?)|(?:hidden|secret|initial|original)` + sep + `prompts?|your` + sep + `(?:(?:full|entire|whole|initial|original|first|exact)` + sep + `)?prompts?)`
 	// roleNoun is what "you are now a ..." turns the model into.
@@ -65,45 +131,49 @@ const (
 
 // englishPatterns run against matchForms.
 var englishPatterns = []pattern{
-	{"ignore-instructions", regexp.MustCompile(`\b` + ignoreVerb + sep + `(?:` + filler + sep + `){0,3}` + qualifier + sep + `(?:` + filler + sep + `){0,3}` + strongNoun + `\b`)},
-	{"ignore-instructions", regexp.MustCompile(`\b` + ignoreVerb + sep + `(?:` + filler + sep + `){0,3}` + strictQualifier + sep + `(?:` + filler + sep + `){0,3}` + weakNoun + `\b`)},
-	{"ignore-above", regexp.MustCompile(`\b(?:ignore|disregard|forget)` + sep + `(?:(?:all|everything|anything|of|the|that|what|is|was|written|stated|said)` + sep + `){0,3}(?:above|foregoing|preceding|before` + sep + `this|prior` + sep + `to` + sep + `this)\b`)},
-	{"you-are-now", regexp.MustCompile(`\byou` + sep + `(?:are|re|r)` + sep + `now` + sep + `(?:(?:a|an)` + sep + `(?:[a-z]+` + sep + `){0,2}` + roleNoun + `|no` + sep + `longer` + sep + `(?:a|an|an?` + sep + `ai|bound|restricted|limited)|free|unrestricted|unfiltered|uncensored|jailbroken|dan|in` + sep + `(?:developer|god|admin|dan|jailbreak|unrestricted)` + sep + `mode|called|named|known` + sep + `as)\b`)},
-	{"you-are-now", regexp.MustCompile(`\bfrom` + sep + `now` + sep + `on` + sep + `you` + sep + `(?:are|will|must|shall|should)` + sep + `(?:[a-z]+` + sep + `){0,2}(?:act|behave|pretend|roleplay|obey|answer` + sep + `as|respond` + sep + `as|be` + sep + `(?:a|an))\b`)},
-	{"roleplay", regexp.MustCompile(`\brole` + sep + `play(?:ing)?` + sep + `as\b`)},
-	{"reveal-system-prompt", regexp.MustCompile(`\b` + revealVerb + sep + `(?:` + revealFill + sep + `){0,5}` + secretThing + `\b`)},
-	{"system-tag", regexp.MustCompile(`\[\s*/?\s*(?:system|inst|sys|system\s*(?:message|prompt|instructions?)|developer)\s*\]`)},
-	{"system-tag", regexp.MustCompile(`<\|\s*(?:im_start|im_end|im_sep|system|user|assistant|endoftext|start_header_id|end_header_id|eot_id|begin_of_text)\s*\|>`)},
-	{"system-tag", regexp.MustCompile(`<\s*/?\s*(?:system|sys|system_prompt|instructions?|developer)\s*>|<<\s*/?\s*sys\s*>>`)},
-	{"system-tag", regexp.MustCompile(`#{2,}\s*(?:system|instructions?|new\s*instructions?|developer)\b`)},
+	newPattern("ignore-instructions", true, words(ignoreVerbs), sep+`(?:`+filler+sep+`){0,3}`+qualifier+sep+`(?:`+filler+sep+`){0,3}`+strongNoun+`\b`),
+	newPattern("ignore-instructions", true, words(ignoreVerbs), sep+`(?:`+filler+sep+`){0,3}`+strictQualifier+sep+`(?:`+filler+sep+`){0,3}`+weakNoun+`\b`),
+	newPattern("ignore-above", true, words("ignore|disregard|forget"), sep+`(?:(?:all|everything|anything|of|the|that|what|is|was|written|stated|said)`+sep+`){0,3}(?:above|foregoing|preceding|before`+sep+`this|prior`+sep+`to`+sep+`this)\b`),
+	newPattern("you-are-now", true, words("you"), sep+`(?:are|re|r)`+sep+`now`+sep+`(?:(?:a|an)`+sep+`(?:[a-z]+`+sep+`){0,2}`+roleNoun+`|no`+sep+`longer`+sep+`(?:a|an|an?`+sep+`ai|bound|restricted|limited)|free|unrestricted|unfiltered|uncensored|jailbroken|dan|in`+sep+`(?:developer|god|admin|dan|jailbreak|unrestricted)`+sep+`mode|called|named|known`+sep+`as)\b`),
+	newPattern("you-are-now", true, words("from"), sep+`now`+sep+`on`+sep+`you`+sep+`(?:are|will|must|shall|should)`+sep+`(?:[a-z]+`+sep+`){0,2}(?:act|behave|pretend|roleplay|obey|answer`+sep+`as|respond`+sep+`as|be`+sep+`(?:a|an))\b`),
+	newPattern("roleplay", true, words("role"), sep+`play(?:ing)?`+sep+`as\b`),
+	newPattern("reveal-system-prompt", true, words(revealVerbs), sep+`(?:`+revealFill+sep+`){0,5}`+secretThing+`\b`),
+	newPattern("system-tag", false, words("["), `\s*/?\s*(?:system|inst|sys|system\s*(?:message|prompt|instructions?)|developer)\s*\]`),
+	newPattern("system-tag", false, []string{"<|"}, `\s*(?:im_start|im_end|im_sep|system|user|assistant|endoftext|start_header_id|end_header_id|eot_id|begin_of_text)\s*\|>`),
+	newPattern("system-tag", false, words("<"), `\s*/?\s*(?:system|sys|system_prompt|instructions?|developer)\s*>`),
+	newPattern("system-tag", false, words("<<"), `\s*/?\s*sys\s*>>`),
+	newPattern("system-tag", false, words("##"), `#*\s*(?:system|instructions?|new\s*instructions?|developer)\b`),
 }
 
 // Building blocks of the Chinese patterns.
 const (
-	zhIgnoreVerb = `(?:忽略|忽视|无视|漠视|不要理会|不用理会|别理会|不理会|不要管|别管|忘记|忘掉|抛开|抛弃|丢弃|放弃|跳过|绕过|覆盖|推翻)`
-	zhQualifier  = `(?:之前|以前|先前|此前|以上|上面|上述|前面|前述|原来|原先|原有|原始|初始|所有|全部|一切|任何|其他|其它|系统|开发者|默认)`
-	zhFiller     = `(?:的|你|您|收到|得到|接收|接到|被|给|设定|设置|了|过|掉|所|这些|那些)`
-	zhNoun       = `(?:指令|指示|提示词|提示|规则|设定|命令|约束|限制|prompt|instructions?)`
+	zhIgnoreVerbs = `忽略|忽视|无视|漠视|不要理会|不用理会|别理会|不理会|不要管|别管|忘记|忘掉|抛开|抛弃|丢弃|放弃|跳过|绕过|覆盖|推翻`
+	zhQualifier   = `(?:之前|以前|先前|此前|以上|上面|上述|前面|前述|原来|原先|原有|原始|初始|所有|全部|一切|任何|其他|其它|系统|开发者|默认)`
+	zhFiller      = `(?:的|你|您|收到|得到|接收|接到|被|给|设定|设置|了|过|掉|所|这些|那些)`
+	zhNoun        = `(?:指令|指示|提示词|提示|规则|设定|命令|约束|限制|prompt|instructions?)`
 	// zhRevealFill may stand between the verb and the system prompt.
 	zhRevealFill = `(?:一下|出来|出|你|您|的|完整|全部|所有|原始|初始|隐藏|内部|真实|当前|这些|最初|被设定|好|给我|我|把)`
 	// zhSecret is the system prompt; a bare 系统提示 is also a device's
 	// "system notice", so it counts only when not followed by a word that
 	// makes it one (提示音, 提示框, 提示信息 ...).
 	zhSecret = `(?:(?:系统|开发者|初始|原始|隐藏|内部)(?:提示词|prompt|指令)|(?:开发者|初始|隐藏|内部)设定|系统提示(?:$|[^信音框语栏窗]))`
+	// zhBecome follows 你现在 in zh-you-are-now: "is / becomes" and a role.
+	zhBecome = `(?:就|将|要|已经)?(?:是|成为|变成|变为|充当|作为)(?:[^不否?吗么呢嘛还或,.!;][^?吗么呢嘛还或,.!;]{0,9})?` + zhRole + `(?:$|[^吗么呢嘛?])`
 	// zhRole is what "你现在是 ..." turns the model into.
 	zhRole = `(?:ai|助手|机器人|模型|管理员|开发者|黑客|dan|gpt|chatgpt|角色|人格|猫娘|系统|没有限制|没有任何限制|不受限制|不受任何限制|无限制|无约束|不受约束)`
 )
 
 // chinesePatterns run against hanForm.
 var chinesePatterns = []pattern{
-	{"zh-ignore-instructions", regexp.MustCompile(zhIgnoreVerb + zhFiller + `{0,3}` + zhQualifier + `(?:` + zhFiller + `|` + zhQualifier + `){0,4}` + zhNoun)},
-	{"zh-reveal-system-prompt", regexp.MustCompile(`(?:输出|打印|泄露|泄漏|透露|复述|重复|告诉我|说出|写出|公开|列出|发给我|念出|给出)` + zhRevealFill + `{0,4}` + zhSecret)},
-	{"zh-reveal-system-prompt", regexp.MustCompile(`(?:显示|展示|给我看|看看|查看)` + zhRevealFill + `{0,4}(?:系统|开发者|初始|原始|隐藏|内部)(?:提示词|prompt)`)},
+	newPattern("zh-ignore-instructions", false, words(zhIgnoreVerbs), zhFiller+`{0,3}`+zhQualifier+`(?:`+zhFiller+`|`+zhQualifier+`){0,4}`+zhNoun),
+	newPattern("zh-reveal-system-prompt", false, words("输出|打印|泄露|泄漏|透露|复述|重复|告诉我|说出|写出|公开|列出|发给我|念出|给出"), zhRevealFill+`{0,4}`+zhSecret),
+	newPattern("zh-reveal-system-prompt", false, words("显示|展示|给我看|看看|查看"), zhRevealFill+`{0,4}(?:系统|开发者|初始|原始|隐藏|内部)(?:提示词|prompt)`),
 	// 你现在是… only as a statement: the gap after 是 may not start with
 	// 不/否 (你现在是不是…) nor hold a question word, and the role may not
 	// be followed by a question particle (你现在是机器人吗？).
-	{"zh-you-are-now", regexp.MustCompile(`(?:从现在(?:起|开始)[,]?(?:你|您)|(?:你|您)(?:现在|从现在(?:起|开始)|接下来|今后|此后))(?:就|将|要|已经)?(?:是|成为|变成|变为|充当|作为)(?:[^不否?吗么呢嘛还或,.!;][^?吗么呢嘛还或,.!;]{0,9})?` + zhRole + `(?:$|[^吗么呢嘛?])`)},
-	{"zh-roleplay", regexp.MustCompile(`(?:请|你|您|现在|接下来|从现在(?:起|开始))(?:你|您)?(?:来|要|将|就|需要|必须)?扮演`)},
+	newPattern("zh-you-are-now", false, words("从现在起|从现在开始"), `,?(?:你|您)`+zhBecome),
+	newPattern("zh-you-are-now", false, words("你|您"), `(?:现在|从现在起|从现在开始|接下来|今后|此后)`+zhBecome),
+	newPattern("zh-roleplay", false, words("请|你|您|现在|接下来|从现在起|从现在开始"), `(?:你|您)?(?:来|要|将|就|需要|必须)?扮演`),
 }
 
 // Scan reports the first prompt-injection pattern found in s, after
@@ -116,15 +186,17 @@ func Scan(s string) (Finding, bool) {
 	}
 	norm := Normalize(s)
 	for _, form := range matchForms(norm) {
-		for _, p := range englishPatterns {
-			if m := p.re.FindString(form); m != "" {
+		for i := range englishPatterns {
+			p := &englishPatterns[i]
+			if m, ok := p.find(form); ok {
 				return Finding{Pattern: p.name, Match: clip(m)}, true
 			}
 		}
 	}
 	han := hanForm(norm)
-	for _, p := range chinesePatterns {
-		if m := p.re.FindString(han); m != "" {
+	for i := range chinesePatterns {
+		p := &chinesePatterns[i]
+		if m, ok := p.find(han); ok {
 			return Finding{Pattern: p.name, Match: clip(m)}, true
 		}
 	}
