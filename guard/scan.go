@@ -22,6 +22,7 @@ type Finding struct {
 	Match string
 }
 
+// String shows the pattern and the matched text, for logs.
 func (f Finding) String() string { return fmt.Sprintf("%s (%q)", f.Pattern, f.Match) }
 
 // maxMatchRunes bounds Finding.Match, so a huge match does not flood the
@@ -261,6 +262,8 @@ type InjectionError struct {
 	Finding Finding
 }
 
+// Error names what was refused, where, and the pattern, so the user can
+// find and fix the text.
 func (e *InjectionError) Error() string {
 	if e.Chunk > 0 {
 		return fmt.Sprintf("%s was refused: chunk %d of %d contains a prompt-injection pattern (%s: %q); nothing was ingested",
