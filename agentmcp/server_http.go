@@ -97,13 +97,16 @@ func hostOnly(hostport string) string {
 //   - Bearer token: with opts.Token set, a request without the right
 //     "Authorization: Bearer" header gets 401. Tokens are compared in
 //     constant time.
-func NewHTTPHandler(server *mcp.Server, opts HTTPOptions) http.Handler {
+func NewHTTPHandler(server *mcp.Server, opts HTTPOptions) *HTTPHandler {
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{
 		Logger: logger,
+		// A client that goes away without ending its session (DELETE)
+		// would otherwise hold its state for the server's lifetime.
+		SessionTimeout: SessionIdleTimeout,
 	})
 	var wantSum [32]byte
 	if opts.Token != "" {
@@ -126,7 +129,29 @@ func NewHTTPHandler(server *mcp.Server, opts HTTPOptions) http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Not Found: the MCP endpoint is "+HTTPPath, http.StatusNotFound)
 	})
-	return mux
+	return &HTTPHandler{mux: mux, server: server}
+}
+
+// SessionIdleTimeout is how long an HTTP session may go without a request
+// before the server forgets it. A client that comes back later gets 404
+// for the old session and, as the protocol prescribes, starts a new one.
+const SessionIdleTimeout = 30 * time.Minute
+
+// HTTPHandler is the MCP endpoint built by NewHTTPHandler.
+type HTTPHandler struct {
+	mux    *http.ServeMux
+	server *mcp.Server
+}
+
+// ServeHTTP implements http.Handler.
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// CloseSessions ends every open MCP session. RunHTTP calls it once the
+// HTTP server has stopped, so no session outlives the server.
+func (h *HTTPHandler) CloseSessions() {
+	for ss := range h.server.Sessions() {
+		ss.Close()
+	}
 }
 
 // rebindingProblem says why r looks like a DNS-rebinding or cross-site
@@ -167,9 +192,9 @@ func bearerMatches(header string, want [32]byte) bool {
 // gracefully: it stops accepting, ends the open server-to-client event
 // streams (GET requests, which would otherwise never finish), and gives
 // in-flight requests up to grace (0 means DefaultShutdownGrace) before
-// closing what is left. It returns nil after a shutdown that ctx asked
+// closing what is left, and finally closes every MCP session. It returns nil after a shutdown that ctx asked
 // for, and the serving error otherwise.
-func RunHTTP(ctx context.Context, ln net.Listener, handler http.Handler, grace time.Duration, logger *slog.Logger) error {
+func RunHTTP(ctx context.Context, ln net.Listener, handler *HTTPHandler, grace time.Duration, logger *slog.Logger) error {
 	if grace <= 0 {
 		grace = DefaultShutdownGrace
 	}
@@ -198,6 +223,7 @@ func RunHTTP(ctx context.Context, ln net.Listener, handler http.Handler, grace t
 	go func() { served <- srv.Serve(ln) }()
 	select {
 	case err := <-served:
+		handler.CloseSessions()
 		return fmt.Errorf("HTTP server on %s stopped: %w", ln.Addr(), err)
 	case <-ctx.Done():
 	}
@@ -208,6 +234,7 @@ func RunHTTP(ctx context.Context, ln net.Listener, handler http.Handler, grace t
 		logger.Warn("requests still running after the shutdown grace period were cut off", "err", err)
 		srv.Close()
 	}
+	handler.CloseSessions()
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("HTTP server on %s: %w", ln.Addr(), err)
 	}
