@@ -63,8 +63,8 @@ type prepared struct {
 	index   []indexRow
 }
 
-// indexRow is the token text of one chunk for the four index columns.
-type indexRow struct{ doc, heading, body, uni string }
+// indexRow is the token text of one chunk for the three index columns.
+type indexRow struct{ doc, heading, body string }
 
 // ownHeading is the innermost heading of a heading path, or "" when that is
 // the document title (already indexed in its own column).
@@ -120,16 +120,15 @@ func prepare(name string, data []byte) (*prepared, error) {
 	}
 	p.doc.Chunks = len(p.chunks)
 	p.index = make([]indexRow, len(p.chunks))
-	docTokens, _ := indexTokens(p.doc.Title)
+	docTokens := indexTokens(p.doc.Title)
 	headingTokens := map[string]string{}
 	for i, c := range p.chunks {
 		ht, ok := headingTokens[c.Heading]
 		if !ok {
-			ht, _ = indexTokens(ownHeading(c.Heading, p.doc.Title))
+			ht = indexTokens(ownHeading(c.Heading, p.doc.Title))
 			headingTokens[c.Heading] = ht
 		}
-		body, uni := indexTokens(c.Text)
-		p.index[i] = indexRow{doc: docTokens, heading: ht, body: body, uni: uni}
+		p.index[i] = indexRow{doc: docTokens, heading: ht, body: indexTokens(c.Text)}
 	}
 	return p, nil
 }
@@ -222,7 +221,7 @@ func storePrepared(ctx context.Context, tx *sql.Tx, p *prepared, now time.Time) 
 		return IngestResult{}, err
 	}
 	defer insChunk.Close()
-	insIndex, err := tx.PrepareContext(ctx, `INSERT INTO kb_fts (rowid, doc, heading, body, uni) VALUES (?, ?, ?, ?, ?)`)
+	insIndex, err := tx.PrepareContext(ctx, `INSERT INTO kb_fts (rowid, doc, heading, body) VALUES (?, ?, ?, ?)`)
 	if err != nil {
 		return IngestResult{}, err
 	}
@@ -237,7 +236,7 @@ func storePrepared(ctx context.Context, tx *sql.Tx, p *prepared, now time.Time) 
 			return IngestResult{}, err
 		}
 		ix := p.index[i]
-		if _, err := insIndex.ExecContext(ctx, rowid, ix.doc, ix.heading, ix.body, ix.uni); err != nil {
+		if _, err := insIndex.ExecContext(ctx, rowid, ix.doc, ix.heading, ix.body); err != nil {
 			return IngestResult{}, err
 		}
 	}

@@ -54,8 +54,13 @@ func CheckK(k int) error {
 	return nil
 }
 
+// searchSQL ranks with bm25 and column weights: a match in the chunk's own
+// section heading weighs most, one in the document title (shared by all its
+// chunks) less than one in the text. An explicit bm25() call is about twice
+// as fast here as ORDER BY rank with the weights configured on the table.
 const searchSQL = `SELECT c.doc_id, d.title, c.text, f.score
-	FROM (SELECT rowid, rank AS score FROM kb_fts WHERE kb_fts MATCH ? ORDER BY rank LIMIT ?) AS f
+	FROM (SELECT rowid, bm25(kb_fts, 0.5, 2.0, 1.0) AS score FROM kb_fts
+		WHERE kb_fts MATCH ? ORDER BY score LIMIT ?) AS f
 	JOIN kb_chunks c ON c.id = f.rowid
 	JOIN kb_documents d ON d.id = c.doc_id
 	ORDER BY f.score, c.id`
@@ -63,7 +68,9 @@ const searchSQL = `SELECT c.doc_id, d.title, c.text, f.score
 // Search returns up to n chunks matching query, best first, numbered from
 // 1. The query is plain user text in any language: it is cut into words and
 // CJK bigrams, each quoted, so characters such as " * - ( or NEAR are never
-// read as query syntax. A query with nothing searchable (only punctuation,
+// read as query syntax. A one-character CJK query, or a two-character one
+// whose bigram is nowhere (年假 where the text says 年休假), searches the
+// characters instead. A query with nothing searchable (only punctuation,
 // say) has no hits; an empty or over-long query or n outside 1..MaxK is an
 // error.
 func (k *KB) Search(ctx context.Context, query string, n int) ([]Hit, error) {
@@ -73,16 +80,28 @@ func (k *KB) Search(ctx context.Context, query string, n int) ([]Hit, error) {
 	if err := CheckK(n); err != nil {
 		return nil, err
 	}
-	hits := []Hit{}
 	terms := tokenizeQuery(query)
-	if terms.empty() {
-		return hits, nil
+	hits := []Hit{}
+	var err error
+	if expr := terms.wordsExpr(); expr != "" {
+		if hits, err = k.search(ctx, expr, n); err != nil {
+			return nil, err
+		}
 	}
-	rows, err := k.st.DB.QueryContext(ctx, searchSQL, terms.matchExpr(), n)
+	if len(hits) == 0 && len(terms.words) <= 1 && len(terms.chars) > 0 {
+		return k.search(ctx, terms.charsExpr(), n)
+	}
+	return hits, nil
+}
+
+// search runs one MATCH expression.
+func (k *KB) search(ctx context.Context, expr string, n int) ([]Hit, error) {
+	rows, err := k.st.DB.QueryContext(ctx, searchSQL, expr, n)
 	if err != nil {
 		return nil, fmt.Errorf("search the knowledge base: %w", err)
 	}
 	defer rows.Close()
+	hits := []Hit{}
 	for rows.Next() {
 		var h Hit
 		var bm25 float64

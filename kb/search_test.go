@@ -135,18 +135,40 @@ func TestSearchNumbersAndScores(t *testing.T) {
 }
 
 func TestTokenizeQuery(t *testing.T) {
-	for q, want := range map[string]string{
-		"出差住宿标准是多少？":   `"出差" OR "差住" OR "住宿" OR "宿标" OR "标准" OR "准是"`,
-		"假":            `uni : "假"`,
-		"年假":           `"年假" OR uni : "年" OR uni : "假"`,
-		"What is 2FA?": `"2fa"`,
-		"ＡＢＣ１２３ 退款":    `"abc123" OR "退款" OR uni : "退" OR uni : "款"`,
-		"what is it":   `"what" OR "is" OR "it"`,
-		`"*-NEAR(`:     `"near"`,
+	for q, want := range map[string][2]string{
+		"出差住宿标准是多少？":   {`"出差" OR "差住" OR "住宿" OR "宿标" OR "标准" OR "准是"`, ``},
+		"假":            {``, `"假"*`},
+		"年假":           {`"年假"`, `"年"* OR "假"*`},
+		"What is 2FA?": {`"2fa"`, ``},
+		"ＡＢＣ１２３ 退款":    {`"abc123" OR "退款"`, `"退"* OR "款"*`},
+		"运费怎么算，满多少包邮？": {`"运费" OR "包邮"`, `"运"* OR "费"* OR "算"* OR "满"* OR "包"* OR "邮"*`},
+		"what is it":   {`"what" OR "is" OR "it"`, ``},
+		`"*-NEAR(`:     {`"near"`, ``},
 	} {
-		if got := tokenizeQuery(q).matchExpr(); got != want {
-			t.Errorf("tokenizeQuery(%q) = %s, want %s", q, got, want)
+		terms := tokenizeQuery(q)
+		if got := [2]string{terms.wordsExpr(), terms.charsExpr()}; got != want {
+			t.Errorf("tokenizeQuery(%q) = %q, want %q", q, got, want)
 		}
+	}
+}
+
+func TestSearchSingleCharactersAndMissingBigram(t *testing.T) {
+	ctx := context.Background()
+	k, _ := newTestKB(t)
+	if _, err := k.Ingest(ctx, "leave.md", []byte("# 休假\n\n员工每年有 5 天年休假。")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.Ingest(ctx, "other.md", []byte("# 其他\n\n与此无关的内容。")); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"假", "年假", "休"} {
+		hits, err := k.Search(ctx, q, 5)
+		if err != nil || len(hits) != 1 || !strings.HasPrefix(hits[0].DocID, "leave.md-") {
+			t.Errorf("Search(%q) = %+v, %v; want the leave document only", q, hits, err)
+		}
+	}
+	if hits, err := k.Search(ctx, "量子力学", 5); err != nil || len(hits) != 0 {
+		t.Errorf("a long query without matching bigrams fell back to characters: %+v, %v", hits, err)
 	}
 }
 

@@ -66,38 +66,30 @@ func segments(text string) []segment {
 	return out
 }
 
-// indexTokens returns the token strings stored in the index for a text:
-// body holds Latin words and CJK bigrams (a lone CJK character stands for
-// itself), uni holds every CJK character on its own.
-func indexTokens(text string) (body, uni string) {
-	var b, u strings.Builder
-	b.Grow(len(text))
+// indexTokens returns the tokens stored in the index for a text, separated
+// by spaces: lower-cased Latin words and numbers, the bigrams of each CJK
+// run, and the last character of each CJK run on its own. Every CJK
+// character thus starts some token, so a one-character query is a prefix
+// query ("假"*) that finds every occurrence of the character.
+func indexTokens(text string) string {
+	var b strings.Builder
+	b.Grow(len(text) * 2)
 	for _, seg := range segments(text) {
+		rs := seg.runes
 		if !seg.cjk {
-			b.WriteString(string(seg.runes))
+			b.WriteString(string(rs))
 			b.WriteByte(' ')
 			continue
 		}
-		writeBigrams(&b, seg.runes)
-		for _, r := range seg.runes {
-			u.WriteRune(r)
-			u.WriteByte(' ')
+		for i := 0; i+1 < len(rs); i++ {
+			b.WriteRune(rs[i])
+			b.WriteRune(rs[i+1])
+			b.WriteByte(' ')
 		}
-	}
-	return b.String(), u.String()
-}
-
-func writeBigrams(b *strings.Builder, rs []rune) {
-	if len(rs) == 1 {
-		b.WriteRune(rs[0])
-		b.WriteByte(' ')
-		return
-	}
-	for i := 0; i+1 < len(rs); i++ {
-		b.WriteRune(rs[i])
-		b.WriteRune(rs[i+1])
+		b.WriteRune(rs[len(rs)-1])
 		b.WriteByte(' ')
 	}
+	return b.String()
 }
 
 // englishStop are English words too common to help find a document.
@@ -121,8 +113,11 @@ var chineseFiller = []string{
 
 // queryTerms is a query cut into index terms.
 type queryTerms struct {
-	body []string // matched against the title and body columns
-	uni  []string // single CJK characters, matched against the uni column
+	// words are Latin words and CJK bigrams.
+	words []string
+	// chars are the characters of one- and two-character CJK runs, searched
+	// as prefixes when words find nothing.
+	chars []string
 }
 
 // maxQueryTerms bounds the terms of one query, which bounds its cost.
@@ -130,8 +125,7 @@ const maxQueryTerms = 48
 
 // tokenizeQuery cuts a query the way indexTokens cuts documents: Latin
 // words (without English stop words, unless nothing else is left) and CJK
-// bigrams; a one- or two-character CJK run also searches its characters, so
-// "假" or "年假" finds "年休假".
+// bigrams, after removing Chinese question words and particles.
 func tokenizeQuery(q string) queryTerms {
 	folded := strings.Map(fold, q)
 	for _, f := range chineseFiller {
@@ -141,44 +135,37 @@ func tokenizeQuery(q string) queryTerms {
 	var stops []string
 	seen := map[string]bool{}
 	add := func(dst *[]string, s string) {
-		if !seen[s] && len(t.body)+len(t.uni) < maxQueryTerms {
+		if !seen[s] && len(*dst) < maxQueryTerms {
 			seen[s] = true
 			*dst = append(*dst, s)
 		}
 	}
 	for _, seg := range segments(folded) {
-		if !seg.cjk {
-			w := string(seg.runes)
-			if englishStop[w] {
-				stops = append(stops, w)
-				continue
-			}
-			add(&t.body, w)
-			continue
-		}
 		rs := seg.runes
-		if len(rs) == 1 {
-			add(&t.uni, string(rs))
+		if !seg.cjk {
+			if w := string(rs); englishStop[w] {
+				stops = append(stops, w)
+			} else {
+				add(&t.words, w)
+			}
 			continue
 		}
 		for i := 0; i+1 < len(rs); i++ {
-			add(&t.body, string(rs[i:i+2]))
+			add(&t.words, string(rs[i:i+2]))
 		}
-		if len(rs) == 2 {
-			add(&t.uni, string(rs[0:1]))
-			add(&t.uni, string(rs[1:2]))
+		if len(rs) <= 2 {
+			for _, r := range rs {
+				add(&t.chars, string(r))
+			}
 		}
 	}
-	if len(t.body) == 0 && len(t.uni) == 0 {
+	if len(t.words) == 0 && len(t.chars) == 0 {
 		for _, w := range stops {
-			add(&t.body, w)
+			add(&t.words, w)
 		}
 	}
 	return t
 }
-
-// empty reports whether the query has nothing to search for.
-func (t queryTerms) empty() bool { return len(t.body) == 0 && len(t.uni) == 0 }
 
 // quote makes a term an FTS5 string literal, so that no character in it is
 // read as query syntax.
@@ -186,19 +173,27 @@ func quote(term string) string {
 	return `"` + strings.ReplaceAll(term, `"`, `""`) + `"`
 }
 
-// matchExpr returns the FTS5 MATCH expression: every term quoted, OR-ed.
-func (t queryTerms) matchExpr() string {
-	var parts []string
-	for _, s := range t.body {
-		parts = append(parts, quote(s))
+// wordsExpr returns the FTS5 MATCH expression of the words: each quoted,
+// OR-ed; "" when there are none.
+func (t queryTerms) wordsExpr() string {
+	parts := make([]string, len(t.words))
+	for i, s := range t.words {
+		parts[i] = quote(s)
 	}
-	for _, s := range t.uni {
-		parts = append(parts, "uni : "+quote(s))
+	return strings.Join(parts, " OR ")
+}
+
+// charsExpr returns the MATCH expression that finds the single characters:
+// each a quoted prefix query, OR-ed; "" when there are none.
+func (t queryTerms) charsExpr() string {
+	parts := make([]string, len(t.chars))
+	for i, s := range t.chars {
+		parts[i] = quote(s) + "*"
 	}
 	return strings.Join(parts, " OR ")
 }
 
 // all returns every term, for highlighting a snippet.
 func (t queryTerms) all() []string {
-	return append(append([]string(nil), t.body...), t.uni...)
+	return append(append([]string(nil), t.words...), t.chars...)
 }

@@ -174,6 +174,11 @@ func ingestFiles(cmd *cobra.Command, k *kb.KB, files []string, failures []error)
 	}
 	bar.show(len(files), "")
 	bar.clear()
+	if ingested > 0 {
+		if err := k.Optimize(cmd.Context()); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(cmd.OutOrStdout(), "ingested %d, unchanged %d, failed %d\n", ingested, unchanged, len(failures))
 	if len(failures) > 0 {
 		return &exitError{code: 1, err: fmt.Errorf("%d of %d paths could not be ingested (listed above)", len(failures), len(files)+walkFailures)}

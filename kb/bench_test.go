@@ -1,0 +1,191 @@
+package kb
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// vocabulary returns Chinese words (2–4 characters cut from the test
+// corpus and demo FAQ) and English words, to generate realistic text.
+func vocabulary(tb testing.TB) (zh, en []string) {
+	tb.Helper()
+	files, _ := filepath.Glob(filepath.Join("testdata", "corpus", "*"))
+	demo, _ := filepath.Glob(filepath.Join("demo", "*.md"))
+	seenZh, seenEn := map[string]bool{}, map[string]bool{}
+	for _, f := range append(files, demo...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, seg := range segments(string(b)) {
+			if !seg.cjk {
+				if w := string(seg.runes); len(w) > 2 && !seenEn[w] {
+					seenEn[w] = true
+					en = append(en, w)
+				}
+				continue
+			}
+			for i := 0; i+2 <= len(seg.runes); i += 2 {
+				w := string(seg.runes[i:min(i+2+i%3, len(seg.runes))])
+				if !seenZh[w] {
+					seenZh[w] = true
+					zh = append(zh, w)
+				}
+			}
+		}
+	}
+	slices.Sort(zh)
+	slices.Sort(en)
+	return zh, en
+}
+
+// textGen writes generated text with a Zipf word distribution, as in real
+// writing: a few words are everywhere, most are rare. The vocabulary is the
+// real words of the corpora (spread over all ranks, so queries about them
+// behave like queries about ordinary content words) among synthetic
+// two-character words; English words are among them.
+type textGen struct {
+	r     *rand.Rand
+	zipf  *rand.Zipf
+	words []string
+	en    []string
+}
+
+func newTextGen(tb testing.TB, seed uint64) *textGen {
+	zh, en := vocabulary(tb)
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	// Synthetic words from the common CJK block, then the real words at
+	// random ranks.
+	words := make([]string, 0, 40000)
+	for len(words) < 40000-len(zh)-len(en) {
+		words = append(words, string([]rune{rune(0x4E00 + r.IntN(3500)), rune(0x4E00 + r.IntN(3500))}))
+	}
+	for _, w := range append(zh, en...) {
+		i := r.IntN(len(words) + 1)
+		words = slices.Insert(words, i, w)
+	}
+	return &textGen{r: r, zipf: rand.NewZipf(r, 1.1, 2, uint64(len(words)-1)), words: words, en: en}
+}
+
+// doc writes a Markdown document of sections×paras paragraphs of about 150
+// characters each.
+func (g *textGen) doc(sections, paras int) string {
+	var b strings.Builder
+	word := func() string { return g.words[g.zipf.Uint64()] }
+	fmt.Fprintf(&b, "# %s%s %s\n\n", word(), word(), g.en[g.r.IntN(len(g.en))])
+	for s := range sections {
+		fmt.Fprintf(&b, "## %d. %s%s\n\n", s+1, word(), word())
+		for range paras {
+			for n := 0; n < 150; {
+				w := word()
+				if w[0] < utf8.RuneSelf {
+					w = " " + w + " "
+				}
+				b.WriteString(w)
+				n += len([]rune(w))
+				if g.r.IntN(12) == 0 {
+					b.WriteString([]string{"。", "，", "！", "？"}[g.r.IntN(4)])
+				}
+			}
+			b.WriteString("。\n\n")
+		}
+	}
+	return b.String()
+}
+
+var benchQueries = []string{
+	"出差住宿标准是多少？", "退款多久到账", "年假有几天", "笔记本电脑坏了怎么办", "积分多久过期",
+	"电子发票在哪里下载", "可以用信用卡分期吗", "工牌丢了怎么办", "warranty claim", "reset password",
+	"delete my account", "refund", "假", "运费怎么算，满多少包邮？",
+}
+
+// BenchmarkSearch measures a search over a generated knowledge base of
+// 10,000 chunks (mostly Chinese, some English). ns/op is the mean; p50 and
+// p99 are reported per query as extra metrics.
+func BenchmarkSearch(b *testing.B) {
+	ctx := context.Background()
+	k, _ := newTestKB(b)
+	g := newTextGen(b, 1)
+	chunks := 0
+	for d := 0; chunks < 10000; d++ {
+		res, err := k.Ingest(ctx, fmt.Sprintf("gen-%04d.md", d), []byte(g.doc(10, 3)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		chunks += res.Doc.Chunks
+	}
+	if err := k.SeedDemo(ctx); err != nil {
+		b.Fatal(err)
+	}
+	// Searches run on a knowledge base ingested earlier by `kb ingest`,
+	// which optimised the index, and whose WAL was checkpointed when the
+	// ingesting process closed it.
+	start := time.Now()
+	if err := k.Optimize(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("Optimize of %d chunks took %v", chunks, time.Since(start))
+	if _, err := k.st.DB.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("corpus: %d generated chunks plus the demo FAQ", chunks)
+	b.Run("k=5", func(b *testing.B) {
+		lat := make([]time.Duration, 0, b.N)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := range b.N {
+			start := time.Now()
+			if _, err := k.Search(ctx, benchQueries[i%len(benchQueries)], 5); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		b.StopTimer()
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
+	})
+}
+
+// BenchmarkIngest measures ingestion throughput of generated Markdown
+// (MB/s from b.SetBytes): validation, chunking, tokenising and the
+// transaction that writes documents, chunks and index rows.
+func BenchmarkIngest(b *testing.B) {
+	ctx := context.Background()
+	k, _ := newTestKB(b)
+	g := newTextGen(b, 3)
+	docs := make([][]byte, 20)
+	total := 0
+	for i := range docs {
+		docs[i] = []byte(g.doc(8, 3))
+		total += len(docs[i])
+	}
+	b.SetBytes(int64(total))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		for j, d := range docs {
+			if _, err := k.Ingest(ctx, fmt.Sprintf("doc-%d-%d.md", i, j), d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkSplitChunks measures the chunker alone.
+func BenchmarkSplitChunks(b *testing.B) {
+	doc := newTextGen(b, 5).doc(20, 4)
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		SplitChunks(doc, MaxChunkRunes)
+	}
+}
