@@ -60,8 +60,7 @@ func (c *Chat) Run(ctx context.Context) error {
 
 // lineSource picks readline on a terminal and plain line reading otherwise.
 func (c *Chat) lineSource() (lineSource, bool, error) {
-	if fd, ok := terminalFd(c.cfg.In); ok {
-		_ = fd
+	if _, ok := terminalFd(c.cfg.In); ok {
 		src, err := newReadlineSource(c.cfg.In.(*os.File), c.cfg.Out, c.cfg.Err, c.cfg.HistoryFile)
 		if err != nil {
 			return nil, false, fmt.Errorf("set up the terminal: %w", err)

@@ -1,16 +1,365 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
 
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/agentmcp"
+	"github.com/agentapp/agentapp/chat"
+	"github.com/agentapp/agentapp/model"
+	"github.com/agentapp/agentapp/model/offline"
+	"github.com/agentapp/agentapp/model/openai"
+	"github.com/agentapp/agentapp/trace"
 	"github.com/spf13/cobra"
 )
 
-// newChatCmd is a placeholder until its issue lands.
+// defaultConfigFile is read from the working directory when --config is
+// not given and the file exists.
+const defaultConfigFile = "agentapp.json"
+
+const mcpExample = `--mcp "npx -y @modelcontextprotocol/server-memory" or --mcp "agentapp serve"`
+
+type chatFlags struct {
+	model       string
+	trace       bool
+	prompt      string
+	json        bool
+	mcp         []string
+	config      string
+	session     string
+	cont        bool
+	maxSteps    int
+	turnTimeout time.Duration
+}
+
 func newChatCmd() *cobra.Command {
-	return &cobra.Command{
+	var f chatFlags
+	cmd := &cobra.Command{
 		Use:   "chat",
-		Short: "(not built yet)",
-		RunE:  func(*cobra.Command, []string) error { return errors.New("chat is not built yet") },
+		Short: "Chat with the customer-service assistant (local tools plus any MCP servers)",
+		Long: `Chat with the customer-service assistant. It looks up orders, opens after-sales
+tickets, hands you over to a human and answers from the company knowledge base,
+with the local tools plus the tools of any MCP servers you plug in.
+
+Input: on a terminal you get line editing and history. When stdin is a pipe or a
+file, each line is one message and the /commands work the same. With -p the
+question is asked once and the answer printed; -p - reads the question from the
+whole of stdin.
+
+Model: without an API key the offline demo model is used. Set OPENAI_API_KEY
+(and optionally OPENAI_BASE_URL, OPENAI_MODEL) in the environment or a .env file
+to use an OpenAI-compatible provider (default: Zhipu GLM, glm-4-flash).
+
+MCP servers come from --mcp (repeatable) and from the mcpServers file (--config,
+default ./agentapp.json when present; the Claude Desktop / Cursor format).`,
+		Example: `  agentapp chat
+  agentapp chat -p "订单 A-1024 到哪了？"
+  agentapp chat -p "where is order A-1024?" --json
+  echo "差旅住宿标准是多少？" | agentapp chat -p -
+  agentapp chat --mcp "npx -y @modelcontextprotocol/server-memory" --trace
+  agentapp chat --config ~/Library/Application\ Support/Claude/claude_desktop_config.json
+  agentapp chat --continue`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runChat(cmd, &f) },
 	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.model, "model", "", `"offline" for the offline demo model, or a model name for the OpenAI-compatible provider (default: offline without an API key, else $OPENAI_MODEL or glm-4-flash)`)
+	fl.BoolVar(&f.trace, "trace", false, "trace think/act/observe/done on stderr (also AGENT_TRACE=1)")
+	fl.StringVarP(&f.prompt, "prompt", "p", "", `ask one question, print the answer and exit ("-" reads it from stdin)`)
+	fl.BoolVar(&f.json, "json", false, "with -p: print {answer, steps, model, session} as JSON")
+	fl.StringArrayVar(&f.mcp, "mcp", nil, `connect an MCP server started by this command line (repeatable; split on whitespace), e.g. --mcp "agentapp serve"`)
+	fl.StringVar(&f.config, "config", "", "mcpServers config file (default ./"+defaultConfigFile+" when it exists)")
+	fl.StringVar(&f.session, "session", "", "resume the chat session with this id")
+	fl.BoolVar(&f.cont, "continue", false, "resume the most recent chat session")
+	fl.IntVar(&f.maxSteps, "max-steps", agent.DefaultMaxSteps, "most tool rounds per answer")
+	fl.DurationVar(&f.turnTimeout, "turn-timeout", chat.DefaultTurnTimeout, "time limit for one whole answer, tool calls included")
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if strings.Contains(err.Error(), "--mcp") {
+			err = fmt.Errorf("%v; give the MCP server's command line, e.g. %s", err, mcpExample)
+		}
+		return &exitError{code: 2, err: err}
+	})
+	return cmd
+}
+
+func usageError(format string, args ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
+}
+
+func runChat(cmd *cobra.Command, f *chatFlags) error {
+	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+	oneShot := cmd.Flags().Changed("prompt")
+	switch {
+	case f.json && !oneShot:
+		return usageError("--json needs a question: use it with -p \"...\"")
+	case oneShot && strings.TrimSpace(f.prompt) == "":
+		return usageError(`-p needs a question, e.g. -p "where is order A-1024?" (or -p - to read it from stdin)`)
+	case f.session != "" && f.cont:
+		return usageError("use either --session ID or --continue, not both")
+	case f.maxSteps < 1:
+		return usageError("--max-steps must be at least 1")
+	case f.turnTimeout <= 0:
+		return usageError("--turn-timeout must be positive, e.g. 2m")
+	}
+	question := f.prompt
+	if oneShot && f.prompt == "-" {
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return fmt.Errorf("read the question from stdin: %w", err)
+		}
+		if question = strings.TrimSpace(string(b)); question == "" {
+			return usageError("-p - read an empty question from stdin")
+		}
+	}
+
+	// SIGTERM and SIGHUP end the chat cleanly (servers closed); SIGINT is
+	// relayed to the chat, where it cancels a turn or leaves the prompt.
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	intr := make(chan os.Signal, 1)
+	signal.Notify(intr, os.Interrupt)
+	defer signal.Stop(intr)
+
+	m, info, hint, err := chooseModel(f.model)
+	if err != nil {
+		return err
+	}
+	servers, err := serverConfigs(f)
+	if err != nil {
+		return err
+	}
+
+	dir, err := dataDir(cmd)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(cmd)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	local, err := localTools(ctx, st)
+	if err != nil {
+		return err
+	}
+
+	var observer agent.Observer
+	var connectOpts []agentmcp.ConnectOption
+	if trace.Enabled(f.trace) {
+		observer = trace.New(stderr)
+		connectOpts = append(connectOpts, agentmcp.WithStderrEcho(stderr))
+	}
+	connected, err := connectServers(ctx, intr, servers, connectOpts)
+	if err != nil {
+		return err
+	}
+
+	c, err := chat.New(ctx, chat.Config{
+		Model:       m,
+		ModelInfo:   info,
+		Local:       local,
+		Servers:     connected,
+		Strict:      agent.StrictFromEnv(os.Getenv(agent.StrictMCPEnv)),
+		Store:       st,
+		In:          stdin,
+		Out:         stdout,
+		Err:         stderr,
+		Interrupt:   intr,
+		Observer:    observer,
+		MaxSteps:    f.maxSteps,
+		TurnTimeout: f.turnTimeout,
+		SessionID:   f.session,
+		Continue:    f.cont,
+		HistoryFile: filepath.Join(dir, "chat_history"),
+		ErrorHint:   hint,
+	})
+	if err != nil {
+		if errors.Is(err, chat.ErrNoSession) {
+			return &exitError{code: 1, err: err}
+		}
+		return err
+	}
+	defer c.Close()
+
+	if !oneShot {
+		return c.Run(ctx)
+	}
+	if info != "" && m.Name() == "offline-demo" {
+		fmt.Fprintf(stderr, "note: %s\n", info)
+	}
+	if err := c.Ask(ctx, question, f.json); err != nil {
+		if errors.Is(err, chat.ErrInterrupted) {
+			return &exitError{code: 130, err: errors.New("interrupted")}
+		}
+		return err
+	}
+	return nil
+}
+
+// chooseModel picks the model from --model and the provider configuration,
+// and says in the banner text which one it is and how to switch.
+func chooseModel(flag string) (m model.Model, info string, hint func(error) string, err error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		wd = "."
+	}
+	cfg, err := openai.LoadConfig(wd)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	name := strings.TrimSpace(flag)
+	switch {
+	case strings.EqualFold(name, "offline"):
+		info = "the offline demo model, chosen with --model offline"
+		if cfg.HasKey() {
+			info += "; leave --model out to use " + cfg.Model
+		} else {
+			info += "; set OPENAI_API_KEY (environment or .env) to use a real model"
+		}
+		return offline.New(), info, nil, nil
+	case name == "" && !cfg.HasKey():
+		return offline.New(), offline.Notice + "; --model NAME picks a model once a key is set", nil, nil
+	case !cfg.HasKey():
+		return nil, "", nil, usageError("--model %s needs an API key: set OPENAI_API_KEY (in the environment or a .env file), or use --model offline", name)
+	}
+	if name != "" {
+		cfg.Model = name
+	}
+	info = fmt.Sprintf("OpenAI-compatible provider at %s, API key from %s; --model NAME for another model, --model offline for the offline demo", cfg.BaseURL, cfg.Source.APIKey)
+	hint = func(err error) string {
+		var apiErr *openai.APIError
+		var connErr *openai.ConnectionError
+		if errors.As(err, &apiErr) || errors.As(err, &connErr) {
+			return "" // their message already says what to check
+		}
+		return fmt.Sprintf("check the API key (OPENAI_API_KEY), the base URL %s (OPENAI_BASE_URL) and the model name %s (OPENAI_MODEL or --model); --model offline works without a provider", cfg.BaseURL, cfg.Model)
+	}
+	return openai.New(cfg), info, hint, nil
+}
+
+// serverConfigs gathers the MCP servers: the config file's (sorted by
+// name) first, then the --mcp flags in order, renamed when a name is taken.
+func serverConfigs(f *chatFlags) ([]agentmcp.ServerConfig, error) {
+	var cfgs []agentmcp.ServerConfig
+	path := f.config
+	if path == "" {
+		if _, err := os.Stat(defaultConfigFile); err == nil {
+			path = defaultConfigFile
+		}
+	}
+	if path != "" {
+		loaded, err := agentmcp.LoadConfig(path)
+		if err != nil {
+			return nil, err
+		}
+		cfgs = loaded
+	}
+	taken := func(n string) bool {
+		for _, c := range cfgs {
+			if c.Name == n {
+				return true
+			}
+		}
+		return false
+	}
+	for _, line := range f.mcp {
+		c, err := agentmcp.ParseCommandLine(line)
+		if err != nil {
+			return nil, usageError("%v", err)
+		}
+		c.Name = agentmcp.UniqueName(c.Name, taken)
+		cfgs = append(cfgs, c)
+	}
+	return cfgs, nil
+}
+
+// connectServers connects every server concurrently. Ctrl-C while waiting
+// gives up. A failure is a start-up error that names each server that
+// failed and shows how to try it by hand.
+func connectServers(ctx context.Context, intr <-chan os.Signal, cfgs []agentmcp.ServerConfig, opts []agentmcp.ConnectOption) ([]chat.Server, error) {
+	if len(cfgs) == 0 {
+		return nil, nil
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	interrupted := make(chan bool, 1)
+	go func() {
+		select {
+		case <-intr:
+			cancel()
+			interrupted <- true
+		case <-done:
+			interrupted <- false
+		}
+	}()
+	names := make([]string, len(cfgs))
+	for i, c := range cfgs {
+		names[i] = c.Name
+	}
+	servers, err := chat.ConnectAll(cctx, names, cfgs, func(ctx context.Context, c agentmcp.ServerConfig) (chat.Server, error) {
+		b, err := agentmcp.Connect(ctx, c, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	})
+	close(done)
+	if <-interrupted {
+		return nil, &exitError{code: 130, err: errors.New("interrupted while connecting to the MCP servers")}
+	}
+	if err != nil {
+		return nil, connectFailure(err, cfgs)
+	}
+	return servers, nil
+}
+
+// connectFailure words a start-up connection failure: each failed server,
+// why, and the command that checks it by hand.
+func connectFailure(err error, cfgs []agentmcp.ServerConfig) error {
+	var failures []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		failures = j.Unwrap()
+	} else {
+		failures = []error{err}
+	}
+	var b strings.Builder
+	b.WriteString("could not start the chat: ")
+	if len(failures) == 1 {
+		b.WriteString("an MCP server failed to connect")
+	} else {
+		fmt.Fprintf(&b, "%d MCP servers failed to connect", len(failures))
+	}
+	for _, e := range failures {
+		var ce *chat.ConnectError
+		if !errors.As(e, &ce) {
+			fmt.Fprintf(&b, "\n- %v", e)
+			continue
+		}
+		msg := ce.Err.Error()
+		if !strings.Contains(msg, ce.Server) {
+			msg = fmt.Sprintf("MCP server %q: %s", ce.Server, msg)
+		}
+		fmt.Fprintf(&b, "\n- %s", strings.ReplaceAll(msg, "\n", "\n  "))
+		for _, c := range cfgs {
+			if c.Name != ce.Server {
+				continue
+			}
+			if c.IsHTTP() {
+				fmt.Fprintf(&b, "\n  check it by hand: agentapp mcp tools --server %s", c.URL)
+			} else {
+				fmt.Fprintf(&b, "\n  check it by hand: agentapp mcp tools -- %s", c.CommandLine())
+			}
+		}
+	}
+	return &exitError{code: 1, err: errors.New(b.String())}
 }

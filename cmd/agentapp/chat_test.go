@@ -1,0 +1,313 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// runChatCLI runs agentapp in-process with the given stdin and returns
+// stdout, stderr and the exit code main would use.
+func runChatCLI(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	root := newRootCmd()
+	var out, errOut bytes.Buffer
+	root.SetIn(strings.NewReader(stdin))
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	err := root.Execute()
+	code := 0
+	if err != nil {
+		errOut.WriteString("agentapp: " + err.Error() + "\n")
+		code = 1
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
+	}
+	return out.String(), errOut.String(), code
+}
+
+// chatEnv clears the switches that change the chat's behaviour, so the
+// tests see the defaults whatever the developer's shell has set.
+func chatEnv(t *testing.T) {
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "AGENT_GUARD_") || k == "AGENT_TRACE" {
+			t.Setenv(k, "")
+		}
+	}
+}
+
+func TestChatOneShotJSON(t *testing.T) {
+	chatEnv(t)
+	data := t.TempDir()
+	out, errOut, code := runChatCLI(t, "", "chat", "--data-dir", data, "--model", "offline", "-p", "订单 A-1024 到哪了？", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", code, errOut)
+	}
+	var a struct {
+		Answer string `json:"answer"`
+		Model  string `json:"model"`
+		Steps  []struct {
+			Step   int             `json:"step"`
+			Tool   string          `json:"tool"`
+			Input  json.RawMessage `json:"input"`
+			Output string          `json:"output"`
+			Error  string          `json:"error"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(out), &a); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, out)
+	}
+	if a.Model != "offline-demo" || !strings.Contains(a.Answer, "已发货") {
+		t.Errorf("answer = %q, model = %q", a.Answer, a.Model)
+	}
+	if len(a.Steps) == 0 || a.Steps[0].Step != 1 || a.Steps[0].Tool != "getOrderStatus" ||
+		!strings.Contains(string(a.Steps[0].Input), "A-1024") || !strings.Contains(a.Steps[0].Output, "已发货") || a.Steps[0].Error != "" {
+		t.Errorf("steps = %+v", a.Steps)
+	}
+}
+
+func TestChatOneShotFromStdinAndContinue(t *testing.T) {
+	chatEnv(t)
+	data := t.TempDir()
+	out, errOut, code := runChatCLI(t, "where is order B-0001?\n", "chat", "--data-dir", data, "--model", "offline", "-p", "-")
+	if code != 0 || !strings.Contains(out, "已签收") {
+		t.Fatalf("exit %d, stdout %q\nstderr:\n%s", code, out, errOut)
+	}
+	if strings.Contains(out, "Session:") || !strings.Contains(errOut, "offline demo model") {
+		t.Errorf("one-shot stdout must hold only the answer, the model note goes to stderr:\nstdout %q\nstderr %q", out, errOut)
+	}
+	// The question was stored: --continue resumes that session.
+	out, errOut, code = runChatCLI(t, "", "chat", "--data-dir", data, "--model", "offline", "--continue")
+	if code != 0 || !strings.Contains(out, "(resumed, ") {
+		t.Errorf("--continue: exit %d, stdout %q\nstderr:\n%s", code, out, errOut)
+	}
+}
+
+func TestChatPipedREPLSessionResume(t *testing.T) {
+	chatEnv(t)
+	data := t.TempDir()
+	out, errOut, code := runChatCLI(t, "订单 A-2048 到哪了？\n/exit\n", "chat", "--data-dir", data, "--model", "offline")
+	if code != 0 || !strings.Contains(out, "仓库打包中") {
+		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, s := range []string{"Model: offline-demo", "Local tools: 4 (getOrderStatus, createTicket, escalateToHuman, searchKnowledgeBase)", "MCP servers: none", "Guards: none"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("banner lacks %q:\n%s", s, out)
+		}
+	}
+	_, rest, _ := strings.Cut(out, "Session: ")
+	id := strings.Fields(rest)[0]
+	out, errOut, code = runChatCLI(t, "/exit\n", "chat", "--data-dir", data, "--model", "offline", "--session", id)
+	if code != 0 || !strings.Contains(out, "Session: "+id+" (resumed, ") {
+		t.Errorf("--session %s: exit %d, stdout:\n%s\nstderr:\n%s", id, code, out, errOut)
+	}
+	_, errOut, code = runChatCLI(t, "", "chat", "--data-dir", data, "--model", "offline", "--session", "no-such-id")
+	if code != 1 || !strings.Contains(errOut, `"no-such-id"`) {
+		t.Errorf("unknown session: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestChatTooLongMessage(t *testing.T) {
+	chatEnv(t)
+	long := strings.Repeat("退", 8001)
+	_, errOut, code := runChatCLI(t, "", "chat", "--data-dir", t.TempDir(), "--model", "offline", "-p", long)
+	if code != 1 || !strings.Contains(errOut, "8001 characters") || !strings.Contains(errOut, "limit is 8000") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestChatUsageErrors(t *testing.T) {
+	chatEnv(t)
+	data := t.TempDir()
+	cases := []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"--mcp"}, 2, []string{"--mcp", "e.g. --mcp \"npx"}},
+		{[]string{"--mcp", "  "}, 2, []string{"--mcp needs a command line", "e.g."}},
+		{[]string{"--json"}, 2, []string{"--json needs a question"}},
+		{[]string{"-p", " "}, 2, []string{"-p needs a question"}},
+		{[]string{"--session", "x", "--continue"}, 2, []string{"not both"}},
+		{[]string{"--max-steps", "0"}, 2, []string{"--max-steps"}},
+		{[]string{"--config", filepath.Join(data, "missing.json")}, 1, []string{"missing.json", "not found"}},
+	}
+	for _, c := range cases {
+		args := append([]string{"chat", "--data-dir", data, "--model", "offline"}, c.args...)
+		_, errOut, code := runChatCLI(t, "", args...)
+		if code != c.code {
+			t.Errorf("%v: exit %d, want %d; stderr %q", c.args, code, c.code, errOut)
+		}
+		for _, s := range c.want {
+			if !strings.Contains(errOut, s) {
+				t.Errorf("%v: stderr %q lacks %q", c.args, errOut, s)
+			}
+		}
+	}
+}
+
+func TestChatConfigFileErrorNamesServerAndField(t *testing.T) {
+	chatEnv(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "agentapp.json")
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers": {"files": {"command": "npx", "args": "-y server"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := runChatCLI(t, "", "chat", "--data-dir", dir, "--model", "offline", "--config", cfg)
+	if code != 1 || !strings.Contains(errOut, `agentapp.json: server "files": field "args": want a list of strings`) {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestChatConnectFailureNamesServer(t *testing.T) {
+	chatEnv(t)
+	missing := filepath.Join(t.TempDir(), "no-such-server")
+	_, errOut, code := runChatCLI(t, "", "chat", "--data-dir", t.TempDir(), "--model", "offline", "--mcp", missing+" --stdio")
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	for _, s := range []string{"no-such-server", "check it by hand: agentapp mcp tools -- " + missing + " --stdio"} {
+		if !strings.Contains(errOut, s) {
+			t.Errorf("stderr lacks %q:\n%s", s, errOut)
+		}
+	}
+}
+
+// buildAgentapp builds the command into dir and returns the binary's path.
+func buildAgentapp(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "agentapp")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestChatDogfood is the chat connected to its own MCP server in a real
+// subprocess: the server's tools override the local ones (or, strict, do
+// not), the offline model asks for the order, and on exit no process of
+// the chat is left.
+func TestChatDogfood(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the process-table check reads /proc")
+	}
+	bin := buildAgentapp(t, t.TempDir())
+	for _, strict := range []bool{false, true} {
+		name := "mcp-wins"
+		if strict {
+			name = "strict"
+		}
+		t.Run(name, func(t *testing.T) {
+			data := t.TempDir()
+			cmd := exec.Command(bin, "chat", "--model", "offline", "--trace", "--mcp", bin+" serve")
+			cmd.Dir = t.TempDir()
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + data, "AGENTAPP_DATA_DIR=" + data}
+			if strict {
+				cmd.Env = append(cmd.Env, "AGENT_GUARD_MCP_STRICT=1")
+			}
+			cmd.Stdin = strings.NewReader("订单 A-1024 到哪了？\n/tools\n/exit\n")
+			var out, errOut bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errOut
+			err := cmd.Run()
+			if err != nil {
+				t.Fatalf("chat: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
+			}
+			stdout, stderr := out.String(), errOut.String()
+			for _, s := range []string{"MCP server agentapp: connected, 3 tools", "getOrderStatus", "createTicket", "searchKnowledge", "已发货"} {
+				if !strings.Contains(stdout, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, stdout)
+				}
+			}
+			if !strings.Contains(stderr, "act: getOrderStatus") {
+				t.Errorf("stderr has no act line calling getOrderStatus:\n%s", stderr)
+			}
+			if strict {
+				checkWarning(t, stderr, "warning: AGENT_GUARD_MCP_STRICT is set, so local tools win: skipped MCP tools ")
+				if !regexp.MustCompile(`getOrderStatus +local`).MatchString(stdout) || !strings.Contains(stdout, "getOrderStatus from MCP server agentapp is skipped") {
+					t.Errorf("/tools does not show the local getOrderStatus in use:\n%s", stdout)
+				}
+			} else {
+				checkWarning(t, stderr, "warning: MCP tools override local tools of the same name: ")
+				if !regexp.MustCompile(`getOrderStatus +MCP server agentapp`).MatchString(stdout) {
+					t.Errorf("/tools does not show the MCP getOrderStatus in use:\n%s", stdout)
+				}
+			}
+			if left := processesOf(t, cmd.Process.Pid, data); len(left) > 0 {
+				t.Errorf("processes outlived the chat: %v", left)
+			}
+		})
+	}
+}
+
+// checkWarning finds the one warning line that starts with prefix and
+// checks that it names both clashing tools (in the server's order).
+func checkWarning(t *testing.T, stderr, prefix string) {
+	t.Helper()
+	var lines []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "warning:") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], prefix) {
+		t.Fatalf("want exactly one warning starting %q, got %q", prefix, lines)
+	}
+	for _, tool := range []string{"getOrderStatus (from agentapp)", "createTicket (from agentapp)"} {
+		if !strings.Contains(lines[0], tool) {
+			t.Errorf("warning %q does not name %s", lines[0], tool)
+		}
+	}
+}
+
+// processesOf lists live processes that belong to a finished chat: its
+// children (parent pid), its process group, or anything that inherited its
+// unique data directory in the environment (grandchildren reparented to
+// init after their parent died).
+func processesOf(t *testing.T, pid int, marker string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil || p == os.Getpid() {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// Fields after the command name (in parentheses, may hold spaces):
+		// state ppid pgrp ...
+		s := string(stat)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) < 3 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(fields[1])
+		pgrp, _ := strconv.Atoi(fields[2])
+		env, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if ppid == pid || pgrp == pid || bytes.Contains(env, []byte("AGENTAPP_DATA_DIR="+marker+"\x00")) {
+			cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			left = append(left, e.Name()+" "+strings.ReplaceAll(string(cmdline), "\x00", " ")+" state "+fields[0])
+		}
+	}
+	return left
+}
