@@ -666,3 +666,20 @@ func BenchmarkToolsCallGetOrderStatus(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkToolHandlerGetOrderStatus measures agentapp's own share of a
+// tools/call (validation, the SQLite look-up, encoding the result), without
+// the SDK's JSON-RPC decoding and transport.
+func BenchmarkToolHandlerGetOrderStatus(b *testing.B) {
+	d := newDomain(b)
+	h := toolHandler(d.svc.OrderStatusTool(), &sessionIDs{})
+	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "getOrderStatus", Arguments: json.RawMessage(`{"orderId":"A-1024"}`)}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := h(ctx, req)
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+}
