@@ -1,0 +1,188 @@
+package agentappbench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/agentmcp"
+	"github.com/agentapp/agentapp/bench/mcpbench"
+	"github.com/agentapp/agentapp/kb"
+	"github.com/agentapp/agentapp/store"
+	"github.com/agentapp/agentapp/support"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var orderArgs = json.RawMessage(`{"orderId":"A-1024"}`)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// newServer builds the server `agentapp serve` builds, on a fresh data
+// directory: the same tools, the same seeded knowledge base.
+func newServer(b *testing.B) *mcp.Server {
+	b.Helper()
+	ctx := context.Background()
+	st, err := store.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	svc, err := support.New(ctx, st)
+	if err != nil {
+		b.Fatal(err)
+	}
+	k, err := kb.Open(ctx, st)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := k.SeedDemo(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return agentmcp.NewServer(agentmcp.ServerOptions{Version: "bench", Tools: agentmcp.PublishedTools(svc, k),
+		Docs: agentmcp.KBDocs(k), Logger: quiet})
+}
+
+func toolNamed(b *testing.B, br *agentmcp.Bridge, name string) *agent.Tool {
+	for _, t := range br.Tools() {
+		if t.Name == name {
+			return t
+		}
+	}
+	b.Fatalf("%s has no tool %s", br.Name(), name)
+	return nil
+}
+
+// runTool is one bridge round trip as the agent loop makes it: the
+// adapted tool's Execute (call, result mapping).
+func runTool(b *testing.B, t *agent.Tool) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := t.Execute(ctx, orderArgs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBridgeInProcess: agentapp's server in this process behind the
+// SDK's in-memory transport; one op is one getOrderStatus through the
+// bridge's adapted tool.
+func BenchmarkBridgeInProcess(b *testing.B) {
+	br, err := agentmcp.ConnectInMemory(context.Background(), "agentapp", newServer(b), agentmcp.WithLogger(quiet))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer br.Close()
+	runTool(b, toolNamed(b, br, "getOrderStatus"))
+}
+
+// BenchmarkBridgeStdio: the same call to `agentapp serve` as a subprocess.
+// The profile of this benchmark shows the client side only.
+func BenchmarkBridgeStdio(b *testing.B) {
+	bin := agentappBinary(b)
+	br, err := agentmcp.Connect(context.Background(), agentmcp.ServerConfig{
+		Name: "agentapp", Command: bin, Args: []string{"--data-dir", b.TempDir(), "serve"},
+	}, agentmcp.WithLogger(quiet))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer br.Close()
+	runTool(b, toolNamed(b, br, "getOrderStatus"))
+}
+
+// BenchmarkServerToolsCallRaw: agentapp's server alone, connected like
+// `agentapp serve` (newline-delimited JSON over OS pipes), driven by the
+// harness's raw JSON-RPC framing. Nearly all of the CPU profile of this
+// benchmark is the server's handling of tools/call.
+func BenchmarkServerToolsCallRaw(b *testing.B) {
+	srv := newServer(b)
+	inR, inW, _ := os.Pipe()
+	outR, outW, _ := os.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	ss, err := srv.Connect(ctx, &mcp.IOTransport{Reader: inR, Writer: outW}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		inW.Close()
+		cancel()
+		_ = ss.Wait()
+		outR.Close()
+	}()
+	br := bufio.NewReaderSize(outR, 64<<10)
+	var buf []byte
+	id := int64(0)
+	call := func(method string, params json.RawMessage) []byte {
+		id++
+		buf = mcpbench.AppendRequest(buf[:0], id, method, params)
+		if _, err := inW.Write(buf); err != nil {
+			b.Fatal(err)
+		}
+		frame, err := mcpbench.ReadFrame(br, mcpbench.MaxFrame)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return frame
+	}
+	call("initialize", mcpbench.InitializeParams)
+	if _, err := inW.Write(mcpbench.AppendNotification(nil, "notifications/initialized", nil)); err != nil {
+		b.Fatal(err)
+	}
+	params, _ := mcpbench.ToolsCallParams("getOrderStatus", orderArgs)
+	if f := call("tools/call", params); !bytes.Contains(f, []byte(`"structuredContent"`)) {
+		b.Fatalf("unexpected answer %s", f)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		call("tools/call", params)
+	}
+}
+
+var build struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+	out  []byte
+}
+
+// agentappBinary returns $AGENTAPP_BIN or a freshly built cmd/agentapp.
+func agentappBinary(b *testing.B) string {
+	if p := os.Getenv("AGENTAPP_BIN"); p != "" {
+		return p
+	}
+	build.once.Do(func() {
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			build.err = err
+			return
+		}
+		if build.dir, build.err = os.MkdirTemp("", "agentappbench-*"); build.err != nil {
+			return
+		}
+		build.bin = filepath.Join(build.dir, "agentapp")
+		cmd := exec.Command(goTool, "build", "-o", build.bin, "github.com/agentapp/agentapp/cmd/agentapp")
+		build.out, build.err = cmd.CombinedOutput()
+	})
+	if build.err != nil {
+		b.Skipf("cannot build agentapp (set AGENTAPP_BIN): %v\n%s", build.err, build.out)
+	}
+	return build.bin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if build.dir != "" {
+		os.RemoveAll(build.dir)
+	}
+	os.Exit(code)
+}

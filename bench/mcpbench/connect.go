@@ -1,0 +1,144 @@
+//go:build linux
+
+package mcpbench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentapp/agentapp/agentmcp"
+)
+
+// ConnectOptions say how to measure connecting several stdio servers with
+// the bridge (agentmcp.Connect: spawn, initialize, tools/list, adapt).
+type ConnectOptions struct {
+	Name    string
+	Command []string // "{tmpdir}" in an argument becomes a per-server temporary directory
+	N       int      // servers (default 5)
+	Rounds  int      // repetitions, the figures are medians (default 5)
+	Log     func(format string, args ...any)
+}
+
+// ConnectResult is the JSON object of the connect measurement.
+type ConnectResult struct {
+	Name    string   `json:"name"`
+	Command []string `json:"command"`
+	N       int      `json:"servers"`
+	Rounds  int      `json:"rounds"`
+	// SingleMS[r][i] is server i connected alone in round r;
+	// ConcurrentMS[r] the wall time of connecting all N at once.
+	SingleMS     [][]float64 `json:"single_ms"`
+	ConcurrentMS []float64   `json:"concurrent_ms"`
+	// SlowestSingleMS is the median over rounds of the slowest single
+	// connect; ConcurrentMedianMS the median concurrent time; Ratio the
+	// second over the first.
+	SlowestSingleMS    float64 `json:"slowest_single_ms"`
+	ConcurrentMedianMS float64 `json:"concurrent_median_ms"`
+	Ratio              float64 `json:"ratio"`
+	LoadBefore         string  `json:"loadavg_before"`
+	LoadAfter          string  `json:"loadavg_after"`
+}
+
+// MeasureConnect connects the server command N times one after the other,
+// then N times concurrently, for each round. Every server gets its own
+// temporary directory (removed at the end), used once unmeasured first so
+// that the measured connects find initialised data as a user's would.
+func MeasureConnect(ctx context.Context, o ConnectOptions) (*ConnectResult, error) {
+	if o.N <= 0 {
+		o.N = 5
+	}
+	if o.Rounds <= 0 {
+		o.Rounds = 5
+	}
+	if o.Log == nil {
+		o.Log = func(string, ...any) {}
+	}
+	if len(o.Command) == 0 {
+		return nil, fmt.Errorf("no server command")
+	}
+	res := &ConnectResult{Name: o.Name, Command: o.Command, N: o.N, Rounds: o.Rounds, LoadBefore: LoadAvg()}
+	cfgs := make([]agentmcp.ServerConfig, o.N)
+	for i := range cfgs {
+		dir, err := os.MkdirTemp("", "mcpbench-connect-*")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		args := make([]string, len(o.Command)-1)
+		for j, a := range o.Command[1:] {
+			args[j] = strings.ReplaceAll(a, "{tmpdir}", dir)
+		}
+		cfgs[i] = agentmcp.ServerConfig{Name: fmt.Sprintf("s%d", i+1), Command: o.Command[0], Args: args,
+			ConnectTimeout: 60 * time.Second}
+	}
+	// Quiet: the bridge logs skipped lines and escalations at warn level.
+	opts := []agentmcp.ConnectOption{agentmcp.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	connect := func(cfg agentmcp.ServerConfig) (time.Duration, *agentmcp.Bridge, error) {
+		start := time.Now()
+		b, err := agentmcp.Connect(ctx, cfg, opts...)
+		return time.Since(start), b, err
+	}
+	closeAll := func(bs []*agentmcp.Bridge) {
+		var wg sync.WaitGroup
+		for _, b := range bs {
+			if b != nil {
+				wg.Go(func() { _ = b.Close() })
+			}
+		}
+		wg.Wait()
+	}
+	// Warm-up: first use of each data directory.
+	for _, cfg := range cfgs {
+		_, b, err := connect(cfg)
+		if err != nil {
+			return nil, err
+		}
+		closeAll([]*agentmcp.Bridge{b})
+	}
+	var slowest, conc []time.Duration
+	for r := range o.Rounds {
+		singles := make([]float64, o.N)
+		var worst time.Duration
+		for i, cfg := range cfgs {
+			d, b, err := connect(cfg)
+			closeAll([]*agentmcp.Bridge{b})
+			if err != nil {
+				return nil, err
+			}
+			singles[i] = ms(d)
+			worst = max(worst, d)
+		}
+		res.SingleMS = append(res.SingleMS, singles)
+		slowest = append(slowest, worst)
+
+		bridges := make([]*agentmcp.Bridge, o.N)
+		errs := make([]error, o.N)
+		var wg sync.WaitGroup
+		start := time.Now()
+		for i, cfg := range cfgs {
+			wg.Go(func() { _, bridges[i], errs[i] = connect(cfg) })
+		}
+		wg.Wait()
+		d := time.Since(start)
+		closeAll(bridges)
+		for _, err := range errs {
+			if err != nil {
+				return nil, err
+			}
+		}
+		res.ConcurrentMS = append(res.ConcurrentMS, ms(d))
+		conc = append(conc, d)
+		o.Log("connect round %d: slowest single %.1f ms, %d concurrent %.1f ms", r+1, ms(worst), o.N, ms(d))
+	}
+	res.SlowestSingleMS = ms(Median(slowest))
+	res.ConcurrentMedianMS = ms(Median(conc))
+	res.Ratio = round3(res.ConcurrentMedianMS / res.SlowestSingleMS)
+	res.LoadAfter = LoadAvg()
+	return res, nil
+}
