@@ -309,3 +309,59 @@ func TestDemoFAQAnswersLodgingStandard(t *testing.T) {
 		}
 	}
 }
+
+func TestIngestBatch(t *testing.T) {
+	ctx := context.Background()
+	k, _ := newTestKB(t)
+	if _, err := k.Ingest(ctx, "same.md", []byte("# Same\n\nunchanged text")); err != nil {
+		t.Fatal(err)
+	}
+	results, errs := k.IngestBatch(ctx, []File{
+		{Name: "a.md", Data: []byte("# A\n\nalpha")},
+		{Name: "empty.txt", Data: nil},
+		{Name: "same.md", Data: []byte("# Same\n\nunchanged text")},
+		{Name: "dir/b.md", Data: []byte("# B\n\nfirst")},
+		{Name: "other/b.md", Data: []byte("# B\n\nsecond")},
+	})
+	var got []string
+	for i := range results {
+		if errs[i] != nil {
+			got = append(got, "error: "+errs[i].Error())
+		} else {
+			got = append(got, string(results[i].Status))
+		}
+	}
+	want := []string{"added", "error: empty.txt is empty: nothing to ingest", "unchanged", "added", "replaced"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("batch outcomes (-want +got):\n%s", diff)
+	}
+	if results[4].ReplacedID != results[3].Doc.ID {
+		t.Errorf("second b.md replaced %q, want the first one %q", results[4].ReplacedID, results[3].Doc.ID)
+	}
+	docs, err := k.List(ctx)
+	if err != nil || len(docs) != 3 {
+		t.Errorf("List = %+v, %v; want a.md, b.md (second) and same.md", docs, err)
+	}
+}
+
+func TestIngestBatchFailureStoresNothing(t *testing.T) {
+	ctx := context.Background()
+	k, _ := newTestKB(t)
+	if _, err := k.st.DB.Exec(`CREATE TRIGGER fail_chunk BEFORE INSERT ON kb_chunks
+		WHEN NEW.text LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'injected failure'); END`); err != nil {
+		t.Fatal(err)
+	}
+	_, errs := k.IngestBatch(ctx, []File{
+		{Name: "good.md", Data: []byte("fine text")},
+		{Name: "bad.md", Data: []byte("poison text")},
+		{Name: "blank.md", Data: []byte("  ")},
+	})
+	for i, want := range []string{"injected failure", "injected failure", "contains only whitespace"} {
+		if errs[i] == nil || !strings.Contains(errs[i].Error(), want) {
+			t.Errorf("file %d error = %v, want %q", i, errs[i], want)
+		}
+	}
+	if docs, _ := k.List(ctx); len(docs) != 0 {
+		t.Errorf("a failed batch stored %+v", docs)
+	}
+}

@@ -182,3 +182,17 @@ func TestSnippet(t *testing.T) {
 		t.Errorf("Snippet of a short text = %q", got)
 	}
 }
+
+func TestIndexTokens(t *testing.T) {
+	for in, want := range map[string]string{
+		"住宿标准：一线城市 600 元/晚":    "住宿 宿标 标准 准 一线 线城 城市 市 600 元 晚 ",
+		"Refund within 7-Days": "refund within 7 days ",
+		"ＡＢＣ１２３假":              "abc123 假 ",
+		"":                     "",
+		"。！":                   "",
+	} {
+		if got := indexTokens(in); got != want {
+			t.Errorf("indexTokens(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

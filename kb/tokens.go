@@ -3,6 +3,7 @@ package kb
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // maxWordRunes bounds a Latin token; longer runs (hashes, base64) are cut.
@@ -11,14 +12,29 @@ const maxWordRunes = 48
 // isCJK reports whether r is written without spaces between words: Han,
 // kana and Hangul.
 func isCJK(r rune) bool {
+	switch {
+	case r < 0x1100:
+		return false
+	case r >= 0x4E00 && r <= 0x9FFF: // the common CJK ideographs, first
+		return true
+	}
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
 		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r) || r == 'ー'
 }
 
 // fold maps full-width ASCII (ＡＢＣ１２３) to ASCII and lower-cases.
 func fold(r rune) rune {
-	if r >= 0xFF01 && r <= 0xFF5E {
+	switch {
+	case r >= 0xFF01 && r <= 0xFF5E:
 		r -= 0xFEE0
+	case r >= 0x2E80 && r < 0xA640, r >= 0xAC00 && r < 0xD800:
+		return r // CJK and Hangul have no case
+	}
+	if r < utf8.RuneSelf {
+		if 'A' <= r && r <= 'Z' {
+			r += 'a' - 'A'
+		}
+		return r
 	}
 	return unicode.ToLower(r)
 }
@@ -74,21 +90,45 @@ func segments(text string) []segment {
 func indexTokens(text string) string {
 	var b strings.Builder
 	b.Grow(len(text) * 2)
-	for _, seg := range segments(text) {
-		rs := seg.runes
-		if !seg.cjk {
-			b.WriteString(string(rs))
+	var prev rune // the previous CJK character of the current run, or 0
+	word := 0     // runes of the current Latin word written so far
+	endRun := func() {
+		if prev != 0 {
+			b.WriteRune(prev)
 			b.WriteByte(' ')
-			continue
+			prev = 0
 		}
-		for i := 0; i+1 < len(rs); i++ {
-			b.WriteRune(rs[i])
-			b.WriteRune(rs[i+1])
-			b.WriteByte(' ')
-		}
-		b.WriteRune(rs[len(rs)-1])
-		b.WriteByte(' ')
 	}
+	endWord := func() {
+		if word > 0 {
+			b.WriteByte(' ')
+			word = 0
+		}
+	}
+	for _, r := range text {
+		r = fold(r)
+		switch {
+		case isCJK(r):
+			endWord()
+			if prev != 0 {
+				b.WriteRune(prev)
+				b.WriteRune(r)
+				b.WriteByte(' ')
+			}
+			prev = r
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
+			endRun()
+			if word < maxWordRunes {
+				b.WriteRune(r)
+				word++
+			}
+		default:
+			endRun()
+			endWord()
+		}
+	}
+	endRun()
+	endWord()
 	return b.String()
 }
 

@@ -140,9 +140,18 @@ func unwrapPathError(err error) error {
 	return err
 }
 
-// ingestFiles ingests each file, reports failures on stderr as they happen
-// and ends with one summary line on stdout.
+// Files are ingested in batches (one transaction each), which is several
+// times faster than a transaction per file for small files; a batch is cut
+// at ingestBatchFiles files or ingestBatchBytes bytes.
+const (
+	ingestBatchFiles = 32
+	ingestBatchBytes = 4 << 20
+)
+
+// ingestFiles ingests the files in batches, reports failures on stderr as
+// they happen and ends with one summary line on stdout.
 func ingestFiles(cmd *cobra.Command, k *kb.KB, files []string, failures []error) error {
+	ctx := cmd.Context()
 	stderr := cmd.ErrOrStderr()
 	walkFailures := len(failures)
 	for _, err := range failures {
@@ -152,30 +161,54 @@ func ingestFiles(cmd *cobra.Command, k *kb.KB, files []string, failures []error)
 	if len(files) >= progressMinFiles && isTerminal(stderr) {
 		bar = &progressBar{w: stderr, total: len(files)}
 	}
-	ingested, unchanged := 0, 0
-	for i, f := range files {
-		if err := cmd.Context().Err(); err != nil {
+	fail := func(err error) {
+		bar.clear()
+		fmt.Fprintln(stderr, "error:", err)
+		failures = append(failures, err)
+	}
+	ingested, unchanged, done := 0, 0, 0
+	var batch []kb.File
+	size := 0
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		results, errs := k.IngestBatch(ctx, batch)
+		for i, err := range errs {
+			switch {
+			case err != nil:
+				fail(err)
+			case results[i].Status == kb.StatusUnchanged:
+				unchanged++
+			default:
+				ingested++
+			}
+		}
+		done += len(batch)
+		bar.show(done, batch[len(batch)-1].Name)
+		batch, size = batch[:0], 0
+	}
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
 			bar.clear()
 			return err
 		}
-		bar.show(i, f)
-		res, err := ingestFile(cmd, k, f)
+		data, err := os.ReadFile(f)
 		if err != nil {
-			bar.clear()
-			fmt.Fprintln(stderr, "error:", err)
-			failures = append(failures, err)
+			fail(fmt.Errorf("%s: %w", f, unwrapPathError(err)))
+			done++
 			continue
 		}
-		if res.Status == kb.StatusUnchanged {
-			unchanged++
-		} else {
-			ingested++
+		batch = append(batch, kb.File{Name: f, Data: data})
+		size += len(data)
+		if len(batch) >= ingestBatchFiles || size >= ingestBatchBytes {
+			flush()
 		}
 	}
-	bar.show(len(files), "")
+	flush()
 	bar.clear()
 	if ingested > 0 {
-		if err := k.Optimize(cmd.Context()); err != nil {
+		if err := k.Optimize(ctx); err != nil {
 			return err
 		}
 	}
@@ -184,14 +217,6 @@ func ingestFiles(cmd *cobra.Command, k *kb.KB, files []string, failures []error)
 		return &exitError{code: 1, err: fmt.Errorf("%d of %d paths could not be ingested (listed above)", len(failures), len(files)+walkFailures)}
 	}
 	return nil
-}
-
-func ingestFile(cmd *cobra.Command, k *kb.KB, path string) (kb.IngestResult, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return kb.IngestResult{}, fmt.Errorf("%s: %w", path, unwrapPathError(err))
-	}
-	return k.Ingest(cmd.Context(), path, data)
 }
 
 // progressBar draws "[=====     ] 12/40 name" on one terminal line. A nil
