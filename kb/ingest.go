@@ -133,6 +133,19 @@ func prepare(name string, data []byte) (*prepared, error) {
 	return p, nil
 }
 
+// prepare is the package-level prepare followed by the ingest check, if
+// the KB has one.
+func (k *KB) prepare(name string, data []byte) (*prepared, error) {
+	p, err := prepare(name, data)
+	if err != nil || k.check == nil {
+		return p, err
+	}
+	if err := k.check(name, p.content); err != nil {
+		return nil, fmt.Errorf("%s was refused: %w", name, err)
+	}
+	return p, nil
+}
+
 func firstInvalid(data []byte) int {
 	for i := 0; i < len(data); {
 		r, w := utf8.DecodeRune(data[i:])
@@ -173,7 +186,7 @@ func documentTitle(base, content string) string {
 // whitespace-only, binary and non-UTF-8 content is refused with an error
 // naming the file.
 func (k *KB) Ingest(ctx context.Context, name string, data []byte) (IngestResult, error) {
-	p, err := prepare(name, data)
+	p, err := k.prepare(name, data)
 	if err != nil {
 		return IngestResult{}, err
 	}
@@ -207,7 +220,7 @@ func (k *KB) IngestBatch(ctx context.Context, files []File) ([]IngestResult, []e
 	errs := make([]error, len(files))
 	preps := make([]*prepared, len(files))
 	for i, f := range files {
-		preps[i], errs[i] = prepare(f.Name, f.Data)
+		preps[i], errs[i] = k.prepare(f.Name, f.Data)
 	}
 	now := time.Now()
 	err := k.st.Tx(ctx, func(tx *sql.Tx) error {

@@ -54,7 +54,19 @@ type Doc struct {
 // KB is a knowledge base stored in an agentapp database. It is safe for
 // concurrent use, also by several processes sharing the database.
 type KB struct {
-	st *store.Store
+	st    *store.Store
+	check func(name, text string) error
+}
+
+// Option configures a KB at Open.
+type Option func(*KB)
+
+// WithIngestCheck makes Ingest and IngestBatch refuse a document when check
+// returns an error for its name and text (the guards use it to keep
+// prompt-injection phrases out of the knowledge base). The refusal names
+// the file and wraps check's error.
+func WithIngestCheck(check func(name, text string) error) Option {
+	return func(k *KB) { k.check = check }
 }
 
 // migrations is the kb component's schema. Released steps are never edited;
@@ -99,14 +111,18 @@ var migrations = []string{
 // Open prepares the knowledge-base tables in st (creating them on first
 // use) and returns the knowledge base. It does not seed the demo FAQ; call
 // SeedDemo for that.
-func Open(ctx context.Context, st *store.Store) (*KB, error) {
+func Open(ctx context.Context, st *store.Store, opts ...Option) (*KB, error) {
 	if st == nil || st.DB == nil {
 		return nil, errors.New("kb.Open: no database")
 	}
 	if err := st.Migrate(ctx, "kb", migrations); err != nil {
 		return nil, fmt.Errorf("prepare the knowledge base tables: %w (the SQLite build needs FTS5)", err)
 	}
-	return &KB{st: st}, nil
+	k := &KB{st: st}
+	for _, o := range opts {
+		o(k)
+	}
+	return k, nil
 }
 
 const docColumns = `id, title, source, chunks, bytes, ingested_at`
