@@ -27,8 +27,10 @@ type Hit struct {
 	DocID string `json:"docId"`
 	Title string `json:"title"`
 	Text  string `json:"text"`
-	// Score is the BM25 relevance (higher is better), rounded to three
-	// decimals. It compares hits of one search, not across searches.
+	// Score is the BM25 relevance (higher is better), rounded to four
+	// significant digits. It compares hits of one search, not across
+	// searches. A word found in most chunks scores close to zero (BM25 gives
+	// it almost no weight).
 	Score float64 `json:"score"`
 }
 
@@ -109,13 +111,23 @@ func (k *KB) search(ctx context.Context, expr string, n int) ([]Hit, error) {
 			return nil, fmt.Errorf("search the knowledge base: %w", err)
 		}
 		h.No = len(hits) + 1
-		h.Score = math.Round(-bm25*1000) / 1000
+		h.Score = roundScore(-bm25)
 		hits = append(hits, h)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search the knowledge base: %w", err)
 	}
 	return hits, nil
+}
+
+// roundScore rounds to four significant digits: enough to order hits, and
+// small scores (common words) do not all round to zero.
+func roundScore(x float64) float64 {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	p := math.Pow(10, 3-math.Floor(math.Log10(math.Abs(x))))
+	return math.Round(x*p) / p
 }
 
 // Snippet returns about width characters of text on one line, around the

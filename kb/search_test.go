@@ -196,3 +196,13 @@ func TestIndexTokens(t *testing.T) {
 		}
 	}
 }
+
+func TestRoundScore(t *testing.T) {
+	for in, want := range map[float64]float64{
+		13.33849: 13.34, 4.14712: 4.147, 0.000001234567: 0.000001235, 0: 0, -2.5: -2.5,
+	} {
+		if got := roundScore(in); got != want {
+			t.Errorf("roundScore(%v) = %v, want %v", in, got, want)
+		}
+	}
+}

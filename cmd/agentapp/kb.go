@@ -426,7 +426,7 @@ in Chinese or English; several arguments are joined with spaces.`,
 					if i > 0 {
 						fmt.Fprintln(out)
 					}
-					fmt.Fprintf(out, "[%d] %s  (%s, score %.3f)\n    %s\n", h.No, h.Title, h.DocID, h.Score, kb.Snippet(h.Text, query, 160))
+					fmt.Fprintf(out, "[%d] %s  (%s, score %.4g)\n    %s\n", h.No, h.Title, h.DocID, h.Score, kb.Snippet(h.Text, query, 160))
 				}
 				return nil
 			})
