@@ -19,43 +19,71 @@ type GoBench struct {
 func ParseGoBench(out string) []GoBench {
 	var res []GoBench
 	pkg := ""
+	pending := "" // a name whose figures a log line pushed to a later line
 	for line := range strings.Lines(out) {
 		line = strings.TrimSpace(line)
 		if p, ok := strings.CutPrefix(line, "pkg: "); ok {
 			pkg = p
 			continue
 		}
-		if !strings.HasPrefix(line, "Benchmark") {
-			continue
-		}
 		f := strings.Fields(line)
-		if len(f) < 4 || len(f)%2 != 0 {
+		if len(f) == 0 {
 			continue
 		}
-		n, err := strconv.ParseInt(f[1], 10, 64)
-		if err != nil {
+		if strings.HasPrefix(f[0], "Benchmark") {
+			if b, ok := parseBenchFields(pkg, f[0], f[1:]); ok {
+				res = append(res, b)
+				pending = ""
+			} else {
+				pending = f[0]
+			}
 			continue
 		}
-		b := GoBench{Pkg: pkg, Name: f[0], Procs: 1, N: n, Metrics: map[string]float64{}}
-		if i := strings.LastIndexByte(f[0], '-'); i > 0 {
-			if p, err := strconv.Atoi(f[0][i+1:]); err == nil {
-				b.Name, b.Procs = f[0][:i], p
+		if pending != "" {
+			if b, ok := parseBenchFields(pkg, pending, f); ok {
+				res = append(res, b)
+				pending = ""
 			}
-		}
-		ok := true
-		for i := 2; i+1 < len(f); i += 2 {
-			v, err := strconv.ParseFloat(f[i], 64)
-			if err != nil {
-				ok = false
-				break
-			}
-			b.Metrics[f[i+1]] = v
-		}
-		if ok {
-			res = append(res, b)
 		}
 	}
 	return res
+}
+
+// parseBenchFields parses "N value unit value unit…" for benchmark name.
+func parseBenchFields(pkg, name string, f []string) (GoBench, bool) {
+	if len(f) < 3 || len(f)%2 != 1 {
+		return GoBench{}, false
+	}
+	n, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil {
+		return GoBench{}, false
+	}
+	b := GoBench{Pkg: pkg, Name: name, Procs: 1, N: n, Metrics: map[string]float64{}}
+	if i := strings.LastIndexByte(name, '-'); i > 0 {
+		if p, err := strconv.Atoi(name[i+1:]); err == nil {
+			b.Name, b.Procs = name[:i], p
+		}
+	}
+	for i := 1; i+1 < len(f); i += 2 {
+		v, err := strconv.ParseFloat(f[i], 64)
+		if err != nil {
+			return GoBench{}, false
+		}
+		b.Metrics[f[i+1]] = v
+	}
+	_, ok := b.Metrics["ns/op"]
+	return b, ok
+}
+
+// Matching returns the benchmarks named name or name/sub…, in order.
+func Matching(bs []GoBench, name string) []GoBench {
+	var out []GoBench
+	for _, b := range bs {
+		if b.Name == name || strings.HasPrefix(b.Name, name+"/") {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // Find returns the first benchmark named name (as in the output, without

@@ -188,28 +188,31 @@ func Report(in ReportInput) string {
 		{"bridge round trip, in-process (SDK in-memory transport)", "BenchmarkBridgeInProcess"},
 		{"bridge round trip, over stdio to `agentapp serve`", "BenchmarkBridgeStdio"},
 		{"server alone: tools/call over OS pipes, raw JSON-RPC client", "BenchmarkServerToolsCallRaw"},
+		{"bare Go SDK server, trivial echo tool, same pipes and client (the SDK's floor)", "BenchmarkSDKEchoRaw"},
 		{"server + SDK client in memory (agentmcp)", "BenchmarkToolsCallGetOrderStatus"},
 		{"knowledge-base search, 10,000 chunks, k=5", "BenchmarkSearch/k=5"},
-		{"knowledge-base ingest (20 generated Markdown docs per op)", "BenchmarkIngest"},
+		{"knowledge-base ingest (generated Markdown; MB/s of input)", "BenchmarkIngest"},
 	}
 	for _, row := range rows {
-		g := Find(in.GoBench, row.name)
-		if g == nil {
+		gs := Matching(in.GoBench, row.name)
+		if len(gs) == 0 {
 			w("| %s | `%s` | not run | | | |\n", row.what, row.name)
 			continue
 		}
-		var other []string
-		for _, k := range []string{"MB/s", "p50-ns", "p99-ns"} {
-			if v, ok := g.Metrics[k]; ok {
-				if k == "MB/s" {
-					other = append(other, fmt.Sprintf("%.2f MB/s", v))
-				} else {
-					other = append(other, strings.TrimSuffix(k, "-ns")+" "+FormatNs(v))
+		for _, g := range gs {
+			var other []string
+			for _, k := range []string{"MB/s", "p50-ns", "p99-ns"} {
+				if v, ok := g.Metrics[k]; ok {
+					if k == "MB/s" {
+						other = append(other, fmt.Sprintf("%.2f MB/s", v))
+					} else {
+						other = append(other, strings.TrimSuffix(k, "-ns")+" "+FormatNs(v))
+					}
 				}
 			}
+			w("| %s | `%s` | %s | %s | %.0f | %.0f |\n", row.what, g.Name, FormatNs(g.Metrics["ns/op"]),
+				strings.Join(other, ", "), g.Metrics["allocs/op"], g.Metrics["B/op"])
 		}
-		w("| %s | `%s` | %s | %s | %.0f | %.0f |\n", row.what, row.name, FormatNs(g.Metrics["ns/op"]),
-			strings.Join(other, ", "), g.Metrics["allocs/op"], g.Metrics["B/op"])
 	}
 	if ip, st := Find(in.GoBench, "BenchmarkBridgeInProcess"), Find(in.GoBench, "BenchmarkBridgeStdio"); ip != nil && st != nil {
 		w("\nBridge over stdio ÷ in-process: %s.", FormatRatio(st.Metrics["ns/op"], ip.Metrics["ns/op"]))

@@ -135,6 +135,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	r.ColdStartMS = ms(Median(colds))
 	r.EOFExitIdleMS = ms(Median(idleExits))
+	for _, d := range idleExits {
+		if d < 0 { // one spawn did not exit within ExitWait
+			r.EOFExitIdleMS = -1
+		}
+	}
 	o.Log("%s: cold start median %.1f ms", o.Name, r.ColdStartMS)
 
 	if err := mainRun(ctx, o, params, r); err != nil {

@@ -308,6 +308,10 @@ func (s *Server) Exited() bool {
 
 func (s *Server) describe(err error) error {
 	msg := err.Error()
+	select { // a broken pipe usually means the server is exiting: say how
+	case <-s.exited:
+	case <-time.After(200 * time.Millisecond):
+	}
 	if s.Exited() {
 		msg += fmt.Sprintf(" (server exited: %v)", s.waitErr)
 	}

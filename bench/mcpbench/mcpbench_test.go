@@ -1,0 +1,295 @@
+package mcpbench
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPercentileAndMedian(t *testing.T) {
+	var ds []time.Duration
+	for i := 100; i >= 1; i-- { // unsorted on purpose
+		ds = append(ds, time.Duration(i)*time.Millisecond)
+	}
+	for _, c := range []struct {
+		p    float64
+		want time.Duration
+	}{{50, 50 * time.Millisecond}, {99, 99 * time.Millisecond}, {100, 100 * time.Millisecond},
+		{1, time.Millisecond}, {0, time.Millisecond}, {99.5, 100 * time.Millisecond}} {
+		if got := Percentile(ds, c.p); got != c.want {
+			t.Errorf("Percentile(1..100 ms, %v) = %v, want %v", c.p, got, c.want)
+		}
+	}
+	if ds[0] != 100*time.Millisecond {
+		t.Error("Percentile sorted its argument in place")
+	}
+	if got := Percentile(nil, 50); got != 0 {
+		t.Errorf("Percentile(nil) = %v", got)
+	}
+	if got := Percentile([]time.Duration{7}, 99); got != 7 {
+		t.Errorf("one sample: %v", got)
+	}
+	// 2,000 samples: p99 is the 1,980th smallest.
+	ds = ds[:0]
+	for i := range 2000 {
+		ds = append(ds, time.Duration(2000-i))
+	}
+	if got := Percentile(ds, 99); got != 1980 {
+		t.Errorf("p99 of 1..2000 = %v, want 1980", got)
+	}
+	if got := Median([]time.Duration{3, 1, 2}); got != 2 {
+		t.Errorf("odd median %v", got)
+	}
+	if got := Median([]time.Duration{4, 1, 2, 3}); got != 2 { // (2+3)/2 truncated
+		t.Errorf("even median %v", got)
+	}
+	if got := Median(nil); got != 0 {
+		t.Errorf("empty median %v", got)
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	// A command name with spaces and a parenthesis, as a process can set.
+	line := "4242 (node (worker) x) S 4200 4242 4200 0 -1 4194560 1234 0 3 0 157 42 7 3 20 0 11 0 12345 1130000000 27000 18446744073709551615 0 0 0 0 0 0 0 4096 134234626 0 0 0 17 1 0 0 0 0 0\n"
+	s, err := ParseStat([]byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.PID != 4242 || s.PPID != 4200 || s.PGRP != 4242 || s.State != 'S' {
+		t.Errorf("ids/state: %+v", s)
+	}
+	if s.UTime != 1570*time.Millisecond || s.STime != 420*time.Millisecond ||
+		s.CUTime != 70*time.Millisecond || s.CSTime != 30*time.Millisecond {
+		t.Errorf("times: %+v", s)
+	}
+	if s.CPU() != 2090*time.Millisecond {
+		t.Errorf("CPU() = %v", s.CPU())
+	}
+	for _, bad := range []string{"", "12 no parens S 1 2", "12 (x) S 1", "x (y) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15", "12 (y) S 1 2 3 4 5 6 7 8 9 10 eleven 12 13 14 15"} {
+		if _, err := ParseStat([]byte(bad)); err == nil {
+			t.Errorf("ParseStat(%q) accepted", bad)
+		}
+	}
+	// Our own stat parses and is plausible.
+	raw, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	self, err := ParseStat(raw)
+	if err != nil || self.PID != os.Getpid() || self.PPID != os.Getppid() {
+		t.Errorf("/proc/self/stat: %+v %v", self, err)
+	}
+}
+
+func TestParseStatus(t *testing.T) {
+	status := "Name:\tnode\nUmask:\t0022\nState:\tS (sleeping)\nVmPeak:\t 1200000 kB\nVmHWM:\t  110000 kB\nVmRSS:\t  108000 kB\nThreads:\t11\n"
+	m, err := ParseStatus([]byte(status))
+	if err != nil || m.RSS != 108000*1024 || m.HWM != 110000*1024 {
+		t.Errorf("ParseStatus = %+v, %v", m, err)
+	}
+	// A zombie has no Vm lines.
+	if m, err := ParseStatus([]byte("Name:\tx\nState:\tZ (zombie)\n")); err != nil || m.RSS != 0 {
+		t.Errorf("zombie: %+v %v", m, err)
+	}
+	if _, err := ParseStatus([]byte("VmRSS:\t 12 MB\n")); err == nil {
+		t.Error("accepted a unit other than kB")
+	}
+}
+
+func TestSampleGroupFakeProc(t *testing.T) {
+	root := t.TempDir()
+	write := func(pid, stat, status string) {
+		dir := filepath.Join(root, pid)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o644)
+		os.WriteFile(filepath.Join(dir, "status"), []byte(status), 0o644)
+	}
+	rest := " 0 -1 0 0 0 0 0 %s 0 0 20 0 1 0 1 1 1\n"
+	write("100", "100 (sh) S 1 100 1"+strings.Replace(rest, "%s", "100 50 10", 1), "VmRSS:\t 1000 kB\nVmHWM:\t 2000 kB\n")
+	write("101", "101 (node) R 100 100 1"+strings.Replace(rest, "%s", "200 25 0", 1), "VmRSS:\t 3000 kB\nVmHWM:\t 3000 kB\n")
+	write("102", "102 (other) S 1 102 1"+strings.Replace(rest, "%s", "999 999 0", 1), "VmRSS:\t 9999 kB\n")
+	os.MkdirAll(filepath.Join(root, "self"), 0o755)
+	old := procRoot
+	procRoot = root
+	defer func() { procRoot = old }()
+	g, err := SampleGroup(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// utime+stime+cutime+cstime: (100+50+10+0) + (200+25+0+0) ticks.
+	if len(g.PIDs) != 2 || g.CPU != 385*clockTick || g.RSS != 4000*1024 || g.HWM != 5000*1024 {
+		t.Errorf("group 100: %+v", g)
+	}
+	if strings.Join(g.Names, ",") != "sh,node" {
+		t.Errorf("names %v", g.Names)
+	}
+	if _, err := SampleGroup(555); err == nil {
+		t.Error("an empty group must be an error")
+	}
+}
+
+func TestFraming(t *testing.T) {
+	params, err := ToolsCallParams("getOrderStatus", json.RawMessage(`{"orderId":"A-1024"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(AppendRequest(nil, 7, "tools/call", params))
+	want := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-1024"}}}` + "\n"
+	if got != want {
+		t.Errorf("AppendRequest:\n got %s want %s", got, want)
+	}
+	if got := string(AppendNotification(nil, "notifications/initialized", nil)); got != `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n" {
+		t.Errorf("AppendNotification: %s", got)
+	}
+	if got := string(AppendErrorResponse(nil, json.RawMessage(`"r1"`), -32601, `no "roots"`)); got != `{"jsonrpc":"2.0","id":"r1","error":{"code":-32601,"message":"no \"roots\""}}`+"\n" {
+		t.Errorf("AppendErrorResponse: %s", got)
+	}
+	for _, frame := range []string{got, want, string(AppendRequest(nil, 1, "initialize", InitializeParams))} {
+		if !json.Valid([]byte(strings.TrimSpace(frame))) {
+			t.Errorf("invalid JSON: %s", frame)
+		}
+	}
+	for _, bad := range []string{`[1]`, `"x"`, `{`, ``} {
+		if _, err := ToolsCallParams("t", json.RawMessage(bad)); err == nil {
+			t.Errorf("ToolsCallParams accepted %q", bad)
+		}
+	}
+
+	// Reading: CRLF, blank lines, a long line past the reader's buffer, a
+	// last line without a newline.
+	long := `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 5000) + `"}]}}`
+	in := "\r\n" + `{"jsonrpc":"2.0","id":1,"result":{}}` + "\r\n\n" +
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{}}` + "\n" +
+		long + "\n" +
+		`{"jsonrpc":"2.0","id":"s1","method":"roots/list"}`
+	br := bufio.NewReaderSize(strings.NewReader(in), 16)
+	var msgs []Message
+	for {
+		f, err := ReadFrame(br, 1<<20)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := DecodeMessage(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, m)
+	}
+	if len(msgs) != 4 {
+		t.Fatalf("%d messages, want 4: %+v", len(msgs), msgs)
+	}
+	if id, ok := msgs[0].NumericID(); !msgs[0].IsResponse() || !ok || id != 1 {
+		t.Errorf("first: %+v", msgs[0])
+	}
+	if msgs[1].IsResponse() || msgs[1].IsRequest() || msgs[1].Method != "notifications/message" {
+		t.Errorf("notification: %+v", msgs[1])
+	}
+	if r, err := CheckToolResult(msgs[2]); err != nil || len(r.Content[0].Text) != 5000 {
+		t.Errorf("long result: %v", err)
+	}
+	if !msgs[3].IsRequest() || string(msgs[3].ID) != `"s1"` {
+		t.Errorf("server request: %+v", msgs[3])
+	}
+	if _, err := ReadFrame(bufio.NewReaderSize(strings.NewReader(long+"\n"), 16), 100); !errors.Is(err, ErrFrameTooLong) {
+		t.Errorf("over the limit: %v", err)
+	}
+	for _, bad := range []string{`not json`, `{"jsonrpc":"2.0"}`} {
+		if _, err := DecodeMessage([]byte(bad)); err == nil {
+			t.Errorf("DecodeMessage accepted %s", bad)
+		}
+	}
+}
+
+func TestCheckToolResult(t *testing.T) {
+	for _, c := range []struct {
+		m  Message
+		ok bool
+	}{
+		{Message{ID: json.RawMessage("1"), Result: json.RawMessage(`{"content":[{"type":"text","text":"Echo: hi"}]}`)}, true},
+		{Message{ID: json.RawMessage("1"), Result: json.RawMessage(`{"content":[{"type":"text","text":"no"}],"isError":true}`)}, false},
+		{Message{ID: json.RawMessage("1"), Result: json.RawMessage(`{"content":[]}`)}, false},
+		{Message{ID: json.RawMessage("1"), Error: &RPCError{Code: -32602, Message: "bad"}}, false},
+	} {
+		if _, err := CheckToolResult(c.m); (err == nil) != c.ok {
+			t.Errorf("CheckToolResult(%s %v) = %v", c.m.Result, c.m.Error, err)
+		}
+	}
+}
+
+func TestParseGoBench(t *testing.T) {
+	out := `goos: linux
+pkg: github.com/agentapp/agentapp/kb
+BenchmarkSearch/k=5-2         	     212	   5624812 ns/op	   2726715 p50-ns	  23343860 p99-ns	    6865 B/op	      87 allocs/op
+BenchmarkIngest-2             	       4	 334150540 ns/op	   0.67 MB/s	 3168956 B/op	   27612 allocs/op
+--- BENCH: BenchmarkSearch
+    bench_test.go:141: corpus: 10000 chunks
+PASS
+pkg: github.com/agentapp/agentapp/agent
+BenchmarkRunStep-2   	  225897	     14762 ns/op	    1232 B/op	      10 allocs/op
+pkg: github.com/agentapp/agentapp/bench/agentappbench
+BenchmarkServerToolsCallRaw-2   	2026/11/30 10:17:21 INFO knowledge base seeded with the demo FAQ documents=4
+    2000	    479183 ns/op	  171141 B/op	     152 allocs/op
+BenchmarkIngest/zh-2          	      12	 122517385 ns/op	   1.83 MB/s	 2012110 B/op	    9093 allocs/op
+`
+	bs := ParseGoBench(out)
+	if len(bs) != 5 {
+		t.Fatalf("%d benchmarks: %+v", len(bs), bs)
+	}
+	s := Find(bs, "BenchmarkSearch/k=5")
+	if s == nil || s.Procs != 2 || s.N != 212 || s.Metrics["p99-ns"] != 23343860 || s.Pkg != "github.com/agentapp/agentapp/kb" {
+		t.Errorf("search: %+v", s)
+	}
+	if in := Find(bs, "BenchmarkIngest"); in == nil || in.Metrics["MB/s"] != 0.67 {
+		t.Errorf("ingest: %+v", in)
+	}
+	if r := Find(bs, "BenchmarkRunStep"); r == nil || r.Pkg != "github.com/agentapp/agentapp/agent" || r.Metrics["allocs/op"] != 10 {
+		t.Errorf("runstep: %+v", r)
+	}
+	if r := Find(bs, "BenchmarkServerToolsCallRaw"); r == nil || r.N != 2000 || r.Metrics["ns/op"] != 479183 {
+		t.Errorf("figures after a log line: %+v", r)
+	}
+	if m := Matching(bs, "BenchmarkIngest"); len(m) != 2 || m[1].Name != "BenchmarkIngest/zh" {
+		t.Errorf("Matching: %+v", m)
+	}
+	if FormatNs(14762) != "14.8 µs" || FormatNs(5624812) != "5.62 ms" || FormatNs(12) != "12 ns" {
+		t.Errorf("FormatNs: %s %s %s", FormatNs(14762), FormatNs(5624812), FormatNs(12))
+	}
+}
+
+func TestTargets(t *testing.T) {
+	ours := &Result{Name: "go", ColdStartMS: 20, RSSMiB: 30, CPUPerCallUS: 100, ThroughputCPS: 5000, LatencyP99US: 900, Inflight: 16}
+	ref := &Result{Name: "ts", ColdStartMS: 1000, RSSMiB: 100, CPUPerCallUS: 400, ThroughputCPS: 2000, LatencyP99US: 1000}
+	ts := Targets(ReportInput{Results: []*Result{ours, ref}, Connect: &ConnectResult{N: 5, Ratio: 2.1}})
+	met := map[string]bool{}
+	for _, tg := range ts {
+		met[tg.What] = tg.Met
+	}
+	want := map[string]bool{
+		"cold start":                             true,  // 1/50
+		"resident memory after the run":          false, // 0.3 > 0.25
+		"server CPU per tools/call (sequential)": true,  // 0.25
+		"throughput at 16 in flight":             true,  // 2.5×
+		"tools/call p99":                         true,
+		"connect 5 stdio servers concurrently":   false,
+	}
+	for k, v := range want {
+		if got, ok := met[k]; !ok || got != v {
+			t.Errorf("%s: met=%v (present %v), want %v", k, got, ok, v)
+		}
+	}
+	tbl := Table([]*Result{ours, ref})
+	if !strings.Contains(tbl, "| go | ts | go ÷ ts |") || !strings.Contains(tbl, "| 20.0 | 1000 | 0.020× |") {
+		t.Errorf("table:\n%s", tbl)
+	}
+}
