@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentapp/agentapp/agent"
 )
 
 // Environment variables read by FromEnv.
@@ -12,7 +14,9 @@ const (
 	EnvConfirm   = "AGENT_GUARD_CONFIRM"
 	EnvPII       = "AGENT_GUARD_PII"
 	EnvInput     = "AGENT_GUARD_INPUT"
-	EnvMCPStrict = "AGENT_GUARD_MCP_STRICT"
+	// EnvMCPStrict is agent.StrictMCPEnv: the merge and the guards read
+	// one variable under one name.
+	EnvMCPStrict = agent.StrictMCPEnv
 	EnvAuditLog  = "AGENT_AUDIT_LOG"
 )
 
@@ -68,14 +72,24 @@ func FromEnv(getenv func(string) string, dataDir string) (Config, error) {
 			return Config{}, err
 		}
 	}
-	c.AuditLog = strings.TrimSpace(getenv(EnvAuditLog))
-	if c.AuditLog == "" {
-		c.AuditLog = filepath.Join(dataDir, DefaultAuditFile)
-	}
-	if abs, err := filepath.Abs(c.AuditLog); err == nil {
-		c.AuditLog = abs
-	}
+	c.AuditLog = AuditPath(getenv, dataDir)
 	return c, nil
+}
+
+// AuditPath is the audit log's path: AGENT_AUDIT_LOG, else audit.log in
+// dataDir, made absolute so the banner and error messages show where it is
+// whatever the working directory. It reads no guard switch, so a command
+// that only needs the log (knowledge-base ingest, which is always checked)
+// does not fail over a mistyped switch it does not use.
+func AuditPath(getenv func(string) string, dataDir string) string {
+	p := strings.TrimSpace(getenv(EnvAuditLog))
+	if p == "" {
+		p = filepath.Join(dataDir, DefaultAuditFile)
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	return p
 }
 
 func parseSwitch(name, v string) (bool, error) {

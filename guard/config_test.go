@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentapp/agentapp/agent"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -97,6 +98,32 @@ func TestAnyCountsEachGuard(t *testing.T) {
 		}
 		if a := c.Active(); len(a) == 0 || !strings.Contains(strings.Join(a, "|"), "MCP tool arguments") {
 			t.Errorf("Active() for %+v = %q, want the argument scan listed", c, a)
+		}
+	}
+}
+
+// TestStrictSwitchAgreesWithMerge keeps the guards and agent.Merge on one
+// reading of AGENT_GUARD_MCP_STRICT: every value the guards accept means
+// the same to agent.StrictFromEnv.
+func TestStrictSwitchAgreesWithMerge(t *testing.T) {
+	if EnvMCPStrict != agent.StrictMCPEnv {
+		t.Fatalf("EnvMCPStrict = %q, agent.StrictMCPEnv = %q", EnvMCPStrict, agent.StrictMCPEnv)
+	}
+	for _, v := range []string{"", "0", "1", "true", "TRUE", " True ", "false", "FALSE", " 1 ", "yes", "on", "2"} {
+		c, err := FromEnv(func(k string) string {
+			if k == EnvMCPStrict {
+				return v
+			}
+			return ""
+		}, t.TempDir())
+		if err != nil {
+			if agent.StrictFromEnv(v) {
+				t.Errorf("%q: the guards refuse it but the merge reads it as on", v)
+			}
+			continue
+		}
+		if c.MCPStrict != agent.StrictFromEnv(v) {
+			t.Errorf("%q: guards say strict=%v, merge says %v", v, c.MCPStrict, agent.StrictFromEnv(v))
 		}
 	}
 }

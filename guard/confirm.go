@@ -47,12 +47,21 @@ type LineReader interface {
 	ReadLine(ctx context.Context) (string, error)
 }
 
+// PromptReader is a LineReader that draws its own prompt, such as a line
+// editor that owns the terminal and repaints the whole line. A
+// TerminalConfirmer hands such a reader the question as the prompt instead
+// of writing it to Out first, where the editor would paint over it.
+type PromptReader interface {
+	LineReader
+	ReadLinePrompt(ctx context.Context, prompt string) (string, error)
+}
+
 // Lines reads lines from a reader in one background goroutine, so that a
 // wait can be abandoned (a confirmation timeout, a cancelled call) without
-// leaving a stray read behind that would steal the user's next line. The
-// chat should read its prompts through the same Lines as the confirmer:
-// then a line typed after a confirmation timed out goes to the next reader
-// in order instead of being lost. Safe for concurrent use; each line goes
+// leaving a stray read behind that would steal the user's next line. A
+// program should read its prompts through the same reader as the
+// confirmer: then a line typed after a confirmation timed out goes to the
+// next reader in order instead of being lost. Safe for concurrent use; each line goes
 // to one caller. The goroutine lives until the reader ends, which for
 // stdin is the life of the program.
 type Lines struct {
@@ -159,10 +168,17 @@ func (c *TerminalConfirmer) Confirm(ctx context.Context, req ConfirmRequest) Dec
 	if timeout <= 0 {
 		timeout = DefaultConfirmTimeout
 	}
-	fmt.Fprintf(c.Out, "Allow %s with %s? [y/N] ", what, Preview(req.Args))
+	question := fmt.Sprintf("Allow %s with %s? [y/N] ", what, Preview(req.Args))
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	line, err := c.In.ReadLine(waitCtx)
+	var line string
+	var err error
+	if pr, ok := c.In.(PromptReader); ok {
+		line, err = pr.ReadLinePrompt(waitCtx, question)
+	} else {
+		fmt.Fprint(c.Out, question)
+		line, err = c.In.ReadLine(waitCtx)
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:

@@ -192,3 +192,65 @@ func TestIsTerminal(t *testing.T) {
 		t.Error("IsTerminal(pipe) = true")
 	}
 }
+
+// promptLines is a PromptReader over fixed answers that records the
+// prompts it was given.
+type promptLines struct {
+	answers []string
+	prompts []string
+}
+
+func (p *promptLines) ReadLine(ctx context.Context) (string, error) { return p.ReadLinePrompt(ctx, "") }
+
+func (p *promptLines) ReadLinePrompt(ctx context.Context, prompt string) (string, error) {
+	p.prompts = append(p.prompts, prompt)
+	if len(p.answers) == 0 {
+		return "", io.EOF
+	}
+	a := p.answers[0]
+	p.answers = p.answers[1:]
+	return a, nil
+}
+
+func TestTerminalConfirmerGivesPromptReaderTheQuestion(t *testing.T) {
+	in := &promptLines{answers: []string{"yes", "no"}}
+	var out syncBuffer
+	conf := NewTerminalConfirmer(in, &out, true)
+	req := ConfirmRequest{Tool: "refund", Server: "shop", Args: json.RawMessage(`{"orderId":"A-1024"}`)}
+	if d := conf.Confirm(context.Background(), req); !d.Approved {
+		t.Errorf("yes: %+v", d)
+	}
+	if d := conf.Confirm(context.Background(), req); d.Approved {
+		t.Errorf("no: %+v", d)
+	}
+	want := `Allow tool refund (server shop) with {"orderId":"A-1024"}? [y/N] `
+	if len(in.prompts) != 2 || in.prompts[0] != want {
+		t.Errorf("prompts = %q, want the question %q", in.prompts, want)
+	}
+	if out.String() != "" {
+		t.Errorf("the question was also written to Out, where a line editor would paint over it: %q", out.String())
+	}
+}
+
+func TestWithConfirmerKeepsConfigAndAudit(t *testing.T) {
+	g, audit := setup(t, Config{Confirm: []string{"refund"}}, nil)
+	if g.Confirmer() != nil {
+		t.Fatal("guards from New(cfg, nil, a) have a confirmer")
+	}
+	fc := &fakeConfirmer{decision: Decision{Approved: true, Reason: "approved by the user"}}
+	g2 := g.WithConfirmer(fc)
+	if g2.Confirmer() != fc || g.Confirmer() != nil || g2.Audit() != g.Audit() || g2.Config().AuditLog != audit {
+		t.Errorf("WithConfirmer: confirmer %v (original %v), audit shared %v", g2.Confirmer(), g.Confirmer(), g2.Audit() == g.Audit())
+	}
+	s := newServerTool("refund", "ok", nil)
+	if _, d, _ := call(t, Wrap(s.tool, g2), `{}`); d != nil || s.calls.Load() != 1 || fc.asked.Load() != 1 {
+		t.Errorf("approved call: denial %v, calls %d, asked %d", d, s.calls.Load(), fc.asked.Load())
+	}
+	if _, d, _ := call(t, Wrap(s.tool, g), `{}`); d == nil || s.calls.Load() != 1 {
+		t.Errorf("the original guards (no confirmer) did not refuse: %v", d)
+	}
+	var none *Guards
+	if none.WithConfirmer(fc) != nil || none.Confirmer() != nil || none.Audit() != nil {
+		t.Error("nil Guards grew a value")
+	}
+}

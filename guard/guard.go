@@ -41,6 +41,37 @@ func toSet(names []string) map[string]bool {
 	return m
 }
 
+// WithConfirmer returns a copy of g that asks c about the tools in
+// Config.Confirm, sharing g's audit log. It exists because the program
+// that reads the user's lines (the chat) is created after the guards that
+// its local tools need: the chat adds its terminal confirmer, reading from
+// its own line reader, when it starts. A nil g stays nil.
+func (g *Guards) WithConfirmer(c Confirmer) *Guards {
+	if g == nil {
+		return nil
+	}
+	cp := *g
+	cp.confirmer = c
+	return &cp
+}
+
+// Confirmer returns the confirmer asking about the tools in Config.Confirm;
+// nil when none is set (those tools are then refused).
+func (g *Guards) Confirmer() Confirmer {
+	if g == nil {
+		return nil
+	}
+	return g.confirmer
+}
+
+// Audit returns the audit log the guards write to; nil when none.
+func (g *Guards) Audit() *Audit {
+	if g == nil {
+		return nil
+	}
+	return g.audit
+}
+
 // Config returns the configuration the guards apply.
 func (g *Guards) Config() Config {
 	if g == nil {
