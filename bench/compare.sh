@@ -73,7 +73,7 @@ say "writing $out"
   --notes bench/NOTES.md --command "bash bench/compare.sh" --versions "$versions" \
   --elapsed "$((elapsed / 60)) min $((elapsed % 60)) s" \
   --load "$load_start at the start of the script and $load_end at its end on $(nproc) CPUs (other work was running on the machine: top processes at the end: $busy)" \
-  >"$out.tmp"
+  | sed "s#$work#\$WORK#g" >"$out.tmp"   # temporary paths read as $WORK
 mv "$out.tmp" "$out"
 "$work/mcpbench" table "$results" >&2
 echo "wrote $out" >&2

@@ -21,7 +21,7 @@ import (
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("MCPBENCH_FAKE"); mode != "" {
 		fakeServer(mode)
-		return
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
@@ -66,7 +66,7 @@ func fakeOptions(mode string) Options {
 	return Options{
 		Name: "fake-" + mode, Command: []string{os.Args[0]}, Env: append(os.Environ(), "MCPBENCH_FAKE="+mode),
 		Tool: "t", Args: json.RawMessage(`{}`), Calls: 200, Warmup: 10, TputCalls: 300, ColdRuns: 3,
-		ExitWait: 300 * time.Millisecond, Timeout: 20 * time.Second,
+		ExitWait: 10 * time.Second, Timeout: 20 * time.Second,
 	}
 }
 
@@ -101,6 +101,7 @@ func TestRunFakeServer(t *testing.T) {
 func TestRunServerThatIgnoresEOF(t *testing.T) {
 	o := fakeOptions("hang")
 	o.ColdRuns, o.Calls, o.TputCalls = 1, 20, 20
+	o.ExitWait = 300 * time.Millisecond
 	r, err := Run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
