@@ -1,0 +1,175 @@
+package openai
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func env(vars map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v, ok := vars[k]
+		return v, ok
+	}
+}
+
+func TestLoadConfigDefaults(t *testing.T) {
+	c, err := loadConfig(t.TempDir(), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{BaseURL: DefaultBaseURL, Model: DefaultModel,
+		Source: Sources{APIKey: SourceUnset, BaseURL: SourceDefault, Model: SourceDefault}}
+	if !reflect.DeepEqual(c, want) || c.HasKey() {
+		t.Errorf("got %#v", c)
+	}
+}
+
+func TestLoadConfigDotEnvFoundWalkingUp(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, ".env"), "OPENAI_MODEL=from-root\n")
+	writeFile(t, filepath.Join(root, "proj", ".env"), strings.Join([]string{
+		"# GLM settings",
+		"export OPENAI_API_KEY=\"abc.def\"  # the key",
+		"OPENAI_BASE_URL = 'https://api.deepseek.com/v1' ",
+		"",
+	}, "\n"))
+	deep := filepath.Join(root, "proj", "a", "b")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, err := loadConfig(deep, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	envFile := filepath.Join(root, "proj", ".env")
+	// The first .env found is used alone: OPENAI_MODEL of the outer one is
+	// not merged in.
+	want := Config{APIKey: "abc.def", BaseURL: "https://api.deepseek.com/v1", Model: DefaultModel,
+		Source: Sources{APIKey: envFile, BaseURL: envFile, Model: SourceDefault}}
+	if !reflect.DeepEqual(c, want) || !c.HasKey() {
+		t.Errorf("got  %+v\nwant %+v", c.Source, want.Source)
+	}
+}
+
+func TestLoadConfigProcessEnvWinsPerVariable(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, ".env"), "OPENAI_API_KEY=file-key\nOPENAI_MODEL=file-model\nOPENAI_BASE_URL=http://file\n")
+	c, err := loadConfig(dir, env(map[string]string{"OPENAI_MODEL": "env-model", "OPENAI_API_KEY": ""}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Model != "env-model" || c.Source.Model != SourceEnv {
+		t.Errorf("model %q from %q", c.Model, c.Source.Model)
+	}
+	if c.APIKey != "file-key" || c.BaseURL != "http://file" { // an empty env value does not count
+		t.Errorf("key %q base %q", c.APIKey, c.BaseURL)
+	}
+}
+
+// LoadConfig itself reads the real process environment.
+func TestLoadConfigReadsProcessEnvironment(t *testing.T) {
+	t.Setenv(EnvAPIKey, "sk-process")
+	t.Setenv(EnvBaseURL, "http://127.0.0.1:11434/v1")
+	t.Setenv(EnvModel, "qwen2.5")
+	c, err := LoadConfig(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.APIKey != "sk-process" || c.BaseURL != "http://127.0.0.1:11434/v1" || c.Model != "qwen2.5" ||
+		c.Source != (Sources{SourceEnv, SourceEnv, SourceEnv}) {
+		t.Errorf("got %+v %+v", c, c.Source)
+	}
+}
+
+func TestLoadConfigUnreadableDotEnv(t *testing.T) {
+	if os.Geteuid() == 0 {
+		// root reads any file; use a .env that is a broken symlink's target
+		// directory instead: a directory named .env is skipped, not an error.
+		dir := t.TempDir()
+		if err := os.Mkdir(filepath.Join(dir, ".env"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := loadConfig(dir, env(nil)); err != nil {
+			t.Errorf("a directory named .env: %v", err)
+		}
+		return
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, ".env"), "OPENAI_API_KEY=x\n")
+	if err := os.Chmod(filepath.Join(dir, ".env"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadConfig(dir, env(nil)); err == nil {
+		t.Error("an unreadable .env was ignored")
+	}
+}
+
+func TestParseDotEnv(t *testing.T) {
+	got := ParseDotEnv("\uFEFF" + strings.Join([]string{
+		"A=plain",
+		"B = spaced value ",
+		"C=\"double # not a comment\" # comment",
+		"D='single $x \\n'",
+		`E="line\nnext \"q\" \\"`,
+		"F=value # comment",
+		"G=a#b",
+		"export H=exported",
+		"exportI=kept-name",
+		"# K=commented",
+		"not an assignment",
+		"1BAD=x",
+		"L=",
+		"M=\"unterminated",
+		"A=last wins",
+		"N=https://open.bigmodel.cn/api/paas/v4?x=1",
+	}, "\r\n"))
+	want := map[string]string{
+		"A": "last wins", "B": "spaced value", "C": "double # not a comment", "D": `single $x \n`,
+		"E": "line\nnext \"q\" \\", "F": "value", "G": "a#b", "H": "exported", "exportI": "kept-name",
+		"L": "", "M": `"unterminated`, "N": "https://open.bigmodel.cn/api/paas/v4?x=1",
+	}
+	if !reflect.DeepEqual(got, want) {
+		for k := range merge(got, want) {
+			if got[k] != want[k] {
+				t.Errorf("%s = %q, want %q", k, got[k], want[k])
+			}
+		}
+	}
+}
+
+func merge(a, b map[string]string) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
+
+func TestConfigStringHidesKey(t *testing.T) {
+	c := Config{APIKey: "0123456789abcdef.SECRETSECRET", BaseURL: DefaultBaseURL, Model: DefaultModel,
+		Source: Sources{APIKey: "/home/u/.env"}}
+	for _, s := range []string{c.String(), fmt.Sprintf("%v", c), fmt.Sprintf("%+v", c), fmt.Sprintf("%#v", c)} {
+		if strings.Contains(s, "SECRETSECRET") || strings.Contains(s, "456789") {
+			t.Errorf("key shown: %s", s)
+		}
+		mustContain(t, s, "glm-4-flash", DefaultBaseURL, "/home/u/.env")
+	}
+	mustContain(t, Config{}.String(), "no API key")
+}
