@@ -34,7 +34,7 @@ func main() {
 	pidfile := flag.String("pidfile", "", "write our pid to this file")
 	flag.Parse()
 	if *pidfile != "" {
-		if err := os.WriteFile(*pidfile, fmt.Appendf(nil, "%d %d", os.Getpid(), syscall.Getpgrp()), 0o644); err != nil {
+		if err := os.WriteFile(*pidfile, fmt.Appendf(nil, "%d %d", os.Getpid(), processGroup()), 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, "testserver:", err)
 			os.Exit(1)
 		}
