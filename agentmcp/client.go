@@ -329,7 +329,11 @@ func (b *Bridge) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Call
 		return nil, fmt.Errorf("%w: %v", errBridgeClosed, err)
 	}
 	if err != nil && b.proc != nil && b.proc.hasExited() {
-		err = fmt.Errorf("%w (the server process has exited: %s)", err, b.proc.exitStatus())
+		detail := b.proc.exitStatus()
+		if tail := b.proc.stderr.tail(3); len(tail) > 0 {
+			detail += "; its last stderr lines: " + strings.Join(tail, " | ")
+		}
+		err = fmt.Errorf("%w (the server process has exited: %s)", err, detail)
 	}
 	return res, err
 }

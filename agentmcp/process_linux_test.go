@@ -343,3 +343,27 @@ func TestCrashedServerIsAConnectionError(t *testing.T) {
 		}
 	}
 }
+
+func TestStdioEnvAndDir(t *testing.T) {
+	dir := t.TempDir()
+	cfg := ServerConfig{
+		Name: "ts", Command: testServerPath(t), Dir: dir,
+		Env: map[string]string{"AGENTMCP_TEST_VAR": "from config"},
+	}
+	t.Setenv("AGENTMCP_PARENT_VAR", "inherited")
+	b, err := Connect(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	env := adTool(t, b, "env")
+	for name, want := range map[string]string{
+		"AGENTMCP_TEST_VAR":   "from config",
+		"AGENTMCP_PARENT_VAR": "inherited", // merged over, not replacing, our environment
+	} {
+		got, err := adExec(t, env, `{"name":"`+name+`"}`)
+		if err != nil || got != want+"|"+dir {
+			t.Errorf("%s: the server sees %q, %v; want %q", name, got, err, want+"|"+dir)
+		}
+	}
+}

@@ -51,7 +51,7 @@ func TestMCPCLIStdio(t *testing.T) {
 		for _, x := range tools {
 			names = append(names, x.(map[string]any)["name"].(string))
 		}
-		if got := strings.Join(names, ","); got != "big,echo,fail,noise,sleep" {
+		if got := strings.Join(names, ","); got != "big,echo,env,fail,noise,sleep" {
 			t.Errorf("tools %s", got)
 		}
 		var pid, pgid int

@@ -1,8 +1,8 @@
 // Command testserver is a deliberately well- or ill-behaved MCP stdio server
 // for the bridge's tests. The mode flag picks the behaviour:
 //
-//	normal       a go-sdk server with the tools echo, sleep, noise, big and
-//	             fail, and the resource test://hello
+//	normal       a go-sdk server with the tools echo, sleep, noise, big, env
+//	             and fail, and the resource test://hello
 //	ignore-term  like normal, but ignores SIGTERM and keeps running after stdin EOF
 //	no-init      reads stdin and never answers anything
 //	garbage      like normal, but prints non-JSON lines on stdout first
@@ -116,6 +116,16 @@ func serve() {
 		var in struct{ N int }
 		_ = json.Unmarshal(req.Params.Arguments, &in)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", in.N)}}}, nil
+	})
+	srv.AddTool(&mcp.Tool{
+		Name:        "env",
+		Description: "Reports an environment variable and the working directory.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`),
+	}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in struct{ Name string }
+		_ = json.Unmarshal(req.Params.Arguments, &in)
+		wd, _ := os.Getwd()
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: os.Getenv(in.Name) + "|" + wd}}}, nil
 	})
 	srv.AddTool(&mcp.Tool{
 		Name:        "fail",
