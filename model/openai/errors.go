@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -118,9 +120,15 @@ func (e *APIError) Hint() string {
 type ConnectionError struct {
 	BaseURL string
 	Err     error
+	// Midway is set when the connection broke after part of a streamed
+	// answer had arrived.
+	Midway bool
 }
 
 func (e *ConnectionError) Error() string {
+	if e.Midway {
+		return fmt.Sprintf("the connection to the model provider at %s broke during the answer: %v — try again", e.BaseURL, e.Err)
+	}
 	return fmt.Sprintf("cannot reach the model provider at %s: %v — check OPENAI_BASE_URL and the network (is the server running?)", e.BaseURL, e.Err)
 }
 
@@ -186,7 +194,14 @@ func (m *Model) classify(ctx context.Context, err error, failure *httpFailure) e
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
-		return &ConnectionError{BaseURL: m.cfg.BaseURL, Err: err}
+		var urlErr *url.Error
+		var netErr net.Error
+		if errors.As(err, &urlErr) || errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return &ConnectionError{BaseURL: m.cfg.BaseURL, Err: err}
+		}
+		// An answer this package could not use (no choices, no events, a
+		// body that is not JSON).
+		return fmt.Errorf("model provider at %s: %w", m.cfg.BaseURL, err)
 	}
 	if apiErr.Message == "" && sdkErr != nil {
 		apiErr.Message = sdkErr.Message

@@ -146,6 +146,9 @@ func (m *Model) Stream(ctx context.Context, req *model.Request, onText func(stri
 		if err := stream.Err(); err != nil {
 			return started, err
 		}
+		if !started {
+			return false, errors.New("the streamed request was answered without any event (does the server support streaming?)")
+		}
 		out = acc.response()
 		return started, nil
 	})
@@ -164,6 +167,10 @@ func (m *Model) do(ctx context.Context, attempt func(ctx context.Context) (progr
 			return nil
 		}
 		err = m.classify(ctx, err, failure)
+		var connErr *ConnectionError
+		if errors.As(err, &connErr) {
+			connErr.Midway = progressed
+		}
 		var apiErr *APIError
 		if !errors.As(err, &apiErr) {
 			return err
@@ -271,7 +278,7 @@ func toolArguments(text string) json.RawMessage {
 // fromCompletion maps a non-streamed answer.
 func fromCompletion(cc *oai.ChatCompletion) (*model.Response, error) {
 	if cc == nil || len(cc.Choices) == 0 {
-		return nil, errors.New("model provider returned no choices")
+		return nil, errors.New("the answer has no choices")
 	}
 	ch := cc.Choices[0]
 	out := &model.Response{

@@ -320,6 +320,9 @@ func TestErrorBodyShapes(t *testing.T) {
 			continue
 		}
 		mustContain(t, err.Error(), tc.substr)
+		if n := f.requests(); n != 1 { // the SDK's own retries are off
+			t.Errorf("%s: %d requests with WithMaxAttempts(1)", tc.body, n)
+		}
 	}
 }
 
@@ -508,4 +511,65 @@ func compact(t *testing.T, raw json.RawMessage) string {
 	var buf bytes.Buffer
 	encodeOrdered(&buf, v)
 	return buf.String()
+}
+
+// Answers that are not errors but cannot be used say so, without being
+// mistaken for connection failures.
+func TestUnusableAnswers(t *testing.T) {
+	for name, tc := range map[string]struct {
+		reply    http.HandlerFunc
+		streamed bool
+		want     string
+	}{
+		"no choices":          {replyJSON(200, `{"id":"x","object":"chat.completion","choices":[]}`), false, "no choices"},
+		"not JSON":            {replyJSON(200, `<html>proxy login</html>`), false, "model provider at"},
+		"stream of no events": {replyJSON(200, `{"choices":[{"index":0,"message":{"content":"hi"}}]}`), true, "without any event"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFakeProvider(t, tc.reply)
+			m := f.model()
+			var err error
+			if tc.streamed {
+				_, err = m.Stream(context.Background(), userRequest("hi"), nil)
+			} else {
+				_, err = m.Generate(context.Background(), userRequest("hi"))
+			}
+			var ce *ConnectionError
+			if err == nil || errors.As(err, &ce) {
+				t.Fatalf("err = %T %v", err, err)
+			}
+			mustContain(t, err.Error(), tc.want, f.srv.URL)
+			if f.requests() != 1 {
+				t.Errorf("%d requests", f.requests())
+			}
+		})
+	}
+}
+
+// A connection cut in the middle of a stream is a connection error, and is
+// not retried once text has been delivered.
+func TestStreamCutMidway(t *testing.T) {
+	f := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		_, _ = w.Write([]byte("data: " + chunk(`{"content":"half"}`, "") + "\n\n"))
+		w.(http.Flusher).Flush()
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+	})
+	var texts []string
+	_, err := f.model().Stream(context.Background(), userRequest("hi"), func(s string) { texts = append(texts, s) })
+	if err == nil {
+		t.Fatal("no error")
+	}
+	var ce *ConnectionError
+	if !errors.As(err, &ce) || !ce.Midway {
+		t.Errorf("err = %T %v", err, err)
+	}
+	mustContain(t, err.Error(), "broke during the answer")
+	if f.requests() != 1 || len(texts) != 1 {
+		t.Errorf("%d requests, texts %q (err %v)", f.requests(), texts, err)
+	}
 }
