@@ -19,13 +19,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/store"
 	"github.com/agentapp/agentapp/support"
@@ -57,8 +57,13 @@ type Config struct {
 	// Servers are connected MCP servers. The chat owns them from New on:
 	// Close (or a failing New) closes every one.
 	Servers []Server
-	// Strict makes local tools win name clashes (AGENT_GUARD_MCP_STRICT).
-	Strict bool
+	// Guards protect the chat from the MCP servers' tools and, with the
+	// input guard, from injected user messages; nil guards nothing. Their
+	// config also decides the merge policy (MCPStrict), so the environment
+	// is read once (guard.FromEnv). When they have no confirmer, the chat
+	// adds a terminal confirmer that asks on Err and reads the answer
+	// through the same line reader as the REPL.
+	Guards *guard.Guards
 	// Store holds the sessions.
 	Store *store.Store
 
@@ -87,14 +92,15 @@ type Config struct {
 	// HistoryFile keeps the line-editing history on a terminal; empty
 	// means none is kept across chats.
 	HistoryFile string
-	// Environ is the environment the banner reads guard switches from;
-	// nil means os.Environ().
-	Environ []string
 	// ErrorHint returns what to check after a model error (key, base URL,
 	// model name); it may return "".
 	ErrorHint func(error) string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	// assumeTerminal makes the confirmer ask even though In is not a
+	// terminal, so tests can answer confirmations through a pipe.
+	assumeTerminal bool
 }
 
 // Chat is a running chat. Create it with New, use Run or Ask, then Close.
@@ -103,6 +109,8 @@ type Chat struct {
 	tools    *agent.ToolSet
 	report   agent.MergeReport
 	sessions *sessions
+	guards   *guard.Guards
+	input    *lineReader
 
 	session  string
 	resumed  int  // messages in the session when it was resumed
@@ -142,16 +150,13 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 	if cfg.TurnTimeout <= 0 {
 		cfg.TurnTimeout = DefaultTurnTimeout
 	}
-	if cfg.Environ == nil {
-		cfg.Environ = os.Environ()
+	c = &Chat{cfg: cfg, input: newLineReader(cfg.Err)}
+	c.guards = cfg.Guards
+	if c.guards != nil && c.guards.Confirmer() == nil {
+		_, term := terminalFd(cfg.In)
+		c.guards = c.guards.WithConfirmer(guard.NewTerminalConfirmer(c.input, cfg.Err, term || cfg.assumeTerminal))
 	}
-	c = &Chat{cfg: cfg}
-
-	lists := make([]agent.ServerTools, len(cfg.Servers))
-	for i, s := range cfg.Servers {
-		lists[i] = agent.ServerTools{Server: s.Name(), Tools: s.Tools()}
-	}
-	c.tools, c.report, err = agent.Merge(cfg.Local, lists, cfg.Strict)
+	c.tools, c.report, err = BuildTools(cfg.Local, cfg.Servers, c.guards)
 	if err != nil {
 		return nil, err
 	}
@@ -227,10 +232,10 @@ func (c *Chat) Banner(w io.Writer) {
 		tools := s.Tools()
 		fmt.Fprintf(w, "MCP server %s: connected, %d %s (%s)\n", s.Name(), len(tools), plural(len(tools), "tool", "tools"), strings.Join(toolNames(tools), ", "))
 	}
-	if g := c.guards(); len(g) > 0 {
-		fmt.Fprintf(w, "Guards: %s\n", strings.Join(g, ", "))
+	if active := c.guards.Config().Active(); len(active) > 0 {
+		fmt.Fprintf(w, "Guards: %s\n", strings.Join(active, "\n        "))
 	} else {
-		fmt.Fprintln(w, "Guards: none active (AGENT_GUARD_* variables are unset)")
+		fmt.Fprintln(w, "Guards: none active (set AGENT_GUARD_* variables to turn them on)")
 	}
 	if c.resuming {
 		fmt.Fprintf(w, "Session: %s (resumed, %d stored %s)\n", c.session, c.resumed, plural(c.resumed, "message", "messages"))
@@ -238,19 +243,6 @@ func (c *Chat) Banner(w io.Writer) {
 		fmt.Fprintf(w, "Session: %s (new; resume it later with --session %s or --continue)\n", c.session, c.session)
 	}
 	fmt.Fprintln(w, "Type a message. Commands: /tools, /new, /help, /exit (or Ctrl-D).")
-}
-
-// guards lists the AGENT_GUARD_* switches that are set, as NAME=value.
-func (c *Chat) guards() []string {
-	var out []string
-	for _, kv := range c.cfg.Environ {
-		k, v, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "AGENT_GUARD_") && v != "" {
-			out = append(out, k+"="+v)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 func toolNames(tools []*agent.Tool) []string {
@@ -282,6 +274,17 @@ func (e *TooLongError) Error() string {
 	return fmt.Sprintf("message refused: it is %d characters long and the limit is %d; shorten it or split it into several messages (nothing was sent or stored)", e.Length, MaxMessageRunes)
 }
 
+// InputRefusedError is a user message the input guard refused
+// (AGENT_GUARD_INPUT). It wraps the guard's error, which names the pattern
+// and matches guard.ErrInputRefused.
+type InputRefusedError struct{ Err error }
+
+func (e *InputRefusedError) Error() string {
+	return e.Err.Error() + "; nothing was sent to the model or stored. Rephrase the message, or unset " + guard.EnvInput + " if this is a false alarm"
+}
+
+func (e *InputRefusedError) Unwrap() error { return e.Err }
+
 // turn runs one user message through the loop: it checks the length,
 // reads the session window, runs with a whole-turn deadline that Ctrl-C
 // cancels, and stores the turn when it succeeded. A failed or cancelled
@@ -291,6 +294,9 @@ func (c *Chat) turn(ctx context.Context, text string, obs *turnObserver, stream 
 	var tr turnResult
 	if n := utf8.RuneCountInString(text); n > MaxMessageRunes {
 		return tr, &TooLongError{Length: n}
+	}
+	if err := c.guards.CheckUserMessage(text); err != nil {
+		return tr, &InputRefusedError{Err: err}
 	}
 	history, err := c.sessions.window(ctx, c.session, HistoryWindow-1)
 	if err != nil {

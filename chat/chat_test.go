@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/model"
 )
 
@@ -24,7 +25,7 @@ func TestREPLPipedBannerCommandsAndTurns(t *testing.T) {
 	h := newHarness(t, m, openTestStore(t), "hello\n/tools\n\n   \n/help\n/nope\norder call:getOrderStatus\n/exit\nnot read\n")
 	h.cfg.Servers = []Server{srv}
 	h.cfg.ModelInfo = "test model; use --model to switch"
-	h.cfg.Environ = []string{"AGENT_GUARD_PII=1", "AGENT_GUARD_CONFIRM=", "HOME=/x", "AGENT_GUARD_ALLOWLIST=a,b"}
+	h.cfg.Guards = guard.New(guard.Config{PII: true, AuditLog: "/data/audit.log"}, nil, nil)
 	h.run(t)
 
 	out, errOut := h.out.String(), h.err.String()
@@ -32,7 +33,9 @@ func TestREPLPipedBannerCommandsAndTurns(t *testing.T) {
 		"Model: rule-model — test model; use --model to switch",
 		"Local tools: 1 (getOrderStatus)",
 		"MCP server shop: connected, 2 tools (getOrderStatus, searchKnowledge)",
-		"Guards: AGENT_GUARD_ALLOWLIST=a,b, AGENT_GUARD_PII=1\n",
+		"Guards: PII: phone numbers, ids and cards masked in MCP output and knowledge-base hits\n" +
+			"        injection scan of MCP tool arguments\n" +
+			"        audit log: /data/audit.log\n",
 		"echo: hello (1 messages)\n",
 		// /tools: the MCP tool overrode the local one.
 		"2 tools:\n  getOrderStatus   MCP server shop\n  searchKnowledge  MCP server shop\n",
@@ -70,7 +73,7 @@ func TestStrictGuardSkipsMCPTool(t *testing.T) {
 	srv := &fakeServer{name: "shop", tools: []*agent.Tool{constTool("getOrderStatus", "shop", "from shop")}}
 	h := newHarness(t, m, openTestStore(t), "call:getOrderStatus\n/tools\n")
 	h.cfg.Servers = []Server{srv}
-	h.cfg.Strict = true
+	h.cfg.Guards = guard.New(guard.Config{MCPStrict: true}, nil, nil)
 	h.run(t)
 	if !strings.Contains(h.out.String(), `tool said: {"status":"已发货"}`) {
 		t.Errorf("the local tool did not run:\n%s", h.out.String())

@@ -149,11 +149,10 @@ func newHarness(t *testing.T, m model.Model, st *store.Store, input string) *har
 	t.Helper()
 	h := &harness{}
 	h.cfg = Config{
-		Model:   m,
-		Local:   []*agent.Tool{constTool("getOrderStatus", "", `{"status":"已发货"}`)},
-		Store:   st,
-		In:      strings.NewReader(input),
-		Environ: []string{},
+		Model: m,
+		Local: []*agent.Tool{constTool("getOrderStatus", "", `{"status":"已发货"}`)},
+		Store: st,
+		In:    strings.NewReader(input),
 	}
 	h.cfg.Out = &h.out
 	h.cfg.Err = &h.err

@@ -2,10 +2,13 @@ package chat
 
 import (
 	"bufio"
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/chzyer/readline"
 )
@@ -17,8 +20,12 @@ var errPromptInterrupt = errors.New("interrupted at the prompt")
 type lineSource interface {
 	// readLine returns the next line without its line ending. At the end
 	// of input it returns io.EOF; for Ctrl-C at the prompt it returns what
-	// had been typed and errPromptInterrupt.
-	readLine() (string, error)
+	// had been typed and errPromptInterrupt. prompt replaces the usual
+	// prompt for this line when the source draws one; "" keeps it.
+	readLine(prompt string) (string, error)
+	// drawsPrompt reports whether the source shows prompts itself (a line
+	// editor repainting the line); otherwise the caller writes them.
+	drawsPrompt() bool
 	close() error
 }
 
@@ -36,7 +43,9 @@ func terminalFd(r any) (int, bool) {
 // editing. A final line without a newline still counts.
 type plainSource struct{ r *bufio.Reader }
 
-func (p *plainSource) readLine() (string, error) {
+func (p *plainSource) drawsPrompt() bool { return false }
+
+func (p *plainSource) readLine(string) (string, error) {
 	line, err := p.r.ReadString('\n')
 	if err != nil && !(errors.Is(err, io.EOF) && line != "") {
 		return "", err
@@ -46,6 +55,9 @@ func (p *plainSource) readLine() (string, error) {
 
 func (p *plainSource) close() error { return nil }
 
+// replPrompt is the REPL's prompt on a terminal.
+const replPrompt = "> "
+
 // readlineSource edits lines on a terminal, with history (up and down
 // arrows, Ctrl-R search) kept in a file across chats.
 type readlineSource struct{ rl *readline.Instance }
@@ -54,7 +66,7 @@ func newReadlineSource(in *os.File, out, errw io.Writer, historyFile string) (*r
 	fd := int(in.Fd())
 	var saved *readline.State
 	cfg := &readline.Config{
-		Prompt:          "> ",
+		Prompt:          replPrompt,
 		HistoryFile:     historyFile,
 		HistoryLimit:    1000,
 		InterruptPrompt: "^C",
@@ -91,7 +103,13 @@ func newReadlineSource(in *os.File, out, errw io.Writer, historyFile string) (*r
 	return &readlineSource{rl: rl}, nil
 }
 
-func (r *readlineSource) readLine() (string, error) {
+func (r *readlineSource) drawsPrompt() bool { return true }
+
+func (r *readlineSource) readLine(prompt string) (string, error) {
+	if prompt != "" {
+		r.rl.SetPrompt(prompt)
+		defer r.rl.SetPrompt(replPrompt)
+	}
 	line, err := r.rl.Readline()
 	if errors.Is(err, readline.ErrInterrupt) {
 		return line, errPromptInterrupt
@@ -100,3 +118,104 @@ func (r *readlineSource) readLine() (string, error) {
 }
 
 func (r *readlineSource) close() error { return r.rl.Close() }
+
+// lineReader is the one reader of the user's lines: the REPL's prompts and
+// the guards' confirmation questions both read through it (it is the
+// guard.LineReader of the chat's confirmer), so they never read stdin at
+// the same time and no keystroke goes to the wrong one.
+//
+// A read that is abandoned (Ctrl-C at the prompt, a confirmation that timed
+// out) is not lost: the line it was waiting for goes to the next read, in
+// order. Reads are lazy, one line per request, because a line editor
+// starting a read puts the terminal in raw mode and draws a prompt, which
+// must not happen while an answer streams. The end of input is sticky.
+type lineReader struct {
+	errw io.Writer     // where questions go when the source draws no prompt
+	turn chan struct{} // one reader at a time
+
+	mu      sync.Mutex
+	src     lineSource
+	pending chan lineResult // the read in progress, if any
+	end     error           // the source's final error (io.EOF)
+}
+
+type lineResult struct {
+	line string
+	err  error
+}
+
+func newLineReader(errw io.Writer) *lineReader {
+	return &lineReader{errw: errw, turn: make(chan struct{}, 1)}
+}
+
+// use sets the source, unless one is set already.
+func (r *lineReader) use(src lineSource) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.src == nil {
+		r.src = src
+	}
+}
+
+// ReadLine implements guard.LineReader.
+func (r *lineReader) ReadLine(ctx context.Context) (string, error) {
+	return r.read(ctx, "", nil)
+}
+
+// ReadLinePrompt implements guard.PromptReader: a line editor shows the
+// question as its prompt (it would paint over text written before it);
+// otherwise the question is written to the error stream first.
+func (r *lineReader) ReadLinePrompt(ctx context.Context, prompt string) (string, error) {
+	return r.read(ctx, prompt, nil)
+}
+
+// read returns the next line. It gives up with ctx's error when ctx ends,
+// and with errPromptInterrupt when intr delivers (Ctrl-C as a signal).
+func (r *lineReader) read(ctx context.Context, prompt string, intr <-chan os.Signal) (string, error) {
+	select {
+	case r.turn <- struct{}{}:
+		defer func() { <-r.turn }()
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case <-intr:
+		return "", errPromptInterrupt
+	}
+	r.mu.Lock()
+	if r.end != nil {
+		err := r.end
+		r.mu.Unlock()
+		return "", err
+	}
+	if r.src == nil {
+		r.mu.Unlock()
+		return "", errors.New("no input to read the answer from")
+	}
+	ch := r.pending
+	if ch == nil {
+		if prompt != "" && !r.src.drawsPrompt() {
+			fmt.Fprint(r.errw, prompt)
+		}
+		ch = make(chan lineResult, 1)
+		r.pending = ch
+		src := r.src
+		go func() {
+			l, err := src.readLine(prompt)
+			ch <- lineResult{l, err}
+		}()
+	}
+	r.mu.Unlock()
+	select {
+	case res := <-ch:
+		r.mu.Lock()
+		r.pending = nil
+		if res.err != nil && !errors.Is(res.err, errPromptInterrupt) {
+			r.end = res.err
+		}
+		r.mu.Unlock()
+		return res.line, res.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case <-intr:
+		return "", errPromptInterrupt
+	}
+}

@@ -22,10 +22,11 @@ func (c *Chat) Run(ctx context.Context) error {
 		return err
 	}
 	defer src.close()
+	c.input.use(src)
 	c.Banner(c.cfg.Out)
 
 	for {
-		line, err := c.next(ctx, src)
+		line, err := c.input.read(ctx, "", c.cfg.Interrupt)
 		switch {
 		case err == nil:
 		case errors.Is(err, io.EOF):
@@ -68,28 +69,6 @@ func (c *Chat) lineSource() (lineSource, bool, error) {
 		return src, true, nil
 	}
 	return &plainSource{r: bufio.NewReader(c.cfg.In)}, false, nil
-}
-
-// next reads one line, giving up when Ctrl-C arrives as a signal (when the
-// terminal is not in raw mode, or stdin is a pipe) or ctx ends.
-func (c *Chat) next(ctx context.Context, src lineSource) (string, error) {
-	type result struct {
-		line string
-		err  error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		l, err := src.readLine()
-		ch <- result{l, err}
-	}()
-	select {
-	case r := <-ch:
-		return r.line, r.err
-	case <-c.cfg.Interrupt:
-		return "", errPromptInterrupt
-	case <-ctx.Done():
-		return "", ctx.Err()
-	}
 }
 
 // command recognises a slash command: a first word that starts with '/'
@@ -204,6 +183,9 @@ func (c *Chat) Ask(ctx context.Context, question string, asJSON bool) error {
 	if _, ok := terminalFd(c.cfg.Err); ok {
 		obs.spin = &spinner{w: c.cfg.Err}
 	}
+	// A confirmation question in one-shot mode reads its answer from
+	// stdin as plain lines (the question itself came from -p).
+	c.input.use(&plainSource{r: bufio.NewReader(c.cfg.In)})
 	tr, err := c.turn(ctx, question, obs, !asJSON)
 	obs.spin.halt()
 	if err != nil {

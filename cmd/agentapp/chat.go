@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/agentmcp"
 	"github.com/agentapp/agentapp/chat"
+	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/offline"
 	"github.com/agentapp/agentapp/model/openai"
@@ -60,7 +62,18 @@ Model: without an API key the offline demo model is used. Set OPENAI_API_KEY
 to use an OpenAI-compatible provider (default: Zhipu GLM, glm-4-flash).
 
 MCP servers come from --mcp (repeatable) and from the mcpServers file (--config,
-default ./agentapp.json when present; the Claude Desktop / Cursor format).`,
+default ./agentapp.json when present; the Claude Desktop / Cursor format).
+
+Guards for the MCP servers' tools (all off by default, shown in the banner):
+  AGENT_GUARD_ALLOWLIST=a,b   only these MCP tools may run
+  AGENT_GUARD_CONFIRM=a,b     ask on the terminal before each call to these
+  AGENT_GUARD_PII=1           mask phone numbers, ids and cards in MCP output
+                              and knowledge-base hits
+  AGENT_GUARD_INPUT=1         refuse user messages with prompt-injection phrases
+  AGENT_GUARD_MCP_STRICT=1    local tools win name clashes with MCP tools
+With any guard on, MCP tool arguments are scanned for prompt injection.
+Refusals and confirmations go to AGENT_AUDIT_LOG (default audit.log in the
+data directory), one JSON line each.`,
 		Example: `  agentapp chat
   agentapp chat -p "订单 A-1024 到哪了？"
   agentapp chat -p "where is order A-1024?" --json
@@ -142,12 +155,21 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 	if err != nil {
 		return err
 	}
+	// The guards are read before anything starts: a mistyped switch is a
+	// start-up error, not a guard silently left off.
+	guardCfg, err := guard.FromEnv(os.Getenv, dir)
+	if err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("%w (see the Security section of the README for the AGENT_GUARD_* variables)", err)}
+	}
+	audit := guard.NewAudit(guardCfg.AuditLog, slog.New(slog.NewTextHandler(stderr, nil)))
+	defer audit.Close()
+	guards := guard.New(guardCfg, nil, audit) // the chat adds its terminal confirmer
 	st, err := openStore(cmd)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	local, err := localTools(ctx, st)
+	local, err := chat.LocalTools(ctx, st, guards)
 	if err != nil {
 		return err
 	}
@@ -168,7 +190,7 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 		ModelInfo:   info,
 		Local:       local,
 		Servers:     connected,
-		Strict:      agent.StrictFromEnv(os.Getenv(agent.StrictMCPEnv)),
+		Guards:      guards,
 		Store:       st,
 		In:          stdin,
 		Out:         stdout,

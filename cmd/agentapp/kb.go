@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,8 +14,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/kb"
-	"github.com/agentapp/agentapp/store"
 	"github.com/spf13/cobra"
 )
 
@@ -37,30 +38,43 @@ Markdown or text files; the demo FAQ is added on first start.`,
 }
 
 // openKB opens the database and the knowledge base, seeding the demo FAQ on
-// first start. The caller closes the store.
-func openKB(cmd *cobra.Command) (*kb.KB, *store.Store, error) {
+// first start. The knowledge base refuses documents with prompt-injection
+// phrases (SPEC §7: always, whatever the AGENT_GUARD_* switches say), and
+// each refusal is written to the audit log. The returned function closes
+// the store and the log.
+func openKB(cmd *cobra.Command) (*kb.KB, func(), error) {
+	dir, err := dataDir(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
 	st, err := openStore(cmd)
 	if err != nil {
 		return nil, nil, err
 	}
-	k, err := kb.Open(cmd.Context(), st)
+	audit := guard.NewAudit(guard.AuditPath(os.Getenv, dir), slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
+	closeAll := func() {
+		audit.Close()
+		st.Close()
+	}
+	guards := guard.New(guard.Config{AuditLog: audit.Path()}, nil, audit)
+	k, err := kb.Open(cmd.Context(), st, kb.WithIngestCheck(guards.IngestCheck()))
 	if err == nil {
 		err = k.SeedDemo(cmd.Context())
 	}
 	if err != nil {
-		st.Close()
+		closeAll()
 		return nil, nil, err
 	}
-	return k, st, nil
+	return k, closeAll, nil
 }
 
 // withKB runs fn with an open knowledge base and closes it afterwards.
 func withKB(cmd *cobra.Command, fn func(*kb.KB) error) error {
-	k, st, err := openKB(cmd)
+	k, closeAll, err := openKB(cmd)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer closeAll()
 	return fn(k)
 }
 
