@@ -5,6 +5,9 @@
 #
 #   bash bench/compare.sh            # writes BENCHMARKS.md at the repository root
 #   OUT=/tmp/b.md bash bench/compare.sh
+#   bash bench/compare.sh --report-only   # rewrite BENCHMARKS.md from bench/results (after editing NOTES.md)
+#
+# The raw figures of the last run are kept in bench/results/.
 #
 # Needs Go and Node.js (with npm, for the first run). Linux only: the
 # harness reads /proc.
@@ -12,15 +15,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 out=${OUT:-$root/BENCHMARKS.md}
-started=$(date +%s)
-load_start=$(cut -d' ' -f1-3 /proc/loadavg)
-
+saved=$root/bench/results
 work=$(mktemp -d "${TMPDIR:-/tmp}/agentapp-bench.XXXXXX")
 cleanup() { rm -rf "$work"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 say() { printf '\n== %s\n' "$*" >&2; }
+
+if [ "${1:-}" != "--report-only" ]; then
+started=$(date +%s)
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
 say "installing the reference servers (npm)"
 bash .ci/install-peers
@@ -68,12 +73,22 @@ Go SDK $(go list -m -f '{{.Version}}' github.com/modelcontextprotocol/go-sdk)"
 elapsed=$(( $(date +%s) - started ))
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 busy=$(ps -eo pcpu=,comm= --sort=-pcpu | head -4 | awk '{printf "%s%s %s%%", (NR>1?", ":""), $2, $1}')
+# Keep the raw figures, paths shown as $WORK.
+mkdir -p "$saved"
+for f in results.jsonl connect.json gobench.txt; do sed "s#$work#\$WORK#g" "$work/$f" >"$saved/$f"; done
+printf '%s\n' "$versions" >"$saved/versions.txt"
+printf '%s\n' "$((elapsed / 60)) min $((elapsed % 60)) s" >"$saved/elapsed.txt"
+printf '%s\n' "$load_start at the start of the script and $load_end at its end on $(nproc) CPUs (busiest processes at the end, %CPU: $busy)" >"$saved/load.txt"
+date -u +%Y-%m-%dT%H:%M:%SZ >"$saved/date.txt"
+else
+  go build -o "$work/mcpbench" ./bench/cmd/mcpbench
+fi
+
 say "writing $out"
-"$work/mcpbench" report --results "$results" --connect "$work/connect.json" --gobench "$gobench" \
-  --notes bench/NOTES.md --command "bash bench/compare.sh" --versions "$versions" \
-  --elapsed "$((elapsed / 60)) min $((elapsed % 60)) s" \
-  --load "$load_start at the start of the script and $load_end at its end on $(nproc) CPUs (other work was running on the machine: top processes at the end: $busy)" \
-  | sed "s#$work#\$WORK#g" >"$out.tmp"   # temporary paths read as $WORK
+"$work/mcpbench" report --results "$saved/results.jsonl" --connect "$saved/connect.json" \
+  --gobench "$saved/gobench.txt" --notes bench/NOTES.md --command "bash bench/compare.sh" \
+  --versions "$(cat "$saved/versions.txt")" --elapsed "$(cat "$saved/elapsed.txt")" \
+  --load "$(cat "$saved/load.txt")" --date "$(cat "$saved/date.txt")" >"$out.tmp"
 mv "$out.tmp" "$out"
-"$work/mcpbench" table "$results" >&2
+"$work/mcpbench" table "$saved/results.jsonl" >&2
 echo "wrote $out" >&2

@@ -258,7 +258,7 @@ const method = `## How it is measured
 - **Memory:** VmRSS (and VmHWM) summed over the process group after the run. For the TypeScript
   server that is the one node process; for agentapp, the one Go process.
 - **Exit:** from closing the server's stdin to the exit of the process the harness started.
-- The tools differ in work: getOrderStatus validates its arguments, runs an SQLite query and
-  validates its output against its schema, returning structured content; echo validates one string
-  with zod and returns it. The comparison is conservative for agentapp.
+- The tools differ in work: getOrderStatus validates its arguments (JSON Schema, then in code), runs
+  an SQLite query and returns text plus structured content; echo validates one string with zod and
+  returns it. The comparison is conservative for agentapp.
 `

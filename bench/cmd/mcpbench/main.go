@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/agentapp/agentapp/bench/mcpbench"
 )
@@ -183,10 +184,16 @@ func runReport(args []string) error {
 	fs.StringVar(&in.ScriptLoad, "load", "", "load average and other notes about the machine during the run")
 	fs.StringVar(&in.Versions, "versions", "", "tool versions, one per line")
 	fs.StringVar(&in.Elapsed, "elapsed", "", "how long the whole script took")
+	date := fs.String("date", "", "when the run happened (RFC 3339; default now)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	var err error
+	if *date != "" {
+		if in.Now, err = time.Parse(time.RFC3339, *date); err != nil {
+			return fmt.Errorf("--date: %w", err)
+		}
+	}
 	if in.Results, err = mcpbench.ReadResults(results); err != nil {
 		return err
 	}
