@@ -13,6 +13,13 @@ import (
 // of its input while requests are still being answered.
 const DefaultDrainTimeout = 30 * time.Second
 
+// StdioServerTransport returns the transport `agentapp serve` speaks on
+// stdin/stdout: the SDK's stdio transport, with the end of input held back
+// until every request read has been answered.
+func StdioServerTransport() mcp.Transport {
+	return &DrainingTransport{Transport: &mcp.StdioTransport{}}
+}
+
 // DrainingTransport wraps a server transport so that the end of the client's
 // input does not cut off answers still being computed.
 //

@@ -130,9 +130,7 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) erro
 // serveStdio serves one session on stdin/stdout until the client closes
 // stdin (a normal end: exit 0) or ctx is cancelled by a signal.
 func serveStdio(ctx context.Context, server *mcp.Server) error {
-	// The draining wrapper keeps `printf … | agentapp serve` from losing the
-	// answers to requests still running when stdin ends.
-	ss, err := server.Connect(ctx, &agentmcp.DrainingTransport{Transport: &mcp.StdioTransport{}}, nil)
+	ss, err := server.Connect(ctx, agentmcp.StdioServerTransport(), nil)
 	if err != nil {
 		return fmt.Errorf("cannot start the stdio transport: %w", err)
 	}
