@@ -38,11 +38,29 @@ type rawSession struct {
 	ss  *mcp.ServerSession
 }
 
+// rawTransports are the two stdio transports a server can be connected
+// with: the SDK's, and ours (what `agentapp serve` uses). Every golden
+// transcript must come out the same on both.
+var rawTransports = []struct {
+	name string
+	make func(io.ReadCloser, io.WriteCloser) mcp.Transport
+}{
+	{"sdk", func(r io.ReadCloser, w io.WriteCloser) mcp.Transport { return &mcp.IOTransport{Reader: r, Writer: w} }},
+	{"agentmcp", func(r io.ReadCloser, w io.WriteCloser) mcp.Transport {
+		return &DrainingTransport{Transport: &ServerIOTransport{Reader: r, Writer: w}}
+	}},
+}
+
 func newRawSession(t *testing.T, server *mcp.Server) *rawSession {
+	t.Helper()
+	return newRawSessionOn(t, server, rawTransports[1].make)
+}
+
+func newRawSessionOn(t *testing.T, server *mcp.Server, transport func(io.ReadCloser, io.WriteCloser) mcp.Transport) *rawSession {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	ss, err := server.Connect(context.Background(), &mcp.IOTransport{Reader: inR, Writer: outW}, nil)
+	ss, err := server.Connect(context.Background(), transport(inR, outW), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,48 +133,54 @@ func TestGoldenTranscripts(t *testing.T) {
 		t.Fatalf("found %d golden transcripts in testdata/server, want at least 8", len(files))
 	}
 	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			ar, err := txtar.ParseFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var request, want *txtar.File
-			for i := range ar.Files {
-				switch ar.Files[i].Name {
-				case "request.json":
-					request = &ar.Files[i]
-				case "response.json":
-					want = &ar.Files[i]
-				}
-			}
-			if request == nil || want == nil {
-				t.Fatalf("%s needs a request.json and a response.json section", file)
-			}
-			var req struct {
-				Method string `json:"method"`
-			}
-			if err := json.Unmarshal(request.Data, &req); err != nil {
-				t.Fatalf("request.json: %v", err)
-			}
+		for _, tr := range rawTransports {
+			t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar")+"/"+tr.name, func(t *testing.T) {
+				goldenTranscript(t, file, tr.make)
+			})
+		}
+	}
+}
 
-			d := newDomain(t)
-			r := newRawSession(t, NewServer(d.options()))
-			if req.Method != "initialize" {
-				r.handshake()
-			}
-			r.send(string(request.Data))
-			got := normalize(t, r.receive())
+func goldenTranscript(t *testing.T, file string, transport func(io.ReadCloser, io.WriteCloser) mcp.Transport) {
+	ar, err := txtar.ParseFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var request, want *txtar.File
+	for i := range ar.Files {
+		switch ar.Files[i].Name {
+		case "request.json":
+			request = &ar.Files[i]
+		case "response.json":
+			want = &ar.Files[i]
+		}
+	}
+	if request == nil || want == nil {
+		t.Fatalf("%s needs a request.json and a response.json section", file)
+	}
+	var req struct {
+		Method string `json:"method"`
+	}
+	if err := json.Unmarshal(request.Data, &req); err != nil {
+		t.Fatalf("request.json: %v", err)
+	}
 
-			if *update {
-				want.Data = got
-				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if diff := cmp.Diff(string(want.Data), string(got)); diff != "" {
-				t.Errorf("%s: response differs from the golden transcript (-want +got); if the change is intended, run go test ./agentmcp -run TestGoldenTranscripts -update\n%s", file, diff)
-			}
-		})
+	d := newDomain(t)
+	r := newRawSessionOn(t, NewServer(d.options()), transport)
+	if req.Method != "initialize" {
+		r.handshake()
+	}
+	r.send(string(request.Data))
+	got := normalize(t, r.receive())
+
+	if *update {
+		want.Data = got
+		if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if diff := cmp.Diff(string(want.Data), string(got)); diff != "" {
+		t.Errorf("%s: response differs from the golden transcript (-want +got); if the change is intended, run go test ./agentmcp -run TestGoldenTranscripts -update\n%s", file, diff)
 	}
 }

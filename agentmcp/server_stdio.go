@@ -2,6 +2,8 @@ package agentmcp
 
 import (
 	"context"
+	"io"
+	"os"
 	"sync"
 	"time"
 
@@ -14,11 +16,19 @@ import (
 const DefaultDrainTimeout = 30 * time.Second
 
 // StdioServerTransport returns the transport `agentapp serve` speaks on
-// stdin/stdout: the SDK's stdio transport, with the end of input held back
-// until every request read has been answered.
+// stdin/stdout: a ServerIOTransport (newline-delimited JSON-RPC, decoded
+// without the SDK's per-message decoder, malformed lines answered with an
+// error instead of ending the session), with the end of input held back
+// until every request read has been answered. Close closes stdin, never
+// stdout, which the process may still use to report how it ended.
 func StdioServerTransport() mcp.Transport {
-	return &DrainingTransport{Transport: &mcp.StdioTransport{}}
+	return &DrainingTransport{Transport: &ServerIOTransport{Reader: os.Stdin, Writer: nopWriteCloser{os.Stdout}}}
 }
+
+// nopWriteCloser is a writer whose Close does nothing.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
 
 // DrainingTransport wraps a server transport so that the end of the client's
 // input does not cut off answers still being computed.

@@ -100,11 +100,26 @@ func BenchmarkBridgeStdio(b *testing.B) {
 }
 
 // BenchmarkServerToolsCallRaw: agentapp's server alone, connected like
-// `agentapp serve` (newline-delimited JSON over OS pipes), driven by the
-// harness's raw JSON-RPC framing. Nearly all of the CPU profile of this
-// benchmark is the server's handling of tools/call.
+// `agentapp serve` (agentmcp's stdio transport, newline-delimited JSON over
+// OS pipes), driven by the harness's raw JSON-RPC framing. Nearly all of
+// the CPU profile of this benchmark is the server's handling of tools/call.
 func BenchmarkServerToolsCallRaw(b *testing.B) {
-	benchRaw(b, newServer(b), "getOrderStatus", orderArgs, `"structuredContent"`)
+	benchRaw(b, newServer(b), agentmcpTransport, "getOrderStatus", orderArgs, `"structuredContent"`)
+}
+
+// BenchmarkServerToolsCallRawSDKTransport is the same server on the SDK's
+// IOTransport, which `agentapp serve` used before: the difference to
+// BenchmarkServerToolsCallRaw is what agentmcp.ServerIOTransport saves.
+func BenchmarkServerToolsCallRawSDKTransport(b *testing.B) {
+	benchRaw(b, newServer(b), sdkTransport, "getOrderStatus", orderArgs, `"structuredContent"`)
+}
+
+func agentmcpTransport(r io.ReadCloser, w io.WriteCloser) mcp.Transport {
+	return &agentmcp.DrainingTransport{Transport: &agentmcp.ServerIOTransport{Reader: r, Writer: w}}
+}
+
+func sdkTransport(r io.ReadCloser, w io.WriteCloser) mcp.Transport {
+	return &mcp.IOTransport{Reader: r, Writer: w}
 }
 
 // BenchmarkSDKEchoRaw is the floor under the previous benchmark: a bare Go
@@ -121,10 +136,11 @@ func BenchmarkSDKEchoRaw(b *testing.B) {
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Echo: " + in.Message}}}, nil, nil
 		})
-	benchRaw(b, srv, "echo", json.RawMessage(`{"message":"hi"}`), `"Echo: hi"`)
+	benchRaw(b, srv, sdkTransport, "echo", json.RawMessage(`{"message":"hi"}`), `"Echo: hi"`)
 }
 
-func benchRaw(b *testing.B, srv *mcp.Server, tool string, args json.RawMessage, want string) {
+func benchRaw(b *testing.B, srv *mcp.Server, transport func(io.ReadCloser, io.WriteCloser) mcp.Transport,
+	tool string, args json.RawMessage, want string) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		b.Fatal(err)
@@ -134,7 +150,7 @@ func benchRaw(b *testing.B, srv *mcp.Server, tool string, args json.RawMessage, 
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	ss, err := srv.Connect(ctx, &mcp.IOTransport{Reader: inR, Writer: outW}, nil)
+	ss, err := srv.Connect(ctx, transport(inR, outW), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
