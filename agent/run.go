@@ -31,6 +31,12 @@ type Options struct {
 	OnText func(delta string)
 	// Observer, when set, follows the run (the trace uses it).
 	Observer Observer
+	// Refresh, when set, is called before each model call and may return
+	// a new tool table (nil or the same pointer keeps the current one). It
+	// is how tools that appear or vanish during a run (an MCP server's
+	// tools/list_changed, a restarted server) reach the next request and
+	// the calls that follow it.
+	Refresh func(ctx context.Context) *ToolSet
 }
 
 // Result is the outcome of a run.
@@ -86,6 +92,13 @@ func run(ctx context.Context, opts *Options) (*Result, error) {
 	for {
 		if err := ctx.Err(); err != nil {
 			return res, err
+		}
+		if opts.Refresh != nil {
+			if ts := opts.Refresh(ctx); ts != nil && ts != opts.Tools {
+				opts.Tools = ts
+				specs = Specs(ts)
+				req.Tools = specs
+			}
 		}
 		req.Messages = res.Messages
 		if opts.Observer != nil {

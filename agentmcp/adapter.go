@@ -151,6 +151,16 @@ func callAdapted(ctx context.Context, c ToolCaller, server, name, remote string,
 		case errors.Is(err, errBridgeClosed):
 			return nil, fail(KindConnection, err, "tool %s could not be called: the connection to server %s was closed", name, server)
 		}
+		var (
+			exitErr    *ServerExitError
+			downErr    *ServerDownError
+			restartErr *RestartError
+		)
+		if errors.As(err, &exitErr) || errors.As(err, &downErr) || errors.As(err, &restartErr) {
+			// Their messages name the server, why it stopped and what
+			// happens next.
+			return nil, fail(KindConnection, err, "tool %s could not be called: %v", name, err)
+		}
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) {
 			return nil, fail(KindRejected, err, "tool %s was rejected by server %s: %s (JSON-RPC error %d); check the tool name and arguments", name, server, rpcErr.Message, rpcErr.Code)

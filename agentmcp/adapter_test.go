@@ -253,16 +253,21 @@ func TestAdapterTransportFailure(t *testing.T) {
 		t.Errorf("cause not wrapped: %v", err)
 	}
 
-	// A real session whose connection is gone.
-	b := adConnect(t, adServer(t, map[string]mcp.ToolHandler{"x": adFixed(&mcp.CallToolResult{})}))
+	// A real session whose connection is gone: the next call reconnects
+	// (an in-memory server comes back like a restarted process).
+	b := adConnect(t, adServer(t, map[string]mcp.ToolHandler{"x": adFixed(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "back"}}})}))
 	tl = adTool(t, b, "x")
-	if err := b.session.Close(); err != nil {
+	old := b.Session()
+	ended := b.cur.ended
+	if err := old.Close(); err != nil {
 		t.Fatalf("closing session: %v", err)
 	}
-	_, err = adExec(t, tl, `{}`)
-	wantCallErr(t, err, KindConnection, "")
-	if !strings.HasPrefix(err.Error(), "tool x could not be called: ") || !strings.HasSuffix(err.Error(), "(connection to server mem)") {
-		t.Errorf("message %q", err)
+	<-ended // the bridge noticed
+	if got, err := adExec(t, tl, `{}`); err != nil || got != "back" {
+		t.Fatalf("call after the session ended: %q, %v; want the bridge to reconnect", got, err)
+	}
+	if b.Session() == old {
+		t.Errorf("the bridge still uses the closed session")
 	}
 
 	// A call after Close.
@@ -334,9 +339,13 @@ func TestBridgeToolFilters(t *testing.T) {
 	})
 	b := adConnect(t, srv)
 	b.cfg = ServerConfig{Name: "mem", ToolPrefix: "x_", AllowedTools: []string{"a", "b"}, ExcludedTools: []string{"b"}}
-	if err := b.listTools(context.Background()); err != nil {
+	tools, err := b.listTools(context.Background(), b.cur)
+	if err != nil {
 		t.Fatal(err)
 	}
+	b.mu.Lock()
+	b.setToolsLocked(tools)
+	b.mu.Unlock()
 	var names []string
 	for _, tl := range b.Tools() {
 		names = append(names, tl.Name)

@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -38,6 +41,8 @@ type connectOptions struct {
 	stderrEcho          io.Writer
 	logger              *slog.Logger
 	maxFrame            int
+	restart             RestartPolicy
+	httpBase            http.RoundTripper // tests: the transport under the HTTP client
 }
 
 // WithGracePeriods sets the close sequence's waits after stdin EOF and after
@@ -69,45 +74,92 @@ func buildOptions(opts []ConnectOption) *connectOptions {
 	if o.logger == nil {
 		o.logger = slog.Default()
 	}
+	o.restart = o.restart.withDefaults()
 	return o
 }
 
 // Bridge is one connected MCP server with the same face whatever the
 // transport (stdio, streamable HTTP, in-memory): a name, the server's tools
 // adapted as engine tools, and Close.
+//
+// A bridge outlives its server's process: when the process exits (or an
+// HTTP or in-memory session ends), the call in flight fails with a
+// *ServerExitError and the next call restarts the server (initialize and
+// tools/list again) under the RestartPolicy; when the policy's restarts are
+// used up, calls fail at once with a *ServerDownError until Restart. A
+// server's notifications/tools/list_changed marks the list stale; Refresh
+// reads it again.
 type Bridge struct {
-	name    string
-	cfg     ServerConfig
-	opts    *connectOptions
-	session *mcp.ClientSession
-	capture *capture
-	proc    *process // stdio only
-	onClose func()   // in-memory: ends the server side
-	tools   []*agent.Tool
+	name string
+	cfg  ServerConfig
+	opts *connectOptions
+	// dial starts a new session (spawning the process for stdio) and lists
+	// the tools; Connect and every restart use it.
+	dial func(ctx context.Context) (*conn, []*agent.Tool, error)
+
+	mu       sync.Mutex
+	cur      *conn // nil while a restart is in progress or after Close
+	state    ServerState
+	tools    []*agent.Tool
+	gen      uint64          // generation of tools
+	restarts []time.Time     // automatic restarts within the policy's window
+	lastStop string          // why the server last stopped
+	readOnly map[string]bool // remote tool names with readOnlyHint
+	proc     *process        // the latest process, for StderrTail
+
+	sem     chan struct{} // one restart or re-listing at a time
+	stale   atomic.Bool   // the server announced a tool list change
+	changed chan struct{}
 
 	calls     callSet
 	closeOnce sync.Once
 	closeErr  error
 }
 
+func newBridge(cfg ServerConfig, opts *connectOptions) *Bridge {
+	return &Bridge{
+		name:    cfg.Name,
+		cfg:     cfg,
+		opts:    opts,
+		state:   StateConnected,
+		sem:     make(chan struct{}, 1),
+		changed: make(chan struct{}, 1),
+	}
+}
+
 // Name returns the server's name: the tools' Origin.
 func (b *Bridge) Name() string { return b.name }
 
 // Tools returns the adapted tools, after ToolPrefix, AllowedTools and
-// ExcludedTools were applied, in the server's order.
-func (b *Bridge) Tools() []*agent.Tool { return slices.Clone(b.tools) }
+// ExcludedTools were applied, in the server's order. After a restart or a
+// Refresh it returns the new list.
+func (b *Bridge) Tools() []*agent.Tool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.tools)
+}
 
-// Session returns the underlying MCP session, for requests the bridge does
-// not wrap.
-func (b *Bridge) Session() *mcp.ClientSession { return b.session }
-
-// StderrTail returns the last lines a stdio server wrote on stderr (nil for
-// other transports).
-func (b *Bridge) StderrTail() []string {
-	if b.proc == nil {
+// Session returns the current MCP session, for requests the bridge does
+// not wrap; it is nil while the server is being restarted.
+func (b *Bridge) Session() *mcp.ClientSession {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cur == nil {
 		return nil
 	}
-	return b.proc.stderr.tail(0)
+	return b.cur.session
+}
+
+// StderrTail returns the last lines the latest stdio server process wrote
+// on stderr, even after it exited (nil for other transports).
+func (b *Bridge) StderrTail() []string {
+	b.mu.Lock()
+	p := b.proc
+	b.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	return p.stderr.tail(0)
 }
 
 // Connect connects to the server cfg describes (stdio when cfg.Command is
@@ -115,7 +167,7 @@ func (b *Bridge) StderrTail() []string {
 // its tools and adapts them. ConnectTimeout (default 30 s) bounds all of it.
 // On failure nothing is left running, and the error names the command or
 // URL, the cause and, for stdio, the server's last stderr lines.
-func Connect(ctx context.Context, cfg ServerConfig, opts ...ConnectOption) (_ *Bridge, err error) {
+func Connect(ctx context.Context, cfg ServerConfig, opts ...ConnectOption) (*Bridge, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -126,34 +178,58 @@ func Connect(ctx context.Context, cfg ServerConfig, opts ...ConnectOption) (_ *B
 			cfg.Name = filepath.Base(cfg.Command)
 		}
 	}
-	timeout := cfg.ConnectTimeout
-	if timeout <= 0 {
-		timeout = DefaultConnectTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	b := &Bridge{name: cfg.Name, cfg: cfg, opts: buildOptions(opts), capture: newCapture()}
+	b := newBridge(cfg, buildOptions(opts))
 	if cfg.IsHTTP() {
-		err = b.connectHTTP(ctx, timeout)
+		b.dial = b.dialHTTP
 	} else {
-		err = b.connectStdio(ctx, timeout)
+		b.dial = b.dialStdio
 	}
-	if err != nil {
+	if err := b.first(ctx); err != nil {
 		return nil, err
 	}
 	return b, nil
 }
 
-func (b *Bridge) connectStdio(ctx context.Context, timeout time.Duration) (err error) {
+// first makes the first connection.
+func (b *Bridge) first(ctx context.Context) error {
+	c, tools, err := b.dial(ctx)
+	if err != nil {
+		return err
+	}
+	b.install(c, tools)
+	return nil
+}
+
+// install makes c the live connection; b.mu is held (or b not yet shared).
+func (b *Bridge) install(c *conn, tools []*agent.Tool) {
+	b.cur = c
+	if c.proc != nil {
+		b.proc = c.proc
+	}
+	b.state = StateConnected
+	b.setToolsLocked(tools)
+}
+
+func (b *Bridge) connectTimeout() time.Duration {
+	if b.cfg.ConnectTimeout > 0 {
+		return b.cfg.ConnectTimeout
+	}
+	return DefaultConnectTimeout
+}
+
+func (b *Bridge) dialStdio(ctx context.Context) (_ *conn, _ []*agent.Tool, err error) {
+	timeout := b.connectTimeout()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	p, err := startProcess(&b.cfg, b.opts)
 	if err != nil {
-		return fmt.Errorf("MCP server %s: %w", b.name, err)
+		return nil, nil, fmt.Errorf("MCP server %s: %w", b.name, err)
 	}
-	b.proc = p
+	c := &conn{proc: p, capture: newCapture()}
 	phase := "initialize"
 	defer func() {
 		if err != nil {
-			err = b.failStdio(ctx, phase, timeout, err)
+			err = b.failStdio(ctx, c, phase, timeout, err)
 		}
 	}()
 	t := &mcp.IOTransport{
@@ -163,28 +239,34 @@ func (b *Bridge) connectStdio(ctx context.Context, timeout time.Duration) (err e
 		// counter also counts read-ahead bytes of the next frame.
 		MaxLineLength: -1,
 	}
-	if err := b.open(ctx, t, stdioProtocolVersion); err != nil {
-		return err
+	if err := b.open(ctx, c, &captureTransport{inner: t, cap: c.capture}, stdioProtocolVersion); err != nil {
+		return nil, nil, err
 	}
 	phase = "tools/list"
-	return b.listTools(ctx)
+	tools, err := b.listTools(ctx, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	b.start(c)
+	return c, tools, nil
 }
 
 // failStdio kills what was spawned and builds the connect error.
-func (b *Bridge) failStdio(ctx context.Context, phase string, timeout time.Duration, cause error) error {
-	b.calls.cancelAll()
-	p := b.proc
+func (b *Bridge) failStdio(ctx context.Context, c *conn, phase string, timeout time.Duration, cause error) error {
+	p := c.proc
 	// A server that died on its own usually closed stdout first; give the
 	// exit status a moment to arrive so the message can report it.
 	exitedByItself := p.hasExited() || (ctx.Err() == nil && p.waitExit(300*time.Millisecond))
 	p.abort()
-	if b.session != nil {
-		_ = b.session.Close()
+	if c.session != nil {
+		_ = c.session.Close()
 	}
 	p.release()
 	var msg strings.Builder
 	fmt.Fprintf(&msg, "connecting to MCP server %s (command: %s) failed during %s: ", b.name, p.cmdLine, phase)
 	switch {
+	case errors.Is(context.Cause(ctx), errBridgeClosed):
+		msg.WriteString("the bridge was closed")
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		fmt.Fprintf(&msg, "no answer within %s (the connect timeout); is it an MCP server speaking stdio?", timeout)
 	case exitedByItself:
@@ -210,21 +292,16 @@ type ConnectError struct {
 func (e *ConnectError) Error() string { return e.msg }
 func (e *ConnectError) Unwrap() error { return e.Err }
 
-func (b *Bridge) connectHTTP(ctx context.Context, timeout time.Duration) error {
-	hc, ht := newHTTPClient(&b.cfg)
-	b.onClose = hc.CloseIdleConnections
-	t := &mcp.StreamableClientTransport{
-		Endpoint:   b.cfg.URL,
-		HTTPClient: hc,
-		// The standalone GET stream is started by a session callback that
-		// the SDK only makes on its own connection types; ours wraps the
-		// connection, so the stream would never open. Say so explicitly.
-		DisableStandaloneSSE: true,
-	}
+func (b *Bridge) dialHTTP(ctx context.Context) (*conn, []*agent.Tool, error) {
+	timeout := b.connectTimeout()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	hc, ht := newHTTPClient(&b.cfg, b.opts)
+	c := &conn{release: hc.CloseIdleConnections, ht: ht, capture: ht.capture}
+	t := &mcp.StreamableClientTransport{Endpoint: b.cfg.URL, HTTPClient: hc}
 	fail := func(phase string, err error) error {
-		b.calls.cancelAll()
-		if b.session != nil {
-			_ = b.session.Close()
+		if c.session != nil {
+			_ = c.session.Close()
 		}
 		hc.CloseIdleConnections()
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -234,78 +311,92 @@ func (b *Bridge) connectHTTP(ctx context.Context, timeout time.Duration) error {
 		return &ConnectError{Server: b.name, Err: err,
 			msg: fmt.Sprintf("connecting to MCP server %s (%s) failed during %s: %v", b.name, b.cfg.URL, phase, err)}
 	}
-	if err := b.open(ctx, t, ""); err != nil {
-		return fail("initialize", err)
+	// No connection wrapper here: the SDK opens the standalone SSE stream
+	// (which carries notifications such as tools/list_changed) only on its
+	// own connection type. The raw schema bytes are captured in the HTTP
+	// round tripper instead.
+	if err := b.open(ctx, c, t, ""); err != nil {
+		return nil, nil, fail("initialize", err)
 	}
-	if v := b.session.InitializeResult().ProtocolVersion; v != "" {
-		ht.version.Store(&v)
+	tools, err := b.listTools(ctx, c)
+	if err != nil {
+		return nil, nil, fail("tools/list", err)
 	}
-	if err := b.listTools(ctx); err != nil {
-		return fail("tools/list", err)
-	}
-	return nil
+	b.start(c)
+	return c, tools, nil
 }
 
 // ConnectInMemory connects to srv running in this process, over an
 // in-memory transport. It is how tests (and embedders) plug our own server
-// into the engine with the full protocol in between.
+// into the engine with the full protocol in between. A session that ends is
+// reconnected on the next call, like a restarted stdio server.
 func ConnectInMemory(ctx context.Context, name string, srv *mcp.Server, opts ...ConnectOption) (*Bridge, error) {
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		return nil, fmt.Errorf("starting in-memory MCP server %s: %w", name, err)
+	b := newBridge(ServerConfig{Name: name}, buildOptions(opts))
+	b.dial = func(ctx context.Context) (*conn, []*agent.Tool, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(ctx, st, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("starting in-memory MCP server %s: %w", name, err)
+		}
+		c := &conn{capture: newCapture(), release: func() {
+			_ = ss.Close()
+			_ = ss.Wait()
+		}}
+		if err := b.open(ctx, c, &captureTransport{inner: ct, cap: c.capture}, stdioProtocolVersion); err != nil {
+			c.release()
+			return nil, nil, fmt.Errorf("connecting to in-memory MCP server %s: %w", name, err)
+		}
+		tools, err := b.listTools(ctx, c)
+		if err != nil {
+			_ = b.closeConn(c, false)
+			return nil, nil, fmt.Errorf("listing tools of in-memory MCP server %s: %w", name, err)
+		}
+		b.start(c)
+		return c, tools, nil
 	}
-	b := &Bridge{name: name, cfg: ServerConfig{Name: name}, opts: buildOptions(opts), capture: newCapture()}
-	b.onClose = func() {
-		_ = ss.Close()
-		_ = ss.Wait()
-	}
-	if err := b.open(ctx, ct, stdioProtocolVersion); err != nil {
-		b.onClose()
-		return nil, fmt.Errorf("connecting to in-memory MCP server %s: %w", name, err)
-	}
-	if err := b.listTools(ctx); err != nil {
-		_ = b.Close()
-		return nil, fmt.Errorf("listing tools of in-memory MCP server %s: %w", name, err)
+	if err := b.first(ctx); err != nil {
+		return nil, err
 	}
 	return b, nil
 }
 
-// open runs initialize through the capturing connection wrapper.
-func (b *Bridge) open(ctx context.Context, t mcp.Transport, version string) error {
+// open runs initialize over t and stores the session in c.
+func (b *Bridge) open(ctx context.Context, c *conn, t mcp.Transport, version string) error {
 	client := mcp.NewClient(clientImpl, &mcp.ClientOptions{
 		Logger: b.opts.logger,
 		// No roots: we expose no filesystem to servers.
 		Capabilities: &mcp.ClientCapabilities{},
+		// Only a flag is set here: the handler runs on the session's
+		// reading goroutine, which must not wait for a tools/list answer.
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { b.onListChanged(c) },
 	})
 	var so *mcp.ClientSessionOptions
 	if version != "" {
 		so = &mcp.ClientSessionOptions{ProtocolVersion: version}
 	}
-	s, err := client.Connect(ctx, &captureTransport{inner: t, cap: b.capture}, so)
+	s, err := client.Connect(ctx, t, so)
 	if err != nil {
 		return err
 	}
-	b.session = s
+	c.session = s
 	return nil
 }
 
-// listTools reads every page of tools/list and adapts the tools the config
-// lets through.
-func (b *Bridge) listTools(ctx context.Context) error {
+// listTools reads every page of tools/list on c and adapts the tools the
+// config lets through.
+func (b *Bridge) listTools(ctx context.Context, c *conn) ([]*agent.Tool, error) {
 	var tools []*agent.Tool
-	for t, err := range b.session.Tools(ctx, nil) {
+	for t, err := range c.session.Tools(ctx, nil) {
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !b.keep(t.Name) {
 			continue
 		}
-		in, out := b.capture.schemas(t.Name)
+		in, out := c.capture.schemas(t.Name)
 		tools = append(tools, adaptTool(b, b.name, t, b.cfg.ToolPrefix+t.Name, in, out, b.cfg.CallTimeout))
 	}
-	b.tools = tools
-	return nil
+	return tools, nil
 }
 
 func (b *Bridge) keep(name string) bool {
@@ -315,27 +406,77 @@ func (b *Bridge) keep(name string) bool {
 	return !slices.Contains(b.cfg.ExcludedTools, name)
 }
 
-// CallTool implements ToolCaller: it sends tools/call and tracks the call so
+// CallTool implements ToolCaller: it sends tools/call on the live session,
+// restarting the server first when it had stopped, and tracks the call so
 // that Close can cancel it (the SDK's session close waits for calls in
 // flight, so an unanswered call would otherwise hang Close).
+//
+// A call the server's exit cut short is not repeated: the tool may have
+// done its work before the server died, and doing it twice (a second
+// ticket) is worse than an error the model can explain. The next call gets
+// the restarted server.
 func (b *Bridge) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	ctx, done, err := b.calls.track(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	res, err := b.session.CallTool(ctx, p)
-	if err != nil && errors.Is(context.Cause(ctx), errBridgeClosed) {
-		return nil, fmt.Errorf("%w: %v", errBridgeClosed, err)
+	c, err := b.ready(ctx)
+	if err != nil {
+		return nil, err
 	}
-	if err != nil && b.proc != nil && b.proc.hasExited() {
-		detail := b.proc.exitStatus()
-		if tail := b.proc.stderr.tail(3); len(tail) > 0 {
-			detail += "; its last stderr lines: " + strings.Join(tail, " | ")
+	res, err := c.session.CallTool(ctx, p)
+	if err != nil && c.ht != nil && b.isReadOnly(p.Name) && b.mayRetry(ctx, err) {
+		// HTTP: the request may have reached the server before the
+		// connection dropped; asking again is harmless only for a tool that
+		// declares it changes nothing (readOnlyHint).
+		b.opts.logger.Info("mcp: retrying a read-only tool call after a dropped connection", "server", b.name, "tool", p.Name, "error", err)
+		if b.opts.restart.Sleep(ctx, httpRetryBase) == nil {
+			if c2, rerr := b.ready(ctx); rerr == nil {
+				c = c2
+				res, err = c.session.CallTool(ctx, p)
+			}
 		}
-		err = fmt.Errorf("%w (the server process has exited: %s)", err, detail)
+	}
+	if err != nil {
+		err = b.callFailed(ctx, c, err)
 	}
 	return res, err
+}
+
+// mayRetry reports whether a failed request may be sent again: it failed
+// in transport, not because the server refused it or we gave up.
+func (b *Bridge) mayRetry(ctx context.Context, err error) bool {
+	var rpcErr *jsonrpc.Error
+	return ctx.Err() == nil && !errors.As(err, &rpcErr)
+}
+
+func (b *Bridge) isReadOnly(remote string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.readOnly[remote]
+}
+
+// callFailed words the error of a request that failed: the bridge was
+// closed, or the server stopped under it (with its exit status and last
+// stderr lines), or the error as it is.
+func (b *Bridge) callFailed(ctx context.Context, c *conn, err error) error {
+	if errors.Is(context.Cause(ctx), errBridgeClosed) {
+		return fmt.Errorf("%w: %v", errBridgeClosed, err)
+	}
+	var rpcErr *jsonrpc.Error
+	if ctx.Err() != nil || errors.As(err, &rpcErr) {
+		return err
+	}
+	if c.proc == nil && c.alive() && !errors.Is(err, mcp.ErrConnectionClosed) {
+		// HTTP: the request failed but the session lives on (the round
+		// tripper already retried what was safe to retry).
+		return err
+	}
+	if reason, ended := awaitEnd(c); ended {
+		return &ServerExitError{Server: b.name, Reason: reason, Err: err}
+	}
+	return err
 }
 
 // ListResources lists every resource the server offers (all pages).
@@ -345,10 +486,14 @@ func (b *Bridge) ListResources(ctx context.Context) ([]*mcp.Resource, error) {
 		return nil, err
 	}
 	defer done()
+	c, err := b.ready(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing resources of MCP server %s: %w", b.name, err)
+	}
 	var out []*mcp.Resource
-	for r, err := range b.session.Resources(ctx, nil) {
+	for r, err := range c.session.Resources(ctx, nil) {
 		if err != nil {
-			return nil, fmt.Errorf("listing resources of MCP server %s: %w", b.name, err)
+			return nil, fmt.Errorf("listing resources of MCP server %s: %w", b.name, b.callFailed(ctx, c, err))
 		}
 		out = append(out, r)
 	}
@@ -362,48 +507,88 @@ func (b *Bridge) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourc
 		return nil, err
 	}
 	defer done()
-	res, err := b.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	c, err := b.ready(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s from MCP server %s: %w", uri, b.name, err)
+	}
+	res, err := c.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s from MCP server %s: %w", uri, b.name, b.callFailed(ctx, c, err))
 	}
 	return res, nil
 }
 
-// Close ends the connection: calls in flight are cancelled first, then the
-// session is closed; a stdio server gets stdin EOF, then SIGTERM, then
-// SIGKILL, each to its whole process group, after the grace periods. Close
-// is idempotent and never blocks much longer than the two grace periods.
+// Close ends the connection: calls in flight (and a restart in progress)
+// are cancelled first, then the session is closed; a stdio server gets
+// stdin EOF, then SIGTERM, then SIGKILL, each to its whole process group,
+// after the grace periods. Close is idempotent and never blocks much
+// longer than the two grace periods.
 func (b *Bridge) Close() error {
 	b.closeOnce.Do(func() {
 		b.calls.cancelAll()
-		sessDone := make(chan error, 1)
-		go func() {
-			if b.session == nil {
-				sessDone <- nil
-				return
-			}
-			// Closes the transport, hence stdin: the EOF step.
-			sessDone <- b.session.Close()
-		}()
-		if b.proc != nil {
-			b.proc.stop(b.opts.eofGrace, b.opts.termGrace)
-			b.proc.release()
-		}
-		t := time.NewTimer(killWait)
-		defer t.Stop()
-		select {
-		case err := <-sessDone:
-			if err != nil && !isBenignCloseError(err) {
-				b.closeErr = fmt.Errorf("closing MCP session with %s: %w", b.name, err)
-			}
-		case <-t.C:
-			b.closeErr = fmt.Errorf("closing MCP session with %s: the session did not shut down", b.name)
-		}
-		if b.onClose != nil {
-			b.onClose()
+		b.mu.Lock()
+		b.state = StateClosed
+		b.mu.Unlock()
+		// A restart or re-listing in progress sees its context cancelled
+		// and the closed state, and lets go.
+		b.sem <- struct{}{}
+		b.mu.Lock()
+		c := b.cur
+		b.cur = nil
+		b.mu.Unlock()
+		<-b.sem
+		if c != nil {
+			b.closeErr = b.closeConn(c, c.alive())
 		}
 	})
 	return b.closeErr
+}
+
+// closeConn ends one connection: politely (the close sequence with its
+// grace periods) or, for a server that already crashed, by killing what is
+// left of its process group at once.
+func (b *Bridge) closeConn(c *conn, graceful bool) error {
+	c.closing.Store(true)
+	sessDone := make(chan error, 1)
+	go func() {
+		if c.session == nil {
+			sessDone <- nil
+			return
+		}
+		// Closes the transport, hence stdin: the EOF step.
+		sessDone <- c.session.Close()
+	}()
+	if c.proc != nil {
+		if graceful {
+			c.proc.stop(b.opts.eofGrace, b.opts.termGrace)
+		} else {
+			c.proc.abort()
+		}
+		c.proc.release()
+	}
+	t := time.NewTimer(killWait)
+	defer t.Stop()
+	var err error
+	select {
+	case e := <-sessDone:
+		if e != nil && !isBenignCloseError(e) {
+			err = fmt.Errorf("closing MCP session with %s: %w", b.name, e)
+		}
+	case <-t.C:
+		err = fmt.Errorf("closing MCP session with %s: the session did not shut down", b.name)
+	}
+	if c.release != nil {
+		c.release()
+	}
+	if c.watchDone != nil {
+		w := time.NewTimer(killWait)
+		defer w.Stop()
+		select {
+		case <-c.watchDone:
+		case <-w.C:
+		}
+	}
+	return err
 }
 
 func isBenignCloseError(err error) bool {

@@ -215,7 +215,7 @@ func (p *process) stop(eofGrace, termGrace time.Duration) {
 		}
 		p.logf("did not exit %v after SIGTERM; killing its process group", termGrace)
 		p.kill()
-		p.waitExit(killWait)
+		p.waitGone(time.Now().Add(killWait))
 	})
 }
 
@@ -224,7 +224,9 @@ func (p *process) abort() {
 	p.stopOnce.Do(func() {
 		p.closeStdin()
 		p.kill()
-		p.waitExit(killWait)
+		// SIGKILL is delivered asynchronously: wait until every member of
+		// the group is gone, not only the direct child.
+		p.waitGone(time.Now().Add(killWait))
 	})
 }
 
@@ -260,4 +262,15 @@ func (p *process) exitStatus() string {
 
 func (p *process) logf(format string, args ...any) {
 	slog.Warn("mcp: "+fmt.Sprintf(format, args...), "server", p.server, "command", p.cmdLine)
+}
+
+// waitStderr waits up to d for the server's stderr to reach EOF, so that
+// its last lines are in the ring.
+func (p *process) waitStderr(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.stderrEnd:
+	case <-t.C:
+	}
 }

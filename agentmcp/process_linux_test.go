@@ -90,8 +90,8 @@ func TestStdioWrapperCloseLeavesNoProcess(t *testing.T) {
 	if _, ppid, _, _ := procState(pid); ppid == os.Getpid() {
 		t.Fatalf("the server is our child; the wrapper should have made it a grandchild")
 	}
-	if pgid != b.proc.pgid {
-		t.Fatalf("server runs in group %d, want the bridge's group %d", pgid, b.proc.pgid)
+	if pgid != b.cur.proc.pgid {
+		t.Fatalf("server runs in group %d, want the bridge's group %d", pgid, b.cur.proc.pgid)
 	}
 	got, err := adExec(t, adTool(t, b, "echo"), `{"text":"hi"}`)
 	if err != nil || got != `{"echo":"hi"}` {
@@ -334,7 +334,7 @@ func TestCrashedServerIsAConnectionError(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-b.proc.exited
+	<-b.cur.proc.exited
 	_, err = adExec(t, adTool(t, b, "echo"), `{"text":"x"}`)
 	wantCallErr(t, err, KindConnection, "")
 	for _, want := range []string{"tool echo could not be called: ", "signal: killed", "(connection to server fragile)"} {

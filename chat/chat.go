@@ -106,8 +106,8 @@ type Config struct {
 // Chat is a running chat. Create it with New, use Run or Ask, then Close.
 type Chat struct {
 	cfg      Config
-	tools    *agent.ToolSet
-	report   agent.MergeReport
+	toolsMu  sync.Mutex
+	live     liveTools // the tool table; refreshed before each model call
 	sessions *sessions
 	guards   *guard.Guards
 	input    *lineReader
@@ -156,12 +156,21 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 		_, term := terminalFd(cfg.In)
 		c.guards = c.guards.WithConfirmer(guard.NewTerminalConfirmer(c.input, cfg.Err, term || cfg.assumeTerminal))
 	}
-	c.tools, c.report, err = BuildTools(cfg.Local, cfg.Servers, c.guards)
+	// Generations first: tools read after them are at least as new.
+	gens, err := generations(ctx, cfg.Servers)
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range c.report.Warnings {
+	set, report, err := BuildTools(cfg.Local, cfg.Servers, c.guards)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range report.Warnings {
 		fmt.Fprintln(cfg.Err, "warning:", w)
+	}
+	c.live = liveTools{set: set, report: report, gens: gens, names: make([][]string, len(cfg.Servers))}
+	for i, s := range cfg.Servers {
+		c.live.names[i] = toolNames(s.Tools())
 	}
 
 	if c.sessions, err = openSessions(ctx, cfg.Store, cfg.Now); err != nil {
@@ -208,11 +217,17 @@ func (c *Chat) Close() error {
 // Session returns the id of the current session.
 func (c *Chat) Session() string { return c.session }
 
-// Tools returns the merged tool table the model is offered.
-func (c *Chat) Tools() *agent.ToolSet { return c.tools }
+// Tools returns the merged tool table the model is offered now (it changes
+// when a server's tool list does).
+func (c *Chat) Tools() *agent.ToolSet { return c.currentTools() }
 
-// MergeReport says which tools clashed and what became of them.
-func (c *Chat) MergeReport() agent.MergeReport { return c.report }
+// MergeReport says which tools clashed and what became of them, for the
+// current table.
+func (c *Chat) MergeReport() agent.MergeReport {
+	c.toolsMu.Lock()
+	defer c.toolsMu.Unlock()
+	return c.live.report
+}
 
 // Banner writes what the user needs to know before the first prompt: the
 // model and how to switch, the tools, the connected servers, the guards and
@@ -242,7 +257,7 @@ func (c *Chat) Banner(w io.Writer) {
 	} else {
 		fmt.Fprintf(w, "Session: %s (new; resume it later with --session %s or --continue)\n", c.session, c.session)
 	}
-	fmt.Fprintln(w, "Type a message. Commands: /tools, /new, /help, /exit (or Ctrl-D).")
+	fmt.Fprintln(w, "Type a message. Commands: /tools, /mcp, /new, /help, /exit (or Ctrl-D).")
 }
 
 func toolNames(tools []*agent.Tool) []string {
@@ -325,7 +340,8 @@ func (c *Chat) turn(ctx context.Context, text string, obs *turnObserver, stream 
 	opts := agent.Options{
 		Model:    c.cfg.Model,
 		Messages: msgs,
-		Tools:    c.tools,
+		Tools:    c.currentTools(),
+		Refresh:  c.refreshTools,
 		System:   c.cfg.System,
 		MaxSteps: c.cfg.MaxSteps,
 		OnStep:   func(ev agent.StepEvent) { tr.steps = append(tr.steps, ev) },

@@ -39,7 +39,8 @@ func TestREPLPipedBannerCommandsAndTurns(t *testing.T) {
 		"echo: hello (1 messages)\n",
 		// /tools: the MCP tool overrode the local one.
 		"2 tools:\n  getOrderStatus   MCP server shop\n  searchKnowledge  MCP server shop\n",
-		"/tools  list the tools",
+		"/tools             list the tools",
+		"/mcp restart NAME  restart an MCP server now",
 		"Unknown command /nope; type /help",
 		`tool said: {"status":"from shop"}` + "\n",
 	} {

@@ -50,7 +50,7 @@ func (c *Chat) Run(ctx context.Context) error {
 			continue
 		}
 		if cmd, ok := command(line); ok {
-			if done := c.runCommand(cmd); done {
+			if done := c.runCommand(ctx, cmd, line); done {
 				return nil
 			}
 			continue
@@ -81,8 +81,9 @@ func command(line string) (string, bool) {
 	return strings.ToLower(word), true
 }
 
-// runCommand runs a slash command and reports whether the chat should end.
-func (c *Chat) runCommand(cmd string) bool {
+// runCommand runs a slash command (cmd is its first word, line the whole
+// line) and reports whether the chat should end.
+func (c *Chat) runCommand(ctx context.Context, cmd, line string) bool {
 	out := c.cfg.Out
 	switch cmd {
 	case "/exit", "/quit":
@@ -92,13 +93,32 @@ func (c *Chat) runCommand(cmd string) bool {
 		c.resuming, c.resumed = false, 0
 		fmt.Fprintf(out, "Started a new session: %s (earlier messages are no longer sent to the model).\n", c.session)
 	case "/tools":
+		c.refreshTools(ctx)
 		c.printTools(out)
+	case "/mcp":
+		switch args := strings.Fields(line)[1:]; {
+		case len(args) == 0:
+			c.refreshTools(ctx)
+			c.printServers(out)
+		case strings.EqualFold(args[0], "restart") && len(args) <= 2:
+			name := ""
+			if len(args) == 2 {
+				name = args[1]
+			}
+			c.restartServer(ctx, name)
+		default:
+			fmt.Fprintln(out, "Usage: /mcp (list the MCP servers) or /mcp restart NAME")
+		}
 	case "/help":
 		fmt.Fprintln(out, `Commands:
-  /tools  list the tools the model can call and where each comes from
-  /new    start a new session (the model forgets this conversation)
-  /help   show this help
-  /exit   leave the chat (Ctrl-D does the same)
+  /tools             list the tools the model can call and where each comes from
+  /mcp               list the MCP servers: state (connected, restarting, down) and tools
+  /mcp restart NAME  restart an MCP server now (also brings back one that is down)
+  /new               start a new session (the model forgets this conversation)
+  /help              show this help
+  /exit              leave the chat (Ctrl-D does the same)
+A crashed MCP server is restarted on the next call to one of its tools, at most
+3 times a minute; after that it is down until /mcp restart.
 Ctrl-C during an answer cancels it; Ctrl-C at an empty prompt leaves the chat.
 Anything else is a message to the assistant (at most 8000 characters).`)
 	default:
@@ -108,7 +128,9 @@ Anything else is a message to the assistant (at most 8000 characters).`)
 }
 
 func (c *Chat) printTools(w io.Writer) {
-	tools := c.tools.Tools()
+	c.toolsMu.Lock()
+	tools, report := c.live.set.Tools(), c.live.report
+	c.toolsMu.Unlock()
 	width := 0
 	for _, t := range tools {
 		width = max(width, len(t.Name))
@@ -121,7 +143,7 @@ func (c *Chat) printTools(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %-*s  %s\n", width, t.Name, origin)
 	}
-	for _, s := range c.report.Skipped {
+	for _, s := range report.Skipped {
 		fmt.Fprintf(w, "  (%s from MCP server %s is skipped: the local tool wins because AGENT_GUARD_MCP_STRICT is set)\n", s.Tool, s.Server)
 	}
 }

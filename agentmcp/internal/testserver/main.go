@@ -1,8 +1,12 @@
 // Command testserver is a deliberately well- or ill-behaved MCP stdio server
 // for the bridge's tests. The mode flag picks the behaviour:
 //
-//	normal       a go-sdk server with the tools echo, sleep, noise, big, env
-//	             and fail, and the resource test://hello
+//	normal       a go-sdk server with the tools echo, sleep, noise, big, env,
+//	             fail, addtool and lookup (read-only), and the resource
+//	             test://hello; addtool adds a tool, so the server sends
+//	             notifications/tools/list_changed; with -crash-every N the
+//	             process exits with status 7 on every Nth tools/call, before
+//	             answering it
 //	ignore-term  like normal, but ignores SIGTERM and keeps running after stdin EOF
 //	no-init      reads stdin and never answers anything
 //	garbage      like normal, but prints non-JSON lines on stdout first
@@ -24,6 +28,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,6 +37,7 @@ import (
 func main() {
 	mode := flag.String("mode", "normal", "behaviour (see package doc)")
 	pidfile := flag.String("pidfile", "", "write our pid to this file")
+	flag.IntVar(&crashEvery, "crash-every", 0, "exit with status 7 on every Nth tools/call (0: never)")
 	flag.Parse()
 	if *pidfile != "" {
 		if err := os.WriteFile(*pidfile, fmt.Appendf(nil, "%d %d", os.Getpid(), processGroup()), 0o644); err != nil {
@@ -71,8 +77,44 @@ func main() {
 	}
 }
 
+// crashEvery makes the server exit on every Nth tools/call.
+var crashEvery int
+
 func serve() {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1"}, nil)
+	var calls atomic.Int64
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/call" && crashEvery > 0 {
+				if n := calls.Add(1); n%int64(crashEvery) == 0 {
+					fmt.Fprintf(os.Stderr, "testserver: crashing on call %d\n", n)
+					os.Exit(7)
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	srv.AddTool(&mcp.Tool{
+		Name:        "addtool",
+		Description: "Adds a tool with the given name (it echoes like echo).",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
+	}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in struct{ Name string }
+		_ = json.Unmarshal(req.Params.Arguments, &in)
+		srv.AddTool(&mcp.Tool{Name: in.Name, InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Name + " works"}}}, nil
+			})
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "added " + in.Name}}}, nil
+	})
+	srv.AddTool(&mcp.Tool{
+		Name:        "lookup",
+		Description: "A read-only tool.",
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+	}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "looked up"}}}, nil
+	})
 	srv.AddTool(&mcp.Tool{
 		Name:        "echo",
 		Description: "Echoes its text.",

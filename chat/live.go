@@ -1,0 +1,282 @@
+package chat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/agentmcp"
+	"github.com/agentapp/agentapp/guard"
+)
+
+// Supervised is a Server whose process is supervised while the chat runs
+// (*agentmcp.Bridge): it can be restarted, reports its state, and its tool
+// list can change (a restart lists the tools again; a server may announce
+// notifications/tools/list_changed).
+type Supervised interface {
+	Server
+	// Status reports the state (connected, restarting, down) and the
+	// number of tools.
+	Status() agentmcp.Status
+	// Restart reconnects the server now and gives a server that is down
+	// its automatic restarts back (/mcp restart).
+	Restart(ctx context.Context) error
+	// Refresh re-reads the tool list if the server announced a change, and
+	// returns the list's generation, which grows whenever Tools may have
+	// changed.
+	Refresh(ctx context.Context) (uint64, error)
+}
+
+// refreshTimeout bounds the re-listing of tools before a model call.
+const refreshTimeout = 10 * time.Second
+
+// liveTools is the chat's tool table and what it was built from, so that
+// a change of any server's tool list rebuilds it (before the next model
+// call) and says what changed.
+type liveTools struct {
+	set     *agent.ToolSet
+	report  agent.MergeReport
+	gens    []uint64   // per server: the generation the table was built from
+	names   [][]string // per server: its tool names in the table's build
+	skipped []string   // clash warnings already shown
+}
+
+// currentTools returns the table in use.
+func (c *Chat) currentTools() *agent.ToolSet {
+	c.toolsMu.Lock()
+	defer c.toolsMu.Unlock()
+	return c.live.set
+}
+
+// refreshTools brings the tool table up to date with the servers: any
+// server whose tool list changed (a restart, or tools/list_changed) gets
+// its new list merged in, and the change is reported on Err (tools added
+// and removed, and any new clash). It returns the table to use; the agent
+// loop calls it before each model call.
+func (c *Chat) refreshTools(ctx context.Context) *agent.ToolSet {
+	c.toolsMu.Lock()
+	defer c.toolsMu.Unlock()
+	gens, err := generations(ctx, c.cfg.Servers)
+	if err != nil {
+		fmt.Fprintln(c.cfg.Err, "warning:", err)
+	}
+	if slices.Equal(gens, c.live.gens) {
+		return c.live.set
+	}
+	next, err := buildLive(c.cfg.Local, c.cfg.Servers, c.guards, c.live, gens)
+	if err != nil {
+		fmt.Fprintf(c.cfg.Err, "warning: the tool table could not be refreshed, the previous one is kept: %v\n", err)
+		return c.live.set
+	}
+	for i, s := range c.cfg.Servers {
+		added, removed := diffNames(c.live.names[i], next.names[i])
+		if len(added)+len(removed) == 0 {
+			continue
+		}
+		var parts []string
+		if len(added) > 0 {
+			parts = append(parts, "added "+strings.Join(added, ", "))
+		}
+		if len(removed) > 0 {
+			parts = append(parts, "removed "+strings.Join(removed, ", "))
+		}
+		fmt.Fprintf(c.cfg.Err, "MCP server %s: tool list changed: %s\n", s.Name(), strings.Join(parts, "; "))
+	}
+	for _, w := range next.report.Warnings {
+		if !slices.Contains(c.live.report.Warnings, w) {
+			fmt.Fprintln(c.cfg.Err, "warning:", w)
+		}
+	}
+	for _, w := range next.skipped {
+		if !slices.Contains(c.live.skipped, w) {
+			fmt.Fprintln(c.cfg.Err, "warning:", w)
+		}
+	}
+	c.live = next
+	return next.set
+}
+
+// generations refreshes every supervised server's tool list (when it
+// announced a change) and returns the lists' generations; the errors of
+// failed re-listings are joined.
+func generations(ctx context.Context, servers []Server) ([]uint64, error) {
+	gens := make([]uint64, len(servers))
+	var errs []error
+	for i, s := range servers {
+		sv, ok := s.(Supervised)
+		if !ok {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, refreshTimeout)
+		gen, err := sv.Refresh(rctx)
+		cancel()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		gens[i] = gen
+	}
+	return gens, errors.Join(errs...)
+}
+
+// buildLive builds the table like BuildTools, except that a clash BuildTools
+// refuses at start-up (two servers offering one name, or a server offering
+// a name twice) cannot stop a running chat: the tool that was in the table
+// before (or, when both are new, the one from the server listed first)
+// stays, the newcomer is skipped, and a warning says so.
+func buildLive(local []*agent.Tool, servers []Server, g *guard.Guards, prev liveTools, gens []uint64) (liveTools, error) {
+	prevOwner := map[string]string{}
+	if prev.set != nil {
+		for _, t := range prev.set.Tools() {
+			prevOwner[t.Name] = t.Origin
+		}
+	}
+	next := liveTools{gens: gens, names: make([][]string, len(servers))}
+	offered := make([][]*agent.Tool, len(servers))
+	owners := map[string][]int{} // tool name → servers offering it, in order
+	for i, s := range servers {
+		seen := map[string]bool{}
+		for _, t := range s.Tools() {
+			if t == nil || t.Name == "" || seen[t.Name] {
+				if t != nil && t.Name != "" {
+					next.skipped = append(next.skipped, fmt.Sprintf("MCP server %q offers two tools named %q; the second is skipped", s.Name(), t.Name))
+				}
+				continue
+			}
+			seen[t.Name] = true
+			offered[i] = append(offered[i], t)
+			owners[t.Name] = append(owners[t.Name], i)
+		}
+	}
+	keep := map[string]int{}
+	for name, idx := range owners {
+		winner := idx[0]
+		for _, i := range idx {
+			if prevOwner[name] == servers[i].Name() {
+				winner = i
+			}
+		}
+		keep[name] = winner
+		for _, i := range idx {
+			if i != winner {
+				next.skipped = append(next.skipped, fmt.Sprintf("MCP servers %q and %q both offer a tool named %q now; %q's is kept and the newer one is skipped; set \"toolPrefix\" on one of them so both can be used",
+					servers[winner].Name(), servers[i].Name(), name, servers[winner].Name()))
+			}
+		}
+	}
+	slices.Sort(next.skipped)
+	lists := make([]agent.ServerTools, len(servers))
+	for i, s := range servers {
+		var wrapped []*agent.Tool
+		for _, t := range offered[i] {
+			if keep[t.Name] != i {
+				continue
+			}
+			if t.IsLocal() {
+				return liveTools{}, fmt.Errorf("MCP server %q offered tool %q without an origin, so the guards could not tell it from a local tool; this is a bug in the server bridge", s.Name(), t.Name)
+			}
+			wrapped = append(wrapped, guard.Wrap(t, g))
+			next.names[i] = append(next.names[i], t.Name)
+		}
+		lists[i] = agent.ServerTools{Server: s.Name(), Tools: wrapped}
+	}
+	set, report, err := agent.Merge(local, lists, g.Config().MCPStrict)
+	if err != nil {
+		return liveTools{}, err
+	}
+	next.set, next.report = set, report
+	return next, nil
+}
+
+// diffNames returns the names only in after (added) and only in before
+// (removed), each in its list's order.
+func diffNames(before, after []string) (added, removed []string) {
+	for _, n := range after {
+		if !slices.Contains(before, n) {
+			added = append(added, n)
+		}
+	}
+	for _, n := range before {
+		if !slices.Contains(after, n) {
+			removed = append(removed, n)
+		}
+	}
+	return added, removed
+}
+
+// printServers is /mcp: every server with its state and tool count.
+func (c *Chat) printServers(w io.Writer) {
+	if len(c.cfg.Servers) == 0 {
+		fmt.Fprintln(w, "No MCP servers (add one with --mcp \"<command line>\" or --config FILE).")
+		return
+	}
+	fmt.Fprintf(w, "%d MCP %s:\n", len(c.cfg.Servers), plural(len(c.cfg.Servers), "server", "servers"))
+	for _, s := range c.cfg.Servers {
+		sv, ok := s.(Supervised)
+		if !ok {
+			n := len(s.Tools())
+			fmt.Fprintf(w, "  %s: connected, %d %s\n", s.Name(), n, plural(n, "tool", "tools"))
+			continue
+		}
+		st := sv.Status()
+		line := fmt.Sprintf("  %s: %s, %d %s", s.Name(), st.State, st.Tools, plural(st.Tools, "tool", "tools"))
+		if st.Restarts > 0 {
+			line += fmt.Sprintf(", %d automatic %s in the last minute", st.Restarts, plural(st.Restarts, "restart", "restarts"))
+		}
+		if st.Detail != "" {
+			line += " (" + st.Detail + ")"
+		}
+		fmt.Fprintln(w, line)
+		if st.State == agentmcp.StateDown {
+			fmt.Fprintf(w, "    restart it with /mcp restart %s\n", s.Name())
+		}
+	}
+}
+
+// restartServer is /mcp restart NAME. Ctrl-C cancels it.
+func (c *Chat) restartServer(ctx context.Context, name string) {
+	out := c.cfg.Out
+	if name == "" {
+		fmt.Fprintln(out, "Usage: /mcp restart NAME (see /mcp for the names)")
+		return
+	}
+	var target Supervised
+	var names []string
+	for _, s := range c.cfg.Servers {
+		names = append(names, s.Name())
+		if sv, ok := s.(Supervised); ok && s.Name() == name {
+			target = sv
+		}
+	}
+	if target == nil {
+		if len(names) == 0 {
+			fmt.Fprintf(out, "No MCP server is named %s; no servers are connected.\n", name)
+		} else {
+			fmt.Fprintf(out, "No MCP server is named %s; the servers are: %s.\n", name, strings.Join(names, ", "))
+		}
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-c.cfg.Interrupt:
+			cancel()
+		case <-stop:
+		}
+	}()
+	fmt.Fprintf(out, "Restarting MCP server %s…\n", name)
+	if err := target.Restart(ctx); err != nil {
+		fmt.Fprintf(c.cfg.Err, "error: restarting MCP server %s failed: %v\n", name, err)
+		return
+	}
+	c.refreshTools(ctx)
+	st := target.Status()
+	fmt.Fprintf(out, "MCP server %s: %s, %d %s\n", name, st.State, st.Tools, plural(st.Tools, "tool", "tools"))
+}
