@@ -161,8 +161,7 @@ func callAdapted(ctx context.Context, c ToolCaller, server, name, remote string,
 			// happens next.
 			return nil, fail(KindConnection, err, "tool %s could not be called: %v", name, err)
 		}
-		var rpcErr *jsonrpc.Error
-		if errors.As(err, &rpcErr) {
+		if rpcErr, ok := serverRejected(err); ok {
 			return nil, fail(KindRejected, err, "tool %s was rejected by server %s: %s (JSON-RPC error %d); check the tool name and arguments", name, server, rpcErr.Message, rpcErr.Code)
 		}
 		return nil, fail(KindConnection, err, "tool %s could not be called: %v (connection to server %s)", name, err, server)
@@ -179,6 +178,21 @@ func callAdapted(ctx context.Context, c ToolCaller, server, name, remote string,
 		return nil, fail(KindUnmappable, nil, "tool %s returned nothing the model can read (content types: %s; no text, structuredContent or toolResult)", name, contentTypes(res.Content))
 	}
 	return out, nil
+}
+
+// codeRejectedByTransport is the JSON-RPC code the SDK gives a request its
+// transport could not send (an HTTP request that failed before any answer);
+// the server never refused anything.
+const codeRejectedByTransport = -32005
+
+// serverRejected returns the JSON-RPC error the server answered with, if
+// err is one (and not the SDK's wrapping of a transport failure).
+func serverRejected(err error) (*jsonrpc.Error, bool) {
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) && rpcErr.Code != codeRejectedByTransport {
+		return rpcErr, true
+	}
+	return nil, false
 }
 
 func seconds(d time.Duration) string {

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -447,8 +446,8 @@ func (b *Bridge) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Call
 // mayRetry reports whether a failed request may be sent again: it failed
 // in transport, not because the server refused it or we gave up.
 func (b *Bridge) mayRetry(ctx context.Context, err error) bool {
-	var rpcErr *jsonrpc.Error
-	return ctx.Err() == nil && !errors.As(err, &rpcErr)
+	_, rejected := serverRejected(err)
+	return ctx.Err() == nil && !rejected && !errors.Is(context.Cause(ctx), errBridgeClosed)
 }
 
 func (b *Bridge) isReadOnly(remote string) bool {
@@ -464,8 +463,7 @@ func (b *Bridge) callFailed(ctx context.Context, c *conn, err error) error {
 	if errors.Is(context.Cause(ctx), errBridgeClosed) {
 		return fmt.Errorf("%w: %v", errBridgeClosed, err)
 	}
-	var rpcErr *jsonrpc.Error
-	if ctx.Err() != nil || errors.As(err, &rpcErr) {
+	if _, rejected := serverRejected(err); ctx.Err() != nil || rejected {
 		return err
 	}
 	if c.proc == nil && c.alive() && !errors.Is(err, mcp.ErrConnectionClosed) {

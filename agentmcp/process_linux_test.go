@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -320,28 +319,6 @@ func TestCloseCancelsCallsInFlight(t *testing.T) {
 	}
 	err = <-errc
 	wantCallErr(t, err, KindConnection, "tool sleep could not be called: the connection to server ts was closed")
-}
-
-func TestCrashedServerIsAConnectionError(t *testing.T) {
-	pidfile := filepath.Join(t.TempDir(), "pid")
-	cfg := ServerConfig{Name: "fragile", Command: testServerPath(t), Args: []string{"-pidfile", pidfile}}
-	b, err := Connect(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	pid, _ := serverIDs(t, pidfile)
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-b.cur.proc.exited
-	_, err = adExec(t, adTool(t, b, "echo"), `{"text":"x"}`)
-	wantCallErr(t, err, KindConnection, "")
-	for _, want := range []string{"tool echo could not be called: ", "signal: killed", "(connection to server fragile)"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error lacks %q: %v", want, err)
-		}
-	}
 }
 
 func TestStdioEnvAndDir(t *testing.T) {

@@ -353,7 +353,9 @@ func (b *Bridge) recover(ctx context.Context, manual bool) (*conn, error) {
 			"server", b.name, "restarts", len(b.restarts), "window", pol.Window, "last", err.Last)
 		return nil, err
 	}
-	b.restarts = append(b.restarts, now)
+	if !manual {
+		b.restarts = append(b.restarts, now)
+	}
 	attempt := len(b.restarts)
 	last := b.lastStop
 	b.state = StateRestarting
