@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +14,12 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/agentapp/agentapp/agentmcp"
 )
 
 // runChatCLI runs agentapp in-process with the given stdin and returns
@@ -392,3 +400,227 @@ func TestChatInputGuardBannerAndAudit(t *testing.T) {
 		t.Errorf("audit log = %q", b)
 	}
 }
+
+// chatProcess is `agentapp chat` running as a subprocess with stdin on a
+// pipe the test writes to and stdout read line by line.
+type chatProcess struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	lines chan string
+	out   strings.Builder // everything read so far
+	err   bytes.Buffer
+	data  string
+}
+
+func startChat(t *testing.T, bin string, args ...string) *chatProcess {
+	t.Helper()
+	p := &chatProcess{t: t, lines: make(chan string, 1000), data: t.TempDir()}
+	p.cmd = exec.Command(bin, append([]string{"chat"}, args...)...)
+	p.cmd.Dir = t.TempDir()
+	p.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + p.data, "AGENTAPP_DATA_DIR=" + p.data}
+	p.cmd.Stderr = &syncBuffer{b: &p.err}
+	var err error
+	if p.in, err = p.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(p.lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+	}()
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
+		}
+	})
+	return p
+}
+
+// syncBuffer lets the test read stderr while the process writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (p *chatProcess) send(line string) {
+	p.t.Helper()
+	if _, err := io.WriteString(p.in, line+"\n"); err != nil {
+		p.t.Fatalf("writing %q to the chat: %v", line, err)
+	}
+}
+
+// expect reads stdout until a line contains s and returns that line; the
+// bound is a failure guard, not a timing assertion.
+func (p *chatProcess) expect(s string) string {
+	p.t.Helper()
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case l, ok := <-p.lines:
+			if !ok {
+				p.t.Fatalf("the chat ended before printing %q; stdout:\n%s\nstderr:\n%s", s, p.out.String(), p.cmd.Stderr)
+			}
+			p.out.WriteString(l + "\n")
+			if strings.Contains(l, s) {
+				return l
+			}
+		case <-deadline:
+			p.t.Fatalf("no line containing %q; stdout:\n%s\nstderr:\n%s", s, p.out.String(), p.cmd.Stderr)
+		}
+	}
+}
+
+// childServers returns the pids of the chat's children running `serve`.
+func childServers(t *testing.T, parent int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(parent) && bytes.Contains(cmdline, []byte("serve")) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// gone waits until pid is no longer in the process table (reaped by its
+// parent); the bound is a failure guard.
+func gone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d is still in the process table", pid)
+		}
+		time.Sleep(10 * time.Millisecond) // polling the process table: no event to wait on
+	}
+}
+
+// TestChatSurvivesKilledMCPServer: the chat's MCP server (agentapp serve)
+// is killed from outside between two questions; /mcp shows it restarting,
+// the next question is answered by a restarted server, /mcp restart works,
+// and when the chat exits no process of it is left.
+func TestChatSurvivesKilledMCPServer(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("finds the server and checks the process table through /proc")
+	}
+	bin := buildAgentapp(t, t.TempDir())
+	p := startChat(t, bin, "--model", "offline", "--trace", "--mcp", bin+" serve")
+	p.expect("MCP server agentapp: connected, 3 tools")
+	p.send("订单 A-1024 到哪了？")
+	p.expect("已发货")
+	servers := childServers(t, p.cmd.Process.Pid)
+	if len(servers) != 1 {
+		t.Fatalf("want one MCP server child of the chat, found %v", servers)
+	}
+	if err := syscall.Kill(servers[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	gone(t, servers[0])
+	p.send("/mcp")
+	if l := p.expect("agentapp: "); !strings.Contains(l, "agentapp: restarting, 3 tools") || !strings.Contains(l, "signal: killed") {
+		t.Errorf("/mcp after the kill: %q", l)
+	}
+
+	p.send("订单 A-1024 到哪了？")
+	p.expect("已发货")
+	restarted := childServers(t, p.cmd.Process.Pid)
+	if len(restarted) != 1 || restarted[0] == servers[0] {
+		t.Fatalf("servers after the restart: %v (killed: %d)", restarted, servers[0])
+	}
+	p.send("/mcp")
+	if l := p.expect("agentapp: "); !strings.Contains(l, "agentapp: connected, 3 tools, 1 automatic restart in the last minute") {
+		t.Errorf("/mcp after the restart: %q", l)
+	}
+	p.send("/mcp restart agentapp")
+	p.expect("MCP server agentapp: connected, 3 tools")
+	again := childServers(t, p.cmd.Process.Pid)
+	if len(again) != 1 || again[0] == restarted[0] {
+		t.Errorf("servers after /mcp restart: %v (before: %v)", again, restarted)
+	}
+	p.send("/exit")
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("chat: %v\nstderr:\n%s", err, p.cmd.Stderr)
+	}
+	stderr := p.cmd.Stderr.(*syncBuffer).String()
+	if !strings.Contains(stderr, "mcp: server stopped; it is restarted on the next call") || !strings.Contains(stderr, "signal: killed") {
+		t.Errorf("stderr does not report the crash:\n%s", stderr)
+	}
+	if left := processesOf(t, p.cmd.Process.Pid, p.data); len(left) > 0 {
+		t.Errorf("processes outlived the chat: %v", left)
+	}
+}
+
+// TestChatSIGTERMClosesEverything: SIGTERM at the prompt ends the chat
+// with its MCP server closed in order, well within the grace periods.
+func TestChatSIGTERMClosesEverything(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("checks the process table through /proc")
+	}
+	bin := buildAgentapp(t, t.TempDir())
+	p := startChat(t, bin, "--model", "offline", "--mcp", bin+" serve")
+	p.expect("MCP server agentapp: connected, 3 tools")
+	p.send("/tools")
+	p.expect("searchKnowledge")
+	server := childServers(t, p.cmd.Process.Pid)
+	if len(server) != 1 {
+		t.Fatalf("servers: %v", server)
+	}
+	start := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("chat after SIGTERM: %v\nstderr:\n%s", err, p.cmd.Stderr)
+	}
+	if took := time.Since(start); took > agentmcpCloseBound {
+		t.Errorf("the chat took %v to exit after SIGTERM, more than the grace periods allow (%v)", took, agentmcpCloseBound)
+	}
+	if left := processesOf(t, p.cmd.Process.Pid, p.data); len(left) > 0 {
+		t.Errorf("processes outlived the chat: %v", left)
+	}
+}
+
+// agentmcpCloseBound is the close sequence's worst case (EOF grace, TERM
+// grace, the wait after KILL) plus a generous margin.
+const agentmcpCloseBound = agentmcp.DefaultEOFGrace + agentmcp.DefaultTermGrace + 2*time.Second + 5*time.Second
