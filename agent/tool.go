@@ -12,7 +12,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -56,6 +58,7 @@ type Tool struct {
 
 	once     sync.Once
 	resolved *jsonschema.Resolved
+	quick    *quickSchema // nil when the schema is outside its subset
 	compErr  error
 }
 
@@ -66,7 +69,12 @@ func (t *Tool) IsLocal() bool { return t.Origin == "" }
 // are checked as an empty object. The returned error names the offending
 // field and rule; it is meant to be shown to the model so it can retry.
 //
-// The compiled schema is cached on first use.
+// The compiled schema is cached on first use. Schemas of the common flat
+// shape (an object of string properties with length and pattern rules, as
+// every local tool has) also get a direct check that accepts valid
+// arguments without the general validator's reflective walk, about a third
+// of a call's validation cost; arguments it does not accept go through the
+// general validator, so every error message is the validator's own.
 func (t *Tool) CheckArgs(args json.RawMessage) error {
 	t.once.Do(func() {
 		if len(t.InputSchema) == 0 {
@@ -80,7 +88,9 @@ func (t *Tool) CheckArgs(args json.RawMessage) error {
 		t.resolved, t.compErr = s.Resolve(nil)
 		if t.compErr != nil {
 			t.compErr = fmt.Errorf("tool %s has an invalid input schema: %w", t.Name, t.compErr)
+			return
 		}
+		t.quick = compileQuick(t.InputSchema)
 	})
 	if t.compErr != nil {
 		return t.compErr
@@ -89,13 +99,154 @@ func (t *Tool) CheckArgs(args json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	if t.resolved == nil {
+	if t.resolved == nil || t.quick.accepts(v) {
 		return nil
 	}
 	if err := t.resolved.Validate(v); err != nil {
 		return &ArgsError{Tool: t.Name, Err: err}
 	}
 	return nil
+}
+
+// quickSchema is a direct check for the schema subset local tools use: an
+// object whose properties are strings with optional minLength, maxLength
+// and pattern, a required list, and additionalProperties true or false.
+// It only ever says "valid"; anything else is left to the general
+// validator, so it cannot change what is rejected or how it is reported.
+type quickSchema struct {
+	props    map[string]*quickString
+	required []string
+	closed   bool // additionalProperties: false
+}
+
+type quickString struct {
+	minLen, maxLen int // -1 when absent
+	pattern        *regexp.Regexp
+}
+
+// compileQuick returns the direct check for schema, or nil if schema uses
+// anything outside the subset (any keyword not listed here, a non-string
+// property, a boolean subschema).
+func compileQuick(schema json.RawMessage) *quickSchema {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(schema, &top) != nil {
+		return nil
+	}
+	q := &quickSchema{props: map[string]*quickString{}}
+	for k, raw := range top {
+		switch k {
+		case "description", "title", "$comment", "examples":
+		case "type":
+			var typ string
+			if json.Unmarshal(raw, &typ) != nil || typ != "object" {
+				return nil
+			}
+		case "required":
+			if json.Unmarshal(raw, &q.required) != nil {
+				return nil
+			}
+		case "additionalProperties":
+			var open bool
+			if json.Unmarshal(raw, &open) != nil {
+				return nil
+			}
+			q.closed = !open
+		case "properties":
+			var props map[string]map[string]json.RawMessage
+			if json.Unmarshal(raw, &props) != nil {
+				return nil
+			}
+			for name, p := range props {
+				qs := compileQuickString(p)
+				if qs == nil {
+					return nil
+				}
+				q.props[name] = qs
+			}
+		default:
+			return nil
+		}
+	}
+	if _, ok := top["type"]; !ok {
+		return nil
+	}
+	return q
+}
+
+func compileQuickString(p map[string]json.RawMessage) *quickString {
+	qs := &quickString{minLen: -1, maxLen: -1}
+	for k, raw := range p {
+		switch k {
+		case "description", "title", "$comment", "examples":
+		case "type":
+			var typ string
+			if json.Unmarshal(raw, &typ) != nil || typ != "string" {
+				return nil
+			}
+		case "minLength", "maxLength":
+			var n int
+			if json.Unmarshal(raw, &n) != nil || n < 0 {
+				return nil
+			}
+			if k == "minLength" {
+				qs.minLen = n
+			} else {
+				qs.maxLen = n
+			}
+		case "pattern":
+			var pat string
+			if json.Unmarshal(raw, &pat) != nil {
+				return nil
+			}
+			re, err := regexp.Compile(pat) // as the general validator compiles it
+			if err != nil {
+				return nil
+			}
+			qs.pattern = re
+		default:
+			return nil
+		}
+	}
+	if _, ok := p["type"]; !ok {
+		return nil
+	}
+	return qs
+}
+
+// accepts reports whether args certainly satisfy the schema. A nil
+// quickSchema accepts nothing.
+func (q *quickSchema) accepts(args map[string]any) bool {
+	if q == nil {
+		return false
+	}
+	for _, name := range q.required {
+		if _, ok := args[name]; !ok {
+			return false
+		}
+	}
+	for k, v := range args {
+		p, ok := q.props[k]
+		if !ok {
+			if q.closed {
+				return false
+			}
+			continue
+		}
+		s, ok := v.(string)
+		if !ok {
+			return false
+		}
+		if p.minLen >= 0 || p.maxLen >= 0 {
+			n := utf8.RuneCountInString(s)
+			if n < p.minLen || (p.maxLen >= 0 && n > p.maxLen) {
+				return false
+			}
+		}
+		if p.pattern != nil && !p.pattern.MatchString(s) {
+			return false
+		}
+	}
+	return true
 }
 
 // DecodeArgs decodes tool arguments, which must be a JSON object or absent

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/agentapp/agentapp/agent"
@@ -184,7 +185,17 @@ func successResult(name string, out any) (*mcp.CallToolResult, error) {
 		return errorResult(fmt.Sprintf("%s produced output that cannot be sent: %v", name, err)), nil
 	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
-	if isJSONObject(text) {
+	var object bool
+	switch out.(type) {
+	case string, json.RawMessage, []byte, nil:
+		// Text the tool made itself: it may be anything.
+		object = isJSONObject(text)
+	default:
+		// FormatOutput marshalled it, so it is valid JSON already, and an
+		// object exactly when it starts with a brace.
+		object = strings.HasPrefix(text, "{")
+	}
+	if object {
 		res.StructuredContent = json.RawMessage(text)
 	}
 	return res, nil

@@ -56,3 +56,34 @@ func BenchmarkCreateTicketExecute(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOrderStatusCheckArgs measures the argument validation the MCP
+// server and the loop run before getOrderStatus's Execute.
+func BenchmarkOrderStatusCheckArgs(b *testing.B) {
+	svc, _ := openService(b, b.TempDir())
+	tool := svc.OrderStatusTool()
+	args := json.RawMessage(`{"orderId":"A-1024"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := tool.CheckArgs(args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkOrderStatusExecuteCancellable is BenchmarkOrderStatusExecute
+// with a cancellable context, as every MCP request has: the SQLite driver
+// and database/sql then watch the context during the query.
+func BenchmarkOrderStatusExecuteCancellable(b *testing.B) {
+	svc, _ := openService(b, b.TempDir())
+	tool := svc.OrderStatusTool()
+	args := json.RawMessage(`{"orderId":"A-1024"}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := tool.Execute(ctx, args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
