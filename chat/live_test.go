@@ -1,0 +1,148 @@
+package chat
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/agentmcp"
+	"github.com/agentapp/agentapp/model"
+)
+
+// liveServer is a supervised server stand-in whose tool list and state the
+// test changes.
+type liveServer struct {
+	fakeServer
+	lmu      sync.Mutex
+	gen      uint64
+	state    agentmcp.ServerState
+	detail   string
+	restarts int
+}
+
+func newLiveServer(name string, tools ...*agent.Tool) *liveServer {
+	return &liveServer{fakeServer: fakeServer{name: name, tools: tools}, gen: 1, state: agentmcp.StateConnected}
+}
+
+func (s *liveServer) Tools() []*agent.Tool {
+	s.lmu.Lock()
+	defer s.lmu.Unlock()
+	return append([]*agent.Tool(nil), s.tools...)
+}
+
+func (s *liveServer) setTools(tools ...*agent.Tool) {
+	s.lmu.Lock()
+	defer s.lmu.Unlock()
+	s.tools = tools
+	s.gen++
+}
+
+func (s *liveServer) Status() agentmcp.Status {
+	s.lmu.Lock()
+	defer s.lmu.Unlock()
+	return agentmcp.Status{State: s.state, Tools: len(s.tools), Detail: s.detail}
+}
+
+func (s *liveServer) Restart(context.Context) error {
+	s.lmu.Lock()
+	defer s.lmu.Unlock()
+	s.restarts++
+	s.state, s.detail = agentmcp.StateConnected, ""
+	s.gen++
+	return nil
+}
+
+func (s *liveServer) Refresh(context.Context) (uint64, error) {
+	s.lmu.Lock()
+	defer s.lmu.Unlock()
+	return s.gen, nil
+}
+
+// TestToolListChangeMidTurn: a server's tool list changes while a turn
+// runs (its tool "grow" makes it offer new tools); the model's next request
+// offers them, the change is reported on stderr, a new clash with a local
+// tool follows the merge policy (override, with its warning), and a new
+// clash with another server skips the newcomer with a warning instead of
+// ending the chat.
+func TestToolListChangeMidTurn(t *testing.T) {
+	a := newLiveServer("alpha")
+	b := newLiveServer("beta", constTool("shared", "beta", "beta's"))
+	grow := testTool("grow", "alpha", func(context.Context) (any, error) {
+		a.setTools(
+			constTool("getOrderStatus", "alpha", `{"status":"from alpha"}`),
+			constTool("shared", "alpha", "alpha's"),
+			constTool("extra", "alpha", "extra"),
+		)
+		return "grown", nil
+	})
+	a.tools = []*agent.Tool{grow}
+	m := &ruleModel{}
+	h := newHarness(t, m, openTestStore(t), "please call:grow now\ncall:shared\n/tools\n/exit\n")
+	h.cfg.Servers = []Server{a, b}
+	h.run(t)
+
+	reqs := m.requests
+	if len(reqs) < 2 {
+		t.Fatalf("%d model requests", len(reqs))
+	}
+	first, second := specNames(reqs[0].Tools), specNames(reqs[1].Tools)
+	if strings.Contains(first, "extra") || !strings.Contains(second, "extra") || strings.Contains(second, "grow") {
+		t.Errorf("request tools: first %s, second %s; want the change in the second", first, second)
+	}
+	errOut := h.err.String()
+	for _, want := range []string{
+		"MCP server alpha: tool list changed: added getOrderStatus, extra; removed grow\n", // its shared is skipped
+		"warning: MCP tools override local tools of the same name: getOrderStatus (from alpha); set AGENT_GUARD_MCP_STRICT=1 to keep the local tools instead\n",
+		`warning: MCP servers "beta" and "alpha" both offer a tool named "shared" now; "beta"'s is kept and the newer one is skipped; set "toolPrefix" on one of them so both can be used` + "\n",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	out := h.out.String()
+	for _, want := range []string{"tool said: grown", "tool said: beta's", "getOrderStatus  MCP server alpha", "shared          MCP server beta"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func specNames(specs []model.ToolSpec) string {
+	var names []string
+	for _, s := range specs {
+		names = append(names, s.Name)
+	}
+	return strings.Join(names, ",")
+}
+
+// TestMCPCommands: /mcp lists every server with its state and tool count
+// and says how to bring back one that is down; /mcp restart NAME restarts
+// it; unknown names and bad usage are explained.
+func TestMCPCommands(t *testing.T) {
+	a := newLiveServer("alpha", constTool("one", "alpha", "1"), constTool("two", "alpha", "2"))
+	b := newLiveServer("beta", constTool("three", "beta", "3"))
+	b.state, b.detail = agentmcp.StateDown, "its process exited (exit status 7)"
+	plain := &fakeServer{name: "gamma", tools: []*agent.Tool{constTool("four", "gamma", "4")}}
+	h := newHarness(t, &ruleModel{}, openTestStore(t), "/mcp\n/mcp restart beta\n/mcp\n/mcp restart nope\n/mcp restart\n/mcp frobnicate\n/help\n/exit\n")
+	h.cfg.Servers = []Server{a, b, plain}
+	h.run(t)
+	out := h.out.String()
+	for _, want := range []string{
+		"3 MCP servers:\n  alpha: connected, 2 tools\n  beta: down, 1 tool (its process exited (exit status 7))\n    restart it with /mcp restart beta\n  gamma: connected, 1 tool\n",
+		"Restarting MCP server beta…\nMCP server beta: connected, 1 tool\n",
+		"3 MCP servers:\n  alpha: connected, 2 tools\n  beta: connected, 1 tool\n  gamma: connected, 1 tool\n",
+		"No MCP server is named nope; the servers are: alpha, beta, gamma.\n",
+		"Usage: /mcp restart NAME (see /mcp for the names)\n",
+		"Usage: /mcp (list the MCP servers) or /mcp restart NAME\n",
+		"/mcp               list the MCP servers",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if b.restarts != 1 || a.restarts != 0 {
+		t.Errorf("restarts: alpha %d, beta %d; want 0 and 1", a.restarts, b.restarts)
+	}
+}
