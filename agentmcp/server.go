@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -98,6 +99,7 @@ func NewServer(opts ServerOptions) *mcp.Server {
 	})
 
 	sessions := &sessionIDs{}
+	workers := newWarmWorkers(2 * runtime.GOMAXPROCS(0))
 	seen := make(map[string]bool, len(opts.Tools))
 	for _, t := range opts.Tools {
 		if t == nil || t.Execute == nil {
@@ -107,7 +109,7 @@ func NewServer(opts ServerOptions) *mcp.Server {
 			panic(fmt.Sprintf("agentmcp.NewServer: tool %q is listed twice", t.Name))
 		}
 		seen[t.Name] = true
-		server.AddTool(mcpTool(t), toolHandler(t, sessions))
+		server.AddTool(mcpTool(t), warmHandler(workers, toolHandler(t, sessions)))
 	}
 
 	// Middleware order: the first runs outermost, so recovery also covers
@@ -172,6 +174,14 @@ func toolHandler(t *agent.Tool, sessions *sessionIDs) mcp.ToolHandler {
 			return errorResult(fmt.Sprintf("%s failed: %v", t.Name, err)), nil
 		}
 		return successResult(t.Name, out)
+	}
+}
+
+// warmHandler runs h on one of workers' goroutines (see warmWorkers).
+func warmHandler(workers *warmWorkers, h mcp.ToolHandler) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		workers.run(func() { res, err = h(ctx, req) })
+		return res, err
 	}
 }
 
