@@ -54,7 +54,7 @@ func crashyServer(t *testing.T, every int, opts ...ConnectOption) (*Bridge, stri
 	t.Helper()
 	pidfile := filepath.Join(t.TempDir(), "pid")
 	cfg := ServerConfig{Name: "crashy", Command: testServerPath(t),
-		Args: []string{"-pidfile", pidfile, "-crash-every", itoa(every)}}
+		Args: []string{"-pidfile", pidfile, "-live", "-crash-every", itoa(every)}}
 	b, err := Connect(context.Background(), cfg, opts...)
 	if err != nil {
 		t.Fatal(err)

@@ -1,12 +1,12 @@
 // Command testserver is a deliberately well- or ill-behaved MCP stdio server
 // for the bridge's tests. The mode flag picks the behaviour:
 //
-//	normal       a go-sdk server with the tools echo, sleep, noise, big, env,
-//	             fail, addtool and lookup (read-only), and the resource
-//	             test://hello; addtool adds a tool, so the server sends
-//	             notifications/tools/list_changed; with -crash-every N the
-//	             process exits with status 7 on every Nth tools/call, before
-//	             answering it
+//	normal       a go-sdk server with the tools echo, sleep, noise, big, env
+//	             and fail, and the resource test://hello; with -live also
+//	             addtool (adds a tool, so the server sends
+//	             notifications/tools/list_changed) and lookup (read-only);
+//	             with -crash-every N the process exits with status 7 on
+//	             every Nth tools/call, before answering it
 //	ignore-term  like normal, but ignores SIGTERM and keeps running after stdin EOF
 //	no-init      reads stdin and never answers anything
 //	garbage      like normal, but prints non-JSON lines on stdout first
@@ -38,6 +38,7 @@ func main() {
 	mode := flag.String("mode", "normal", "behaviour (see package doc)")
 	pidfile := flag.String("pidfile", "", "write our pid to this file")
 	flag.IntVar(&crashEvery, "crash-every", 0, "exit with status 7 on every Nth tools/call (0: never)")
+	flag.BoolVar(&live, "live", false, "also offer addtool and lookup")
 	flag.Parse()
 	if *pidfile != "" {
 		if err := os.WriteFile(*pidfile, fmt.Appendf(nil, "%d %d", os.Getpid(), processGroup()), 0o644); err != nil {
@@ -77,8 +78,12 @@ func main() {
 	}
 }
 
-// crashEvery makes the server exit on every Nth tools/call.
-var crashEvery int
+// crashEvery makes the server exit on every Nth tools/call; live adds the
+// tools of the resilience tests.
+var (
+	crashEvery int
+	live       bool
+)
 
 func serve() {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1"}, nil)
@@ -94,27 +99,9 @@ func serve() {
 			return next(ctx, method, req)
 		}
 	})
-	srv.AddTool(&mcp.Tool{
-		Name:        "addtool",
-		Description: "Adds a tool with the given name (it echoes like echo).",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
-	}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var in struct{ Name string }
-		_ = json.Unmarshal(req.Params.Arguments, &in)
-		srv.AddTool(&mcp.Tool{Name: in.Name, InputSchema: json.RawMessage(`{"type":"object"}`)},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Name + " works"}}}, nil
-			})
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "added " + in.Name}}}, nil
-	})
-	srv.AddTool(&mcp.Tool{
-		Name:        "lookup",
-		Description: "A read-only tool.",
-		InputSchema: json.RawMessage(`{"type":"object"}`),
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
-	}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "looked up"}}}, nil
-	})
+	if live {
+		addLiveTools(srv)
+	}
 	srv.AddTool(&mcp.Tool{
 		Name:        "echo",
 		Description: "Echoes its text.",
@@ -183,6 +170,31 @@ func serve() {
 	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "testserver:", err)
 	}
+}
+
+// addLiveTools adds addtool and lookup.
+func addLiveTools(srv *mcp.Server) {
+	srv.AddTool(&mcp.Tool{
+		Name:        "addtool",
+		Description: "Adds a tool with the given name (it echoes like echo).",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
+	}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in struct{ Name string }
+		_ = json.Unmarshal(req.Params.Arguments, &in)
+		srv.AddTool(&mcp.Tool{Name: in.Name, InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Name + " works"}}}, nil
+			})
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "added " + in.Name}}}, nil
+	})
+	srv.AddTool(&mcp.Tool{
+		Name:        "lookup",
+		Description: "A read-only tool.",
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+	}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "looked up"}}}, nil
+	})
 }
 
 // RawSchemaA and RawSchemaB are what raw mode sends as input schemas, byte
