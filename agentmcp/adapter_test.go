@@ -258,7 +258,7 @@ func TestAdapterTransportFailure(t *testing.T) {
 	b := adConnect(t, adServer(t, map[string]mcp.ToolHandler{"x": adFixed(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "back"}}})}))
 	tl = adTool(t, b, "x")
 	old := b.Session()
-	ended := b.cur.ended
+	ended := curConn(b).ended
 	if err := old.Close(); err != nil {
 		t.Fatalf("closing session: %v", err)
 	}
@@ -339,7 +339,7 @@ func TestBridgeToolFilters(t *testing.T) {
 	})
 	b := adConnect(t, srv)
 	b.cfg = ServerConfig{Name: "mem", ToolPrefix: "x_", AllowedTools: []string{"a", "b"}, ExcludedTools: []string{"b"}}
-	tools, err := b.listTools(context.Background(), b.cur)
+	tools, err := b.listTools(context.Background(), curConn(b))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -195,11 +195,14 @@ func (b *Bridge) first(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The session's watcher already runs and reads these fields.
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.install(c, tools)
 	return nil
 }
 
-// install makes c the live connection; b.mu is held (or b not yet shared).
+// install makes c the live connection; b.mu is held.
 func (b *Bridge) install(c *conn, tools []*agent.Tool) {
 	b.cur = c
 	if c.proc != nil {

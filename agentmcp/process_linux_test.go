@@ -89,8 +89,8 @@ func TestStdioWrapperCloseLeavesNoProcess(t *testing.T) {
 	if _, ppid, _, _ := procState(pid); ppid == os.Getpid() {
 		t.Fatalf("the server is our child; the wrapper should have made it a grandchild")
 	}
-	if pgid != b.cur.proc.pgid {
-		t.Fatalf("server runs in group %d, want the bridge's group %d", pgid, b.cur.proc.pgid)
+	if pgid != curConn(b).proc.pgid {
+		t.Fatalf("server runs in group %d, want the bridge's group %d", pgid, curConn(b).proc.pgid)
 	}
 	got, err := adExec(t, adTool(t, b, "echo"), `{"text":"hi"}`)
 	if err != nil || got != `{"echo":"hi"}` {

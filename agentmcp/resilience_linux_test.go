@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,37 +14,6 @@ import (
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/scripted"
 )
-
-// fakeClock drives a RestartPolicy without waiting: Sleep records the
-// backoff and returns at once.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	sleeps []time.Duration
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	c.sleeps = append(c.sleeps, d)
-	c.mu.Unlock()
-	return ctx.Err()
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-func (c *fakeClock) policy() RestartPolicy { return RestartPolicy{Now: c.Now, Sleep: c.Sleep} }
 
 // crashyServer connects the test server that exits on every nth call.
 func crashyServer(t *testing.T, every int, opts ...ConnectOption) (*Bridge, string) {
@@ -62,8 +28,6 @@ func crashyServer(t *testing.T, every int, opts ...ConnectOption) (*Bridge, stri
 	t.Cleanup(func() { _ = b.Close() })
 	return b, pidfile
 }
-
-func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func itoa(n int) string {
 	b, _ := json.Marshal(n)
@@ -136,7 +100,7 @@ func TestCrashDuringCallSeenByModelThenRestart(t *testing.T) {
 func TestIdleCrashRestartsOnNextCall(t *testing.T) {
 	b, pidfile := crashyServer(t, 0, WithLogger(discardLogger()))
 	pid, group := serverIDs(t, pidfile)
-	ended := b.cur.ended
+	ended := curConn(b).ended
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -222,18 +186,6 @@ func TestRestartBudgetThenDownUntilRestart(t *testing.T) {
 	if !errors.As(err, &exitErr) {
 		t.Fatalf("after the window: %v, want a restart (and its crash), not down", err)
 	}
-}
-
-func equalDurations(a, b []time.Duration) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestToolListChangedRefreshesBeforeNextModelCall: the model calls addtool,

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -204,4 +205,56 @@ func TestHTTPToolListChanged(t *testing.T) {
 	if got, err := adExec(t, fresh, `{}`); err != nil || got != "fresh works" {
 		t.Errorf("fresh: %q, %v", got, err)
 	}
+}
+
+// fakeClock drives a RestartPolicy without waiting: Sleep records the
+// backoff and returns at once.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	sleeps []time.Duration
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	c.sleeps = append(c.sleeps, d)
+	c.mu.Unlock()
+	return ctx.Err()
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func (c *fakeClock) policy() RestartPolicy { return RestartPolicy{Now: c.Now, Sleep: c.Sleep} }
+
+// curConn returns the bridge's live connection.
+func curConn(b *Bridge) *conn {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cur
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func equalDurations(a, b []time.Duration) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -32,7 +32,7 @@ func TestSoak(t *testing.T) {
 		if err != nil {
 			t.Fatalf("cycle %d: connect: %v", i, err)
 		}
-		pgid := b.cur.proc.pgid
+		pgid := curConn(b).proc.pgid
 		text := fmt.Sprintf("cycle %d", i)
 		got, err := adExec(t, adTool(t, b, "echo"), `{"text":"`+text+`"}`)
 		if err != nil || got != `{"echo":"`+text+`"}` {
