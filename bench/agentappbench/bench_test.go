@@ -114,6 +114,13 @@ func BenchmarkServerToolsCallRawSDKTransport(b *testing.B) {
 	benchRaw(b, newServer(b), sdkTransport, "getOrderStatus", orderArgs, `"structuredContent"`)
 }
 
+// BenchmarkServerToolsCallRawPipelined is BenchmarkServerToolsCallRaw
+// with 16 calls in flight, as in the harness's throughput phase: the
+// per-call cost when the server never waits for its client.
+func BenchmarkServerToolsCallRawPipelined(b *testing.B) {
+	benchRawPipelined(b, newServer(b), agentmcpTransport, "getOrderStatus", orderArgs, 16)
+}
+
 func agentmcpTransport(r io.ReadCloser, w io.WriteCloser) mcp.Transport {
 	return &agentmcp.DrainingTransport{Transport: &agentmcp.ServerIOTransport{Reader: r, Writer: w}}
 }
@@ -233,4 +240,74 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(build.dir)
 	}
 	os.Exit(code)
+}
+
+// benchRawPipelined keeps inflight tools/call requests outstanding on one
+// connection; one op is one answered call.
+func benchRawPipelined(b *testing.B, srv *mcp.Server, transport func(io.ReadCloser, io.WriteCloser) mcp.Transport,
+	tool string, args json.RawMessage, inflight int) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ss, err := srv.Connect(ctx, transport(inR, outW), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		inW.Close()
+		cancel()
+		_ = ss.Wait()
+		outR.Close()
+	}()
+	br := bufio.NewReaderSize(outR, 64<<10)
+	if _, err := inW.Write(mcpbench.AppendRequest(nil, 0, "initialize", mcpbench.InitializeParams)); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := mcpbench.ReadFrame(br, mcpbench.MaxFrame); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := inW.Write(mcpbench.AppendNotification(nil, "notifications/initialized", nil)); err != nil {
+		b.Fatal(err)
+	}
+	params, err := mcpbench.ToolsCallParams(tool, args)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The writer may run ahead by inflight requests; each answer read
+	// lets one more go.
+	credits := make(chan struct{}, inflight)
+	for range inflight {
+		credits <- struct{}{}
+	}
+	n := b.N
+	writeErr := make(chan error, 1)
+	b.ReportAllocs()
+	b.ResetTimer()
+	go func() {
+		var buf []byte
+		for id := int64(1); id <= int64(n); id++ {
+			<-credits
+			buf = mcpbench.AppendRequest(buf[:0], id, "tools/call", params)
+			if _, err := inW.Write(buf); err != nil {
+				writeErr <- err
+				return
+			}
+		}
+		writeErr <- nil
+	}()
+	for range n {
+		if _, err := mcpbench.ReadFrame(br, mcpbench.MaxFrame); err != nil {
+			b.Fatal(err)
+		}
+		credits <- struct{}{}
+	}
+	if err := <-writeErr; err != nil {
+		b.Fatal(err)
+	}
 }

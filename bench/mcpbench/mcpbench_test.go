@@ -88,9 +88,10 @@ func TestParseStat(t *testing.T) {
 }
 
 func TestParseStatus(t *testing.T) {
-	status := "Name:\tnode\nUmask:\t0022\nState:\tS (sleeping)\nVmPeak:\t 1200000 kB\nVmHWM:\t  110000 kB\nVmRSS:\t  108000 kB\nThreads:\t11\n"
+	status := "Name:\tnode\nUmask:\t0022\nState:\tS (sleeping)\nVmPeak:\t 1200000 kB\nVmHWM:\t  110000 kB\nVmRSS:\t  108000 kB\n" +
+		"RssAnon:\t   90000 kB\nRssFile:\t   18000 kB\nRssShmem:\t       0 kB\nThreads:\t11\n"
 	m, err := ParseStatus([]byte(status))
-	if err != nil || m.RSS != 108000*1024 || m.HWM != 110000*1024 {
+	if err != nil || m.RSS != 108000*1024 || m.HWM != 110000*1024 || m.RSSAnon != 90000*1024 || m.RSSFile != 18000*1024 {
 		t.Errorf("ParseStatus = %+v, %v", m, err)
 	}
 	// A zombie has no Vm lines.

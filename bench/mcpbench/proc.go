@@ -71,16 +71,32 @@ func ParseStat(data []byte) (ProcStat, error) {
 // ProcMem holds the memory fields of /proc/<pid>/status, in bytes.
 type ProcMem struct {
 	RSS, HWM int64 // VmRSS (resident now) and VmHWM (peak resident)
+	// RSSAnon and RSSFile split VmRSS: anonymous memory (heap, stacks,
+	// what the process allocated) and pages mapped from files (its
+	// executable's code and read-only data, shared libraries), which the
+	// kernel shares with the page cache and can drop and re-read.
+	RSSAnon, RSSFile int64
 }
 
-// ParseStatus reads VmRSS and VmHWM from the contents of /proc/<pid>/status.
-// A zombie has neither; that is not an error (both are 0).
+// ParseStatus reads VmRSS, VmHWM, RssAnon and RssFile from the contents of
+// /proc/<pid>/status. A zombie has none; that is not an error (all are 0).
 func ParseStatus(data []byte) (ProcMem, error) {
 	var m ProcMem
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		key, val, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (key != "VmRSS" && key != "VmHWM") {
+		var dst *int64
+		switch key {
+		case "VmRSS":
+			dst = &m.RSS
+		case "VmHWM":
+			dst = &m.HWM
+		case "RssAnon":
+			dst = &m.RSSAnon
+		case "RssFile":
+			dst = &m.RSSFile
+		}
+		if !ok || dst == nil {
 			continue
 		}
 		f := strings.Fields(val)
@@ -91,11 +107,7 @@ func ParseStatus(data []byte) (ProcMem, error) {
 		if err != nil {
 			return m, fmt.Errorf("status: %s: %w", key, err)
 		}
-		if key == "VmRSS" {
-			m.RSS = n * 1024
-		} else {
-			m.HWM = n * 1024
-		}
+		*dst = n * 1024
 	}
 	return m, sc.Err()
 }
@@ -106,6 +118,8 @@ type GroupSample struct {
 	Names    []string
 	CPU      time.Duration
 	RSS, HWM int64
+	// RSSAnon and RSSFile split RSS as in ProcMem.
+	RSSAnon, RSSFile int64
 }
 
 // procRoot is /proc; tests point it at a fake tree.
@@ -140,6 +154,8 @@ func SampleGroup(pgid int) (GroupSample, error) {
 			if m, err := ParseStatus(raw); err == nil {
 				g.RSS += m.RSS
 				g.HWM += m.HWM
+				g.RSSAnon += m.RSSAnon
+				g.RSSFile += m.RSSFile
 			}
 		}
 	}

@@ -189,6 +189,7 @@ func Report(in ReportInput) string {
 		{"bridge round trip, over stdio to `agentapp serve`", "BenchmarkBridgeStdio"},
 		{"server alone: tools/call over OS pipes, raw JSON-RPC client (agentmcp's stdio transport, as `serve`)", "BenchmarkServerToolsCallRaw"},
 		{"the same on the Go SDK's IOTransport", "BenchmarkServerToolsCallRawSDKTransport"},
+		{"server alone, 16 calls in flight (agentmcp's stdio transport)", "BenchmarkServerToolsCallRawPipelined"},
 		{"bare Go SDK server, trivial echo tool, same pipes and client (the SDK's floor)", "BenchmarkSDKEchoRaw"},
 		{"server + SDK client in memory (agentmcp)", "BenchmarkToolsCallGetOrderStatus"},
 		{"knowledge-base search, 10,000 chunks, k=5", "BenchmarkSearch/k=5"},

@@ -85,6 +85,8 @@ type Result struct {
 	IdleCPUMS        float64   `json:"cpu_until_initialized_ms"`  // group CPU from spawn to initialized (main run)
 	RSSMiB           float64   `json:"rss_mib"`                   // after the run, summed over the group
 	PeakRSSMiB       float64   `json:"peak_rss_mib"`              // VmHWM summed over the group
+	RSSAnonMiB       float64   `json:"rss_anon_mib"`              // the anonymous part of RSSMiB (heap, stacks)
+	RSSFileMiB       float64   `json:"rss_file_mib"`              // the file-backed part (code and data mapped from the executable and libraries)
 	Processes        []string  `json:"processes"`                 // the group's members after the run
 	EOFExitMS        float64   `json:"eof_to_exit_ms"`            // after the run; -1: did not exit
 	EOFExitIdleMS    float64   `json:"eof_to_exit_idle_ms"`       // median over the cold-start spawns
@@ -268,6 +270,8 @@ func mainRun(ctx context.Context, o Options, params json.RawMessage, r *Result) 
 	}
 	r.RSSMiB = round3(float64(mem.RSS) / (1 << 20))
 	r.PeakRSSMiB = round3(float64(mem.HWM) / (1 << 20))
+	r.RSSAnonMiB = round3(float64(mem.RSSAnon) / (1 << 20))
+	r.RSSFileMiB = round3(float64(mem.RSSFile) / (1 << 20))
 	r.Processes = mem.Names
 	r.Notifications = s.notifications.Load()
 	r.ServerRequests = s.serverReqs.Load()

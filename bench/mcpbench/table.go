@@ -24,6 +24,8 @@ var metrics = []metric{
 	{"server CPU per tools/call (pipelined)", "µs", func(r *Result) float64 { return r.CPUPerCallTputUS }, "lower"},
 	{"resident memory after the run (VmRSS, process group)", "MiB", func(r *Result) float64 { return r.RSSMiB }, "lower"},
 	{"peak resident memory (VmHWM, process group)", "MiB", func(r *Result) float64 { return r.PeakRSSMiB }, "lower"},
+	{"… of it after the run, anonymous (RssAnon: heap, stacks)", "MiB", func(r *Result) float64 { return r.RSSAnonMiB }, "lower"},
+	{"… of it after the run, mapped from files (RssFile: executable, libraries)", "MiB", func(r *Result) float64 { return r.RSSFileMiB }, "lower"},
 	{"stdin EOF → exit, after the run", "ms", func(r *Result) float64 { return r.EOFExitMS }, "lower"},
 	{"stdin EOF → exit, idle (median of the cold spawns)", "ms", func(r *Result) float64 { return r.EOFExitIdleMS }, "lower"},
 }
