@@ -135,6 +135,18 @@ func sdkTransport(r io.ReadCloser, w io.WriteCloser) mcp.Transport {
 // same pipes with the same client. What BenchmarkServerToolsCallRaw costs
 // above this is agentapp's own.
 func BenchmarkSDKEchoRaw(b *testing.B) {
+	benchRaw(b, newEchoServer(), sdkTransport, "echo", json.RawMessage(`{"message":"hi"}`), `"Echo: hi"`)
+}
+
+// BenchmarkSDKEchoRawAgentmcpTransport is the bare SDK echo server on
+// agentmcp's stdio transport: what the SDK still costs per call once the
+// transport's decoding is ours (its params decoding, request goroutine,
+// result encoding), with a tool that does nothing.
+func BenchmarkSDKEchoRawAgentmcpTransport(b *testing.B) {
+	benchRaw(b, newEchoServer(), agentmcpTransport, "echo", json.RawMessage(`{"message":"hi"}`), `"Echo: hi"`)
+}
+
+func newEchoServer() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "echo", Version: "1"}, &mcp.ServerOptions{Logger: quiet})
 	type echoIn struct {
 		Message string `json:"message" jsonschema:"message to echo"`
@@ -143,7 +155,7 @@ func BenchmarkSDKEchoRaw(b *testing.B) {
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Echo: " + in.Message}}}, nil, nil
 		})
-	benchRaw(b, srv, sdkTransport, "echo", json.RawMessage(`{"message":"hi"}`), `"Echo: hi"`)
+	return srv
 }
 
 func benchRaw(b *testing.B, srv *mcp.Server, transport func(io.ReadCloser, io.WriteCloser) mcp.Transport,

@@ -191,6 +191,7 @@ func Report(in ReportInput) string {
 		{"the same on the Go SDK's IOTransport", "BenchmarkServerToolsCallRawSDKTransport"},
 		{"server alone, 16 calls in flight (agentmcp's stdio transport)", "BenchmarkServerToolsCallRawPipelined"},
 		{"bare Go SDK server, trivial echo tool, same pipes and client (the SDK's floor)", "BenchmarkSDKEchoRaw"},
+		{"the same echo server on agentmcp's stdio transport", "BenchmarkSDKEchoRawAgentmcpTransport"},
 		{"server + SDK client in memory (agentmcp)", "BenchmarkToolsCallGetOrderStatus"},
 		{"knowledge-base search, 10,000 chunks, k=5", "BenchmarkSearch/k=5"},
 		{"knowledge-base ingest (generated Markdown; MB/s of input)", "BenchmarkIngest"},
