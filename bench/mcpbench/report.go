@@ -258,8 +258,9 @@ const method = `## How it is measured
 - **Server CPU per call:** utime+stime (and reaped children's) of every process in the server's group,
   from /proc/PID/stat before and after the 2,000 sequential calls, divided by 2,000 (10 ms clock
   ticks: about 1% resolution at these counts).
-- **Memory:** VmRSS (and VmHWM) summed over the process group after the run. For the TypeScript
-  server that is the one node process; for agentapp, the one Go process.
+- **Memory:** VmRSS (and VmHWM) summed over the process group after the run, and VmRSS split into
+  RssAnon (heap, stacks) and RssFile (pages mapped from the executable and libraries). For the
+  TypeScript server that is the one node process; for agentapp, the one Go process.
 - **Exit:** from closing the server's stdin to the exit of the process the harness started.
 - The tools differ in work: getOrderStatus validates its arguments (JSON Schema, then in code), runs
   an SQLite query and returns text plus structured content; echo validates one string with zod and
