@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -196,24 +195,6 @@ func TestConnectServerExitsAtStart(t *testing.T) {
 			t.Errorf("error lacks %q:\n%s", want, err)
 		}
 	}
-}
-
-// logSink collects slog records for assertions.
-type logSink struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logSink) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logSink) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
 
 func TestGarbageStdoutLinesAreSkipped(t *testing.T) {

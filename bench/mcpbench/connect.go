@@ -25,26 +25,6 @@ type ConnectOptions struct {
 	Log     func(format string, args ...any)
 }
 
-// ConnectResult is the JSON object of the connect measurement.
-type ConnectResult struct {
-	Name    string   `json:"name"`
-	Command []string `json:"command"`
-	N       int      `json:"servers"`
-	Rounds  int      `json:"rounds"`
-	// SingleMS[r][i] is server i connected alone in round r;
-	// ConcurrentMS[r] the wall time of connecting all N at once.
-	SingleMS     [][]float64 `json:"single_ms"`
-	ConcurrentMS []float64   `json:"concurrent_ms"`
-	// SlowestSingleMS is the median over rounds of the slowest single
-	// connect; ConcurrentMedianMS the median concurrent time; Ratio the
-	// second over the first.
-	SlowestSingleMS    float64 `json:"slowest_single_ms"`
-	ConcurrentMedianMS float64 `json:"concurrent_median_ms"`
-	Ratio              float64 `json:"ratio"`
-	LoadBefore         string  `json:"loadavg_before"`
-	LoadAfter          string  `json:"loadavg_after"`
-}
-
 // MeasureConnect connects the server command N times one after the other,
 // then N times concurrently, for each round. Every server gets its own
 // temporary directory (removed at the end), used once unmeasured first so

@@ -553,7 +553,11 @@ func TestChatSurvivesKilledMCPServer(t *testing.T) {
 	if len(servers) != 1 {
 		t.Fatalf("want one MCP server child of the chat, found %v", servers)
 	}
-	if err := syscall.Kill(servers[0], syscall.SIGKILL); err != nil {
+	proc, err := os.FindProcess(servers[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proc.Kill(); err != nil { // SIGKILL: a crash the server cannot clean up after
 		t.Fatal(err)
 	}
 	gone(t, servers[0])

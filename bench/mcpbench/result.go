@@ -1,0 +1,69 @@
+package mcpbench
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// The result types carry no build tag, unlike the measuring code (which
+// reads /proc and so is Linux-only): the report and table writers use them
+// on every platform, and the repository must build for Windows and macOS.
+
+// Result is the JSON object the harness prints for one server. Times are
+// in milliseconds (_ms) or microseconds (_us), memory in MiB.
+type Result struct {
+	Name      string          `json:"name"`
+	Command   []string        `json:"command"`
+	Tool      string          `json:"tool"`
+	Args      json.RawMessage `json:"args"`
+	Calls     int             `json:"calls"`
+	Warmup    int             `json:"warmup"`
+	Inflight  int             `json:"inflight"`
+	TputCalls int             `json:"throughput_calls"`
+
+	ColdStartMS      float64   `json:"cold_start_ms"` // median
+	ColdStartAllMS   []float64 `json:"cold_start_all_ms"`
+	LatencyP50US     float64   `json:"latency_p50_us"`
+	LatencyP90US     float64   `json:"latency_p90_us"`
+	LatencyP99US     float64   `json:"latency_p99_us"`
+	LatencyMaxUS     float64   `json:"latency_max_us"`
+	LatencyMeanUS    float64   `json:"latency_mean_us"`
+	ThroughputCPS    float64   `json:"throughput_calls_per_s"`
+	CPUPerCallUS     float64   `json:"cpu_per_call_us"`           // over the sequential calls
+	CPUPerCallTputUS float64   `json:"cpu_per_call_pipelined_us"` // over the throughput phase
+	IdleCPUMS        float64   `json:"cpu_until_initialized_ms"`  // group CPU from spawn to initialized (main run)
+	RSSMiB           float64   `json:"rss_mib"`                   // after the run, summed over the group
+	PeakRSSMiB       float64   `json:"peak_rss_mib"`              // VmHWM summed over the group
+	RSSAnonMiB       float64   `json:"rss_anon_mib"`              // the anonymous part of RSSMiB (heap, stacks)
+	RSSFileMiB       float64   `json:"rss_file_mib"`              // the file-backed part (code and data mapped from the executable and libraries)
+	Processes        []string  `json:"processes"`                 // the group's members after the run
+	EOFExitMS        float64   `json:"eof_to_exit_ms"`            // after the run; -1: did not exit
+	EOFExitIdleMS    float64   `json:"eof_to_exit_idle_ms"`       // median over the cold-start spawns
+	Notifications    int64     `json:"notifications_received"`
+	ServerRequests   int64     `json:"server_requests_refused"`
+	SampleResult     string    `json:"sample_result"`
+	LoadBefore       string    `json:"loadavg_before"`
+	LoadAfter        string    `json:"loadavg_after"`
+	Started          time.Time `json:"started"`
+	DurationS        float64   `json:"duration_s"`
+}
+
+// ConnectResult is the JSON object of the connect measurement.
+type ConnectResult struct {
+	Name    string   `json:"name"`
+	Command []string `json:"command"`
+	N       int      `json:"servers"`
+	Rounds  int      `json:"rounds"`
+	// SingleMS[r][i] is server i connected alone in round r;
+	// ConcurrentMS[r] the wall time of connecting all N at once.
+	SingleMS     [][]float64 `json:"single_ms"`
+	ConcurrentMS []float64   `json:"concurrent_ms"`
+	// SlowestSingleMS is the median over rounds of the slowest single
+	// connect; ConcurrentMedianMS the median concurrent time; Ratio the
+	// second over the first.
+	SlowestSingleMS    float64 `json:"slowest_single_ms"`
+	ConcurrentMedianMS float64 `json:"concurrent_median_ms"`
+	Ratio              float64 `json:"ratio"`
+	LoadBefore         string  `json:"loadavg_before"`
+	LoadAfter          string  `json:"loadavg_after"`
+}
