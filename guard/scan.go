@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -130,21 +131,25 @@ const (
 	roleNoun = `(?:ai|assistant|bot|chatbot|model|agent|character|persona|hacker|administrator|admin|llm|gpt|dan)`
 )
 
-// englishPatterns run against matchForms.
-var englishPatterns = []pattern{
-	newPattern("ignore-instructions", true, words(ignoreVerbs), sep+`(?:`+filler+sep+`){0,3}`+qualifier+sep+`(?:`+filler+sep+`){0,3}`+strongNoun+`\b`),
-	newPattern("ignore-instructions", true, words(ignoreVerbs), sep+`(?:`+filler+sep+`){0,3}`+strictQualifier+sep+`(?:`+filler+sep+`){0,3}`+weakNoun+`\b`),
-	newPattern("ignore-above", true, words("ignore|disregard|forget"), sep+`(?:(?:all|everything|anything|of|the|that|what|is|was|written|stated|said)`+sep+`){0,3}(?:above|foregoing|preceding|before`+sep+`this|prior`+sep+`to`+sep+`this)\b`),
-	newPattern("you-are-now", true, words("you"), sep+`(?:are|re|r)`+sep+`now`+sep+`(?:(?:a|an)`+sep+`(?:[a-z]+`+sep+`){0,2}`+roleNoun+`|no`+sep+`longer`+sep+`(?:a|an|an?`+sep+`ai|bound|restricted|limited)|free|unrestricted|unfiltered|uncensored|jailbroken|dan|in`+sep+`(?:developer|god|admin|dan|jailbreak|unrestricted)`+sep+`mode|called|named|known`+sep+`as)\b`),
-	newPattern("you-are-now", true, words("from"), sep+`now`+sep+`on`+sep+`you`+sep+`(?:are|will|must|shall|should)`+sep+`(?:[a-z]+`+sep+`){0,2}(?:act|behave|pretend|roleplay|obey|answer`+sep+`as|respond`+sep+`as|be`+sep+`(?:a|an))\b`),
-	newPattern("roleplay", true, words("role"), sep+`play(?:ing)?`+sep+`as\b`),
-	newPattern("reveal-system-prompt", true, words(revealVerbs), sep+`(?:`+revealFill+sep+`){0,5}`+secretThing+`\b`),
-	newPattern("system-tag", false, words("["), `\s*/?\s*(?:system|inst|sys|system\s*(?:message|prompt|instructions?)|developer)\s*\]`),
-	newPattern("system-tag", false, []string{"<|"}, `\s*(?:im_start|im_end|im_sep|system|user|assistant|endoftext|start_header_id|end_header_id|eot_id|begin_of_text)\s*\|>`),
-	newPattern("system-tag", false, words("<"), `\s*/?\s*(?:system|sys|system_prompt|instructions?|developer)\s*>`),
-	newPattern("system-tag", false, words("<<"), `\s*/?\s*sys\s*>>`),
-	newPattern("system-tag", false, words("##"), `#*\s*(?:system|instructions?|new\s*instructions?|developer)\b`),
-}
+// englishPatterns run against matchForms. The patterns are compiled on
+// first use, not at start-up: compiling them all takes milliseconds, and
+// `agentapp serve` (and a chat with no guard on) never scans.
+var englishPatterns = sync.OnceValue(func() []pattern {
+	return []pattern{
+		newPattern("ignore-instructions", true, words(ignoreVerbs), sep+`(?:`+filler+sep+`){0,3}`+qualifier+sep+`(?:`+filler+sep+`){0,3}`+strongNoun+`\b`),
+		newPattern("ignore-instructions", true, words(ignoreVerbs), sep+`(?:`+filler+sep+`){0,3}`+strictQualifier+sep+`(?:`+filler+sep+`){0,3}`+weakNoun+`\b`),
+		newPattern("ignore-above", true, words("ignore|disregard|forget"), sep+`(?:(?:all|everything|anything|of|the|that|what|is|was|written|stated|said)`+sep+`){0,3}(?:above|foregoing|preceding|before`+sep+`this|prior`+sep+`to`+sep+`this)\b`),
+		newPattern("you-are-now", true, words("you"), sep+`(?:are|re|r)`+sep+`now`+sep+`(?:(?:a|an)`+sep+`(?:[a-z]+`+sep+`){0,2}`+roleNoun+`|no`+sep+`longer`+sep+`(?:a|an|an?`+sep+`ai|bound|restricted|limited)|free|unrestricted|unfiltered|uncensored|jailbroken|dan|in`+sep+`(?:developer|god|admin|dan|jailbreak|unrestricted)`+sep+`mode|called|named|known`+sep+`as)\b`),
+		newPattern("you-are-now", true, words("from"), sep+`now`+sep+`on`+sep+`you`+sep+`(?:are|will|must|shall|should)`+sep+`(?:[a-z]+`+sep+`){0,2}(?:act|behave|pretend|roleplay|obey|answer`+sep+`as|respond`+sep+`as|be`+sep+`(?:a|an))\b`),
+		newPattern("roleplay", true, words("role"), sep+`play(?:ing)?`+sep+`as\b`),
+		newPattern("reveal-system-prompt", true, words(revealVerbs), sep+`(?:`+revealFill+sep+`){0,5}`+secretThing+`\b`),
+		newPattern("system-tag", false, words("["), `\s*/?\s*(?:system|inst|sys|system\s*(?:message|prompt|instructions?)|developer)\s*\]`),
+		newPattern("system-tag", false, []string{"<|"}, `\s*(?:im_start|im_end|im_sep|system|user|assistant|endoftext|start_header_id|end_header_id|eot_id|begin_of_text)\s*\|>`),
+		newPattern("system-tag", false, words("<"), `\s*/?\s*(?:system|sys|system_prompt|instructions?|developer)\s*>`),
+		newPattern("system-tag", false, words("<<"), `\s*/?\s*sys\s*>>`),
+		newPattern("system-tag", false, words("##"), `#*\s*(?:system|instructions?|new\s*instructions?|developer)\b`),
+	}
+})
 
 // Building blocks of the Chinese patterns.
 const (
@@ -164,18 +169,21 @@ const (
 	zhRole = `(?:ai|助手|机器人|模型|管理员|开发者|黑客|dan|gpt|chatgpt|角色|人格|猫娘|系统|没有限制|没有任何限制|不受限制|不受任何限制|无限制|无约束|不受约束)`
 )
 
-// chinesePatterns run against hanForm.
-var chinesePatterns = []pattern{
-	newPattern("zh-ignore-instructions", false, words(zhIgnoreVerbs), zhFiller+`{0,3}`+zhQualifier+`(?:`+zhFiller+`|`+zhQualifier+`){0,4}`+zhNoun),
-	newPattern("zh-reveal-system-prompt", false, words("输出|打印|泄露|泄漏|透露|复述|重复|告诉我|说出|写出|公开|列出|发给我|念出|给出"), zhRevealFill+`{0,4}`+zhSecret),
-	newPattern("zh-reveal-system-prompt", false, words("显示|展示|给我看|看看|查看"), zhRevealFill+`{0,4}(?:系统|开发者|初始|原始|隐藏|内部)(?:提示词|prompt)`),
-	// 你现在是… only as a statement: the gap after 是 may not start with
-	// 不/否 (你现在是不是…) nor hold a question word, and the role may not
-	// be followed by a question particle (你现在是机器人吗？).
-	newPattern("zh-you-are-now", false, words("从现在起|从现在开始"), `,?(?:你|您)`+zhBecome),
-	newPattern("zh-you-are-now", false, words("你|您"), `(?:现在|从现在起|从现在开始|接下来|今后|此后)`+zhBecome),
-	newPattern("zh-roleplay", false, words("请|你|您|现在|接下来|从现在起|从现在开始"), `(?:你|您)?(?:来|要|将|就|需要|必须)?扮演`),
-}
+// chinesePatterns run against hanForm; compiled on first use like
+// englishPatterns.
+var chinesePatterns = sync.OnceValue(func() []pattern {
+	return []pattern{
+		newPattern("zh-ignore-instructions", false, words(zhIgnoreVerbs), zhFiller+`{0,3}`+zhQualifier+`(?:`+zhFiller+`|`+zhQualifier+`){0,4}`+zhNoun),
+		newPattern("zh-reveal-system-prompt", false, words("输出|打印|泄露|泄漏|透露|复述|重复|告诉我|说出|写出|公开|列出|发给我|念出|给出"), zhRevealFill+`{0,4}`+zhSecret),
+		newPattern("zh-reveal-system-prompt", false, words("显示|展示|给我看|看看|查看"), zhRevealFill+`{0,4}(?:系统|开发者|初始|原始|隐藏|内部)(?:提示词|prompt)`),
+		// 你现在是… only as a statement: the gap after 是 may not start with
+		// 不/否 (你现在是不是…) nor hold a question word, and the role may not
+		// be followed by a question particle (你现在是机器人吗？).
+		newPattern("zh-you-are-now", false, words("从现在起|从现在开始"), `,?(?:你|您)`+zhBecome),
+		newPattern("zh-you-are-now", false, words("你|您"), `(?:现在|从现在起|从现在开始|接下来|今后|此后)`+zhBecome),
+		newPattern("zh-roleplay", false, words("请|你|您|现在|接下来|从现在起|从现在开始"), `(?:你|您)?(?:来|要|将|就|需要|必须)?扮演`),
+	}
+})
 
 // Scan reports the first prompt-injection pattern found in s, after
 // Normalize and the leet and look-alike rewrites. It is the one scanner
@@ -187,16 +195,18 @@ func Scan(s string) (Finding, bool) {
 	}
 	norm := Normalize(s)
 	for _, form := range matchForms(norm) {
-		for i := range englishPatterns {
-			p := &englishPatterns[i]
+		english := englishPatterns()
+		for i := range english {
+			p := &english[i]
 			if m, ok := p.find(form); ok {
 				return Finding{Pattern: p.name, Match: clip(m)}, true
 			}
 		}
 	}
 	han := hanForm(norm)
-	for i := range chinesePatterns {
-		p := &chinesePatterns[i]
+	chinese := chinesePatterns()
+	for i := range chinese {
+		p := &chinese[i]
 		if m, ok := p.find(han); ok {
 			return Finding{Pattern: p.name, Match: clip(m)}, true
 		}

@@ -287,14 +287,14 @@ func TestNormalize(t *testing.T) {
 func scanSlow(s string) (string, bool) {
 	norm := Normalize(s)
 	for _, form := range matchForms(norm) {
-		for _, p := range englishPatterns {
+		for _, p := range englishPatterns() {
 			if p.slow.MatchString(form) {
 				return p.name, true
 			}
 		}
 	}
 	han := hanForm(norm)
-	for _, p := range chinesePatterns {
+	for _, p := range chinesePatterns() {
 		if p.slow.MatchString(han) {
 			return p.name, true
 		}
