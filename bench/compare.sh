@@ -33,7 +33,9 @@ everything=.ci/peers/node_modules/@modelcontextprotocol/server-everything
 [ -f "$everything/dist/index.js" ] || { echo "server-everything is not installed in $everything" >&2; exit 1; }
 
 say "building agentapp and the harness"
-go build -o "$work/agentapp" ./cmd/agentapp
+# The static, cgo-free build is how agentapp is shipped (see the README):
+# nothing in it needs cgo, and it maps fewer library pages than a dynamic one.
+CGO_ENABLED=0 go build -o "$work/agentapp" ./cmd/agentapp
 go build -o "$work/mcpbench" ./bench/cmd/mcpbench
 
 # agentapp gets a data directory of its own, initialised once (the first
