@@ -21,6 +21,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -111,6 +112,9 @@ type Chat struct {
 	sessions *sessions
 	guards   *guard.Guards
 	input    *lineReader
+	// spin is the spinner of the turn in progress, if any, so that a
+	// confirmation question can pause it (it would repaint the question).
+	spin atomic.Pointer[spinner]
 
 	session  string
 	resumed  int  // messages in the session when it was resumed
@@ -154,7 +158,8 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 	c.guards = cfg.Guards
 	if c.guards != nil && c.guards.Confirmer() == nil {
 		_, term := terminalFd(cfg.In)
-		c.guards = c.guards.WithConfirmer(guard.NewTerminalConfirmer(c.input, cfg.Err, term || cfg.assumeTerminal))
+		asker := guard.NewTerminalConfirmer(c.input, cfg.Err, term || cfg.assumeTerminal)
+		c.guards = c.guards.WithConfirmer(&pausingConfirmer{inner: asker, spin: &c.spin})
 	}
 	// Generations first: tools read after them are at least as new.
 	gens, err := generations(ctx, cfg.Servers)

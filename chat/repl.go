@@ -154,6 +154,8 @@ func (c *Chat) replTurn(ctx context.Context, text string) {
 	if _, ok := terminalFd(c.cfg.Err); ok {
 		obs.spin = &spinner{w: c.cfg.Err}
 	}
+	c.spin.Store(obs.spin)
+	defer c.spin.Store(nil)
 	tr, err := c.turn(ctx, text, obs, true)
 	obs.spin.halt()
 	obs.out.endLine()
@@ -208,6 +210,8 @@ func (c *Chat) Ask(ctx context.Context, question string, asJSON bool) error {
 	// A confirmation question in one-shot mode reads its answer from
 	// stdin as plain lines (the question itself came from -p).
 	c.input.use(&plainSource{r: bufio.NewReader(c.cfg.In)})
+	c.spin.Store(obs.spin)
+	defer c.spin.Store(nil)
 	tr, err := c.turn(ctx, question, obs, !asJSON)
 	obs.spin.halt()
 	if err != nil {

@@ -1,6 +1,10 @@
 package chat
 
 import (
+	"context"
+	"sync/atomic"
+
+	"github.com/agentapp/agentapp/guard"
 	"io"
 	"strings"
 	"sync"
@@ -145,4 +149,22 @@ func (o *turnObserver) Done(res *agent.Result, err error) {
 func (o *turnObserver) text(delta string) {
 	o.spin.halt()
 	o.out.write(delta)
+}
+
+// pausingConfirmer stops the turn's spinner while a confirmation question
+// waits for its answer: the spinner redraws its line ten times a second and
+// would paint over the question. It restarts the spinner afterwards.
+type pausingConfirmer struct {
+	inner guard.Confirmer
+	spin  *atomic.Pointer[spinner]
+}
+
+func (p *pausingConfirmer) Confirm(ctx context.Context, req guard.ConfirmRequest) guard.Decision {
+	s := p.spin.Load()
+	s.halt()
+	d := p.inner.Confirm(ctx, req)
+	if ctx.Err() == nil {
+		s.start("running " + req.Tool + "…")
+	}
+	return d
 }

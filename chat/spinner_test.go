@@ -1,0 +1,74 @@
+package chat
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentapp/agentapp/guard"
+)
+
+// lockedBuffer is a bytes.Buffer safe for the spinner's goroutine.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+type recordingConfirmer struct {
+	running bool
+	spin    *spinner
+}
+
+func (r *recordingConfirmer) Confirm(ctx context.Context, req guard.ConfirmRequest) guard.Decision {
+	r.spin.mu.Lock()
+	r.running = r.spin.stop != nil
+	r.spin.mu.Unlock()
+	return guard.Decision{Approved: true}
+}
+
+// TestPausingConfirmerStopsTheSpinner checks that no spinner frame can be
+// drawn over a confirmation question, and that the spinner comes back for
+// the call once the question is answered.
+func TestPausingConfirmerStopsTheSpinner(t *testing.T) {
+	out := &lockedBuffer{}
+	s := &spinner{w: out}
+	s.start("thinking…")
+	var cur atomic.Pointer[spinner]
+	cur.Store(s)
+	inner := &recordingConfirmer{spin: s}
+	p := &pausingConfirmer{inner: inner, spin: &cur}
+	d := p.Confirm(context.Background(), guard.ConfirmRequest{Tool: "createTicket"})
+	if !d.Approved {
+		t.Fatal("the inner decision was not passed through")
+	}
+	if inner.running {
+		t.Fatal("the spinner was still running while the question was asked")
+	}
+	s.mu.Lock()
+	restarted := s.stop != nil
+	s.mu.Unlock()
+	s.halt()
+	if !restarted || !strings.Contains(out.String(), "running createTicket…") {
+		t.Fatalf("spinner not restarted for the call; output %q", out.String())
+	}
+	// No spinner (not a terminal): the confirmer still works.
+	var none atomic.Pointer[spinner]
+	if d := (&pausingConfirmer{inner: &recordingConfirmer{spin: &spinner{}}, spin: &none}).Confirm(context.Background(), guard.ConfirmRequest{Tool: "x"}); !d.Approved {
+		t.Fatal("decision lost without a spinner")
+	}
+}
