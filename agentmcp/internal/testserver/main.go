@@ -61,6 +61,9 @@ func main() {
 		}
 		select {}
 	case "garbage":
+		// Deliberately breaks the rule that stdout belongs to the protocol:
+		// this mode plays a badly written server whose banner and debris
+		// the bridge must skip.
 		fmt.Println("Server banner: welcome!")
 		fmt.Println("{not json")
 		fmt.Println("[1, 2")
