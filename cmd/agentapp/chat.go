@@ -161,7 +161,7 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 	if err != nil {
 		return &exitError{code: 2, err: fmt.Errorf("%w (see the Security section of the README for the AGENT_GUARD_* variables)", err)}
 	}
-	audit := guard.NewAudit(guardCfg.AuditLog, slog.New(slog.NewTextHandler(stderr, nil)))
+	audit := guard.NewAudit(guardCfg.AuditLog, cliLogger(stderr, slog.LevelInfo))
 	defer audit.Close()
 	guards := guard.New(guardCfg, nil, audit) // the chat adds its terminal confirmer
 	st, err := openStore(cmd)

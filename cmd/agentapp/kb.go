@@ -51,7 +51,7 @@ func openKB(cmd *cobra.Command) (*kb.KB, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	audit := guard.NewAudit(guard.AuditPath(os.Getenv, dir), slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
+	audit := guard.NewAudit(guard.AuditPath(os.Getenv, dir), cliLogger(cmd.ErrOrStderr(), slog.LevelInfo))
 	closeAll := func() {
 		audit.Close()
 		st.Close()

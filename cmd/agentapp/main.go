@@ -10,6 +10,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -48,6 +49,7 @@ func main() {
 }
 
 func run(args []string) int {
+	slog.SetDefault(cliLogger(os.Stderr, slog.LevelInfo))
 	root := newRootCmd()
 	root.SetArgs(args)
 	err := root.Execute()

@@ -95,7 +95,7 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) erro
 		return err
 	}
 
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logger := cliLogger(stderr, slog.LevelWarn)
 	tools := agentmcp.PublishedTools(svc, k)
 	server := agentmcp.NewServer(agentmcp.ServerOptions{
 		Version: version,
