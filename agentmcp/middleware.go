@@ -33,9 +33,7 @@ func recoverMiddleware(logger *slog.Logger) mcp.Middleware {
 				logger.Error("recovered from a panic while answering a request",
 					"method", method, "what", what, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 				if method == "tools/call" {
-					res, err = errorResult(fmt.Sprintf(
-						"%s failed with an internal error (the server is still running; the details are in its log). "+
-							"Try again, or try something else.", what)), nil
+					res, err = panicResult(what), nil
 					return
 				}
 				res, err = nil, &jsonrpc.Error{
@@ -46,6 +44,14 @@ func recoverMiddleware(logger *slog.Logger) mcp.Middleware {
 			return next(ctx, method, req)
 		}
 	}
+}
+
+// panicResult is the isError answer to a tools/call whose handler
+// panicked; what names the tool ("tool getOrderStatus").
+func panicResult(what string) *mcp.CallToolResult {
+	return errorResult(fmt.Sprintf(
+		"%s failed with an internal error (the server is still running; the details are in its log). "+
+			"Try again, or try something else.", what))
 }
 
 // listDocsMiddleware answers resources/list from docs on every call. The

@@ -158,23 +158,32 @@ func mcpTool(t *agent.Tool) *mcp.Tool {
 	return mt
 }
 
-// toolHandler adapts t to a raw MCP tool handler: validate, run, and
-// return the output as both a text block and structuredContent. Everything
-// that goes wrong in the tool becomes an isError result the client's model
-// can read and act on; only protocol faults are JSON-RPC errors.
+// toolHandler adapts t to a raw MCP tool handler (see runTool).
 func toolHandler(t *agent.Tool, sessions *sessionIDs) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		args := req.Params.Arguments
-		if err := t.CheckArgs(args); err != nil {
-			return errorResult(err.Error()), nil
-		}
-		ctx = support.WithSession(ctx, sessions.of(req.Session))
-		out, err := t.Execute(ctx, args)
-		if err != nil {
-			return errorResult(fmt.Sprintf("%s failed: %v", t.Name, err)), nil
-		}
-		return successResult(t.Name, out)
+		return runTool(ctx, t, req.Params.Arguments, sessions.of(req.Session)), nil
 	}
+}
+
+// runTool validates args, runs t and returns the output as both a text
+// block and structuredContent. Everything that goes wrong in the tool
+// becomes an isError result the client's model can read and act on; only
+// protocol faults are JSON-RPC errors, and those are not raised here.
+// session keys the tools' idempotency rules (support.WithSession).
+//
+// It is the one place a published tool is run: the SDK's request path
+// (toolHandler) and the stdio transport's direct path (DirectCalls) both
+// call it, so the two cannot answer differently.
+func runTool(ctx context.Context, t *agent.Tool, args json.RawMessage, session string) *mcp.CallToolResult {
+	if err := t.CheckArgs(args); err != nil {
+		return errorResult(err.Error())
+	}
+	ctx = support.WithSession(ctx, session)
+	out, err := t.Execute(ctx, args)
+	if err != nil {
+		return errorResult(fmt.Sprintf("%s failed: %v", t.Name, err))
+	}
+	return successResult(t.Name, out)
 }
 
 // warmHandler runs h on one of workers' goroutines (see warmWorkers).
@@ -189,10 +198,10 @@ func warmHandler(workers *warmWorkers, h mcp.ToolHandler) mcp.ToolHandler {
 // the text block and for structuredContent, so both carry the keys in the
 // same order. Output that is not a JSON object (a plain string, say) has no
 // structured form and goes out as text only.
-func successResult(name string, out any) (*mcp.CallToolResult, error) {
+func successResult(name string, out any) *mcp.CallToolResult {
 	text, err := agent.FormatOutput(out)
 	if err != nil {
-		return errorResult(fmt.Sprintf("%s produced output that cannot be sent: %v", name, err)), nil
+		return errorResult(fmt.Sprintf("%s produced output that cannot be sent: %v", name, err))
 	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 	var object bool
@@ -208,7 +217,7 @@ func successResult(name string, out any) (*mcp.CallToolResult, error) {
 	if object {
 		res.StructuredContent = json.RawMessage(text)
 	}
-	return res, nil
+	return res
 }
 
 func errorResult(msg string) *mcp.CallToolResult {

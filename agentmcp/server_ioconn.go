@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -45,6 +47,9 @@ type ServerIOTransport struct {
 	// MaxLineLength bounds one incoming line in bytes, not counting its
 	// line ending; 0 means mcp.DefaultMaxLineLength.
 	MaxLineLength int
+	// Direct, when set, answers plain tools/call requests for its tools
+	// without the SDK (see DirectCalls); nil sends everything to the SDK.
+	Direct *DirectCalls
 }
 
 // Connect implements mcp.Transport. It starts the goroutine that reads
@@ -59,12 +64,16 @@ func (t *ServerIOTransport) Connect(context.Context) (mcp.Connection, error) {
 		limit = mcp.DefaultMaxLineLength
 	}
 	c := &lineConn{
-		r:        t.Reader,
-		w:        t.Writer,
-		limit:    limit,
-		incoming: make(chan lineItem, 8),
-		closed:   make(chan struct{}),
+		r:         t.Reader,
+		w:         t.Writer,
+		limit:     limit,
+		incoming:  make(chan lineItem, 8),
+		closed:    make(chan struct{}),
+		direct:    t.Direct,
+		sessionID: "stdio-" + rand.Text(),
+		calls:     map[any]context.CancelFunc{},
 	}
+	c.callCtx, c.cancelCalls = context.WithCancel(context.Background())
 	go c.readLines()
 	return c, nil
 }
@@ -95,6 +104,23 @@ type lineConn struct {
 	closeOnce sync.Once
 	closed    chan struct{}
 	closeErr  error
+
+	// sessionID names the session for the tools' idempotency rules, the
+	// same on the SDK path (ServerSession.ID) and the direct path.
+	sessionID string
+
+	// The direct path (see DirectCalls). initID is the id of the
+	// initialize request; initialized is set once it has been answered
+	// without an error, and only then are calls taken directly.
+	direct      *DirectCalls
+	initMu      sync.Mutex
+	initID      jsonrpc.ID
+	initialized atomic.Bool
+	callCtx     context.Context // parent of the direct calls; cancelled by Close
+	cancelCalls context.CancelFunc
+	callsMu     sync.Mutex
+	calls       map[any]context.CancelFunc // direct calls in flight, by id
+	callsIdle   chan struct{}              // closed when calls empties; nil while no one waits
 }
 
 // lineBatch gathers the responses to one incoming batch; it is answered
@@ -182,6 +208,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	for {
 		if c.readErr != nil {
+			c.waitForDirectCalls(ctx)
 			return nil, c.readErr
 		}
 		var item lineItem
@@ -208,6 +235,9 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			if err := c.writeLine(answer); err != nil {
 				return nil, err
 			}
+		}
+		if len(msgs) == 1 && c.direct != nil && !isBatch(item.line) && c.takeDirect(msgs[0]) {
+			continue
 		}
 		if len(msgs) > 0 {
 			c.queue = msgs[1:]
@@ -284,6 +314,13 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return err
 	}
 	resp, isResp := msg.(*jsonrpc.Response)
+	if isResp && c.direct != nil && resp.Error == nil && !c.initialized.Load() {
+		c.initMu.Lock()
+		if c.initID.IsValid() && resp.ID == c.initID {
+			c.initialized.Store(true)
+		}
+		c.initMu.Unlock()
+	}
 	if isResp {
 		c.batchMu.Lock()
 		batch := c.batches[resp.ID]
@@ -335,14 +372,17 @@ func (c *lineConn) writeLine(data []byte) error {
 // in progress.
 func (c *lineConn) Close() error {
 	c.closeOnce.Do(func() {
+		c.cancelCalls()
 		c.closeErr = errors.Join(c.r.Close(), c.w.Close())
 		close(c.closed)
 	})
 	return c.closeErr
 }
 
-// SessionID implements mcp.Connection; a stdio session has no id.
-func (c *lineConn) SessionID() string { return "" }
+// SessionID implements mcp.Connection. The id is random and never leaves
+// the process (stdio has no session header); it keys the tools'
+// idempotency rules for this connection on both request paths.
+func (c *lineConn) SessionID() string { return c.sessionID }
 
 // encodeMessage appends msg's wire form to dst. A successful response,
 // nearly every message a server writes, is assembled directly: its result

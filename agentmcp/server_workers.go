@@ -31,8 +31,8 @@ type warmWorkers struct {
 // warmJob is one call handed to a worker.
 type warmJob struct {
 	fn       func()
-	done     chan struct{}
-	panicked any // the value fn panicked with, re-raised on the caller's goroutine
+	done     chan struct{} // nil for a job from start
+	panicked any           // the value fn panicked with, re-raised on the caller's goroutine
 }
 
 // warmIdleTimeout is how long a worker waits for work before it ends.
@@ -70,6 +70,23 @@ func (w *warmWorkers) run(fn func()) {
 	}
 }
 
+// start runs fn on a worker without waiting for it: on an idle worker, on
+// a new one while fewer than max run, or else on a goroutine of its own.
+// fn must recover its own panics; nobody waits to re-raise them.
+func (w *warmWorkers) start(fn func()) {
+	job := &warmJob{fn: fn} // no done channel: do does not report back
+	select {
+	case w.jobs <- job:
+	default:
+		if n := w.running.Add(1); n > w.max {
+			w.running.Add(-1)
+			go fn()
+			return
+		}
+		go w.work(job)
+	}
+}
+
 // work runs first, then whatever arrives, until it has been idle for
 // warmIdleTimeout.
 func (w *warmWorkers) work(first *warmJob) {
@@ -89,6 +106,10 @@ func (w *warmWorkers) work(first *warmJob) {
 }
 
 func (w *warmWorkers) do(job *warmJob) {
+	if job.done == nil { // from start
+		job.fn()
+		return
+	}
 	defer func() {
 		job.panicked = recover()
 		job.done <- struct{}{}

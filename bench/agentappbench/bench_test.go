@@ -30,6 +30,24 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // directory: the same tools, the same seeded knowledge base.
 func newServer(b *testing.B) *mcp.Server {
 	b.Helper()
+	return agentmcp.NewServer(serverOptions(b))
+}
+
+// newServerDirect is newServer with the direct tools/call path `agentapp
+// serve` adds to its stdio transport.
+func newServerDirect(b *testing.B) (*mcp.Server, func(io.ReadCloser, io.WriteCloser) mcp.Transport) {
+	b.Helper()
+	opts := serverOptions(b)
+	direct := agentmcp.NewDirectCalls(opts)
+	return agentmcp.NewServer(opts), func(r io.ReadCloser, w io.WriteCloser) mcp.Transport {
+		return &agentmcp.DrainingTransport{Transport: &agentmcp.ServerIOTransport{Reader: r, Writer: w, Direct: direct}}
+	}
+}
+
+// serverOptions are `agentapp serve`'s server options on a fresh data
+// directory.
+func serverOptions(b *testing.B) agentmcp.ServerOptions {
+	b.Helper()
 	ctx := context.Background()
 	st, err := store.Open(b.TempDir())
 	if err != nil {
@@ -47,8 +65,8 @@ func newServer(b *testing.B) *mcp.Server {
 	if err := k.SeedDemo(ctx); err != nil {
 		b.Fatal(err)
 	}
-	return agentmcp.NewServer(agentmcp.ServerOptions{Version: "bench", Tools: agentmcp.PublishedTools(svc, k),
-		Docs: agentmcp.KBDocs(k), Logger: quiet})
+	return agentmcp.ServerOptions{Version: "bench", Tools: agentmcp.PublishedTools(svc, k),
+		Docs: agentmcp.KBDocs(k), Logger: quiet}
 }
 
 func toolNamed(b *testing.B, br *agentmcp.Bridge, name string) *agent.Tool {
@@ -100,16 +118,26 @@ func BenchmarkBridgeStdio(b *testing.B) {
 }
 
 // BenchmarkServerToolsCallRaw: agentapp's server alone, connected like
-// `agentapp serve` (agentmcp's stdio transport, newline-delimited JSON over
-// OS pipes), driven by the harness's raw JSON-RPC framing. Nearly all of
-// the CPU profile of this benchmark is the server's handling of tools/call.
+// `agentapp serve` (agentmcp's stdio transport with the direct tools/call
+// path, newline-delimited JSON over OS pipes), driven by the harness's raw
+// JSON-RPC framing. Nearly all of the CPU profile of this benchmark is the
+// server's handling of tools/call.
 func BenchmarkServerToolsCallRaw(b *testing.B) {
+	server, transport := newServerDirect(b)
+	benchRaw(b, server, transport, "getOrderStatus", orderArgs, `"structuredContent"`)
+}
+
+// BenchmarkServerToolsCallRawSDKPath is the same without the direct path:
+// every call goes through the SDK's request handling. The difference to
+// BenchmarkServerToolsCallRaw is what agentmcp.DirectCalls saves.
+func BenchmarkServerToolsCallRawSDKPath(b *testing.B) {
 	benchRaw(b, newServer(b), agentmcpTransport, "getOrderStatus", orderArgs, `"structuredContent"`)
 }
 
 // BenchmarkServerToolsCallRawSDKTransport is the same server on the SDK's
-// IOTransport, which `agentapp serve` used before: the difference to
-// BenchmarkServerToolsCallRaw is what agentmcp.ServerIOTransport saves.
+// IOTransport, which `agentapp serve` used first: the difference to
+// BenchmarkServerToolsCallRawSDKPath is what agentmcp.ServerIOTransport
+// saves.
 func BenchmarkServerToolsCallRawSDKTransport(b *testing.B) {
 	benchRaw(b, newServer(b), sdkTransport, "getOrderStatus", orderArgs, `"structuredContent"`)
 }
@@ -118,6 +146,13 @@ func BenchmarkServerToolsCallRawSDKTransport(b *testing.B) {
 // with 16 calls in flight, as in the harness's throughput phase: the
 // per-call cost when the server never waits for its client.
 func BenchmarkServerToolsCallRawPipelined(b *testing.B) {
+	server, transport := newServerDirect(b)
+	benchRawPipelined(b, server, transport, "getOrderStatus", orderArgs, 16)
+}
+
+// BenchmarkServerToolsCallRawPipelinedSDKPath is the pipelined benchmark
+// without the direct path.
+func BenchmarkServerToolsCallRawPipelinedSDKPath(b *testing.B) {
 	benchRawPipelined(b, newServer(b), agentmcpTransport, "getOrderStatus", orderArgs, 16)
 }
 

@@ -1,0 +1,129 @@
+package agentmcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"runtime/debug"
+	"sync/atomic"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DirectCalls answers the common tools/call, for the server's own tools,
+// inside ServerIOTransport instead of handing it to the SDK.
+//
+// Why: a tool call that goes through the SDK's request path costs about
+// twice as much CPU as the tool itself. The SDK decodes the params twice
+// more (once only to look for _meta), each time with a decoder that
+// allocates and clears a 32 KiB buffer, marshals the result twice, and
+// starts a goroutine per request; most of a tools/call's allocations and
+// garbage-collection work came from there (see bench/NOTES.md). A call
+// the transport can answer directly is decoded once, run by runTool (the
+// function the SDK path calls too, so the answer is the same, byte for
+// byte; TestDirectCallsMatchSDK checks it) on a warm worker, and its
+// result marshalled once.
+//
+// Only the plain case is taken: a request (not a notification) alone on
+// its line, after the session's initialize has been answered, whose
+// params hold nothing but "name" (one of these tools) and "arguments"
+// (an object, or absent). Anything else (_meta with a progress token or
+// a protocol version, a batch, an unknown tool, a call before initialize)
+// goes to the SDK as before, so every protocol rule it enforces still
+// holds. notifications/cancelled cancels a direct call's context, as the
+// SDK would cancel its own, and a panicking tool becomes the same isError
+// answer recoverMiddleware gives.
+type DirectCalls struct {
+	tools   map[string]*agent.Tool
+	logger  *slog.Logger
+	workers *warmWorkers
+	taken   atomic.Int64 // calls answered directly, for tests
+}
+
+// NewDirectCalls returns the direct path for a server made by NewServer
+// with the same opts; set it as ServerIOTransport.Direct.
+func NewDirectCalls(opts ServerOptions) *DirectCalls {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	d := &DirectCalls{
+		tools:   make(map[string]*agent.Tool, len(opts.Tools)),
+		logger:  logger,
+		workers: newWarmWorkers(2 * runtime.GOMAXPROCS(0)),
+	}
+	for _, t := range opts.Tools {
+		if t != nil && t.Execute != nil {
+			d.tools[t.Name] = t
+		}
+	}
+	return d
+}
+
+// match returns the tool and arguments of a tools/call request the direct
+// path can answer, or nil.
+func (d *DirectCalls) match(req *jsonrpc.Request) (*agent.Tool, json.RawMessage) {
+	if req.Method != "tools/call" || !req.IsCall() || len(req.Params) == 0 || req.Params[0] != '{' {
+		return nil, nil
+	}
+	var name, args []byte
+	plain := true
+	forEachMember(req.Params, func(key, val []byte) {
+		switch string(key) {
+		case "name":
+			name = val
+		case "arguments":
+			args = val
+		default:
+			plain = false
+		}
+	})
+	if !plain || (args != nil && args[0] != '{') {
+		return nil, nil
+	}
+	n, ok := jsonString(name)
+	if !ok {
+		return nil, nil
+	}
+	t := d.tools[n]
+	if t == nil {
+		return nil, nil
+	}
+	return t, json.RawMessage(args)
+}
+
+// call runs t and returns the encoded response to the request id.
+func (d *DirectCalls) call(ctx context.Context, id jsonrpc.ID, t *agent.Tool, args json.RawMessage, session string) []byte {
+	d.taken.Add(1)
+	res := d.run(ctx, t, args, session)
+	// MarshalJSON is what the SDK's encoder calls for the result; its
+	// output is compact, so the SDK's later compaction changes nothing.
+	data, err := res.MarshalJSON()
+	if err == nil {
+		var enc []byte
+		if enc, err = encodeMessage(nil, &jsonrpc.Response{ID: id, Result: data}); err == nil {
+			return enc
+		}
+	}
+	d.logger.Error("cannot encode a tool result", "tool", t.Name, "error", err)
+	return appendErrorResponse(nil, id, jsonrpc.CodeInternalError,
+		fmt.Sprintf("internal error while answering tools/call: the result of %s cannot be encoded", t.Name))
+}
+
+// run is runTool with recoverMiddleware's treatment of a panic.
+func (d *DirectCalls) run(ctx context.Context, t *agent.Tool, args json.RawMessage, session string) (res *mcp.CallToolResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			what := "tool " + t.Name
+			d.logger.Error("recovered from a panic while answering a request",
+				"method", "tools/call", "what", what, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			res = panicResult(what)
+		}
+	}()
+	return runTool(ctx, t, args, session)
+}
