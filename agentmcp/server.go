@@ -243,8 +243,10 @@ func isJSONObject(s string) bool {
 
 // sessionIDs gives every MCP session a stable id for the tools'
 // idempotency rules (support.WithSession). Streamable HTTP sessions have
-// their own Mcp-Session-Id; stdio and in-memory sessions have none, so
-// each gets a random one for as long as it is connected.
+// their own Mcp-Session-Id, and ServerIOTransport gives each connection a
+// random one (which DirectCalls uses too); sessions on other transports
+// (the SDK's stdio and in-memory ones) have none, so each gets a random
+// one for as long as it is connected.
 type sessionIDs struct {
 	mu  sync.Mutex
 	ids map[*mcp.ServerSession]string
