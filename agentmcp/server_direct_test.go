@@ -2,6 +2,7 @@ package agentmcp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -226,4 +227,58 @@ func TestDirectCallsAnsweredBeforeEOF(t *testing.T) {
 		t.Fatalf("session ended with %v", err)
 	}
 	outR.Close()
+}
+
+// BenchmarkToolsCallInMemoryDirect is a getOrderStatus tools/call in
+// memory, in one process, as `agentapp serve` answers it: agentmcp's
+// transport with the direct path over io.Pipe, spoken to by a client
+// that only frames lines. It is the server's cost per call, without a
+// client library's; BenchmarkToolsCallGetOrderStatus adds the SDK's
+// client and in-memory transport.
+func BenchmarkToolsCallInMemoryDirect(b *testing.B) {
+	benchInMemoryRaw(b, true)
+}
+
+// BenchmarkToolsCallInMemorySDKPath is the same call through the SDK's
+// request path (no DirectCalls).
+func BenchmarkToolsCallInMemorySDKPath(b *testing.B) {
+	benchInMemoryRaw(b, false)
+}
+
+func benchInMemoryRaw(b *testing.B, direct bool) {
+	opts := newDomain(b).options()
+	var d *DirectCalls
+	if direct {
+		d = NewDirectCalls(opts)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ss, err := NewServer(opts).Connect(context.Background(),
+		&DrainingTransport{Transport: &ServerIOTransport{Reader: inR, Writer: outW, Direct: d}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		inW.Close()
+		ss.Wait()
+		outR.Close()
+	}()
+	out := bufio.NewReader(outR)
+	io.WriteString(inW, goldenInitialize+"\n")
+	out.ReadBytes('\n')
+	io.WriteString(inW, goldenInitialized+"\n")
+	req := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-1024"}}}` + "\n")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := inW.Write(req); err != nil {
+			b.Fatal(err)
+		}
+		line, err := out.ReadSlice('\n')
+		if err != nil || !bytes.Contains(line, []byte(`"structuredContent"`)) {
+			b.Fatalf("%q, %v", line, err)
+		}
+	}
+	if direct && d.taken.Load() == 0 {
+		b.Fatal("the direct path answered nothing")
+	}
 }
