@@ -177,6 +177,7 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 	for i, s := range cfg.Servers {
 		c.live.names[i] = toolNames(s.Tools())
 	}
+	c.live.offered = c.live.names
 
 	if c.sessions, err = openSessions(ctx, cfg.Store, cfg.Now); err != nil {
 		return nil, err

@@ -43,7 +43,104 @@ type liveTools struct {
 	report  agent.MergeReport
 	gens    []uint64   // per server: the generation the table was built from
 	names   [][]string // per server: its tool names in the table's build
+	offered [][]string // per server: the names it offered for this build, duplicates included
 	skipped []string   // clash warnings already shown
+}
+
+// toolUse is what became of one server's tools in the table, read from
+// the table itself: /mcp counts and /tools lists the same tools.
+type toolUse struct {
+	inUse   []string
+	skipped []skippedTool // in the server's order
+}
+
+// skippedTool is a tool a server offers that the table does not take
+// from it.
+type skippedTool struct {
+	name string
+	// owner has the name in the table: "" for a local tool, else the MCP
+	// server whose tool is kept.
+	owner string
+	// twice: the server offered the name more than once (only the first
+	// can be in use); missing: the table has no tool of that name.
+	twice, missing bool
+}
+
+// use reads from the table which of the tools server offered for this
+// build are in use and why the others are not.
+func (l *liveTools) use(i int, server string) toolUse {
+	var u toolUse
+	if l.set == nil || i >= len(l.offered) {
+		return u
+	}
+	seen := map[string]bool{}
+	for _, name := range l.offered[i] {
+		if seen[name] {
+			u.skipped = append(u.skipped, skippedTool{name: name, twice: true})
+			continue
+		}
+		seen[name] = true
+		t, ok := l.set.Get(name)
+		switch {
+		case !ok:
+			u.skipped = append(u.skipped, skippedTool{name: name, missing: true})
+		case !t.IsLocal() && t.Origin == server:
+			u.inUse = append(u.inUse, name)
+		default:
+			u.skipped = append(u.skipped, skippedTool{name: name, owner: t.Origin})
+		}
+	}
+	return u
+}
+
+// count is /mcp's account of a server's tools: "2 tools", or with skipped
+// ones "2 tools (1 skipped: name clash with local createTicket)".
+func (u toolUse) count() string {
+	n := len(u.inUse)
+	s := fmt.Sprintf("%d %s", n, plural(n, "tool", "tools"))
+	if len(u.skipped) == 0 {
+		return s
+	}
+	// One reason per kind of skip (and per server a clash is with), in
+	// the order the kinds first occur, each naming its tools.
+	type reason struct{ before, after string }
+	var order []reason
+	names := map[reason][]string{}
+	for _, sk := range u.skipped {
+		var r reason
+		switch {
+		case sk.twice:
+			r.before = "offered more than once: "
+		case sk.missing:
+			r.before = "not in the tool table: "
+		case sk.owner == "":
+			r.before = "name clash with local "
+		default:
+			r = reason{"name clash with ", " from MCP server " + sk.owner}
+		}
+		if _, ok := names[r]; !ok {
+			order = append(order, r)
+		}
+		names[r] = append(names[r], sk.name)
+	}
+	parts := make([]string, len(order))
+	for i, r := range order {
+		parts[i] = r.before + strings.Join(names[r], ", ") + r.after
+	}
+	return fmt.Sprintf("%s (%d skipped: %s)", s, len(u.skipped), strings.Join(parts, "; "))
+}
+
+// why says, for /tools, why a skipped tool of server is not in use.
+func (sk skippedTool) why() string {
+	switch {
+	case sk.twice:
+		return "the server offers more than one tool of that name and only the first is used"
+	case sk.missing:
+		return "the tool table has no tool of that name"
+	case sk.owner == "":
+		return "the local tool wins because " + agent.StrictMCPEnv + " is set"
+	}
+	return "MCP server " + sk.owner + "'s tool of that name is in use; set \"toolPrefix\" on one of them so both can be used"
 }
 
 // currentTools returns the table in use.
@@ -135,12 +232,15 @@ func buildLive(local []*agent.Tool, servers []Server, g *guard.Guards, prev live
 			prevOwner[t.Name] = t.Origin
 		}
 	}
-	next := liveTools{gens: gens, names: make([][]string, len(servers))}
+	next := liveTools{gens: gens, names: make([][]string, len(servers)), offered: make([][]string, len(servers))}
 	offered := make([][]*agent.Tool, len(servers))
 	owners := map[string][]int{} // tool name → servers offering it, in order
 	for i, s := range servers {
 		seen := map[string]bool{}
 		for _, t := range s.Tools() {
+			if t != nil && t.Name != "" {
+				next.offered[i] = append(next.offered[i], t.Name)
+			}
 			if t == nil || t.Name == "" || seen[t.Name] {
 				if t != nil && t.Name != "" {
 					next.skipped = append(next.skipped, fmt.Sprintf("MCP server %q offers two tools named %q; the second is skipped", s.Name(), t.Name))
@@ -208,22 +308,41 @@ func diffNames(before, after []string) (added, removed []string) {
 	return added, removed
 }
 
-// printServers is /mcp: every server with its state and tool count.
+// toolUse returns what became of each server's tools in the table in use.
+func (c *Chat) toolUse() []toolUse {
+	c.toolsMu.Lock()
+	defer c.toolsMu.Unlock()
+	return c.toolUseLocked()
+}
+
+// toolUseLocked is toolUse with c.toolsMu held.
+func (c *Chat) toolUseLocked() []toolUse {
+	use := make([]toolUse, len(c.cfg.Servers))
+	for i, s := range c.cfg.Servers {
+		use[i] = c.live.use(i, s.Name())
+	}
+	return use
+}
+
+// printServers is /mcp: every server with its state and how many of its
+// tools are in use. The count is read from the tool table, as /tools lists
+// it, not from what the server offers: a tool skipped because of a name
+// clash is counted apart, with the reason.
 func (c *Chat) printServers(w io.Writer) {
 	if len(c.cfg.Servers) == 0 {
 		fmt.Fprintln(w, "No MCP servers (add one with --mcp \"<command line>\" or --config FILE).")
 		return
 	}
+	use := c.toolUse()
 	fmt.Fprintf(w, "%d MCP %s:\n", len(c.cfg.Servers), plural(len(c.cfg.Servers), "server", "servers"))
-	for _, s := range c.cfg.Servers {
+	for i, s := range c.cfg.Servers {
 		sv, ok := s.(Supervised)
 		if !ok {
-			n := len(s.Tools())
-			fmt.Fprintf(w, "  %s: connected, %d %s\n", s.Name(), n, plural(n, "tool", "tools"))
+			fmt.Fprintf(w, "  %s: connected, %s\n", s.Name(), use[i].count())
 			continue
 		}
 		st := sv.Status()
-		line := fmt.Sprintf("  %s: %s, %d %s", s.Name(), st.State, st.Tools, plural(st.Tools, "tool", "tools"))
+		line := fmt.Sprintf("  %s: %s, %s", s.Name(), st.State, use[i].count())
 		if st.Restarts > 0 {
 			line += fmt.Sprintf(", %d automatic %s in the last minute", st.Restarts, plural(st.Restarts, "restart", "restarts"))
 		}
@@ -246,10 +365,11 @@ func (c *Chat) restartServer(ctx context.Context, name string) {
 	}
 	var target Supervised
 	var names []string
-	for _, s := range c.cfg.Servers {
+	index := -1
+	for i, s := range c.cfg.Servers {
 		names = append(names, s.Name())
 		if sv, ok := s.(Supervised); ok && s.Name() == name {
-			target = sv
+			target, index = sv, i
 		}
 	}
 	if target == nil {
@@ -278,5 +398,5 @@ func (c *Chat) restartServer(ctx context.Context, name string) {
 	}
 	c.refreshTools(ctx)
 	st := target.Status()
-	fmt.Fprintf(out, "MCP server %s: %s, %d %s\n", name, st.State, st.Tools, plural(st.Tools, "tool", "tools"))
+	fmt.Fprintf(out, "MCP server %s: %s, %s\n", name, st.State, c.toolUse()[index].count())
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/agentmcp"
+	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/model"
 )
 
@@ -144,5 +145,59 @@ func TestMCPCommands(t *testing.T) {
 	}
 	if b.restarts != 1 || a.restarts != 0 {
 		t.Errorf("restarts: alpha %d, beta %d; want 0 and 1", a.restarts, b.restarts)
+	}
+}
+
+// TestMCPCountsToolsInUse: /mcp counts the tools of each server that are
+// in the table, as /tools lists them, and says how many were skipped and
+// why: a clash with a local tool under AGENT_GUARD_MCP_STRICT, and a clash
+// with another server's tool that appeared while the chat runs. /tools
+// lists the same skipped tools.
+func TestMCPCountsToolsInUse(t *testing.T) {
+	alpha := newLiveServer("alpha")
+	grow := testTool("grow", "alpha", func(context.Context) (any, error) {
+		alpha.setTools(
+			constTool("getOrderStatus", "alpha", "from alpha"),
+			constTool("shared", "alpha", "alpha's"),
+			constTool("extra", "alpha", "extra"),
+		)
+		return "grown", nil
+	})
+	alpha.tools = []*agent.Tool{constTool("getOrderStatus", "alpha", "from alpha"), grow}
+	beta := newLiveServer("beta", constTool("shared", "beta", "beta's"))
+	gamma := &fakeServer{name: "gamma", tools: []*agent.Tool{
+		constTool("createTicket", "gamma", "from gamma"),
+		constTool("lookup", "gamma", "x"),
+	}}
+	h := newHarness(t, &ruleModel{}, openTestStore(t), "/mcp\ncall:grow\n/mcp\n/tools\n/exit\n")
+	h.cfg.Local = append(h.cfg.Local, constTool("createTicket", "", "local ticket"))
+	h.cfg.Servers = []Server{alpha, beta, gamma}
+	h.cfg.Guards = guard.New(guard.Config{MCPStrict: true}, nil, nil)
+	h.run(t)
+
+	out := h.out.String()
+	for _, want := range []string{
+		"3 MCP servers:\n" +
+			"  alpha: connected, 1 tool (1 skipped: name clash with local getOrderStatus)\n" +
+			"  beta: connected, 1 tool\n" +
+			"  gamma: connected, 1 tool (1 skipped: name clash with local createTicket)\n",
+		"tool said: grown",
+		"3 MCP servers:\n" +
+			"  alpha: connected, 1 tool (2 skipped: name clash with local getOrderStatus; name clash with shared from MCP server beta)\n" +
+			"  beta: connected, 1 tool\n" +
+			"  gamma: connected, 1 tool (1 skipped: name clash with local createTicket)\n",
+		"5 tools:\n" +
+			"  getOrderStatus  local\n" +
+			"  createTicket    local\n" +
+			"  extra           MCP server alpha\n" +
+			"  shared          MCP server beta\n" +
+			"  lookup          MCP server gamma\n" +
+			"  (getOrderStatus from MCP server alpha is skipped: the local tool wins because AGENT_GUARD_MCP_STRICT is set)\n" +
+			"  (shared from MCP server alpha is skipped: MCP server beta's tool of that name is in use; set \"toolPrefix\" on one of them so both can be used)\n" +
+			"  (createTicket from MCP server gamma is skipped: the local tool wins because AGENT_GUARD_MCP_STRICT is set)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -129,7 +129,7 @@ Anything else is a message to the assistant (at most 8000 characters).`)
 
 func (c *Chat) printTools(w io.Writer) {
 	c.toolsMu.Lock()
-	tools, report := c.live.set.Tools(), c.live.report
+	tools, use := c.live.set.Tools(), c.toolUseLocked()
 	c.toolsMu.Unlock()
 	width := 0
 	for _, t := range tools {
@@ -143,8 +143,10 @@ func (c *Chat) printTools(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %-*s  %s\n", width, t.Name, origin)
 	}
-	for _, s := range report.Skipped {
-		fmt.Fprintf(w, "  (%s from MCP server %s is skipped: the local tool wins because AGENT_GUARD_MCP_STRICT is set)\n", s.Tool, s.Server)
+	for i, s := range c.cfg.Servers {
+		for _, sk := range use[i].skipped {
+			fmt.Fprintf(w, "  (%s from MCP server %s is skipped: %s)\n", sk.name, s.Name(), sk.why())
+		}
 	}
 }
 
