@@ -10,11 +10,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/agentmcp"
+	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/kb"
 	"github.com/agentapp/agentapp/support"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,7 +40,12 @@ By default it speaks MCP over stdio: the client starts "agentapp serve" and
 talks on stdin/stdout; messages for people go to stderr. With --http it
 serves streamable HTTP at http://ADDR/mcp instead. A loopback address is the
 default; any other address needs a bearer token (--token or
-` + serverTokenEnv + `).`,
+` + serverTokenEnv + `).
+
+AGENT_GUARD_PII=1 masks phone numbers, national ids and bank cards in the
+output of every published tool and in the documents (resources/read); a
+value other than 1, true, 0 or false stops the server at start-up. The
+other AGENT_GUARD_* variables guard agentapp chat and are ignored here.`,
 		Example: `  agentapp serve
   agentapp serve --http 127.0.0.1:8080
   AGENTAPP_SERVER_TOKEN=secret agentapp serve --http 0.0.0.0:8080`,
@@ -71,6 +78,22 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) erro
 		}
 	}
 
+	// The guards are read before the data is touched, as in chat: a
+	// mistyped switch is a start-up error, not a guard silently left off.
+	dir, err := dataDir(cmd)
+	if err != nil {
+		return err
+	}
+	guardCfg, ignored, err := serveGuardConfig(os.Getenv, os.Environ(), dir)
+	if err != nil {
+		return err
+	}
+	logger := cliLogger(stderr, slog.LevelWarn)
+	if len(ignored) > 0 {
+		logger.Warn("serve ignores " + strings.Join(ignored, ", ") + ": of the guards only " + guard.EnvPII +
+			" applies to serve, the others protect agentapp chat")
+	}
+
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -95,18 +118,27 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) erro
 		return err
 	}
 
-	logger := cliLogger(stderr, slog.LevelWarn)
 	tools := agentmcp.PublishedTools(svc, k)
+	kbDocs := agentmcp.KBDocs(k)
+	if guardCfg.PII {
+		// Everything that leaves the server quotes data the client did not
+		// send: orders, tickets, knowledge-base text. Mask all of it.
+		g := guard.New(guardCfg, nil, nil)
+		for i, t := range tools {
+			tools[i] = g.MaskTool(t)
+		}
+		kbDocs = maskedDocs{kbDocs}
+	}
 	server := agentmcp.NewServer(agentmcp.ServerOptions{
 		Version: version,
 		Tools:   tools,
-		Docs:    agentmcp.KBDocs(k),
+		Docs:    kbDocs,
 		Logger:  logger,
 	})
-	dir := filepath.Dir(st.Path)
+	dir = filepath.Dir(st.Path)
 
 	if addr == "" {
-		printBanner(stderr, "stdio (stdout carries MCP frames only)", tools, len(docs), dir, "")
+		printBanner(stderr, "stdio (stdout carries MCP frames only)", tools, len(docs), dir, "", guardCfg.PII)
 		return serveStdio(ctx, server)
 	}
 
@@ -118,7 +150,7 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) erro
 	if token != "" {
 		auth = "bearer token required"
 	}
-	printBanner(stderr, "http://"+ln.Addr().String()+agentmcp.HTTPPath, tools, len(docs), dir, auth)
+	printBanner(stderr, "http://"+ln.Addr().String()+agentmcp.HTTPPath, tools, len(docs), dir, auth, guardCfg.PII)
 	handler := agentmcp.NewHTTPHandler(server, agentmcp.HTTPOptions{Token: token, Logger: logger})
 	if err := agentmcp.RunHTTP(ctx, ln, handler, agentmcp.DefaultShutdownGrace, logger); err != nil {
 		return err
@@ -151,7 +183,7 @@ func serveStdio(ctx context.Context, server *mcp.Server) error {
 
 // printBanner tells the person starting the server what it offers. It goes
 // to stderr: on stdio, stdout belongs to the protocol.
-func printBanner(w io.Writer, endpoint string, tools []*agent.Tool, ndocs int, dir, auth string) {
+func printBanner(w io.Writer, endpoint string, tools []*agent.Tool, ndocs int, dir, auth string, pii bool) {
 	names := make([]string, len(tools))
 	for i, t := range tools {
 		names[i] = t.Name
@@ -163,4 +195,77 @@ func printBanner(w io.Writer, endpoint string, tools []*agent.Tool, ndocs int, d
 	if auth != "" {
 		fmt.Fprintf(w, "  auth:      %s\n", auth)
 	}
+	if pii {
+		fmt.Fprintf(w, "  guard:     PII (%s): phone numbers, ids and cards masked in tool output and documents\n", guard.EnvPII)
+	}
+}
+
+// readGuardConfig reads the AGENT_GUARD_* variables through getenv as chat
+// does: a bad value is a usage error (exit 2) naming the variable, so a
+// mistyped security switch stops the program instead of silently leaving
+// the guard off. (chat.go still has the same few lines inline; it could
+// call this.)
+func readGuardConfig(getenv func(string) string, dataDir string) (guard.Config, error) {
+	cfg, err := guard.FromEnv(getenv, dataDir)
+	if err != nil {
+		return guard.Config{}, &exitError{code: 2, err: fmt.Errorf("%w (see the Security section of the README for the AGENT_GUARD_* variables)", err)}
+	}
+	return cfg, nil
+}
+
+// serveGuardConfig is the guard configuration of serve. Of the guards only
+// the PII mask applies to a server: the others (allowlist, confirmation,
+// input scan, strict merge) concern tools that come from MCP servers into
+// the chat. So only AGENT_GUARD_PII is read and checked, and a variable
+// serve does not use cannot stop it; ignored lists the other non-empty
+// AGENT_GUARD_* variables of environ (a misspelt AGENT_GUARD_PII among
+// them), sorted, for a warning.
+func serveGuardConfig(getenv func(string) string, environ []string, dataDir string) (cfg guard.Config, ignored []string, err error) {
+	cfg, err = readGuardConfig(func(name string) string {
+		if name == guard.EnvPII {
+			return getenv(name)
+		}
+		return ""
+	}, dataDir)
+	if err != nil {
+		return guard.Config{}, nil, err
+	}
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "AGENT_GUARD_") && name != guard.EnvPII && strings.TrimSpace(value) != "" {
+			ignored = append(ignored, name)
+		}
+	}
+	slices.Sort(ignored)
+	return cfg, slices.Compact(ignored), nil
+}
+
+// maskedDocs is a DocStore whose documents have personal numbers masked
+// (guard.MaskText), for serve with the PII guard on. Titles and source
+// file names are masked too, since resources/list shows them; masking
+// replaces digits with '*' one for one, so the sizes stay right. Ids are
+// left alone: they are the documents' URIs, which a client must be able to
+// read back.
+type maskedDocs struct{ agentmcp.DocStore }
+
+func (d maskedDocs) ListDocs(ctx context.Context) ([]agentmcp.DocInfo, error) {
+	docs, err := d.DocStore.ListDocs(ctx)
+	for i := range docs {
+		docs[i] = maskDocInfo(docs[i])
+	}
+	return docs, err
+}
+
+func (d maskedDocs) ReadDoc(ctx context.Context, id string) (agentmcp.DocInfo, string, error) {
+	info, text, err := d.DocStore.ReadDoc(ctx, id)
+	if err != nil {
+		return info, "", err
+	}
+	return maskDocInfo(info), guard.MaskText(text), nil
+}
+
+func maskDocInfo(d agentmcp.DocInfo) agentmcp.DocInfo {
+	d.Title = guard.MaskPII(d.Title)
+	d.Source = guard.MaskPII(d.Source)
+	return d
 }
