@@ -19,10 +19,13 @@ const DefaultDrainTimeout = 30 * time.Second
 // stdin/stdout: a ServerIOTransport (newline-delimited JSON-RPC, decoded
 // without the SDK's per-message decoder, malformed lines answered with an
 // error instead of ending the session), with the end of input held back
-// until every request read has been answered. Close closes stdin, never
-// stdout, which the process may still use to report how it ended.
-func StdioServerTransport() mcp.Transport {
-	return &DrainingTransport{Transport: &ServerIOTransport{Reader: os.Stdin, Writer: nopWriteCloser{os.Stdout}}}
+// until every request read has been answered. direct, when not nil,
+// answers plain tools/call requests without the SDK (see DirectCalls); it
+// must come from the same ServerOptions as the server. Close closes
+// stdin, never stdout, which the process may still use to report how it
+// ended.
+func StdioServerTransport(direct *DirectCalls) mcp.Transport {
+	return &DrainingTransport{Transport: &ServerIOTransport{Reader: os.Stdin, Writer: nopWriteCloser{os.Stdout}, Direct: direct}}
 }
 
 // nopWriteCloser is a writer whose Close does nothing.

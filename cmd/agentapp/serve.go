@@ -129,17 +129,18 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) erro
 		}
 		kbDocs = maskedDocs{kbDocs}
 	}
-	server := agentmcp.NewServer(agentmcp.ServerOptions{
+	opts := agentmcp.ServerOptions{
 		Version: version,
 		Tools:   tools,
 		Docs:    kbDocs,
 		Logger:  logger,
-	})
+	}
+	server := agentmcp.NewServer(opts)
 	dir = filepath.Dir(st.Path)
 
 	if addr == "" {
 		printBanner(stderr, "stdio (stdout carries MCP frames only)", tools, len(docs), dir, "", guardCfg.PII)
-		return serveStdio(ctx, server)
+		return serveStdio(ctx, server, agentmcp.NewDirectCalls(opts))
 	}
 
 	ln, err := net.Listen("tcp", addr)
@@ -161,8 +162,8 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) erro
 
 // serveStdio serves one session on stdin/stdout until the client closes
 // stdin (a normal end: exit 0) or ctx is cancelled by a signal.
-func serveStdio(ctx context.Context, server *mcp.Server) error {
-	ss, err := server.Connect(ctx, agentmcp.StdioServerTransport(), nil)
+func serveStdio(ctx context.Context, server *mcp.Server, direct *agentmcp.DirectCalls) error {
+	ss, err := server.Connect(ctx, agentmcp.StdioServerTransport(direct), nil)
 	if err != nil {
 		return fmt.Errorf("cannot start the stdio transport: %w", err)
 	}
