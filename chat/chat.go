@@ -102,6 +102,9 @@ type Config struct {
 	// assumeTerminal makes the confirmer ask even though In is not a
 	// terminal, so tests can answer confirmations through a pipe.
 	assumeTerminal bool
+	// confirmTimeout replaces guard.DefaultConfirmTimeout, so tests can
+	// let a question time out.
+	confirmTimeout time.Duration
 }
 
 // Chat is a running chat. Create it with New, use Run or Ask, then Close.
@@ -158,7 +161,8 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 	c.guards = cfg.Guards
 	if c.guards != nil && c.guards.Confirmer() == nil {
 		_, term := terminalFd(cfg.In)
-		asker := guard.NewTerminalConfirmer(c.input, cfg.Err, term || cfg.assumeTerminal)
+		asker := guard.NewTerminalConfirmer(c.input, c.input.noteWriter(), term || cfg.assumeTerminal)
+		asker.Timeout = cfg.confirmTimeout
 		c.guards = c.guards.WithConfirmer(&pausingConfirmer{inner: asker, spin: &c.spin})
 	}
 	// Generations first: tools read after them are at least as new.

@@ -5,11 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
@@ -223,5 +227,83 @@ func TestBuildToolsWrapsOnlyServerTools(t *testing.T) {
 	bad := &fakeServer{name: "bad", tools: []*agent.Tool{constTool("sneaky", "", "x")}}
 	if _, _, err := BuildTools(nil, []Server{bad}, g); err == nil || !strings.Contains(err.Error(), "without an origin") {
 		t.Errorf("a server tool without an origin: %v", err)
+	}
+}
+
+// fakeEditor is a line editor stand-in: lines come from a channel, and it
+// records what the line reader asks of it.
+type fakeEditor struct {
+	lines chan string
+	mu    sync.Mutex
+	calls []string
+}
+
+func (e *fakeEditor) record(s string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.calls = append(e.calls, s)
+}
+
+func (e *fakeEditor) log() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.calls)
+}
+
+func (e *fakeEditor) readLine(prompt string) (string, error) {
+	e.record("read " + prompt)
+	return <-e.lines, nil
+}
+func (e *fakeEditor) drawsPrompt() bool        { return true }
+func (e *fakeEditor) close() error             { return nil }
+func (e *fakeEditor) showPrompt(prompt string) { e.record("show " + prompt) }
+func (e *fakeEditor) retire(question string)   { e.record("retire " + question) }
+func (e *fakeEditor) writeAbove(p []byte) (int, error) {
+	e.record("above " + string(p))
+	return len(p), nil
+}
+
+// TestLineReaderRetiresAbandonedQuestion: a question whose wait ends is
+// retired from the editor's prompt at once; a reader that takes the read
+// over shows its own prompt (another question, or the REPL's); the
+// confirmer's notes go above the editor's line; and the line typed is
+// still delivered, in order, to whoever reads next.
+func TestLineReaderRetiresAbandonedQuestion(t *testing.T) {
+	ed := &fakeEditor{lines: make(chan string, 1)}
+	var errw strings.Builder
+	r := newLineReader(&errw)
+	r.use(ed)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := r.ReadLinePrompt(ctx, "Allow? [y/N] "); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("ReadLinePrompt = %v, want the deadline", err)
+	}
+	fmt.Fprint(r.noteWriter(), "\nno answer within 20ms: refused\n")
+
+	// A second question takes the read over and shows itself.
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel2()
+	r.ReadLinePrompt(ctx2, "Allow again? [y/N] ")
+
+	// The REPL takes it over and gets the line typed at its prompt.
+	ed.lines <- "hello"
+	line, err := r.read(context.Background(), "", nil)
+	if err != nil || line != "hello" {
+		t.Fatalf("read = %q, %v", line, err)
+	}
+	want := []string{
+		"read Allow? [y/N] ",
+		"retire Allow? [y/N] ",
+		"above \nno answer within 20ms: refused\n",
+		"show Allow again? [y/N] ",
+		"retire Allow again? [y/N] ",
+		"show ",
+	}
+	if got := ed.log(); !slices.Equal(got, want) {
+		t.Errorf("editor calls:\n%q\nwant\n%q", got, want)
+	}
+	if errw.Len() != 0 {
+		t.Errorf("written past the editor: %q", errw.String())
 	}
 }

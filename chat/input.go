@@ -2,6 +2,7 @@ package chat
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -60,7 +61,10 @@ const replPrompt = "> "
 
 // readlineSource edits lines on a terminal, with history (up and down
 // arrows, Ctrl-R search) kept in a file across chats.
-type readlineSource struct{ rl *readline.Instance }
+type readlineSource struct {
+	rl   *readline.Instance
+	errw io.Writer
+}
 
 func newReadlineSource(in *os.File, out, errw io.Writer, historyFile string) (*readlineSource, error) {
 	fd := int(in.Fd())
@@ -100,7 +104,7 @@ func newReadlineSource(in *os.File, out, errw io.Writer, historyFile string) (*r
 	if err != nil {
 		return nil, err
 	}
-	return &readlineSource{rl: rl}, nil
+	return &readlineSource{rl: rl, errw: errw}, nil
 }
 
 func (r *readlineSource) drawsPrompt() bool { return true }
@@ -119,6 +123,59 @@ func (r *readlineSource) readLine(prompt string) (string, error) {
 
 func (r *readlineSource) close() error { return r.rl.Close() }
 
+// editor is a lineSource that owns the terminal line while it reads (a
+// line editor): it can change the prompt of the read in progress, and
+// text for the terminal must go through it while it reads, or its next
+// redraw paints over the text (or paints a stale prompt under it).
+type editor interface {
+	// showPrompt shows prompt ("" for the REPL prompt) for the read in
+	// progress and draws the line again, below whatever was written since.
+	showPrompt(prompt string)
+	// retire ends a question that is the prompt of the read in progress
+	// and that nobody waits for any more: the question stays on the screen
+	// on a line of its own, what was typed for it is dropped, and the read
+	// goes on under the REPL prompt, so the next line is plainly a chat
+	// message.
+	retire(question string)
+	// writeAbove writes p on lines of its own above the line being edited,
+	// which is drawn again below it.
+	writeAbove(p []byte) (int, error)
+}
+
+func (r *readlineSource) showPrompt(prompt string) {
+	if prompt == "" {
+		prompt = replPrompt
+	}
+	r.rl.SetPrompt(prompt)
+	r.rl.Refresh() // only while a read is in progress
+}
+
+func (r *readlineSource) retire(question string) {
+	if !r.rl.Terminal.IsReading() {
+		return // the read ended meanwhile: there is no prompt to replace
+	}
+	// Erase the question and the unfinished answer while the editor still
+	// knows how many lines they take, then start an empty line under the
+	// REPL prompt and write the question back above it.
+	r.rl.Clean()
+	r.rl.SetPrompt(replPrompt)
+	r.rl.Operation.SetBuffer("")
+	r.rl.Stderr().Write([]byte(question + "\n"))
+}
+
+func (r *readlineSource) writeAbove(p []byte) (int, error) {
+	if !r.rl.Terminal.IsReading() {
+		return r.errw.Write(p)
+	}
+	// The editor clears its line before writing, so a leading newline
+	// (meant to end a question on the cursor's line) would only leave a
+	// blank line.
+	if _, err := r.rl.Stderr().Write(bytes.TrimPrefix(p, []byte("\n"))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
 // lineReader is the one reader of the user's lines: the REPL's prompts and
 // the guards' confirmation questions both read through it (it is the
 // guard.LineReader of the chat's confirmer), so they never read stdin at
@@ -129,6 +186,13 @@ func (r *readlineSource) close() error { return r.rl.Close() }
 // order. Reads are lazy, one line per request, because a line editor
 // starting a read puts the terminal in raw mode and draws a prompt, which
 // must not happen while an answer streams. The end of input is sticky.
+//
+// With a line editor the read in progress shows the prompt of whoever
+// waits for it: a confirmation question that is abandoned (it timed out,
+// or the call was cancelled) is retired at once, so the line goes on under
+// the REPL prompt and nothing typed afterwards looks like an answer to
+// it; and the next read that takes the line over draws its own prompt
+// again, below whatever the turn printed meanwhile.
 type lineReader struct {
 	errw io.Writer     // where questions go when the source draws no prompt
 	turn chan struct{} // one reader at a time
@@ -136,6 +200,7 @@ type lineReader struct {
 	mu      sync.Mutex
 	src     lineSource
 	pending chan lineResult // the read in progress, if any
+	shown   string          // the prompt the read in progress shows ("" is the REPL's)
 	end     error           // the source's final error (io.EOF)
 }
 
@@ -190,11 +255,11 @@ func (r *lineReader) read(ctx context.Context, prompt string, intr <-chan os.Sig
 		r.mu.Unlock()
 		return "", errors.New("no input to read the answer from")
 	}
+	if prompt != "" && !r.src.drawsPrompt() {
+		fmt.Fprint(r.errw, prompt)
+	}
 	ch := r.pending
 	if ch == nil {
-		if prompt != "" && !r.src.drawsPrompt() {
-			fmt.Fprint(r.errw, prompt)
-		}
 		ch = make(chan lineResult, 1)
 		r.pending = ch
 		src := r.src
@@ -202,20 +267,61 @@ func (r *lineReader) read(ctx context.Context, prompt string, intr <-chan os.Sig
 			l, err := src.readLine(prompt)
 			ch <- lineResult{l, err}
 		}()
+	} else if ed, ok := r.src.(editor); ok {
+		// The read was started for someone else, and output may have come
+		// since: show this reader's prompt, on a line of its own.
+		ed.showPrompt(prompt)
 	}
+	r.shown = prompt
 	r.mu.Unlock()
 	select {
 	case res := <-ch:
 		r.mu.Lock()
 		r.pending = nil
+		r.shown = ""
 		if res.err != nil && !errors.Is(res.err, errPromptInterrupt) {
 			r.end = res.err
 		}
 		r.mu.Unlock()
 		return res.line, res.err
 	case <-ctx.Done():
+		r.abandon(ch, prompt)
 		return "", ctx.Err()
 	case <-intr:
+		r.abandon(ch, prompt)
 		return "", errPromptInterrupt
 	}
+}
+
+// abandon is a reader giving up the read ch that showed prompt: a question
+// is retired from a line editor's prompt, so the line goes on under the
+// REPL prompt.
+func (r *lineReader) abandon(ch chan lineResult, prompt string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if prompt == "" || r.pending != ch || r.shown != prompt {
+		return
+	}
+	if ed, ok := r.src.(editor); ok {
+		ed.retire(prompt)
+	}
+	r.shown = ""
+}
+
+// noteWriter returns where the confirmer writes its notes (a refusal, a
+// timeout): through the line editor while it reads, so a note lands on its
+// own line above the prompt instead of under a prompt the editor will
+// redraw; else straight to the error stream.
+func (r *lineReader) noteWriter() io.Writer { return noteWriter{r} }
+
+type noteWriter struct{ r *lineReader }
+
+func (w noteWriter) Write(p []byte) (int, error) {
+	w.r.mu.Lock()
+	src := w.r.src
+	w.r.mu.Unlock()
+	if ed, ok := src.(editor); ok {
+		return ed.writeAbove(p)
+	}
+	return w.r.errw.Write(p)
 }

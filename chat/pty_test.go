@@ -12,12 +12,15 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/store"
 	"github.com/creack/pty"
 )
@@ -27,6 +30,11 @@ import (
 // controlling terminal is the pty, so Ctrl-C typed during a turn becomes a
 // real SIGINT, exactly as for a user.
 const ptyHelperEnv = "AGENTAPP_CHAT_PTY_HELPER"
+
+// ptyConfirmEnv, set to a duration, gives the helper chat an MCP server
+// "shop" whose tool refund needs confirmation (AGENT_GUARD_CONFIRM), with
+// that long to answer.
+const ptyConfirmEnv = "AGENTAPP_CHAT_PTY_CONFIRM"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(ptyHelperEnv) == "1" {
@@ -54,7 +62,7 @@ func ptyHelper() int {
 		fmt.Fprintln(os.Stderr, "SLOW-CANCELLED:", ctx.Err())
 		return nil, ctx.Err()
 	})
-	c, err := New(context.Background(), Config{
+	cfg := Config{
 		Model:       &ruleModel{},
 		Local:       []*agent.Tool{slow, constTool("getOrderStatus", "", "shipped")},
 		Store:       st,
@@ -63,7 +71,18 @@ func ptyHelper() int {
 		Err:         os.Stderr,
 		Interrupt:   intr,
 		HistoryFile: filepath.Join(dir, "history"),
-	})
+	}
+	if v := os.Getenv(ptyConfirmEnv); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "helper:", err)
+			return 3
+		}
+		cfg.Servers = []Server{&fakeServer{name: "shop", tools: []*agent.Tool{constTool("refund", "shop", "refunded")}}}
+		cfg.Guards = guard.New(guard.Config{Confirm: []string{"refund"}}, nil, nil)
+		cfg.confirmTimeout = d
+	}
+	c, err := New(context.Background(), cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		return 3
@@ -90,10 +109,11 @@ type terminal struct {
 	eof  chan struct{}
 }
 
-func startTerminal(t *testing.T, dataDir string) *terminal {
+func startTerminal(t *testing.T, dataDir string, env ...string) *terminal {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), ptyHelperEnv+"=1", "AGENTAPP_DATA_DIR="+dataDir, "TERM=xterm")
+	cmd.Env = append(cmd.Env, env...)
 	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 160})
 	if err != nil {
 		t.Fatal(err)
@@ -262,6 +282,145 @@ func TestPTYEOFExits(t *testing.T) {
 	if err := term.wait(); errors.As(err, &ee) || err != nil {
 		t.Fatalf("chat exited with %v", err)
 	}
+}
+
+// TestPTYConfirmationTimeout: a confirmation question that times out
+// does not stay on the screen as the prompt. The question stays above, a
+// line of its own says that it timed out and the call was refused, and the
+// chat prompt is drawn again, so what the user types next is plainly a
+// chat message: it is answered as one, and the question is never drawn
+// again around it.
+func TestPTYConfirmationTimeout(t *testing.T) {
+	term := startTerminal(t, t.TempDir(), ptyConfirmEnv+"=300ms")
+	term.expect("Type a message.")
+	term.expect("> ")
+	term.send("please call:refund now\r")
+	question := `Allow tool refund (server shop) with {"q":"x"}? [y/N]`
+	term.expect(question)
+	term.expect("no answer within 300ms: refused")
+	// The turn goes on with the refusal; then the prompt is drawn again
+	// below the answer.
+	term.expect(`tool said: {"denied":true`)
+	term.expect("> ")
+	reply := `tool said: {"denied":true,"reason":"the user did not approve the call to tool refund (server shop) (no answer within 300ms), so it was not called."}`
+	term.screenEndsWith(question, "no answer within 300ms: refused", reply, ">")
+
+	term.send("hello")
+	term.expect("hello")
+	term.screenEndsWith(question, "no answer within 300ms: refused", reply, "> hello")
+	term.send("\r")
+	term.expect("echo: hello")
+	term.expect("> ")
+	term.screenEndsWith(question, "no answer within 300ms: refused", reply, "> hello", "echo: hello (5 messages)", ">")
+	if n := strings.Count(strings.Join(render(term.output()), "\n"), "[y/N]"); n != 1 {
+		t.Errorf("the screen shows the question %d times, want once", n)
+	}
+	term.send("/exit\r")
+	term.expect("HELPER-EXIT")
+	if err := term.wait(); err != nil {
+		t.Fatalf("chat exited with %v", err)
+	}
+}
+
+// output is everything the child printed.
+func (term *terminal) output() string {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	return term.buf.String()
+}
+
+// screenEndsWith checks the last lines of the screen as the user sees it
+// (trailing spaces and empty lines at the bottom ignored).
+func (term *terminal) screenEndsWith(want ...string) {
+	term.t.Helper()
+	lines := render(term.output())
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) < len(want) || !slices.Equal(lines[len(lines)-len(want):], want) {
+		term.t.Errorf("the screen does not end with\n%s\nscreen:\n%s", strings.Join(want, "\n"), strings.Join(lines, "\n"))
+	}
+}
+
+// render plays terminal output onto a screen of unbounded height and
+// width and returns its lines without trailing spaces: enough of a
+// terminal for what the chat and the line editor write (CR, LF, BS, and
+// the CSI sequences for cursor moves and erasing). Long lines do not wrap.
+func render(out string) []string {
+	var screen [][]rune
+	row, col := 0, 0
+	line := func() []rune {
+		for len(screen) <= row {
+			screen = append(screen, nil)
+		}
+		return screen[row]
+	}
+	rs := []rune(out)
+	for i := 0; i < len(rs); i++ {
+		switch r := rs[i]; {
+		case r == '\r':
+			col = 0
+		case r == '\n':
+			row++
+		case r == '\b':
+			col = max(col-1, 0)
+		case r == 0x1b && i+1 < len(rs) && rs[i+1] == '[':
+			j := i + 2
+			for j < len(rs) && (rs[j] >= '0' && rs[j] <= '9' || rs[j] == ';' || rs[j] == '?') {
+				j++
+			}
+			if j == len(rs) {
+				i = j
+				break
+			}
+			n, err := strconv.Atoi(string(rs[i+2 : j]))
+			if err != nil {
+				n = 0
+			}
+			l := line()
+			switch rs[j] {
+			case 'A':
+				row = max(row-max(n, 1), 0)
+			case 'B':
+				row += max(n, 1)
+			case 'C':
+				col += max(n, 1)
+			case 'D':
+				col = max(col-max(n, 1), 0)
+			case 'K':
+				switch n {
+				case 0:
+					screen[row] = l[:min(col, len(l))]
+				case 1:
+					for k := 0; k < min(col+1, len(l)); k++ {
+						l[k] = ' '
+					}
+				case 2:
+					screen[row] = nil
+				}
+			case 'J':
+				if n == 0 {
+					screen[row] = l[:min(col, len(l))]
+					screen = screen[:row+1]
+				}
+			}
+			i = j
+		case r < ' ':
+		default:
+			l := line()
+			for len(l) <= col {
+				l = append(l, ' ')
+			}
+			l[col] = r
+			screen[row] = l
+			col++
+		}
+	}
+	lines := make([]string, len(screen))
+	for i, l := range screen {
+		lines[i] = strings.TrimRight(string(l), " ")
+	}
+	return lines
 }
 
 func readFile(t *testing.T, path string) string {
