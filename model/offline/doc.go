@@ -25,11 +25,20 @@
 //   - anything else → searchKnowledgeBase (or searchKnowledge, as our MCP
 //     server names it) {query, k: 3}, then the best-matching sentences of the
 //     top hits with [n] citations, or "I don't know" when nothing matches.
+//     The demo knowledge base is Chinese, so for an English question the
+//     model does what a real one would and searches in both languages: a
+//     small glossary of the demo domain adds the Chinese terms of the words
+//     it knows (refund 退款, hotel 住宿, business trip 出差, annual leave 年假,
+//     laptop 电脑 …) to the query, and counts them as those words when it
+//     picks the answer. Words it does not know find nothing, so a question
+//     about anything else is still answered with "I don't know".
 //
 // Once the tools called for the current user message have answered, the
 // model always answers with text: it never calls a tool twice for one
 // message, so it cannot loop. A tool error result is reported plainly. The
-// answer is in Chinese when the user wrote Chinese, in English otherwise.
+// answer is in Chinese when the user wrote Chinese, in English otherwise;
+// knowledge-base text is quoted as written, so an English answer may quote
+// Chinese sentences, and says so.
 package offline
 
 // Notice is what a banner says when the offline model is in use, so the user
@@ -44,7 +53,7 @@ func (m *Model) Rules() []string {
 		"asking for a person (转人工, 人工, human, representative…): escalateToHuman with the transcript",
 		"ticket, complaint or after-sales words (工单, 投诉, 退款, ticket, complaint, refund…): createTicket",
 		"an order number like A-1024: getOrderStatus",
-		"anything else: searchKnowledgeBase / searchKnowledge, answer with [n] citations or say it does not know",
+		"anything else: searchKnowledgeBase / searchKnowledge (English questions also with the Chinese terms of a small demo glossary), answer with [n] citations or say it does not know",
 		"after the tools answered: reply with text, never another call",
 	}
 }

@@ -77,7 +77,8 @@ type candidate struct {
 	no       int
 	sentence string
 	score    int
-	order    int
+	// section is the index of the hit and heading the sentence is under.
+	section int
 }
 
 // maxHits and maxSentences bound what an answer quotes.
@@ -102,6 +103,13 @@ func kbAnswer(l lang, question, content string) string {
 	if l == chinese {
 		return "根据知识库：" + strings.Join(cited, "")
 	}
+	for _, p := range picks {
+		if hasCJK(p.sentence) {
+			// Say why an English question gets Chinese text: the knowledge
+			// base is quoted, never translated.
+			return "According to the knowledge base (quoted in Chinese): " + strings.Join(cited, " ")
+		}
+	}
 	return "According to the knowledge base: " + strings.Join(cited, " ")
 }
 
@@ -110,34 +118,58 @@ func kbAnswer(l lang, question, content string) string {
 // quoted but lends its words to the sentences after it, because the answer
 // itself rarely repeats the question's words.
 //
-// A sentence qualifies when it shares enough tokens with the question: two,
-// or one for a question of at most three tokens (short English questions
-// against Chinese documents meet them only in the bilingual headings).
-// Qualified sentences are ranked by shared tokens, plus a bonus for numbers
-// when the question asks for an amount ("多少", "how long"), and the best
-// ones at or above half the top score are kept.
+// The question is cut into concepts (see concepts): its tokens, and for an
+// English question the glossary entries it uses, which a sentence has when
+// it has the English phrase or one of the Chinese terms. A sentence
+// qualifies when it has enough of them and at least one that is not weak
+// (a glossary word for how the question is asked, or for something
+// general): "how long" or 工作日 alone is no answer. Enough is two, or one
+// for a question of at most three concepts. An English question with two
+// topics needs both, short or not: the glossary's Chinese terms are broader
+// than what the user typed, and "what is the wifi password?" is not
+// answered by a sentence about passwords only.
+//
+// Qualified sentences are ranked by the concepts they have, plus a bonus
+// for numbers when the question asks for an amount ("多少", "how long");
+// among equals, sentences of the section that has more of the question's
+// concepts come first. The best ones at or above half the top score are
+// kept.
 func bestSentences(question string, hits []hit) []candidate {
-	q := tokens(question)
+	q := concepts(question)
 	if len(q) == 0 {
 		return nil
 	}
 	need := min(2, (len(q)+2)/3)
+	if langOf(question) == english {
+		topics := 0
+		for _, c := range q {
+			if !c.weak {
+				topics++
+			}
+		}
+		need = max(need, min(2, topics))
+	}
 	bonus := 0
 	if asksAmount(strings.ToLower(question)) {
 		bonus = 2
 	}
 	var cands []candidate
+	// covered holds, for each section, the concepts any of its sentences has.
+	var covered []map[int]bool
 	for _, h := range hits[:min(maxHits, len(hits))] {
 		var context map[string]bool
+		covered = append(covered, map[int]bool{})
 		for _, line := range strings.Split(h.Text, "\n") {
 			line = strings.TrimSpace(line)
 			if strings.HasPrefix(line, "#") {
 				context = tokens(strings.TrimLeft(line, "# "))
+				covered = append(covered, map[int]bool{})
 				continue
 			}
 			for _, s := range sentences(stripBullet(line)) {
 				if strings.HasSuffix(s, "？") || strings.HasSuffix(s, "?") {
 					context = tokens(s)
+					covered = append(covered, map[int]bool{})
 					continue
 				}
 				s = stripAnswerLabel(s)
@@ -145,18 +177,30 @@ func bestSentences(question string, hits []hit) []candidate {
 				for t := range context {
 					st[t] = true
 				}
-				score := overlap(q, st)
-				if score < need {
+				score, topical := 0, false
+				for i, c := range q {
+					if c.found(st) {
+						score++
+						topical = topical || !c.weak
+						covered[len(covered)-1][i] = true
+					}
+				}
+				if score < need || !topical {
 					continue
 				}
 				if strings.ContainsAny(s, "0123456789") {
 					score += bonus
 				}
-				cands = append(cands, candidate{no: h.No, sentence: s, score: score, order: len(cands)})
+				cands = append(cands, candidate{no: h.No, sentence: s, score: score, section: len(covered) - 1})
 			}
 		}
 	}
-	sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].score != cands[j].score {
+			return cands[i].score > cands[j].score
+		}
+		return len(covered[cands[i].section]) > len(covered[cands[j].section])
+	})
 	var out []candidate
 	seen := map[string]bool{}
 	for _, c := range cands {

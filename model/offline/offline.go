@@ -115,7 +115,7 @@ func plan(tools []model.ToolSpec, msgs []model.Message, u int, l lang) model.Mes
 	return call(id, name, struct {
 		Query string `json:"query"`
 		K     int    `json:"k"`
-	}{cut(oneLine(user), maxQueryRunes), searchK})
+	}{searchQuery(user), searchK})
 }
 
 // Limits that keep the model's arguments inside the tools' schemas.

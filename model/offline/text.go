@@ -146,6 +146,9 @@ func isStopToken(t string) bool {
 		"who", "why", "do", "does", "did", "i", "you", "we", "my", "me", "our", "your", "of", "to",
 		"in", "for", "on", "at", "and", "or", "can", "could", "it", "this", "that", "with", "by",
 		"from", "about", "much", "many", "there", "any", "get", "please", "tell",
+		"if", "should", "would", "will", "shall", "may", "might", "must", "have", "has", "had", "been",
+		"were", "am", "as", "so", "than", "then", "its", "they", "them", "their", "us", "s", "t", "d",
+		"ll", "re", "ve", "m", "need",
 		"什么", "多少", "怎么", "如何", "是否", "可以", "我们", "你们", "请问", "一下", "哪些", "是多",
 		"是什", "么是", "的是", "是怎", "准是", "吗", "的", "了", "是", "我", "你", "有", "呢", "么", "请":
 		return true
@@ -168,7 +171,11 @@ func tokens(s string) map[string]bool {
 	var word []rune
 	var han []rune
 	flushWord := func() {
-		add(stem(strings.ToLower(string(word))))
+		// A stop word is dropped before plural folding too: "does" is not
+		// the content word "doe".
+		if w := strings.ToLower(string(word)); !isStopToken(w) {
+			add(stem(w))
+		}
 		word = word[:0]
 	}
 	flushHan := func() {
