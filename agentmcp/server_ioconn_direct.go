@@ -57,6 +57,13 @@ func (c *lineConn) takeDirect(msg jsonrpc.Message) bool {
 	id, session := req.ID, "mcp:"+c.sessionID
 	c.direct.workers.start(func() {
 		resp := c.direct.call(ctx, id, t, args, session)
+		if c.callCtx.Err() == nil {
+			// Answered even when the client cancelled it, as the SDK
+			// does; only a closed connection gets nothing.
+			_ = c.writeLine(resp)
+		}
+		// Only now is the call done: waitForDirectCalls lets the end of
+		// the input through once the answer is written.
 		c.callsMu.Lock()
 		delete(c.calls, key)
 		if len(c.calls) == 0 && c.callsIdle != nil {
@@ -65,11 +72,6 @@ func (c *lineConn) takeDirect(msg jsonrpc.Message) bool {
 		}
 		c.callsMu.Unlock()
 		cancel()
-		if c.callCtx.Err() == nil {
-			// Answered even when the client cancelled it, as the SDK
-			// does; only a closed connection gets nothing.
-			_ = c.writeLine(resp)
-		}
 	})
 	return true
 }
