@@ -253,9 +253,17 @@ func (c *Chat) Banner(w io.Writer) {
 	if len(c.cfg.Servers) == 0 {
 		fmt.Fprintln(w, "MCP servers: none (add one with --mcp \"<command line>\" or --config FILE)")
 	}
-	for _, s := range c.cfg.Servers {
-		tools := s.Tools()
-		fmt.Fprintf(w, "MCP server %s: connected, %d %s (%s)\n", s.Name(), len(tools), plural(len(tools), "tool", "tools"), strings.Join(toolNames(tools), ", "))
+	// The counts are what is in use, as /mcp and /tools report them: a
+	// tool skipped for a name clash is named apart.
+	use := c.toolUse()
+	for i, s := range c.cfg.Servers {
+		u := use[i]
+		n := len(u.inUse)
+		line := fmt.Sprintf("MCP server %s: connected, %d %s (%s)", s.Name(), n, plural(n, "tool", "tools"), strings.Join(u.inUse, ", "))
+		if sk := u.skippedText(); sk != "" {
+			line += "; " + sk
+		}
+		fmt.Fprintln(w, line)
 	}
 	if active := c.guards.Config().Active(); len(active) > 0 {
 		fmt.Fprintf(w, "Guards: %s\n", strings.Join(active, "\n        "))

@@ -98,8 +98,17 @@ func (l *liveTools) use(i int, server string) toolUse {
 func (u toolUse) count() string {
 	n := len(u.inUse)
 	s := fmt.Sprintf("%d %s", n, plural(n, "tool", "tools"))
+	if sk := u.skippedText(); sk != "" {
+		s += " (" + sk + ")"
+	}
+	return s
+}
+
+// skippedText says how many of the server's tools are skipped and why, as
+// "1 skipped: name clash with local createTicket"; "" when none is.
+func (u toolUse) skippedText() string {
 	if len(u.skipped) == 0 {
-		return s
+		return ""
 	}
 	// One reason per kind of skip (and per server a clash is with), in
 	// the order the kinds first occur, each naming its tools.
@@ -127,7 +136,7 @@ func (u toolUse) count() string {
 	for i, r := range order {
 		parts[i] = r.before + strings.Join(names[r], ", ") + r.after
 	}
-	return fmt.Sprintf("%s (%d skipped: %s)", s, len(u.skipped), strings.Join(parts, "; "))
+	return fmt.Sprintf("%d skipped: %s", len(u.skipped), strings.Join(parts, "; "))
 }
 
 // why says, for /tools, why a skipped tool of server is not in use.
