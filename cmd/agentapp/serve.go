@@ -68,6 +68,7 @@ other AGENT_GUARD_* variables guard agentapp chat and are ignored here.`,
 // runServe opens the data, builds the server and serves it until the
 // client goes away (stdio: stdin reaches EOF) or a signal arrives.
 func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) error {
+	tuneServeGC(os.Getenv)
 	addr := ""
 	if httpAddr != "" {
 		var err error
