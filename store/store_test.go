@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"testing"
 )
@@ -69,5 +70,32 @@ func TestDefaultDirHonoursEnv(t *testing.T) {
 	d, err := DefaultDir()
 	if err != nil || d != "/tmp/x" {
 		t.Fatalf("DefaultDir() = %q, %v", d, err)
+	}
+}
+
+// TestPoolKeepsItsConnections checks that connections opened for
+// concurrent queries stay open afterwards: reopening a SQLite connection
+// reruns the pragmas and the schema parse, and re-prepares statements.
+func TestPoolKeepsItsConnections(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	var conns []*sql.Conn
+	for range maxConns {
+		c, err := s.DB.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	st := s.DB.Stats()
+	if st.Idle != maxConns || st.MaxIdleClosed != 0 {
+		t.Fatalf("after %d concurrent connections: %d idle, %d closed for the idle limit; want all kept", maxConns, st.Idle, st.MaxIdleClosed)
 	}
 }
