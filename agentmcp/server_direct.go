@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime"
 	"runtime/debug"
 	"sync/atomic"
 
@@ -45,6 +44,14 @@ type DirectCalls struct {
 	taken   atomic.Int64 // calls answered directly, for tests
 }
 
+// directWorkers bounds the direct path's warm workers. A call beyond it
+// runs on a fresh goroutine, whose stack then grows through the SQLite
+// engine's deep frames on every call (copying it each time: a tenth of the
+// CPU with 16 calls in flight and 4 workers). Clients keep up to about 16
+// calls in flight; idle workers end after warmIdleTimeout, so the bound
+// costs nothing at rest.
+const directWorkers = 16
+
 // NewDirectCalls returns the direct path for a server made by NewServer
 // with the same opts; set it as ServerIOTransport.Direct.
 func NewDirectCalls(opts ServerOptions) *DirectCalls {
@@ -55,7 +62,7 @@ func NewDirectCalls(opts ServerOptions) *DirectCalls {
 	d := &DirectCalls{
 		tools:   make(map[string]*agent.Tool, len(opts.Tools)),
 		logger:  logger,
-		workers: newWarmWorkers(2 * runtime.GOMAXPROCS(0)),
+		workers: newWarmWorkers(directWorkers),
 	}
 	for _, t := range opts.Tools {
 		if t != nil && t.Execute != nil {
