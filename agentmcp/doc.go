@@ -1,7 +1,9 @@
 // Package agentmcp is agentapp's boundary with the Model Context Protocol.
 //
 // Out: NewServer publishes the engine's tools and the knowledge base as an
-// MCP server; StdioServerTransport and NewHTTPHandler carry it. In: Connect
+// MCP server; StdioServerTransport and NewHTTPHandler carry it, and on
+// stdio DirectCalls answers the plain tools/call itself, past the SDK's
+// request path, with the same answers at a fraction of the cost. In: Connect
 // starts or dials an MCP server and adapts each of its tools into an
 // ordinary *agent.Tool, so the tool loop runs it without knowing where it
 // came from. All protocol detail (JSON-RPC, transports, handshakes,
