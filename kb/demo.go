@@ -72,9 +72,13 @@ func (k *KB) SeedDemo(ctx context.Context) error {
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
+		it, err := k.ingestTx(ctx, tx)
+		if err != nil {
+			return err
+		}
 		now := time.Now()
 		for _, p := range preps {
-			if _, err := storePrepared(ctx, tx, p, now); err != nil {
+			if _, err := it.storePrepared(ctx, p, now); err != nil {
 				return fmt.Errorf("%s: %w", p.name, err)
 			}
 		}

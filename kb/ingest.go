@@ -192,8 +192,11 @@ func (k *KB) Ingest(ctx context.Context, name string, data []byte) (IngestResult
 	}
 	var res IngestResult
 	err = k.st.Tx(ctx, func(tx *sql.Tx) error {
-		var err error
-		res, err = storePrepared(ctx, tx, p, time.Now())
+		it, err := k.ingestTx(ctx, tx)
+		if err != nil {
+			return err
+		}
+		res, err = it.storePrepared(ctx, p, time.Now())
 		return err
 	})
 	if err != nil {
@@ -224,11 +227,15 @@ func (k *KB) IngestBatch(ctx context.Context, files []File) ([]IngestResult, []e
 	}
 	now := time.Now()
 	err := k.st.Tx(ctx, func(tx *sql.Tx) error {
+		it, err := k.ingestTx(ctx, tx)
+		if err != nil {
+			return err
+		}
 		for i, p := range preps {
 			if p == nil {
 				continue
 			}
-			res, err := storePrepared(ctx, tx, p, now)
+			res, err := it.storePrepared(ctx, p, now)
 			if err != nil {
 				return fmt.Errorf("ingest %s: %w", files[i].Name, err)
 			}
@@ -246,11 +253,85 @@ func (k *KB) IngestBatch(ctx context.Context, files []File) ([]IngestResult, []e
 	return results, errs
 }
 
-// storePrepared writes a prepared document inside tx, replacing an older
-// version with the same file name.
-func storePrepared(ctx context.Context, tx *sql.Tx, p *prepared, now time.Time) (IngestResult, error) {
+// The statements of an ingest, prepared once per KB (see ingestStmts).
+const (
+	sqlDocByName   = `SELECT id FROM kb_documents WHERE name = ?`
+	sqlInsertDoc   = `INSERT INTO kb_documents (id, name, title, source, bytes, chunks, content, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlInsertChunk = `INSERT INTO kb_chunks (doc_id, seq, heading, text) VALUES (?, ?, ?, ?)`
+	sqlInsertIndex = `INSERT INTO kb_fts (rowid, doc, heading, body) VALUES (?, ?, ?, ?)`
+)
+
+// ingestStmts are the ingest statements prepared on the database.
+type ingestStmts struct {
+	docByName, insertDoc, insertChunk, insertIndex *sql.Stmt
+}
+
+// ingestStatements returns the KB's ingest statements, preparing them on
+// first use. A failed preparation is not cached: the next ingest tries again.
+func (k *KB) ingestStatements(ctx context.Context) (*ingestStmts, error) {
+	k.stmtMu.Lock()
+	defer k.stmtMu.Unlock()
+	if k.stmts != nil {
+		return k.stmts, nil
+	}
+	s := &ingestStmts{}
+	for _, q := range []struct {
+		dst **sql.Stmt
+		sql string
+	}{
+		{&s.docByName, sqlDocByName},
+		{&s.insertDoc, sqlInsertDoc},
+		{&s.insertChunk, sqlInsertChunk},
+		{&s.insertIndex, sqlInsertIndex},
+	} {
+		st, err := k.st.DB.PrepareContext(ctx, q.sql)
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("prepare the ingest statements: %w", err)
+		}
+		*q.dst = st
+	}
+	k.stmts = s
+	return s, nil
+}
+
+func (s *ingestStmts) close() {
+	for _, st := range []*sql.Stmt{s.docByName, s.insertDoc, s.insertChunk, s.insertIndex} {
+		if st != nil {
+			st.Close()
+		}
+	}
+}
+
+// ingestTx is one write transaction of ingests with the ingest statements
+// bound to it: database/sql prepares each once per pooled connection, so
+// later transactions on that connection reuse them.
+type ingestTx struct {
+	tx                                             *sql.Tx
+	docByName, insertDoc, insertChunk, insertIndex *sql.Stmt
+}
+
+// ingestTx binds the KB's ingest statements to tx.
+func (k *KB) ingestTx(ctx context.Context, tx *sql.Tx) (*ingestTx, error) {
+	s, err := k.ingestStatements(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &ingestTx{
+		tx:          tx,
+		docByName:   tx.StmtContext(ctx, s.docByName),
+		insertDoc:   tx.StmtContext(ctx, s.insertDoc),
+		insertChunk: tx.StmtContext(ctx, s.insertChunk),
+		insertIndex: tx.StmtContext(ctx, s.insertIndex),
+	}, nil
+}
+
+// storePrepared writes a prepared document inside the transaction,
+// replacing an older version with the same file name.
+func (it *ingestTx) storePrepared(ctx context.Context, p *prepared, now time.Time) (IngestResult, error) {
+	tx := it.tx
 	var oldID string
-	err := tx.QueryRowContext(ctx, `SELECT id FROM kb_documents WHERE name = ?`, p.name).Scan(&oldID)
+	err := it.docByName.QueryRowContext(ctx, p.name).Scan(&oldID)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
@@ -268,23 +349,12 @@ func storePrepared(ctx context.Context, tx *sql.Tx, p *prepared, now time.Time) 
 	}
 	d := p.doc
 	d.IngestedAt = now.UTC()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO kb_documents (id, name, title, source, bytes, chunks, content, ingested_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+	if _, err := it.insertDoc.ExecContext(ctx,
 		d.ID, p.name, d.Title, d.Source, d.Bytes, d.Chunks, p.content, d.IngestedAt.Format(time.RFC3339Nano)); err != nil {
 		return IngestResult{}, err
 	}
-	insChunk, err := tx.PrepareContext(ctx, `INSERT INTO kb_chunks (doc_id, seq, heading, text) VALUES (?, ?, ?, ?)`)
-	if err != nil {
-		return IngestResult{}, err
-	}
-	defer insChunk.Close()
-	insIndex, err := tx.PrepareContext(ctx, `INSERT INTO kb_fts (rowid, doc, heading, body) VALUES (?, ?, ?, ?)`)
-	if err != nil {
-		return IngestResult{}, err
-	}
-	defer insIndex.Close()
 	for i, c := range p.chunks {
-		r, err := insChunk.ExecContext(ctx, d.ID, i, c.Heading, c.Text)
+		r, err := it.insertChunk.ExecContext(ctx, d.ID, i, c.Heading, c.Text)
 		if err != nil {
 			return IngestResult{}, err
 		}
@@ -293,7 +363,7 @@ func storePrepared(ctx context.Context, tx *sql.Tx, p *prepared, now time.Time) 
 			return IngestResult{}, err
 		}
 		ix := p.index[i]
-		if _, err := insIndex.ExecContext(ctx, rowid, ix.doc, ix.heading, ix.body); err != nil {
+		if _, err := it.insertIndex.ExecContext(ctx, rowid, ix.doc, ix.heading, ix.body); err != nil {
 			return IngestResult{}, err
 		}
 	}

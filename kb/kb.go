@@ -17,6 +17,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/agentapp/agentapp/store"
@@ -56,6 +57,12 @@ type Doc struct {
 type KB struct {
 	st    *store.Store
 	check func(name, text string) error
+
+	// stmtMu guards stmts, the ingest statements prepared once on first
+	// use (database/sql then prepares each on a pooled connection once and
+	// reuses it), so an ingest does not parse its SQL again every time.
+	stmtMu sync.Mutex
+	stmts  *ingestStmts
 }
 
 // Option configures a KB at Open.
