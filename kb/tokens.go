@@ -87,7 +87,97 @@ func segments(text string) []segment {
 // run, and the last character of each CJK run on its own. Every CJK
 // character thus starts some token, so a one-character query is a prefix
 // query ("假"*) that finds every occurrence of the character.
+//
+// It works on bytes: ASCII without decoding, and CJK characters (which
+// fold leaves as they are) copied from the text rather than re-encoded.
 func indexTokens(text string) string {
+	// A CJK character (3 bytes) becomes a bigram and a space (7 bytes).
+	b := make([]byte, 0, len(text)*7/3+8)
+	prev := -1 // byte offset of the previous CJK character of the current run, or -1
+	word := 0  // runes of the current Latin word written so far
+	for i := 0; i < len(text); {
+		if c := text[i]; c < utf8.RuneSelf {
+			i++
+			switch {
+			case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+			case 'A' <= c && c <= 'Z':
+				c += 'a' - 'A'
+			default:
+				if prev >= 0 {
+					b = append(b, text[prev:i-1]...)
+					b = append(b, ' ')
+					prev = -1
+				}
+				if word > 0 {
+					b = append(b, ' ')
+					word = 0
+				}
+				continue
+			}
+			if prev >= 0 {
+				b = append(b, text[prev:i-1]...)
+				b = append(b, ' ')
+				prev = -1
+			}
+			if word < maxWordRunes {
+				b = append(b, c)
+				word++
+			}
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		f := fold(r)
+		switch {
+		case isCJK(f) && f == r:
+			if word > 0 {
+				b = append(b, ' ')
+				word = 0
+			}
+			if prev >= 0 {
+				b = append(b, text[prev:i+size]...)
+				b = append(b, ' ')
+			}
+			prev = i
+		case isCJK(f):
+			// Not reached (fold leaves CJK as it is), but keeps the
+			// fast path above honest.
+			return indexTokensSlow(text)
+		case unicode.IsLetter(f) || unicode.IsDigit(f) || unicode.Is(unicode.Mn, f):
+			if prev >= 0 {
+				b = append(b, text[prev:i]...)
+				b = append(b, ' ')
+				prev = -1
+			}
+			if word < maxWordRunes {
+				b = utf8.AppendRune(b, f)
+				word++
+			}
+		default:
+			if prev >= 0 {
+				b = append(b, text[prev:i]...)
+				b = append(b, ' ')
+				prev = -1
+			}
+			if word > 0 {
+				b = append(b, ' ')
+				word = 0
+			}
+		}
+		i += size
+	}
+	if prev >= 0 {
+		b = append(b, text[prev:]...)
+		b = append(b, ' ')
+	}
+	if word > 0 {
+		b = append(b, ' ')
+	}
+	return string(b)
+}
+
+// indexTokensSlow is indexTokens rune by rune, for text the byte-level
+// version does not handle.
+func indexTokensSlow(text string) string {
 	var b strings.Builder
 	b.Grow(len(text) * 2)
 	var prev rune // the previous CJK character of the current run, or 0
