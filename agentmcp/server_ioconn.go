@@ -78,11 +78,13 @@ func (t *ServerIOTransport) Connect(context.Context) (mcp.Connection, error) {
 	return c, nil
 }
 
-// lineItem is one line read, or the error that ended the input.
+// lineItem is one line read and decoded, or the error that ended the
+// input.
 type lineItem struct {
-	line    []byte // the line without its ending; owned by the receiver
-	tooLong int    // > 0: the line had this many bytes and was dropped
-	err     error  // the input ended; line is empty
+	msgs    []jsonrpc.Message // the messages of the line, for the SDK
+	answer  []byte            // what to write back at once (see decodeLine)
+	tooLong int               // > 0: the line had this many bytes and was dropped
+	err     error             // the input ended; nothing else is set
 }
 
 // lineConn is ServerIOTransport's connection.
@@ -134,21 +136,28 @@ type lineBatch struct {
 // larger one (a big resource read) is released after use.
 const maxKeptWriteBuffer = 64 << 10
 
-// readLines frames the input into lines and hands them to Read. Each line
-// gets its own backing array, since the messages built from it keep
-// sub-slices (params, result) for as long as the SDK holds them.
+// readLines frames the input into lines, decodes them and hands the
+// messages to Read. Each line gets its own backing array, since the
+// messages built from it keep sub-slices (params, result) for as long as
+// the SDK holds them.
+//
+// A call the direct path takes is started here and never reaches Read:
+// one goroutine handoff fewer per call than going through the SDK's
+// reader.
 func (c *lineConn) readLines() {
 	br := bufio.NewReaderSize(c.r, 64<<10)
 	for {
 		line, dropped, err := readLine(br, c.limit)
 		var item lineItem
+		send := false
 		switch {
 		case dropped > 0:
-			item = lineItem{tooLong: dropped}
+			item, send = lineItem{tooLong: dropped}, true
 		case len(bytes.TrimSpace(line)) > 0:
-			item = lineItem{line: line}
+			item.msgs, item.answer = c.decodeLine(line)
+			send = !(len(item.msgs) == 1 && item.answer == nil && c.direct != nil && !isBatch(line) && c.takeDirect(item.msgs[0]))
 		}
-		if item.line != nil || item.tooLong > 0 {
+		if send {
 			select {
 			case c.incoming <- item:
 			case <-c.closed:
@@ -223,21 +232,15 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.readErr = item.err
 			continue
 		}
-		var msgs []jsonrpc.Message
-		var answer []byte
+		msgs, answer := item.msgs, item.answer
 		if item.tooLong > 0 {
 			answer = appendErrorResponse(nil, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
 				fmt.Sprintf("invalid request: the line is %d bytes long; the limit is %d bytes", item.tooLong, c.limit))
-		} else {
-			msgs, answer = c.decodeLine(item.line)
 		}
 		if answer != nil {
 			if err := c.writeLine(answer); err != nil {
 				return nil, err
 			}
-		}
-		if len(msgs) == 1 && c.direct != nil && !isBatch(item.line) && c.takeDirect(msgs[0]) {
-			continue
 		}
 		if len(msgs) > 0 {
 			c.queue = msgs[1:]
