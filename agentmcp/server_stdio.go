@@ -25,7 +25,7 @@ const DefaultDrainTimeout = 30 * time.Second
 // stdin, never stdout, which the process may still use to report how it
 // ended.
 func StdioServerTransport(direct *DirectCalls) mcp.Transport {
-	return &DrainingTransport{Transport: &ServerIOTransport{Reader: os.Stdin, Writer: nopWriteCloser{os.Stdout}, Direct: direct}}
+	return &DrainingTransport{Transport: &ServerIOTransport{Reader: pollableStdin(), Writer: nopWriteCloser{os.Stdout}, Direct: direct}}
 }
 
 // nopWriteCloser is a writer whose Close does nothing.
