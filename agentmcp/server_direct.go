@@ -1,6 +1,7 @@
 package agentmcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -108,9 +109,7 @@ func (d *DirectCalls) match(req *jsonrpc.Request) (*agent.Tool, json.RawMessage)
 func (d *DirectCalls) call(ctx context.Context, id jsonrpc.ID, t *agent.Tool, args json.RawMessage, session string) []byte {
 	d.taken.Add(1)
 	res := d.run(ctx, t, args, session)
-	// MarshalJSON is what the SDK's encoder calls for the result; its
-	// output is compact, so the SDK's later compaction changes nothing.
-	data, err := res.MarshalJSON()
+	data, err := marshalResult(res)
 	if err == nil {
 		var enc []byte
 		if enc, err = encodeMessage(nil, &jsonrpc.Response{ID: id, Result: data}); err == nil {
@@ -133,4 +132,110 @@ func (d *DirectCalls) run(ctx context.Context, t *agent.Tool, args json.RawMessa
 		}
 	}()
 	return runTool(ctx, t, args, session)
+}
+
+// marshalResult encodes res exactly as the SDK's request path puts it on
+// the wire: CallToolResult.MarshalJSON (encoding/json, HTML-escaping), then
+// the SDK's compaction (which changes nothing in compact input).
+//
+// The results runTool makes have one shape: one plain text block, maybe
+// structuredContent as raw JSON, maybe isError. That shape is assembled
+// here directly, which costs a fraction of MarshalJSON's reflection over
+// the result, its wire struct and each content block's own json.Marshal;
+// anything else goes through MarshalJSON. TestDirectCallsMatchSDK checks
+// the bytes against the SDK's path, so an SDK upgrade that changes the
+// encoding fails there, not on the wire.
+func marshalResult(res *mcp.CallToolResult) ([]byte, error) {
+	tc, ok := plainText(res)
+	if !ok {
+		// MarshalJSON is what the SDK's encoder calls for the result;
+		// its output is compact, so the SDK's later compaction changes
+		// nothing.
+		return res.MarshalJSON()
+	}
+	text, err := json.Marshal(tc.Text)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(text)+64+2*sizeOfRaw(res.StructuredContent))
+	b = append(b, `{"content":[{"type":"text","text":`...)
+	b = append(b, text...)
+	b = append(b, "}]"...)
+	if sc, ok := res.StructuredContent.(json.RawMessage); ok && sc != nil && compactAndEscaped(sc) {
+		// What runTool's tools return, marshalled by FormatOutput: as is.
+		b = append(b, `,"structuredContent":`...)
+		b = append(b, sc...)
+	} else if ok && sc != nil {
+		// encoding/json compacts a json.RawMessage and escapes <, >, &,
+		// U+2028 and U+2029 in it: Compact, then HTMLEscape.
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, sc); err != nil {
+			return nil, fmt.Errorf("structuredContent: %w", err)
+		}
+		var escaped bytes.Buffer
+		json.HTMLEscape(&escaped, compact.Bytes())
+		b = append(b, `,"structuredContent":`...)
+		b = append(b, escaped.Bytes()...)
+	}
+	if res.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	return append(b, '}'), nil
+}
+
+// plainText reports whether res has the shape marshalResult assembles and
+// returns its text block.
+func plainText(res *mcp.CallToolResult) (*mcp.TextContent, bool) {
+	if res == nil || res.Meta != nil || len(res.Content) != 1 || res.InputRequests != nil || res.RequestState != "" {
+		return nil, false
+	}
+	tc, ok := res.Content[0].(*mcp.TextContent)
+	if !ok || tc == nil || tc.Meta != nil || tc.Annotations != nil {
+		return nil, false
+	}
+	switch sc := res.StructuredContent.(type) {
+	case nil:
+	case json.RawMessage:
+		if sc == nil {
+			return nil, false // a typed nil in an interface: MarshalJSON decides
+		}
+	default:
+		return nil, false
+	}
+	return tc, true
+}
+
+// compactAndEscaped reports whether the valid JSON raw has no white space
+// outside strings and nothing HTMLEscape would change, so that encoding/json
+// would copy it unchanged.
+func compactAndEscaped(raw []byte) bool {
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; c {
+		case '<', '>', '&':
+			return false
+		case 0xE2:
+			if i+2 < len(raw) && raw[i+1] == 0x80 && (raw[i+2] == 0xA8 || raw[i+2] == 0xA9) {
+				return false
+			}
+		case '\\':
+			if inString {
+				i++ // the escaped byte cannot end the string
+			}
+		case '"':
+			inString = !inString
+		case ' ', '\t', '\n', '\r':
+			if !inString {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func sizeOfRaw(v any) int {
+	if r, ok := v.(json.RawMessage); ok {
+		return len(r)
+	}
+	return 0
 }
