@@ -255,6 +255,9 @@ func DecodeArgs(args json.RawMessage) (map[string]any, error) {
 	if isAbsent(args) {
 		return map[string]any{}, nil
 	}
+	if m, ok := decodeFlatStrings(args); ok {
+		return m, nil
+	}
 	var v any
 	if err := json.Unmarshal(args, &v); err != nil {
 		return nil, fmt.Errorf("arguments are not valid JSON: %v", err)
@@ -264,6 +267,105 @@ func DecodeArgs(args json.RawMessage) (map[string]any, error) {
 		return nil, fmt.Errorf("arguments must be a JSON object, got %s", jsonKind(v))
 	}
 	return m, nil
+}
+
+// decodeFlatStrings is DecodeArgs' fast path. It exists because tool
+// arguments are nearly always a small flat object of strings, such as
+// {"orderId":"A-1024"}, and decoding those with json.Unmarshal into an any
+// took about 11 % of agentapp serve's CPU per tools/call in a profile
+// (DecodeArgs runs in CheckArgs and again in the tool itself).
+//
+// It accepts exactly one JSON object, with optional whitespace (space, tab,
+// CR, LF) between tokens, whose keys and values are all strings without a
+// backslash escape, without a control character (< 0x20) and in valid
+// UTF-8; a duplicate key keeps its last value. For such input it returns
+// what json.Unmarshal returns, and ok. On anything else (another value
+// type, an escape, invalid UTF-8, malformed JSON, trailing bytes) it stops
+// and returns ok=false, and DecodeArgs decodes with json.Unmarshal, which
+// gives the result or the error.
+func decodeFlatStrings(args []byte) (m map[string]any, ok bool) {
+	i := skipSpace(args, 0)
+	if i >= len(args) || args[i] != '{' {
+		return nil, false
+	}
+	i = skipSpace(args, i+1)
+	if i < len(args) && args[i] == '}' {
+		if skipSpace(args, i+1) != len(args) {
+			return nil, false
+		}
+		return map[string]any{}, true
+	}
+	// Keys and values are cut from one copy of the input: one allocation
+	// instead of one per string.
+	all := string(args)
+	m = map[string]any{}
+	high := false // a byte >= 0x80 was seen, so the input must be checked for valid UTF-8
+	for {
+		ks, ke, hi, ok := scanPlainString(args, i)
+		if !ok {
+			return nil, false
+		}
+		high = high || hi
+		i = skipSpace(args, ke+1)
+		if i >= len(args) || args[i] != ':' {
+			return nil, false
+		}
+		vs, ve, hi, ok := scanPlainString(args, skipSpace(args, i+1))
+		if !ok {
+			return nil, false
+		}
+		high = high || hi
+		m[all[ks:ke]] = all[vs:ve]
+		i = skipSpace(args, ve+1)
+		if i >= len(args) {
+			return nil, false
+		}
+		if args[i] == '}' {
+			break
+		}
+		if args[i] != ',' {
+			return nil, false
+		}
+		i = skipSpace(args, i+1)
+	}
+	if skipSpace(args, i+1) != len(args) {
+		return nil, false
+	}
+	// Outside strings only ASCII was accepted, so this checks the strings.
+	if high && !utf8.Valid(args) {
+		return nil, false
+	}
+	return m, true
+}
+
+// scanPlainString reads the JSON string that starts at b[i], if it has no
+// escape and no control character. It returns the bounds of its contents
+// (b[start:end], the closing quote at end) and whether they hold a byte
+// >= 0x80; ok is false if b[i] is not a quote or the string is not plain.
+func scanPlainString(b []byte, i int) (start, end int, high, ok bool) {
+	if i >= len(b) || b[i] != '"' {
+		return 0, 0, false, false
+	}
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return i + 1, j, high, true
+		case c == '\\' || c < 0x20:
+			return 0, 0, false, false
+		case c >= 0x80:
+			high = true
+		}
+	}
+	return 0, 0, false, false
+}
+
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON whitespace, or len(b).
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 func isAbsent(args json.RawMessage) bool {
