@@ -32,8 +32,16 @@ func fakeServer(mode string) {
 		// wrapper would leave.
 		_ = exec.Command("sleep", "60").Start()
 	}
+	// MCPBENCH_FAKE_BAD=kind@n: the n-th tools/call is answered badly.
+	bad, at := "", 0
+	if v := os.Getenv("MCPBENCH_FAKE_BAD"); v != "" {
+		k, n, _ := strings.Cut(v, "@")
+		bad, at = k, atoi(n)
+	}
 	br := bufio.NewReader(os.Stdin)
 	out := bufio.NewWriter(os.Stdout)
+	calls := 0
+	var held []byte // "reorder": an answer kept back until the next one is written
 	for {
 		f, err := ReadFrame(br, MaxFrame)
 		if err != nil {
@@ -51,7 +59,39 @@ func fakeServer(mode string) {
 			fmt.Fprintln(out, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hi"}}`)
 			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"%s","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}}`+"\n", m.ID, ProtocolVersion)
 		case "tools/call":
-			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"ok"}]}}`+"\n", m.ID)
+			calls++
+			answer := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"ok %d"}]}}`+"\n", m.ID, calls)
+			if mode == "chatty" && calls%50 == 0 {
+				// Interleaved with the answers: a notification and a
+				// request, written before the answer.
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":%d}}`+"\n", calls)
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":"srv-%d","method":"sampling/createMessage","params":{}}`+"\n", calls)
+			}
+			if calls == at {
+				switch bad {
+				case "rpcerror":
+					answer = fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"boom"}}`+"\n", m.ID)
+				case "iserror":
+					answer = fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"order not found"}],"isError":true}}`+"\n", m.ID)
+				case "nocontent":
+					answer = fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[]}}`+"\n", m.ID)
+				case "badjson":
+					answer = fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[`+"\n", m.ID)
+				case "unknownid":
+					answer = `{"jsonrpc":"2.0","id":999999,"result":{"content":[{"type":"text","text":"ok"}]}}` + "\n"
+				case "dup":
+					answer += answer
+				}
+			}
+			if mode == "reorder" && held == nil && br.Buffered() > 0 {
+				held = []byte(answer) // the next request is here already
+				continue
+			}
+			out.WriteString(answer)
+			if held != nil {
+				out.Write(held)
+				held = nil
+			}
 		default:
 			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no"}}`+"\n", m.ID)
 		}
@@ -60,6 +100,14 @@ func fakeServer(mode string) {
 	if mode == "hang" {
 		time.Sleep(time.Minute)
 	}
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
 }
 
 func fakeOptions(mode string) Options {
@@ -140,6 +188,60 @@ func TestStartFailures(t *testing.T) {
 	o.Tool = ""
 	if _, err := ToolsCallParams(o.Tool, json.RawMessage(`nope`)); err == nil {
 		t.Error("bad args accepted")
+	}
+}
+
+// fakeOptions("…") calls: 1 first, 2–11 warm-up, 12–211 sequential,
+// 212–511 throughput.
+func TestRunChecksEveryAnswer(t *testing.T) {
+	for _, c := range []struct {
+		bad  string
+		want []string
+	}{
+		{"rpcerror", []string{"tools/call t: JSON-RPC error -32000: boom"}},
+		{"iserror", []string{"tools/call t: tool reported an error: ", "order not found"}},
+		{"nocontent", []string{"tools/call t: tools/call result has no content"}},
+		{"badjson", []string{"reading from the server: not a JSON-RPC message: unexpected end of JSON input"}},
+		{"unknownid", []string{"reading from the server: response to an id we did not send: 999999"}},
+		{"dup", []string{"response to an id we did not send: "}},
+	} {
+		for _, at := range []int{1, 5, 100, 400} {
+			t.Run(fmt.Sprintf("%s@%d", c.bad, at), func(t *testing.T) {
+				t.Parallel()
+				o := fakeOptions("ok")
+				o.ColdRuns = 1
+				o.Env = append(o.Env, fmt.Sprintf("MCPBENCH_FAKE_BAD=%s@%d", c.bad, at))
+				_, err := Run(context.Background(), o)
+				if err == nil {
+					t.Fatal("the run succeeded")
+				}
+				if !containsAll(err.Error(), c.want...) {
+					t.Errorf("error %q, want it to say %q", err, c.want)
+				}
+			})
+		}
+	}
+}
+
+func TestRunChattyAndReordering(t *testing.T) {
+	// Notifications and server requests among the answers are counted
+	// (and the requests refused) in every phase.
+	r, err := Run(context.Background(), fakeOptions("chatty"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One of each at initialize (main run), one of each per 50 calls.
+	if want := int64(1 + 511/50); r.ServerRequests != want || r.Notifications != want {
+		t.Errorf("server requests %d, notifications %d; want %d of each", r.ServerRequests, r.Notifications, want)
+	}
+	// Answers out of order, as a concurrent server writes them.
+	o := fakeOptions("reorder")
+	o.TputCalls = 3000
+	if r, err = Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if r.ThroughputCPS <= 0 {
+		t.Errorf("throughput %v", r.ThroughputCPS)
 	}
 }
 
