@@ -146,9 +146,13 @@ func DecodeMessage(frame []byte) (Message, error) {
 		return m, fmt.Errorf("not a JSON-RPC message: %w: %.200q", err, frame)
 	}
 	if m.Method == "" && len(m.ID) == 0 {
-		return m, fmt.Errorf("neither a response nor a request: %.200q", frame)
+		return m, errNeither(frame)
 	}
 	return m, nil
+}
+
+func errNeither(frame []byte) error {
+	return fmt.Errorf("neither a response nor a request: %.200q", frame)
 }
 
 // ToolResult is the part of a tools/call result the harness checks.

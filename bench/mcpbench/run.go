@@ -169,7 +169,7 @@ func mainRun(ctx context.Context, o Options, params json.RawMessage, r *Result) 
 		if err != nil {
 			return m, err
 		}
-		if _, err := CheckToolResult(m); err != nil {
+		if err := checkToolCall(m); err != nil {
 			return m, s.describe(fmt.Errorf("tools/call %s: %w", o.Tool, err))
 		}
 		return m, nil
@@ -291,7 +291,7 @@ func throughput(ctx context.Context, s *Server, o Options, params json.RawMessag
 		case <-ctx.Done():
 			return 0, 0, s.describe(fmt.Errorf("throughput: %d of %d calls answered: %w", got, o.TputCalls, ctx.Err()))
 		}
-		if _, err := CheckToolResult(m); err != nil {
+		if err := checkToolCall(m); err != nil {
 			return 0, 0, s.describe(fmt.Errorf("tools/call %s: %w", o.Tool, err))
 		}
 		<-slots

@@ -4,6 +4,7 @@ package mcpbench
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -155,45 +156,11 @@ func (s *Server) readLoop(r *os.File) {
 	defer r.Close()
 	br := bufio.NewReaderSize(r, 64<<10)
 	var err error
-	for {
+	for err == nil {
 		var frame []byte
-		frame, err = ReadFrame(br, MaxFrame)
-		if err != nil {
-			break
+		if frame, err = ReadFrame(br, MaxFrame); err == nil {
+			err = s.handle(frame)
 		}
-		m, derr := DecodeMessage(frame)
-		if derr != nil {
-			err = derr
-			break
-		}
-		switch {
-		case m.IsResponse():
-			id, ok := m.NumericID()
-			s.mu.Lock()
-			ch := s.pending[id]
-			delete(s.pending, id)
-			s.mu.Unlock()
-			if !ok || ch == nil {
-				err = fmt.Errorf("response to an id we did not send: %s", m.ID)
-				break
-			}
-			ch <- m
-			continue
-		case m.IsRequest():
-			// We declared no client capabilities; refuse whatever the
-			// server asks (sampling, roots, elicitation…) at once.
-			s.serverReqs.Add(1)
-			s.wmu.Lock()
-			b := AppendErrorResponse(nil, m.ID, -32601, "method not supported by mcpbench")
-			_, werr := s.stdin.Write(b)
-			s.wmu.Unlock()
-			_ = werr // a closed stdin shows up as EOF on stdout soon
-			continue
-		default:
-			s.notifications.Add(1)
-			continue
-		}
-		break
 	}
 	if errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
@@ -202,6 +169,40 @@ func (s *Server) readLoop(r *os.File) {
 	s.readErr = err
 	s.mu.Unlock()
 	close(s.readEnd)
+}
+
+// handle deals with one frame the server wrote; an error ends the reading.
+func (s *Server) handle(frame []byte) error {
+	m, err := decodeFrame(frame)
+	if err != nil {
+		return err
+	}
+	switch {
+	case m.IsResponse():
+		id, ok := m.NumericID()
+		s.mu.Lock()
+		ch := s.pending[id]
+		delete(s.pending, id)
+		s.mu.Unlock()
+		if !ok || ch == nil {
+			return fmt.Errorf("response to an id we did not send: %s", m.ID)
+		}
+		// m may point into the reader's buffer.
+		m.ID, m.Result = bytes.Clone(m.ID), bytes.Clone(m.Result)
+		ch <- m
+	case m.IsRequest():
+		// We declared no client capabilities; refuse whatever the
+		// server asks (sampling, roots, elicitation…) at once.
+		s.serverReqs.Add(1)
+		s.wmu.Lock()
+		b := AppendErrorResponse(nil, m.ID, -32601, "method not supported by mcpbench")
+		_, werr := s.stdin.Write(b)
+		s.wmu.Unlock()
+		_ = werr // a closed stdin shows up as EOF on stdout soon
+	default:
+		s.notifications.Add(1)
+	}
+	return nil
 }
 
 // Send writes one request and arranges for its response to be delivered on
