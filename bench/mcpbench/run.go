@@ -158,34 +158,24 @@ func mainRun(ctx context.Context, o Options, params json.RawMessage, r *Result) 
 		r.IdleCPUMS = ms(g.CPU)
 	}
 
-	ch := make(chan Message, 1)
-	call := func() (Message, error) {
-		cctx, cancel := context.WithTimeout(ctx, o.Timeout)
-		defer cancel()
-		if _, err := s.Send("tools/call", params, ch); err != nil {
-			return Message{}, err
-		}
-		m, err := s.Wait(cctx, ch)
-		if err != nil {
-			return m, err
-		}
-		if err := checkToolCall(m); err != nil {
-			return m, s.describe(fmt.Errorf("tools/call %s: %w", o.Tool, err))
-		}
-		return m, nil
-	}
-	first, err := call()
+	// The first call on its own, for a sample of the result.
+	cctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	first, err := s.Call(cctx, "tools/call", params)
+	cancel()
 	if err != nil {
 		return err
+	}
+	if _, err := CheckToolResult(first); err != nil {
+		return s.describe(fmt.Errorf("tools/call %s: %w", o.Tool, err))
 	}
 	r.SampleResult = string(first.Result)
 	if len(r.SampleResult) > 300 {
 		r.SampleResult = r.SampleResult[:300] + "…"
 	}
-	for range o.Warmup {
-		if _, err := call(); err != nil {
-			return err
-		}
+	// The warm-up and the measured calls are written and checked by the
+	// reader goroutine (Server.runBatch), one at a time.
+	if _, err := s.runBatch(ctx, "warm-up", o.Tool, params, o.Warmup, 1, false, o.Timeout); err != nil {
+		return err
 	}
 
 	// Sequential calls: latency and CPU per call.
@@ -193,20 +183,17 @@ func mainRun(ctx context.Context, o Options, params json.RawMessage, r *Result) 
 	if err != nil {
 		return err
 	}
-	lat := make([]time.Duration, 0, o.Calls)
-	var sum time.Duration
-	for range o.Calls {
-		t := time.Now()
-		if _, err := call(); err != nil {
-			return err
-		}
-		d := time.Since(t)
-		lat = append(lat, d)
-		sum += d
+	lat, err := s.runBatch(ctx, "sequential calls", o.Tool, params, o.Calls, 1, true, o.Timeout)
+	if err != nil {
+		return err
 	}
 	after, err := SampleGroup(s.PGID())
 	if err != nil {
 		return err
+	}
+	var sum time.Duration
+	for _, d := range lat {
+		sum += d
 	}
 	r.LatencyP50US = us(Percentile(lat, 50))
 	r.LatencyP90US = us(Percentile(lat, 90))
@@ -247,55 +234,18 @@ func mainRun(ctx context.Context, o Options, params json.RawMessage, r *Result) 
 
 // throughput keeps o.Inflight requests outstanding until o.TputCalls were
 // answered, and returns calls per second and the group's CPU time spent.
+// The reader goroutine writes the next request as it reads each response
+// (Server.runBatch), so the harness's own CPU per call stays small.
 func throughput(ctx context.Context, s *Server, o Options, params json.RawMessage) (float64, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout+time.Duration(o.TputCalls)*10*time.Millisecond)
 	defer cancel()
-	done := make(chan Message, o.Inflight)
-	slots := make(chan struct{}, o.Inflight)
-	sent := make(chan error, 1)
 	before, err := SampleGroup(s.PGID())
 	if err != nil {
 		return 0, 0, err
 	}
 	start := time.Now()
-	go func() {
-		for range o.TputCalls {
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				sent <- ctx.Err()
-				return
-			}
-			if _, err := s.Send("tools/call", params, done); err != nil {
-				sent <- err
-				return
-			}
-		}
-		sent <- nil
-	}()
-	senderErr := (<-chan error)(sent)
-	for got := 0; got < o.TputCalls; {
-		var m Message
-		select {
-		case err := <-senderErr:
-			if err != nil {
-				return 0, 0, err
-			}
-			senderErr = nil // all sent; keep receiving
-			continue
-		case m = <-done:
-		case <-s.readEnd:
-			if m, err = s.Wait(ctx, done); err != nil {
-				return 0, 0, err
-			}
-		case <-ctx.Done():
-			return 0, 0, s.describe(fmt.Errorf("throughput: %d of %d calls answered: %w", got, o.TputCalls, ctx.Err()))
-		}
-		if err := checkToolCall(m); err != nil {
-			return 0, 0, s.describe(fmt.Errorf("tools/call %s: %w", o.Tool, err))
-		}
-		<-slots
-		got++
+	if _, err := s.runBatch(ctx, "throughput", o.Tool, params, o.TputCalls, o.Inflight, false, o.Timeout); err != nil {
+		return 0, 0, err
 	}
 	elapsed := time.Since(start)
 	after, err := SampleGroup(s.PGID())

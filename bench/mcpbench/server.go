@@ -54,6 +54,7 @@ type Server struct {
 	nextID  atomic.Int64
 	readErr error
 	readEnd chan struct{}
+	batch   atomic.Pointer[batch] // requests the reader answers itself
 
 	notifications atomic.Int64
 	serverReqs    atomic.Int64
@@ -180,6 +181,9 @@ func (s *Server) handle(frame []byte) error {
 	switch {
 	case m.IsResponse():
 		id, ok := m.NumericID()
+		if b := s.batch.Load(); ok && b != nil && b.owns(id) {
+			return b.answer(id, m)
+		}
 		s.mu.Lock()
 		ch := s.pending[id]
 		delete(s.pending, id)
