@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,7 +72,7 @@ func Start(argv []string, env []string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
+	outR, outW, err := blockingPipe()
 	if err != nil {
 		inR.Close()
 		inW.Close()
@@ -112,6 +113,25 @@ func Start(argv []string, env []string) (*Server, error) {
 	}()
 	go s.readLoop(outR)
 	return s, nil
+}
+
+// blockingPipe is os.Pipe without the runtime's poller. A read of os.Pipe's
+// read end that finds the pipe empty returns EAGAIN, parks the goroutine
+// and leaves it to the runtime to wait in epoll, wake a thread (futex)
+// and read again; sysmon, which sleeps while every P is idle, is woken
+// too. The reader goroutine reads the server's stdout through this pipe
+// instead: its thread blocks in read(2) and the kernel wakes it with the
+// data, the runtime taking no part. The price: closing the read end
+// would not interrupt a blocked read. Only the reader closes it, once it
+// has read EOF, which comes when the server's process group, holding the
+// only write ends, is dead (a process that left the group with the pipe
+// would keep the reader goroutine blocked until the harness exits).
+func blockingPipe() (r, w *os.File, err error) {
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
+		return nil, nil, os.NewSyscallError("pipe2", err)
+	}
+	return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1"), nil
 }
 
 func closeFiles(fs ...*os.File) {
@@ -157,10 +177,17 @@ func (s *Server) readLoop(r *os.File) {
 	defer r.Close()
 	br := bufio.NewReaderSize(r, 64<<10)
 	var err error
-	for err == nil {
+	for n := 1; err == nil; n++ {
 		var frame []byte
 		if frame, err = ReadFrame(br, MaxFrame); err == nil {
 			err = s.handle(frame)
+		}
+		// The reads block in the kernel, not in the scheduler, so this
+		// goroutine never yields by itself. After 10 ms without a
+		// scheduling point the runtime's monitor thread would preempt it
+		// and then poll every 20 µs for a millisecond, over and over.
+		if n%64 == 0 {
+			runtime.Gosched()
 		}
 	}
 	if errors.Is(err, io.EOF) {
