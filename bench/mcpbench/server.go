@@ -177,17 +177,21 @@ func (s *Server) readLoop(r *os.File) {
 	defer r.Close()
 	br := bufio.NewReaderSize(r, 64<<10)
 	var err error
-	for n := 1; err == nil; n++ {
+	yielded := time.Now()
+	for err == nil {
 		var frame []byte
 		if frame, err = ReadFrame(br, MaxFrame); err == nil {
 			err = s.handle(frame)
 		}
 		// The reads block in the kernel, not in the scheduler, so this
 		// goroutine never yields by itself. After 10 ms without a
-		// scheduling point the runtime's monitor thread would preempt it
-		// and then poll every 20 µs for a millisecond, over and over.
-		if n%64 == 0 {
+		// scheduling point the runtime's monitor thread (sysmon) would
+		// preempt it and then poll every 20 µs for a millisecond, over
+		// and over. A yield wakes a thread too, so it comes no more often
+		// than needed.
+		if time.Since(yielded) >= 5*time.Millisecond {
 			runtime.Gosched()
+			yielded = time.Now()
 		}
 	}
 	if errors.Is(err, io.EOF) {
