@@ -193,8 +193,11 @@ func newEchoServer() *mcp.Server {
 	return srv
 }
 
-func benchRaw(b *testing.B, srv *mcp.Server, transport func(io.ReadCloser, io.WriteCloser) mcp.Transport,
-	tool string, args json.RawMessage, want string) {
+// connectOverPipes connects srv over two OS pipes with transport and
+// returns the client's ends: where to write requests, where to read
+// answers, and a function that ends the session and closes the pipes.
+func connectOverPipes(b *testing.B, srv *mcp.Server, transport func(io.ReadCloser, io.WriteCloser) mcp.Transport) (io.Writer, *bufio.Reader, func()) {
+	b.Helper()
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		b.Fatal(err)
@@ -208,13 +211,19 @@ func benchRaw(b *testing.B, srv *mcp.Server, transport func(io.ReadCloser, io.Wr
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer func() {
+	stop := func() {
 		inW.Close()
 		cancel()
 		_ = ss.Wait()
 		outR.Close()
-	}()
-	br := bufio.NewReaderSize(outR, 64<<10)
+	}
+	return inW, bufio.NewReaderSize(outR, 64<<10), stop
+}
+
+func benchRaw(b *testing.B, srv *mcp.Server, transport func(io.ReadCloser, io.WriteCloser) mcp.Transport,
+	tool string, args json.RawMessage, want string) {
+	inW, br, stop := connectOverPipes(b, srv, transport)
+	defer stop()
 	var buf []byte
 	id := int64(0)
 	call := func(method string, params json.RawMessage) []byte {
@@ -293,26 +302,8 @@ func TestMain(m *testing.M) {
 // connection; one op is one answered call.
 func benchRawPipelined(b *testing.B, srv *mcp.Server, transport func(io.ReadCloser, io.WriteCloser) mcp.Transport,
 	tool string, args json.RawMessage, inflight int) {
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ss, err := srv.Connect(ctx, transport(inR, outW), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		inW.Close()
-		cancel()
-		_ = ss.Wait()
-		outR.Close()
-	}()
-	br := bufio.NewReaderSize(outR, 64<<10)
+	inW, br, stop := connectOverPipes(b, srv, transport)
+	defer stop()
 	if _, err := inW.Write(mcpbench.AppendRequest(nil, 0, "initialize", mcpbench.InitializeParams)); err != nil {
 		b.Fatal(err)
 	}
