@@ -230,7 +230,12 @@ func TestConfirmationThroughWrap(t *testing.T) {
 			}
 			var out syncBuffer
 			conf := NewTerminalConfirmer(NewLines(in), &out, true)
-			conf.Timeout = time.Millisecond
+			// Only the timeout case may time out: a short limit on the
+			// answered ones made them fail on a busy machine.
+			conf.Timeout = time.Minute
+			if c.timeout {
+				conf.Timeout = time.Millisecond
+			}
 			g, audit := setup(t, Config{Confirm: []string{"createRefund"}}, conf)
 			srv := newServerTool("createRefund", "refunded", nil)
 			res, d, err := call(t, Wrap(srv.tool, g), `{"orderId":"A-1024"}`)
