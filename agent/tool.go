@@ -4,7 +4,7 @@
 //
 // The engine knows nothing about where a tool comes from. A tool served by an
 // external MCP server and a tool written in Go look the same here; all
-// protocol detail stays at the MCP boundary (package agentmcp).
+// protocol detail stays at the MCP boundary (packages mcpserver and mcpclient).
 package agent
 
 import (
@@ -46,6 +46,15 @@ type Tool struct {
 	// Idempotent reports that repeating a call with the same arguments has no
 	// further effect.
 	Idempotent bool
+	// Destructive reports whether the tool may delete or overwrite data
+	// (meaningful only when ReadOnly is false). Nil means not stated, which
+	// MCP clients read as true: a tool is assumed destructive until its
+	// author says otherwise.
+	Destructive *bool
+	// OpenWorld reports whether the tool reaches outside its own domain
+	// (the web, other systems) rather than a closed set of records. Nil
+	// means not stated, which MCP clients read as true.
+	OpenWorld *bool
 	// Origin says where the tool comes from: "" for a local tool, the server
 	// name for a tool adapted from an MCP server.
 	Origin string

@@ -61,7 +61,7 @@ gobench=$work/gobench.txt
 export AGENTAPP_BIN=$work/agentapp
 {
   go test -run '^$' -bench '^BenchmarkRunStep$' ./agent
-  go test -run '^$' -bench '^(BenchmarkToolsCallGetOrderStatus|BenchmarkToolsCallInMemory.*)$' ./agentmcp
+  go test -run '^$' -bench '^(BenchmarkToolsCallGetOrderStatus|BenchmarkToolsCallInMemory.*)$' ./mcpserver
   go test -run '^$' -bench . ./bench/agentappbench
   go test -run '^$' -bench '^(BenchmarkSearch|BenchmarkIngest)$' ./kb
 } 2>&1 | tee "$gobench" | grep -E '^(Benchmark|ok|FAIL|---)' >&2

@@ -29,7 +29,6 @@ import (
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/store"
-	"github.com/agentapp/agentapp/support"
 )
 
 // Limits of a conversation.
@@ -340,7 +339,7 @@ func (c *Chat) turn(ctx context.Context, text string, obs *turnObserver, stream 
 
 	turnCtx, cancel := context.WithTimeout(ctx, c.cfg.TurnTimeout)
 	defer cancel()
-	turnCtx = support.WithSession(turnCtx, c.session)
+	turnCtx = agent.WithSession(turnCtx, c.session)
 
 	// Ctrl-C during the turn cancels it, tool calls included.
 	stop := make(chan struct{})

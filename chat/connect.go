@@ -9,7 +9,7 @@ import (
 	"github.com/agentapp/agentapp/agent"
 )
 
-// Server is a connected MCP server as the chat sees it; *agentmcp.Bridge
+// Server is a connected MCP server as the chat sees it; *mcpclient.Bridge
 // implements it. Tools are already adapted (and prefixed and filtered as
 // the server's config says), with Origin set to the server's name.
 type Server interface {

@@ -10,19 +10,19 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
-	"github.com/agentapp/agentapp/agentmcp"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/mcpclient"
 )
 
 // Supervised is a Server whose process is supervised while the chat runs
-// (*agentmcp.Bridge): it can be restarted, reports its state, and its tool
+// (*mcpclient.Bridge): it can be restarted, reports its state, and its tool
 // list can change (a restart lists the tools again; a server may announce
 // notifications/tools/list_changed).
 type Supervised interface {
 	Server
 	// Status reports the state (connected, restarting, down) and the
 	// number of tools.
-	Status() agentmcp.Status
+	Status() mcpclient.Status
 	// Restart reconnects the server now and gives a server that is down
 	// its automatic restarts back (/mcp restart).
 	Restart(ctx context.Context) error
@@ -359,7 +359,7 @@ func (c *Chat) printServers(w io.Writer) {
 			line += " (" + st.Detail + ")"
 		}
 		fmt.Fprintln(w, line)
-		if st.State == agentmcp.StateDown {
+		if st.State == mcpclient.StateDown {
 			fmt.Fprintf(w, "    restart it with /mcp restart %s\n", s.Name())
 		}
 	}

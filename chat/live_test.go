@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/agentapp/agentapp/agent"
-	"github.com/agentapp/agentapp/agentmcp"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
 )
 
@@ -18,13 +18,13 @@ type liveServer struct {
 	fakeServer
 	lmu      sync.Mutex
 	gen      uint64
-	state    agentmcp.ServerState
+	state    mcpclient.ServerState
 	detail   string
 	restarts int
 }
 
 func newLiveServer(name string, tools ...*agent.Tool) *liveServer {
-	return &liveServer{fakeServer: fakeServer{name: name, tools: tools}, gen: 1, state: agentmcp.StateConnected}
+	return &liveServer{fakeServer: fakeServer{name: name, tools: tools}, gen: 1, state: mcpclient.StateConnected}
 }
 
 func (s *liveServer) Tools() []*agent.Tool {
@@ -40,17 +40,17 @@ func (s *liveServer) setTools(tools ...*agent.Tool) {
 	s.gen++
 }
 
-func (s *liveServer) Status() agentmcp.Status {
+func (s *liveServer) Status() mcpclient.Status {
 	s.lmu.Lock()
 	defer s.lmu.Unlock()
-	return agentmcp.Status{State: s.state, Tools: len(s.tools), Detail: s.detail}
+	return mcpclient.Status{State: s.state, Tools: len(s.tools), Detail: s.detail}
 }
 
 func (s *liveServer) Restart(context.Context) error {
 	s.lmu.Lock()
 	defer s.lmu.Unlock()
 	s.restarts++
-	s.state, s.detail = agentmcp.StateConnected, ""
+	s.state, s.detail = mcpclient.StateConnected, ""
 	s.gen++
 	return nil
 }
@@ -124,7 +124,7 @@ func specNames(specs []model.ToolSpec) string {
 func TestMCPCommands(t *testing.T) {
 	a := newLiveServer("alpha", constTool("one", "alpha", "1"), constTool("two", "alpha", "2"))
 	b := newLiveServer("beta", constTool("three", "beta", "3"))
-	b.state, b.detail = agentmcp.StateDown, "its process exited (exit status 7)"
+	b.state, b.detail = mcpclient.StateDown, "its process exited (exit status 7)"
 	plain := &fakeServer{name: "gamma", tools: []*agent.Tool{constTool("four", "gamma", "4")}}
 	h := newHarness(t, &ruleModel{}, openTestStore(t), "/mcp\n/mcp restart beta\n/mcp\n/mcp restart nope\n/mcp restart\n/mcp frobnicate\n/help\n/exit\n")
 	h.cfg.Servers = []Server{a, b, plain}

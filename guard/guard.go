@@ -187,6 +187,8 @@ func withExecute(t *agent.Tool, exec agent.ExecuteFunc) *agent.Tool {
 		OutputSchema: t.OutputSchema,
 		ReadOnly:     t.ReadOnly,
 		Idempotent:   t.Idempotent,
+		Destructive:  t.Destructive,
+		OpenWorld:    t.OpenWorld,
 		Origin:       t.Origin,
 		Validate:     t.Validate,
 		Execute:      exec,

@@ -104,6 +104,8 @@ func TestWrapCopiesEveryField(t *testing.T) {
 			f.SetString("v" + v.Type().Field(i).Name)
 		case reflect.Bool:
 			f.SetBool(true)
+		case reflect.Pointer:
+			f.Set(reflect.New(f.Type().Elem()))
 		case reflect.Slice:
 			f.Set(reflect.ValueOf(json.RawMessage(`{"type":"object"}`)).Convert(f.Type()))
 		case reflect.Func:

@@ -130,7 +130,11 @@ func (k *KB) searchTool(name, title string) *agent.Tool {
 		OutputSchema: searchOutputSchema,
 		ReadOnly:     true,
 		Idempotent:   true,
-		Validate:     true,
+		// It reads or adds records of its own database: it deletes and
+		// overwrites nothing and reaches nothing outside the domain.
+		Destructive: new(false),
+		OpenWorld:   new(false),
+		Validate:    true,
 		Execute: func(ctx context.Context, args json.RawMessage) (any, error) {
 			query, n, err := parseSearchArgs(args)
 			if err != nil {

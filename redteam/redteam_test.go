@@ -8,10 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentapp/agentapp/agentmcp"
 	"github.com/agentapp/agentapp/chat"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/internal/wiring"
 	"github.com/agentapp/agentapp/kb"
+	"github.com/agentapp/agentapp/mcpclient"
+	"github.com/agentapp/agentapp/mcpserver"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/scripted"
 	"github.com/agentapp/agentapp/store"
@@ -248,9 +250,7 @@ func TestSearchKnowledgeHugeKIsErrorWithNoHits(t *testing.T) {
 	if err := k.SeedDemo(ctx); err != nil {
 		t.Fatal(err)
 	}
-	b, err := agentmcp.ConnectInMemory(ctx, "agentapp", agentmcp.NewServer(agentmcp.ServerOptions{
-		Version: "test", Tools: agentmcp.PublishedTools(svc, k), Docs: agentmcp.KBDocs(k),
-	}))
+	b, err := mcpclient.ConnectInMemory(ctx, "agentapp", mcpserver.New(wiring.ServerOptions(svc, k, "test")))
 	if err != nil {
 		t.Fatal(err)
 	}

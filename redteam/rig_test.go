@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentapp/agentapp/agentmcp"
 	"github.com/agentapp/agentapp/chat"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/scripted"
 	"github.com/agentapp/agentapp/store"
@@ -63,7 +63,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := agentmcp.ConnectInMemory(ctx, "hostile", r.hostile.server())
+	b, err := mcpclient.ConnectInMemory(ctx, "hostile", r.hostile.server())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,8 +30,12 @@ func (s *Service) newEscalateTool() *agent.Tool {
 			"Returns {ticketId, reason, transcript, createdAt}; tell the customer a human will take over and give them the ticketId.",
 		InputSchema:  escalateInputSchema,
 		OutputSchema: escalateOutputSchema,
-		Validate:     true,
-		Execute:      s.escalate,
+		// It reads or adds records of its own database: it deletes and
+		// overwrites nothing and reaches nothing outside the domain.
+		Destructive: new(false),
+		OpenWorld:   new(false),
+		Validate:    true,
+		Execute:     s.escalate,
 	}
 }
 
@@ -61,7 +65,7 @@ func (s *Service) escalate(ctx context.Context, raw json.RawMessage) (any, error
 		out.TicketID = ticketID(now, seq)
 		_, err = tx.ExecContext(ctx, `INSERT INTO support_handoffs
 			(ticket_id, seq, reason, transcript, session, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			out.TicketID, seq, reason, transcript, sessionFrom(ctx), out.CreatedAt)
+			out.TicketID, seq, reason, transcript, agent.SessionFrom(ctx), out.CreatedAt)
 		return err
 	})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/support"
 )
 
@@ -43,7 +44,7 @@ func TestHelperProcessCreateTickets(t *testing.T) {
 	if _, err := io.Copy(io.Discard, os.Stdin); err != nil {
 		t.Fatalf("waiting for the start signal: %v", err)
 	}
-	ctx := support.WithSession(context.Background(), name)
+	ctx := agent.WithSession(context.Background(), name)
 	for i := range n {
 		tk := createTicket(t, svc, ctx, fmt.Sprintf("%s 工单 %d", name, i), "多进程并发创建")
 		fmt.Println("TICKET", tk.TicketID)
@@ -134,7 +135,7 @@ func TestTwoProcessesCreateTickets(t *testing.T) {
 	}
 
 	var ids []string
-	ctx := support.WithSession(context.Background(), "parent")
+	ctx := agent.WithSession(context.Background(), "parent")
 	for i := range n {
 		out, err := svc.CreateTicketTool().Execute(ctx, mustJSON(t, map[string]string{
 			"subject": fmt.Sprintf("parent 工单 %d", i), "description": "多进程并发创建",

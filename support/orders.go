@@ -44,8 +44,12 @@ func (s *Service) newOrderStatusTool() *agent.Tool {
 		OutputSchema: orderStatusOutputSchema,
 		ReadOnly:     true,
 		Idempotent:   true,
-		Validate:     true,
-		Execute:      s.orderStatus,
+		// It reads or adds records of its own database: it deletes and
+		// overwrites nothing and reaches nothing outside the domain.
+		Destructive: new(false),
+		OpenWorld:   new(false),
+		Validate:    true,
+		Execute:     s.orderStatus,
 	}
 }
 

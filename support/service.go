@@ -113,18 +113,3 @@ func (s *Service) CreateTicketTool() *agent.Tool { return s.ticketTool }
 // It is for the local tool set only: a hand-off needs the conversation, and
 // MCP is session-less, so the server must never publish it.
 func (s *Service) EscalateTool() *agent.Tool { return s.escalateTool }
-
-type sessionKey struct{}
-
-// WithSession returns a context that carries the conversation's session id.
-// createTicket uses it to recognise a repeated call; calls without a session
-// share the empty session.
-func WithSession(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, sessionKey{}, id)
-}
-
-// sessionFrom returns the session id in ctx, or "" if there is none.
-func sessionFrom(ctx context.Context) string {
-	id, _ := ctx.Value(sessionKey{}).(string)
-	return id
-}

@@ -36,8 +36,12 @@ func (s *Service) newCreateTicketTool() *agent.Tool {
 			"Repeating the same subject and description in the same conversation within 10 minutes returns the ticket already opened, so a retry never creates a duplicate.",
 		InputSchema:  createTicketInputSchema,
 		OutputSchema: createTicketOutputSchema,
-		Validate:     true,
-		Execute:      s.createTicket,
+		// It reads or adds records of its own database: it deletes and
+		// overwrites nothing and reaches nothing outside the domain.
+		Destructive: new(false),
+		OpenWorld:   new(false),
+		Validate:    true,
+		Execute:     s.createTicket,
 	}
 }
 
@@ -56,7 +60,7 @@ func (s *Service) createTicket(ctx context.Context, raw json.RawMessage) (any, e
 	if err != nil {
 		return nil, err
 	}
-	session := sessionFrom(ctx)
+	session := agent.SessionFrom(ctx)
 	key := idempotencyKey(session, tool, subject, desc)
 	now := s.now().UTC()
 	nowMS := now.UnixMilli()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/support"
 )
 
@@ -88,8 +89,8 @@ func TestTicketIDWidensPastNineThousandNineHundredNinetyNine(t *testing.T) {
 func TestTicketIdempotencyWindow(t *testing.T) {
 	clock := newFakeClock(time.Date(2025, 6, 1, 10, 0, 0, 0, time.UTC))
 	svc, st := openService(t, t.TempDir(), support.WithClock(clock.Now))
-	alice := support.WithSession(context.Background(), "alice")
-	bob := support.WithSession(context.Background(), "bob")
+	alice := agent.WithSession(context.Background(), "alice")
+	bob := agent.WithSession(context.Background(), "bob")
 
 	first := createTicket(t, svc, alice, "退款", "订单 A-1024 申请退款")
 
@@ -136,7 +137,7 @@ func TestConcurrentTicketCreation(t *testing.T) {
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			ctx := support.WithSession(context.Background(), fmt.Sprint("worker-", w))
+			ctx := agent.WithSession(context.Background(), fmt.Sprint("worker-", w))
 			for i := range perWorker {
 				out, err := svc.CreateTicketTool().Execute(ctx, mustJSON(t, map[string]string{
 					"subject": fmt.Sprintf("工单 %d-%d", w, i), "description": "并发创建",
@@ -183,7 +184,7 @@ func TestConcurrentTicketCreation(t *testing.T) {
 func TestEscalateCreatesHandoff(t *testing.T) {
 	clock := newFakeClock(time.Date(2025, 6, 1, 10, 30, 15, 0, time.FixedZone("CST", 8*3600)))
 	svc, st := openService(t, t.TempDir(), support.WithClock(clock.Now))
-	ctx := support.WithSession(context.Background(), "s1")
+	ctx := agent.WithSession(context.Background(), "s1")
 	tk := createTicket(t, svc, ctx, "退款", "d")
 	out, err := svc.EscalateTool().Execute(ctx, json.RawMessage(`{"reason":" 客户要求人工客服 ","transcript":"用户: 转人工\n助手: 正在为您转接"}`))
 	if err != nil {

@@ -14,9 +14,11 @@ import (
 	"testing"
 
 	"github.com/agentapp/agentapp/agent"
-	"github.com/agentapp/agentapp/agentmcp"
 	"github.com/agentapp/agentapp/bench/mcpbench"
+	"github.com/agentapp/agentapp/internal/wiring"
 	"github.com/agentapp/agentapp/kb"
+	"github.com/agentapp/agentapp/mcpclient"
+	"github.com/agentapp/agentapp/mcpserver"
 	"github.com/agentapp/agentapp/store"
 	"github.com/agentapp/agentapp/support"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,29 +26,31 @@ import (
 
 var orderArgs = json.RawMessage(`{"orderId":"A-1024"}`)
 
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+var quiet = slog.New(slog.DiscardHandler)
 
 // newServer builds the server `agentapp serve` builds, on a fresh data
 // directory: the same tools, the same seeded knowledge base.
-func newServer(b *testing.B) *mcp.Server {
+func newServer(b *testing.B) *mcpserver.Server {
 	b.Helper()
-	return agentmcp.NewServer(serverOptions(b))
+	return mcpserver.New(serverOptions(b))
+}
+
+// server is an MCP server this process runs: ours or the SDK's bare one.
+type server interface {
+	Connect(ctx context.Context, t mcp.Transport, opts *mcp.ServerSessionOptions) (*mcp.ServerSession, error)
 }
 
 // newServerDirect is newServer with the direct tools/call path `agentapp
 // serve` adds to its stdio transport.
-func newServerDirect(b *testing.B) (*mcp.Server, func(io.ReadCloser, io.WriteCloser) mcp.Transport) {
+func newServerDirect(b *testing.B) (*mcpserver.Server, func(io.ReadCloser, io.WriteCloser) mcp.Transport) {
 	b.Helper()
-	opts := serverOptions(b)
-	direct := agentmcp.NewDirectCalls(opts)
-	return agentmcp.NewServer(opts), func(r io.ReadCloser, w io.WriteCloser) mcp.Transport {
-		return &agentmcp.DrainingTransport{Transport: &agentmcp.ServerIOTransport{Reader: r, Writer: w, Direct: direct}}
-	}
+	srv := newServer(b)
+	return srv, func(r io.ReadCloser, w io.WriteCloser) mcp.Transport { return srv.NewIOTransport(r, w) }
 }
 
 // serverOptions are `agentapp serve`'s server options on a fresh data
 // directory.
-func serverOptions(b *testing.B) agentmcp.ServerOptions {
+func serverOptions(b *testing.B) *mcpserver.Options {
 	b.Helper()
 	ctx := context.Background()
 	st, err := store.Open(b.TempDir())
@@ -65,11 +69,12 @@ func serverOptions(b *testing.B) agentmcp.ServerOptions {
 	if err := k.SeedDemo(ctx); err != nil {
 		b.Fatal(err)
 	}
-	return agentmcp.ServerOptions{Version: "bench", Tools: agentmcp.PublishedTools(svc, k),
-		Docs: agentmcp.KBDocs(k), Logger: quiet}
+	opts := wiring.ServerOptions(svc, k, "bench")
+	opts.Logger = quiet
+	return opts
 }
 
-func toolNamed(b *testing.B, br *agentmcp.Bridge, name string) *agent.Tool {
+func toolNamed(b *testing.B, br *mcpclient.Bridge, name string) *agent.Tool {
 	for _, t := range br.Tools() {
 		if t.Name == name {
 			return t
@@ -95,7 +100,7 @@ func runTool(b *testing.B, t *agent.Tool) {
 // SDK's in-memory transport; one op is one getOrderStatus through the
 // bridge's adapted tool.
 func BenchmarkBridgeInProcess(b *testing.B) {
-	br, err := agentmcp.ConnectInMemory(context.Background(), "agentapp", newServer(b), agentmcp.WithLogger(quiet))
+	br, err := mcpclient.ConnectInMemory(context.Background(), "agentapp", newServer(b), mcpclient.WithLogger(quiet))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -107,9 +112,9 @@ func BenchmarkBridgeInProcess(b *testing.B) {
 // The profile of this benchmark shows the client side only.
 func BenchmarkBridgeStdio(b *testing.B) {
 	bin := agentappBinary(b)
-	br, err := agentmcp.Connect(context.Background(), agentmcp.ServerConfig{
+	br, err := mcpclient.Connect(context.Background(), mcpclient.ServerConfig{
 		Name: "agentapp", Command: bin, Args: []string{"--data-dir", b.TempDir(), "serve"},
-	}, agentmcp.WithLogger(quiet))
+	}, mcpclient.WithLogger(quiet))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -118,7 +123,7 @@ func BenchmarkBridgeStdio(b *testing.B) {
 }
 
 // BenchmarkServerToolsCallRaw: agentapp's server alone, connected like
-// `agentapp serve` (agentmcp's stdio transport with the direct tools/call
+// `agentapp serve` (mcpserver's stdio transport with the direct tools/call
 // path, newline-delimited JSON over OS pipes), driven by the harness's raw
 // JSON-RPC framing. Nearly all of the CPU profile of this benchmark is the
 // server's handling of tools/call.
@@ -129,14 +134,14 @@ func BenchmarkServerToolsCallRaw(b *testing.B) {
 
 // BenchmarkServerToolsCallRawSDKPath is the same without the direct path:
 // every call goes through the SDK's request handling. The difference to
-// BenchmarkServerToolsCallRaw is what agentmcp.DirectCalls saves.
+// BenchmarkServerToolsCallRaw is what the direct tools/call path saves.
 func BenchmarkServerToolsCallRawSDKPath(b *testing.B) {
-	benchRaw(b, newServer(b), agentmcpTransport, "getOrderStatus", orderArgs, `"structuredContent"`)
+	benchRaw(b, newServer(b), ioTransport, "getOrderStatus", orderArgs, `"structuredContent"`)
 }
 
 // BenchmarkServerToolsCallRawSDKTransport is the same server on the SDK's
 // IOTransport, which `agentapp serve` used first: the difference to
-// BenchmarkServerToolsCallRawSDKPath is what agentmcp.ServerIOTransport
+// BenchmarkServerToolsCallRawSDKPath is what mcpserver.IOTransport
 // saves.
 func BenchmarkServerToolsCallRawSDKTransport(b *testing.B) {
 	benchRaw(b, newServer(b), sdkTransport, "getOrderStatus", orderArgs, `"structuredContent"`)
@@ -153,11 +158,11 @@ func BenchmarkServerToolsCallRawPipelined(b *testing.B) {
 // BenchmarkServerToolsCallRawPipelinedSDKPath is the pipelined benchmark
 // without the direct path.
 func BenchmarkServerToolsCallRawPipelinedSDKPath(b *testing.B) {
-	benchRawPipelined(b, newServer(b), agentmcpTransport, "getOrderStatus", orderArgs, 16)
+	benchRawPipelined(b, newServer(b), ioTransport, "getOrderStatus", orderArgs, 16)
 }
 
-func agentmcpTransport(r io.ReadCloser, w io.WriteCloser) mcp.Transport {
-	return &agentmcp.DrainingTransport{Transport: &agentmcp.ServerIOTransport{Reader: r, Writer: w}}
+func ioTransport(r io.ReadCloser, w io.WriteCloser) mcp.Transport {
+	return &mcpserver.IOTransport{Reader: r, Writer: w}
 }
 
 func sdkTransport(r io.ReadCloser, w io.WriteCloser) mcp.Transport {
@@ -173,12 +178,12 @@ func BenchmarkSDKEchoRaw(b *testing.B) {
 	benchRaw(b, newEchoServer(), sdkTransport, "echo", json.RawMessage(`{"message":"hi"}`), `"Echo: hi"`)
 }
 
-// BenchmarkSDKEchoRawAgentmcpTransport is the bare SDK echo server on
-// agentmcp's stdio transport: what the SDK still costs per call once the
+// BenchmarkSDKEchoRawIOTransport is the bare SDK echo server on
+// mcpserver's stdio transport: what the SDK still costs per call once the
 // transport's decoding is ours (its params decoding, request goroutine,
 // result encoding), with a tool that does nothing.
-func BenchmarkSDKEchoRawAgentmcpTransport(b *testing.B) {
-	benchRaw(b, newEchoServer(), agentmcpTransport, "echo", json.RawMessage(`{"message":"hi"}`), `"Echo: hi"`)
+func BenchmarkSDKEchoRawIOTransport(b *testing.B) {
+	benchRaw(b, newEchoServer(), ioTransport, "echo", json.RawMessage(`{"message":"hi"}`), `"Echo: hi"`)
 }
 
 func newEchoServer() *mcp.Server {
@@ -196,7 +201,7 @@ func newEchoServer() *mcp.Server {
 // connectOverPipes connects srv over two OS pipes with transport and
 // returns the client's ends: where to write requests, where to read
 // answers, and a function that ends the session and closes the pipes.
-func connectOverPipes(b *testing.B, srv *mcp.Server, transport func(io.ReadCloser, io.WriteCloser) mcp.Transport) (io.Writer, *bufio.Reader, func()) {
+func connectOverPipes(b *testing.B, srv server, transport func(io.ReadCloser, io.WriteCloser) mcp.Transport) (io.Writer, *bufio.Reader, func()) {
 	b.Helper()
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -220,7 +225,7 @@ func connectOverPipes(b *testing.B, srv *mcp.Server, transport func(io.ReadClose
 	return inW, bufio.NewReaderSize(outR, 64<<10), stop
 }
 
-func benchRaw(b *testing.B, srv *mcp.Server, transport func(io.ReadCloser, io.WriteCloser) mcp.Transport,
+func benchRaw(b *testing.B, srv server, transport func(io.ReadCloser, io.WriteCloser) mcp.Transport,
 	tool string, args json.RawMessage, want string) {
 	inW, br, stop := connectOverPipes(b, srv, transport)
 	defer stop()
@@ -300,7 +305,7 @@ func TestMain(m *testing.M) {
 
 // benchRawPipelined keeps inflight tools/call requests outstanding on one
 // connection; one op is one answered call.
-func benchRawPipelined(b *testing.B, srv *mcp.Server, transport func(io.ReadCloser, io.WriteCloser) mcp.Transport,
+func benchRawPipelined(b *testing.B, srv server, transport func(io.ReadCloser, io.WriteCloser) mcp.Transport,
 	tool string, args json.RawMessage, inflight int) {
 	inW, br, stop := connectOverPipes(b, srv, transport)
 	defer stop()

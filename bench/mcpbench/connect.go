@@ -12,11 +12,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentapp/agentapp/agentmcp"
+	"github.com/agentapp/agentapp/mcpclient"
 )
 
 // ConnectOptions say how to measure connecting several stdio servers with
-// the bridge (agentmcp.Connect: spawn, initialize, tools/list, adapt).
+// the bridge (mcpclient.Connect: spawn, initialize, tools/list, adapt).
 type ConnectOptions struct {
 	Name    string
 	Command []string // "{tmpdir}" in an argument becomes a per-server temporary directory
@@ -43,7 +43,7 @@ func MeasureConnect(ctx context.Context, o ConnectOptions) (*ConnectResult, erro
 		return nil, fmt.Errorf("no server command")
 	}
 	res := &ConnectResult{Name: o.Name, Command: o.Command, N: o.N, Rounds: o.Rounds, LoadBefore: LoadAvg()}
-	cfgs := make([]agentmcp.ServerConfig, o.N)
+	cfgs := make([]mcpclient.ServerConfig, o.N)
 	for i := range cfgs {
 		dir, err := os.MkdirTemp("", "mcpbench-connect-*")
 		if err != nil {
@@ -54,17 +54,17 @@ func MeasureConnect(ctx context.Context, o ConnectOptions) (*ConnectResult, erro
 		for j, a := range o.Command[1:] {
 			args[j] = strings.ReplaceAll(a, "{tmpdir}", dir)
 		}
-		cfgs[i] = agentmcp.ServerConfig{Name: fmt.Sprintf("s%d", i+1), Command: o.Command[0], Args: args,
+		cfgs[i] = mcpclient.ServerConfig{Name: fmt.Sprintf("s%d", i+1), Command: o.Command[0], Args: args,
 			ConnectTimeout: 60 * time.Second}
 	}
 	// Quiet: the bridge logs skipped lines and escalations at warn level.
-	opts := []agentmcp.ConnectOption{agentmcp.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
-	connect := func(cfg agentmcp.ServerConfig) (time.Duration, *agentmcp.Bridge, error) {
+	opts := []mcpclient.ConnectOption{mcpclient.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	connect := func(cfg mcpclient.ServerConfig) (time.Duration, *mcpclient.Bridge, error) {
 		start := time.Now()
-		b, err := agentmcp.Connect(ctx, cfg, opts...)
+		b, err := mcpclient.Connect(ctx, cfg, opts...)
 		return time.Since(start), b, err
 	}
-	closeAll := func(bs []*agentmcp.Bridge) {
+	closeAll := func(bs []*mcpclient.Bridge) {
 		var wg sync.WaitGroup
 		for _, b := range bs {
 			if b != nil {
@@ -79,7 +79,7 @@ func MeasureConnect(ctx context.Context, o ConnectOptions) (*ConnectResult, erro
 		if err != nil {
 			return nil, err
 		}
-		closeAll([]*agentmcp.Bridge{b})
+		closeAll([]*mcpclient.Bridge{b})
 	}
 	var slowest, conc []time.Duration
 	for r := range o.Rounds {
@@ -87,7 +87,7 @@ func MeasureConnect(ctx context.Context, o ConnectOptions) (*ConnectResult, erro
 		var worst time.Duration
 		for i, cfg := range cfgs {
 			d, b, err := connect(cfg)
-			closeAll([]*agentmcp.Bridge{b})
+			closeAll([]*mcpclient.Bridge{b})
 			if err != nil {
 				return nil, err
 			}
@@ -97,7 +97,7 @@ func MeasureConnect(ctx context.Context, o ConnectOptions) (*ConnectResult, erro
 		res.SingleMS = append(res.SingleMS, singles)
 		slowest = append(slowest, worst)
 
-		bridges := make([]*agentmcp.Bridge, o.N)
+		bridges := make([]*mcpclient.Bridge, o.N)
 		errs := make([]error, o.N)
 		var wg sync.WaitGroup
 		start := time.Now()

@@ -187,13 +187,13 @@ func Report(in ReportInput) string {
 		{"agent loop overhead per step (scripted model, no-op tool)", "BenchmarkRunStep"},
 		{"bridge round trip, in-process (SDK in-memory transport)", "BenchmarkBridgeInProcess"},
 		{"bridge round trip, over stdio to `agentapp serve`", "BenchmarkBridgeStdio"},
-		{"server alone: tools/call over OS pipes, raw JSON-RPC client (agentmcp's stdio transport with the direct tools/call path, as `serve`)", "BenchmarkServerToolsCallRaw"},
-		{"the same through the SDK's request path (agentmcp's transport, no direct path)", "BenchmarkServerToolsCallRawSDKPath"},
+		{"server alone: tools/call over OS pipes, raw JSON-RPC client (mcpserver's stdio transport with the direct tools/call path, as `serve`)", "BenchmarkServerToolsCallRaw"},
+		{"the same through the SDK's request path (mcpserver's transport, no direct path)", "BenchmarkServerToolsCallRawSDKPath"},
 		{"the same on the Go SDK's IOTransport (SDK transport and request path)", "BenchmarkServerToolsCallRawSDKTransport"},
 		{"server alone, 16 calls in flight (as `serve`)", "BenchmarkServerToolsCallRawPipelined"},
 		{"the same through the SDK's request path", "BenchmarkServerToolsCallRawPipelinedSDKPath"},
 		{"bare Go SDK server, trivial echo tool, same pipes and client (the SDK's floor)", "BenchmarkSDKEchoRaw"},
-		{"the same echo server on agentmcp's stdio transport", "BenchmarkSDKEchoRawAgentmcpTransport"},
+		{"the same echo server on mcpserver's stdio transport", "BenchmarkSDKEchoRawIOTransport"},
 		{"server in memory (io.Pipe, one process), raw client, as `serve` answers", "BenchmarkToolsCallInMemoryDirect"},
 		{"the same through the SDK's request path", "BenchmarkToolsCallInMemorySDKPath"},
 		{"server + SDK client in memory (SDK in-memory transport)", "BenchmarkToolsCallGetOrderStatus"},
@@ -225,7 +225,7 @@ func Report(in ReportInput) string {
 		w("\nBridge over stdio ÷ in-process: %s.", FormatRatio(st.Metrics["ns/op"], ip.Metrics["ns/op"]))
 	}
 	if c := in.Connect; c != nil {
-		w("\n\n**Connecting %d stdio servers** (`agentmcp.Connect`: spawn, initialize, tools/list, adapt; `%s`, each with its own data directory, medians of %d rounds): slowest single connect %s ms, all %d concurrently %s ms, ratio %.2f×.",
+		w("\n\n**Connecting %d stdio servers** (`mcpclient.Connect`: spawn, initialize, tools/list, adapt; `%s`, each with its own data directory, medians of %d rounds): slowest single connect %s ms, all %d concurrently %s ms, ratio %.2f×.",
 			c.N, strings.Join(c.Command, " "), c.Rounds, FormatNum(c.SlowestSingleMS), c.N, FormatNum(c.ConcurrentMedianMS), c.Ratio)
 		w(" Load average %s before, %s after.", c.LoadBefore, c.LoadAfter)
 	}

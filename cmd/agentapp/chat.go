@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
-	"github.com/agentapp/agentapp/agentmcp"
 	"github.com/agentapp/agentapp/chat"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/offline"
 	"github.com/agentapp/agentapp/model/openai"
@@ -175,10 +175,10 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 	}
 
 	var observer agent.Observer
-	var connectOpts []agentmcp.ConnectOption
+	var connectOpts []mcpclient.ConnectOption
 	if trace.Enabled(f.trace) {
 		observer = trace.New(stderr)
-		connectOpts = append(connectOpts, agentmcp.WithStderrEcho(stderr))
+		connectOpts = append(connectOpts, mcpclient.WithStderrEcho(stderr))
 	}
 	connected, err := connectServers(ctx, intr, servers, connectOpts)
 	if err != nil {
@@ -270,8 +270,8 @@ func chooseModel(flag string) (m model.Model, info string, hint func(error) stri
 
 // serverConfigs gathers the MCP servers: the config file's (sorted by
 // name) first, then the --mcp flags in order, renamed when a name is taken.
-func serverConfigs(f *chatFlags) ([]agentmcp.ServerConfig, error) {
-	var cfgs []agentmcp.ServerConfig
+func serverConfigs(f *chatFlags) ([]mcpclient.ServerConfig, error) {
+	var cfgs []mcpclient.ServerConfig
 	path := f.config
 	if path == "" {
 		if _, err := os.Stat(defaultConfigFile); err == nil {
@@ -279,7 +279,7 @@ func serverConfigs(f *chatFlags) ([]agentmcp.ServerConfig, error) {
 		}
 	}
 	if path != "" {
-		loaded, err := agentmcp.LoadConfig(path)
+		loaded, err := mcpclient.LoadConfig(path)
 		if err != nil {
 			return nil, err
 		}
@@ -294,11 +294,11 @@ func serverConfigs(f *chatFlags) ([]agentmcp.ServerConfig, error) {
 		return false
 	}
 	for _, line := range f.mcp {
-		c, err := agentmcp.ParseCommandLine(line)
+		c, err := mcpclient.ParseCommandLine(line)
 		if err != nil {
 			return nil, usageError("%v", err)
 		}
-		c.Name = agentmcp.UniqueName(c.Name, taken)
+		c.Name = mcpclient.UniqueName(c.Name, taken)
 		cfgs = append(cfgs, c)
 	}
 	return cfgs, nil
@@ -307,7 +307,7 @@ func serverConfigs(f *chatFlags) ([]agentmcp.ServerConfig, error) {
 // connectServers connects every server concurrently. Ctrl-C while waiting
 // gives up. A failure is a start-up error that names each server that
 // failed and shows how to try it by hand.
-func connectServers(ctx context.Context, intr <-chan os.Signal, cfgs []agentmcp.ServerConfig, opts []agentmcp.ConnectOption) ([]chat.Server, error) {
+func connectServers(ctx context.Context, intr <-chan os.Signal, cfgs []mcpclient.ServerConfig, opts []mcpclient.ConnectOption) ([]chat.Server, error) {
 	if len(cfgs) == 0 {
 		return nil, nil
 	}
@@ -328,8 +328,8 @@ func connectServers(ctx context.Context, intr <-chan os.Signal, cfgs []agentmcp.
 	for i, c := range cfgs {
 		names[i] = c.Name
 	}
-	servers, err := chat.ConnectAll(cctx, names, cfgs, func(ctx context.Context, c agentmcp.ServerConfig) (chat.Server, error) {
-		b, err := agentmcp.Connect(ctx, c, opts...)
+	servers, err := chat.ConnectAll(cctx, names, cfgs, func(ctx context.Context, c mcpclient.ServerConfig) (chat.Server, error) {
+		b, err := mcpclient.Connect(ctx, c, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -347,7 +347,7 @@ func connectServers(ctx context.Context, intr <-chan os.Signal, cfgs []agentmcp.
 
 // connectFailure words a start-up connection failure: each failed server,
 // why, and the command that checks it by hand.
-func connectFailure(err error, cfgs []agentmcp.ServerConfig) error {
+func connectFailure(err error, cfgs []mcpclient.ServerConfig) error {
 	var failures []error
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		failures = j.Unwrap()

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentapp/agentapp/agentmcp"
+	"github.com/agentapp/agentapp/mcpclient"
 )
 
 // runChatCLI runs agentapp in-process with the given stdin and returns
@@ -621,14 +621,14 @@ func TestChatSIGTERMClosesEverything(t *testing.T) {
 	if err := p.cmd.Wait(); err != nil {
 		t.Fatalf("chat after SIGTERM: %v\nstderr:\n%s", err, p.cmd.Stderr)
 	}
-	if took := time.Since(start); took > agentmcpCloseBound {
-		t.Errorf("the chat took %v to exit after SIGTERM, more than the grace periods allow (%v)", took, agentmcpCloseBound)
+	if took := time.Since(start); took > bridgeCloseBound {
+		t.Errorf("the chat took %v to exit after SIGTERM, more than the grace periods allow (%v)", took, bridgeCloseBound)
 	}
 	if left := processesOf(t, p.cmd.Process.Pid, p.data); len(left) > 0 {
 		t.Errorf("processes outlived the chat: %v", left)
 	}
 }
 
-// agentmcpCloseBound is the close sequence's worst case (EOF grace, TERM
+// bridgeCloseBound is the close sequence's worst case (EOF grace, TERM
 // grace, the wait after KILL) plus a generous margin.
-const agentmcpCloseBound = agentmcp.DefaultEOFGrace + agentmcp.DefaultTermGrace + 2*time.Second + 5*time.Second
+const bridgeCloseBound = mcpclient.DefaultEOFGrace + mcpclient.DefaultTermGrace + 2*time.Second + 5*time.Second

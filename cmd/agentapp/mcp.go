@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
-	"github.com/agentapp/agentapp/agentmcp"
+	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 )
@@ -77,7 +77,7 @@ printed), 2 usage, 3 connection or protocol failure (message on stderr).`,
 			Use:   "tools [--server S] [-- COMMAND ARGS…]",
 			Short: "List the server's tools with their schemas as sent",
 			RunE: func(cmd *cobra.Command, args []string) error {
-				return withBridge(cmd, f, args, 0, func(ctx context.Context, b *agentmcp.Bridge, _ []string) error {
+				return withBridge(cmd, f, args, 0, func(ctx context.Context, b *mcpclient.Bridge, _ []string) error {
 					return mcpTools(cmd.OutOrStdout(), b)
 				})
 			},
@@ -95,7 +95,7 @@ printed), 2 usage, 3 connection or protocol failure (message on stderr).`,
 						return mcpUsageError(cmd, "JSON-ARGS: %v", err)
 					}
 				}
-				return withBridge(cmd, f, args, 2, func(ctx context.Context, b *agentmcp.Bridge, own []string) error {
+				return withBridge(cmd, f, args, 2, func(ctx context.Context, b *mcpclient.Bridge, own []string) error {
 					if len(own) == 0 {
 						return mcpUsageError(cmd, "call needs the tool name")
 					}
@@ -111,7 +111,7 @@ printed), 2 usage, 3 connection or protocol failure (message on stderr).`,
 			Use:   "resources [--server S] [-- COMMAND ARGS…]",
 			Short: "List the server's resources",
 			RunE: func(cmd *cobra.Command, args []string) error {
-				return withBridge(cmd, f, args, 0, func(ctx context.Context, b *agentmcp.Bridge, _ []string) error {
+				return withBridge(cmd, f, args, 0, func(ctx context.Context, b *mcpclient.Bridge, _ []string) error {
 					rs, err := b.ListResources(ctx)
 					if err != nil {
 						return &exitError{mcpExitConnection, err}
@@ -127,7 +127,7 @@ printed), 2 usage, 3 connection or protocol failure (message on stderr).`,
 			Use:   "read URI [--server S] [-- COMMAND ARGS…]",
 			Short: "Read one resource",
 			RunE: func(cmd *cobra.Command, args []string) error {
-				return withBridge(cmd, f, args, 1, func(ctx context.Context, b *agentmcp.Bridge, own []string) error {
+				return withBridge(cmd, f, args, 1, func(ctx context.Context, b *mcpclient.Bridge, own []string) error {
 					if len(own) != 1 {
 						return mcpUsageError(cmd, "read needs the resource URI")
 					}
@@ -150,7 +150,7 @@ func mcpUsageError(cmd *cobra.Command, format string, a ...any) error {
 // withBridge splits args into the subcommand's own (at most maxOwn) and the
 // stdio command after "--", resolves the server, connects, runs fn and
 // closes the connection, also on Ctrl-C.
-func withBridge(cmd *cobra.Command, f *mcpFlags, args []string, maxOwn int, fn func(context.Context, *agentmcp.Bridge, []string) error) error {
+func withBridge(cmd *cobra.Command, f *mcpFlags, args []string, maxOwn int, fn func(context.Context, *mcpclient.Bridge, []string) error) error {
 	own, command := args, []string(nil)
 	if at := cmd.ArgsLenAtDash(); at >= 0 {
 		own, command = args[:at], args[at:]
@@ -164,11 +164,11 @@ func withBridge(cmd *cobra.Command, f *mcpFlags, args []string, maxOwn int, fn f
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var opts []agentmcp.ConnectOption
+	var opts []mcpclient.ConnectOption
 	if f.verbose {
-		opts = append(opts, agentmcp.WithStderrEcho(cmd.ErrOrStderr()))
+		opts = append(opts, mcpclient.WithStderrEcho(cmd.ErrOrStderr()))
 	}
-	b, err := agentmcp.Connect(ctx, cfg, opts...)
+	b, err := mcpclient.Connect(ctx, cfg, opts...)
 	if err != nil {
 		return &exitError{mcpExitConnection, err}
 	}
@@ -181,30 +181,30 @@ func withBridge(cmd *cobra.Command, f *mcpFlags, args []string, maxOwn int, fn f
 
 // resolveServer turns the flags and the command after "--" into exactly one
 // server config.
-func resolveServer(f *mcpFlags, command []string) (agentmcp.ServerConfig, error) {
-	var cfg agentmcp.ServerConfig
+func resolveServer(f *mcpFlags, command []string) (mcpclient.ServerConfig, error) {
+	var cfg mcpclient.ServerConfig
 	switch {
 	case f.server != "" && len(command) > 0:
 		return cfg, errors.New("give either --server or a stdio command after --, not both")
 	case f.server == "" && len(command) == 0:
 		return cfg, errors.New("no server: give --server URL|NAME or a stdio command after --")
 	case len(command) > 0:
-		cfg = agentmcp.ServerConfig{
-			Name:    agentmcp.CommandName(command[0], command[1:]),
+		cfg = mcpclient.ServerConfig{
+			Name:    mcpclient.CommandName(command[0], command[1:]),
 			Command: command[0],
 			Args:    command[1:],
 		}
 	case strings.HasPrefix(f.server, "http://") || strings.HasPrefix(f.server, "https://"):
-		cfg = agentmcp.ServerConfig{Name: f.server, URL: f.server}
+		cfg = mcpclient.ServerConfig{Name: f.server, URL: f.server}
 	default:
 		if f.config == "" {
 			return cfg, fmt.Errorf("--server %q is not an http(s) URL; to use a server by name, also give --config FILE", f.server)
 		}
-		servers, err := agentmcp.LoadConfig(f.config)
+		servers, err := mcpclient.LoadConfig(f.config)
 		if err != nil {
 			return cfg, err
 		}
-		i := slices.IndexFunc(servers, func(s agentmcp.ServerConfig) bool { return s.Name == f.server })
+		i := slices.IndexFunc(servers, func(s mcpclient.ServerConfig) bool { return s.Name == f.server })
 		if i < 0 {
 			names := make([]string, len(servers))
 			for j, s := range servers {
@@ -254,7 +254,7 @@ type mcpToolJSON struct {
 	Idempotent   bool            `json:"idempotent,omitempty"`
 }
 
-func mcpTools(w io.Writer, b *agentmcp.Bridge) error {
+func mcpTools(w io.Writer, b *mcpclient.Bridge) error {
 	tools := []mcpToolJSON{}
 	for _, t := range b.Tools() {
 		tools = append(tools, mcpToolJSON{
@@ -269,7 +269,7 @@ func mcpTools(w io.Writer, b *agentmcp.Bridge) error {
 // recordingCaller keeps the raw result of the call it forwards, so `call`
 // can print it next to what the adapter made of it.
 type recordingCaller struct {
-	next agentmcp.ToolCaller
+	next mcpclient.ToolCaller
 	res  *mcp.CallToolResult
 }
 
@@ -281,9 +281,9 @@ func (r *recordingCaller) CallTool(ctx context.Context, p *mcp.CallToolParams) (
 
 // mcpCall calls one tool through the same adapter the chat uses and prints
 // {"output": what the model sees, "error": …, "result": the raw result}.
-func mcpCall(ctx context.Context, w io.Writer, b *agentmcp.Bridge, name string, args json.RawMessage, timeout time.Duration) error {
+func mcpCall(ctx context.Context, w io.Writer, b *mcpclient.Bridge, name string, args json.RawMessage, timeout time.Duration) error {
 	rec := &recordingCaller{next: b}
-	tool := agentmcp.AdaptTool(rec, b.Name(), &mcp.Tool{Name: name}, nil, timeout)
+	tool := mcpclient.AdaptTool(rec, b.Name(), &mcp.Tool{Name: name}, nil, timeout)
 	out, err := tool.Execute(ctx, args)
 	var doc struct {
 		Output *string             `json:"output"`
@@ -309,8 +309,8 @@ func mcpCall(ctx context.Context, w io.Writer, b *agentmcp.Bridge, name string, 
 	if err == nil {
 		return nil
 	}
-	var ce *agentmcp.CallError
-	if errors.As(err, &ce) && ce.Kind == agentmcp.KindConnection {
+	var ce *mcpclient.CallError
+	if errors.As(err, &ce) && ce.Kind == mcpclient.KindConnection {
 		return &exitError{mcpExitConnection, err}
 	}
 	if ctx.Err() != nil {

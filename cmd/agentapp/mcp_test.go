@@ -16,11 +16,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// buildMCPTestServer builds agentmcp's misbehaving-on-demand test server.
+// buildMCPTestServer builds mcpclient's misbehaving-on-demand test server.
 func buildMCPTestServer(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "testserver")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/agentapp/agentapp/agentmcp/internal/testserver").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/agentapp/agentapp/mcpclient/internal/testserver").CombinedOutput()
 	if err != nil {
 		t.Fatalf("building the test server: %v\n%s", err, out)
 	}

@@ -15,11 +15,11 @@ import (
 	"syscall"
 
 	"github.com/agentapp/agentapp/agent"
-	"github.com/agentapp/agentapp/agentmcp"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/internal/wiring"
 	"github.com/agentapp/agentapp/kb"
+	"github.com/agentapp/agentapp/mcpserver"
 	"github.com/agentapp/agentapp/support"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 )
 
@@ -74,7 +74,7 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) erro
 		var err error
 		// Check the address before touching the data, so a refused
 		// configuration fails fast and changes nothing.
-		if addr, err = agentmcp.ResolveHTTPAddr(httpAddr, token); err != nil {
+		if addr, err = mcpserver.ResolveHTTPAddr(httpAddr, token); err != nil {
 			return err
 		}
 	}
@@ -119,29 +119,23 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) erro
 		return err
 	}
 
-	tools := agentmcp.PublishedTools(svc, k)
-	kbDocs := agentmcp.KBDocs(k)
+	opts := wiring.ServerOptions(svc, k, version)
+	opts.Logger = logger
 	if guardCfg.PII {
 		// Everything that leaves the server quotes data the client did not
 		// send: orders, tickets, knowledge-base text. Mask all of it.
 		g := guard.New(guardCfg, nil, nil)
-		for i, t := range tools {
-			tools[i] = g.MaskTool(t)
+		for i, t := range opts.Tools {
+			opts.Tools[i] = g.MaskTool(t)
 		}
-		kbDocs = maskedDocs{kbDocs}
+		opts.Docs = maskedDocs{opts.Docs}
 	}
-	opts := agentmcp.ServerOptions{
-		Version: version,
-		Tools:   tools,
-		Docs:    kbDocs,
-		Logger:  logger,
-	}
-	server := agentmcp.NewServer(opts)
+	server := mcpserver.New(opts)
 	dir = filepath.Dir(st.Path)
 
 	if addr == "" {
-		printBanner(stderr, "stdio (stdout carries MCP frames only)", tools, len(docs), dir, "", guardCfg.PII)
-		return serveStdio(ctx, server, agentmcp.NewDirectCalls(opts))
+		printBanner(stderr, "stdio (stdout carries MCP frames only)", opts.Tools, len(docs), dir, "", guardCfg.PII)
+		return server.ServeStdio(ctx)
 	}
 
 	ln, err := net.Listen("tcp", addr)
@@ -152,34 +146,12 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) erro
 	if token != "" {
 		auth = "bearer token required"
 	}
-	printBanner(stderr, "http://"+ln.Addr().String()+agentmcp.HTTPPath, tools, len(docs), dir, auth, guardCfg.PII)
-	handler := agentmcp.NewHTTPHandler(server, agentmcp.HTTPOptions{Token: token, Logger: logger})
-	if err := agentmcp.RunHTTP(ctx, ln, handler, agentmcp.DefaultShutdownGrace, logger); err != nil {
+	printBanner(stderr, "http://"+ln.Addr().String()+mcpserver.HTTPPath, opts.Tools, len(docs), dir, auth, guardCfg.PII)
+	handler := mcpserver.NewHTTPHandler(server, &mcpserver.HTTPOptions{Token: token, Logger: logger})
+	if err := mcpserver.RunHTTP(ctx, ln, handler, mcpserver.DefaultShutdownGrace, logger); err != nil {
 		return err
 	}
 	fmt.Fprintln(stderr, "agentapp serve: stopped")
-	return nil
-}
-
-// serveStdio serves one session on stdin/stdout until the client closes
-// stdin (a normal end: exit 0) or ctx is cancelled by a signal.
-func serveStdio(ctx context.Context, server *mcp.Server, direct *agentmcp.DirectCalls) error {
-	ss, err := server.Connect(ctx, agentmcp.StdioServerTransport(direct), nil)
-	if err != nil {
-		return fmt.Errorf("cannot start the stdio transport: %w", err)
-	}
-	ended := make(chan error, 1)
-	go func() { ended <- ss.Wait() }()
-	select {
-	case err = <-ended:
-	case <-ctx.Done():
-		ss.Close()
-		<-ended
-		return nil
-	}
-	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("the MCP session ended with an error: %w", err)
-	}
 	return nil
 }
 
@@ -192,7 +164,7 @@ func printBanner(w io.Writer, endpoint string, tools []*agent.Tool, ndocs int, d
 	}
 	fmt.Fprintf(w, "agentapp %s MCP server on %s\n", version, endpoint)
 	fmt.Fprintf(w, "  tools:     %s\n", strings.Join(names, ", "))
-	fmt.Fprintf(w, "  resources: %s (%d documents now)\n", agentmcp.DocURITemplate, ndocs)
+	fmt.Fprintf(w, "  resources: %s (%d documents now)\n", mcpserver.DocURITemplate, ndocs)
 	fmt.Fprintf(w, "  data dir:  %s\n", dir)
 	if auth != "" {
 		fmt.Fprintf(w, "  auth:      %s\n", auth)
@@ -248,9 +220,9 @@ func serveGuardConfig(getenv func(string) string, environ []string, dataDir stri
 // replaces digits with '*' one for one, so the sizes stay right. Ids are
 // left alone: they are the documents' URIs, which a client must be able to
 // read back.
-type maskedDocs struct{ agentmcp.DocStore }
+type maskedDocs struct{ mcpserver.DocStore }
 
-func (d maskedDocs) ListDocs(ctx context.Context) ([]agentmcp.DocInfo, error) {
+func (d maskedDocs) ListDocs(ctx context.Context) ([]mcpserver.DocInfo, error) {
 	docs, err := d.DocStore.ListDocs(ctx)
 	for i := range docs {
 		docs[i] = maskDocInfo(docs[i])
@@ -258,7 +230,7 @@ func (d maskedDocs) ListDocs(ctx context.Context) ([]agentmcp.DocInfo, error) {
 	return docs, err
 }
 
-func (d maskedDocs) ReadDoc(ctx context.Context, id string) (agentmcp.DocInfo, string, error) {
+func (d maskedDocs) ReadDoc(ctx context.Context, id string) (mcpserver.DocInfo, string, error) {
 	info, text, err := d.DocStore.ReadDoc(ctx, id)
 	if err != nil {
 		return info, "", err
@@ -266,7 +238,7 @@ func (d maskedDocs) ReadDoc(ctx context.Context, id string) (agentmcp.DocInfo, s
 	return maskDocInfo(info), guard.MaskText(text), nil
 }
 
-func maskDocInfo(d agentmcp.DocInfo) agentmcp.DocInfo {
+func maskDocInfo(d mcpserver.DocInfo) mcpserver.DocInfo {
 	d.Title = guard.MaskPII(d.Title)
 	d.Source = guard.MaskPII(d.Source)
 	return d

@@ -1,0 +1,167 @@
+package mcpclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// legacyToolResultKey is the _meta key under which the capturing connection
+// hands a legacy `toolResult` (the result shape of protocol 2024-10-07) to
+// the adapter, as a string holding its raw JSON. The SDK drops fields it does
+// not know when it decodes a CallToolResult, so the value is moved into
+// _meta, which it keeps, before the SDK sees it.
+const legacyToolResultKey = "agentapp/legacyToolResult"
+
+// capture records what the SDK would otherwise lose from the server's
+// messages: the raw bytes of every tool's inputSchema and outputSchema from
+// tools/list (the SDK decodes them into maps, losing key order and number
+// spelling), and legacy toolResult values of tools/call.
+//
+// It is a connection wrapper, so it works the same for stdio, HTTP and
+// in-memory transports. A later tools/list (a refresh after
+// notifications/tools/list_changed) simply overwrites the entries.
+type capture struct {
+	mu      sync.Mutex
+	pending map[jsonrpc.ID]string // call id → method, for tools/list and tools/call
+	input   map[string]json.RawMessage
+	output  map[string]json.RawMessage
+}
+
+func newCapture() *capture {
+	return &capture{
+		pending: map[jsonrpc.ID]string{},
+		input:   map[string]json.RawMessage{},
+		output:  map[string]json.RawMessage{},
+	}
+}
+
+// schemas returns the raw input and output schemas last seen for a tool.
+func (c *capture) schemas(tool string) (in, out json.RawMessage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.input[tool], c.output[tool]
+}
+
+func (c *capture) expect(id jsonrpc.ID, method string) {
+	c.mu.Lock()
+	c.pending[id] = method
+	c.mu.Unlock()
+}
+
+func (c *capture) take(id jsonrpc.ID) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.pending[id]
+	delete(c.pending, id)
+	return m
+}
+
+func (c *capture) recordTools(result json.RawMessage) {
+	var page struct {
+		Tools []struct {
+			Name         string          `json:"name"`
+			InputSchema  json.RawMessage `json:"inputSchema"`
+			OutputSchema json.RawMessage `json:"outputSchema"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(result, &page) != nil {
+		return // the SDK reports the malformed result
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range page.Tools {
+		c.input[t.Name] = t.InputSchema
+		c.output[t.Name] = t.OutputSchema
+	}
+}
+
+// liftLegacyToolResult returns result with a top-level toolResult moved into
+// _meta[legacyToolResultKey], or result unchanged when it has none.
+func liftLegacyToolResult(result json.RawMessage) json.RawMessage {
+	if !bytes.Contains(result, []byte(`"toolResult"`)) {
+		return result // the common case, without decoding
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(result, &fields) != nil {
+		return result
+	}
+	legacy, ok := fields["toolResult"]
+	if !ok {
+		return result
+	}
+	meta := map[string]json.RawMessage{}
+	if raw, ok := fields["_meta"]; ok {
+		if json.Unmarshal(raw, &meta) != nil {
+			return result
+		}
+	}
+	s, _ := json.Marshal(string(legacy))
+	meta[legacyToolResultKey] = s
+	fields["_meta"], _ = json.Marshal(meta)
+	delete(fields, "toolResult")
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return result
+	}
+	return out
+}
+
+// captureTransport wraps a transport so that its connection feeds a capture.
+type captureTransport struct {
+	inner mcp.Transport
+	cap   *capture
+}
+
+func (t *captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &captureConn{Connection: conn, cap: t.cap}, nil
+}
+
+type captureConn struct {
+	mcp.Connection
+	cap *capture
+}
+
+func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	req, ok := msg.(*jsonrpc.Request)
+	watch := ok && req.IsCall() && (req.Method == "tools/list" || req.Method == "tools/call")
+	if watch {
+		// Registered before the write: the answer may arrive before Write returns.
+		c.cap.expect(req.ID, req.Method)
+	}
+	err := c.Connection.Write(ctx, msg)
+	if err != nil && watch {
+		c.cap.take(req.ID)
+	}
+	return err
+}
+
+func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err != nil {
+		return msg, err
+	}
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || !resp.ID.IsValid() {
+		return msg, nil
+	}
+	switch c.cap.take(resp.ID) {
+	case "tools/list":
+		if resp.Result != nil {
+			c.cap.recordTools(resp.Result)
+		}
+	case "tools/call":
+		if resp.Result != nil {
+			resp.Result = liftLegacyToolResult(resp.Result)
+		}
+	}
+	return msg, nil
+}

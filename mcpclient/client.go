@@ -1,0 +1,644 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// stdioProtocolVersion is the protocol version offered to stdio and
+// in-memory servers. Left to itself, the v1.8.0 SDK first probes with the
+// draft 2026-07-28 `server/discover` request and falls back to initialize
+// only when the server answers with an error; that probe has no timeout of
+// its own, and a stdio server that silently ignores unknown methods (many
+// do) would hang the connect until its deadline. Pinning the version through
+// mcp.ClientSessionOptions.ProtocolVersion makes the SDK send initialize
+// straight away. HTTP servers always answer (a 4xx at worst), so they keep
+// the SDK's negotiation.
+const stdioProtocolVersion = "2025-11-25"
+
+// clientName is how we introduce ourselves in initialize.
+var clientImpl = &mcp.Implementation{Name: "agentapp", Version: "0.1.0"}
+
+// ConnectOption tunes Connect; the defaults suit the chat.
+type ConnectOption func(*connectOptions)
+
+type connectOptions struct {
+	eofGrace, termGrace time.Duration
+	stderrEcho          io.Writer
+	logger              *slog.Logger
+	maxFrame            int
+	restart             RestartPolicy
+	httpBase            http.RoundTripper // tests: the transport under the HTTP client
+}
+
+// WithGracePeriods sets the close sequence's waits after stdin EOF and after
+// SIGTERM (defaults DefaultEOFGrace and DefaultTermGrace). Tests shorten them.
+func WithGracePeriods(afterEOF, afterTerm time.Duration) ConnectOption {
+	return func(o *connectOptions) { o.eofGrace, o.termGrace = afterEOF, afterTerm }
+}
+
+// WithStderrEcho copies every stderr line of a stdio server to w, prefixed
+// with "[server] " (the verbose / --trace mode). Without it the lines are
+// only kept for StderrTail and error messages, and logged at debug level.
+func WithStderrEcho(w io.Writer) ConnectOption {
+	return func(o *connectOptions) { o.stderrEcho = w }
+}
+
+// WithLogger sets the logger for skipped stdout lines and close-sequence
+// escalations; the default is slog.Default().
+func WithLogger(l *slog.Logger) ConnectOption {
+	return func(o *connectOptions) { o.logger = l }
+}
+
+func withMaxFrame(n int) ConnectOption { return func(o *connectOptions) { o.maxFrame = n } }
+
+func buildOptions(opts []ConnectOption) *connectOptions {
+	o := &connectOptions{eofGrace: DefaultEOFGrace, termGrace: DefaultTermGrace}
+	for _, f := range opts {
+		f(o)
+	}
+	if o.logger == nil {
+		o.logger = slog.Default()
+	}
+	o.restart = o.restart.withDefaults()
+	return o
+}
+
+// Bridge is one connected MCP server with the same face whatever the
+// transport (stdio, streamable HTTP, in-memory): a name, the server's tools
+// adapted as engine tools, and Close.
+//
+// A bridge outlives its server's process: when the process exits (or an
+// HTTP or in-memory session ends), the call in flight fails with a
+// *ServerExitError and the next call restarts the server (initialize and
+// tools/list again) under the RestartPolicy; when the policy's restarts are
+// used up, calls fail at once with a *ServerDownError until Restart. A
+// server's notifications/tools/list_changed marks the list stale; Refresh
+// reads it again.
+type Bridge struct {
+	name string
+	cfg  ServerConfig
+	opts *connectOptions
+	// dial starts a new session (spawning the process for stdio) and lists
+	// the tools; Connect and every restart use it.
+	dial func(ctx context.Context) (*conn, []*agent.Tool, error)
+
+	mu       sync.Mutex
+	cur      *conn // nil while a restart is in progress or after Close
+	state    ServerState
+	tools    []*agent.Tool
+	gen      uint64          // generation of tools
+	restarts []time.Time     // automatic restarts within the policy's window
+	lastStop string          // why the server last stopped
+	readOnly map[string]bool // remote tool names with readOnlyHint
+	proc     *process        // the latest process, for StderrTail
+
+	sem     chan struct{} // one restart or re-listing at a time
+	stale   atomic.Bool   // the server announced a tool list change
+	changed chan struct{}
+
+	calls     callSet
+	closeOnce sync.Once
+	closeErr  error
+}
+
+func newBridge(cfg ServerConfig, opts *connectOptions) *Bridge {
+	return &Bridge{
+		name:    cfg.Name,
+		cfg:     cfg,
+		opts:    opts,
+		state:   StateConnected,
+		sem:     make(chan struct{}, 1),
+		changed: make(chan struct{}, 1),
+	}
+}
+
+// Name returns the server's name: the tools' Origin.
+func (b *Bridge) Name() string { return b.name }
+
+// Tools returns the adapted tools, after ToolPrefix, AllowedTools and
+// ExcludedTools were applied, in the server's order. After a restart or a
+// Refresh it returns the new list.
+func (b *Bridge) Tools() []*agent.Tool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.tools)
+}
+
+// Session returns the current MCP session, for requests the bridge does
+// not wrap; it is nil while the server is being restarted.
+func (b *Bridge) Session() *mcp.ClientSession {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cur == nil {
+		return nil
+	}
+	return b.cur.session
+}
+
+// StderrTail returns the last lines the latest stdio server process wrote
+// on stderr, even after it exited (nil for other transports).
+func (b *Bridge) StderrTail() []string {
+	b.mu.Lock()
+	p := b.proc
+	b.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	return p.stderr.tail(0)
+}
+
+// Connect connects to the server cfg describes (stdio when cfg.Command is
+// set, streamable HTTP when cfg.URL is), initializes the session, lists all
+// its tools and adapts them. ConnectTimeout (default 30 s) bounds all of it.
+// On failure nothing is left running, and the error names the command or
+// URL, the cause and, for stdio, the server's last stderr lines.
+func Connect(ctx context.Context, cfg ServerConfig, opts ...ConnectOption) (*Bridge, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Name == "" {
+		if cfg.IsHTTP() {
+			cfg.Name = cfg.URL
+		} else {
+			cfg.Name = filepath.Base(cfg.Command)
+		}
+	}
+	b := newBridge(cfg, buildOptions(opts))
+	if cfg.IsHTTP() {
+		b.dial = b.dialHTTP
+	} else {
+		b.dial = b.dialStdio
+	}
+	if err := b.first(ctx); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// first makes the first connection.
+func (b *Bridge) first(ctx context.Context) error {
+	c, tools, err := b.dial(ctx)
+	if err != nil {
+		return err
+	}
+	// The session's watcher already runs and reads these fields.
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.install(c, tools)
+	return nil
+}
+
+// install makes c the live connection; b.mu is held.
+func (b *Bridge) install(c *conn, tools []*agent.Tool) {
+	b.cur = c
+	if c.proc != nil {
+		b.proc = c.proc
+	}
+	b.state = StateConnected
+	b.setToolsLocked(tools)
+}
+
+func (b *Bridge) connectTimeout() time.Duration {
+	if b.cfg.ConnectTimeout > 0 {
+		return b.cfg.ConnectTimeout
+	}
+	return DefaultConnectTimeout
+}
+
+func (b *Bridge) dialStdio(ctx context.Context) (_ *conn, _ []*agent.Tool, err error) {
+	timeout := b.connectTimeout()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	p, err := startProcess(&b.cfg, b.opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("MCP server %s: %w", b.name, err)
+	}
+	c := &conn{proc: p, capture: newCapture()}
+	phase := "initialize"
+	defer func() {
+		if err != nil {
+			err = b.failStdio(ctx, c, phase, timeout, err)
+		}
+	}()
+	t := &mcp.IOTransport{
+		Reader: p.stdout,
+		Writer: stdinCloser{p},
+		// The frame filter enforces the limit line by line; the SDK's own
+		// counter also counts read-ahead bytes of the next frame.
+		MaxLineLength: -1,
+	}
+	if err := b.open(ctx, c, &captureTransport{inner: t, cap: c.capture}, stdioProtocolVersion); err != nil {
+		return nil, nil, err
+	}
+	phase = "tools/list"
+	tools, err := b.listTools(ctx, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	b.start(c)
+	return c, tools, nil
+}
+
+// failStdio kills what was spawned and builds the connect error.
+func (b *Bridge) failStdio(ctx context.Context, c *conn, phase string, timeout time.Duration, cause error) error {
+	p := c.proc
+	// A server that died on its own usually closed stdout first; give the
+	// exit status a moment to arrive so the message can report it.
+	exitedByItself := p.hasExited() || (ctx.Err() == nil && p.waitExit(300*time.Millisecond))
+	p.abort()
+	if c.session != nil {
+		_ = c.session.Close()
+	}
+	p.release()
+	var msg strings.Builder
+	fmt.Fprintf(&msg, "connecting to MCP server %s (command: %s) failed during %s: ", b.name, p.cmdLine, phase)
+	switch {
+	case errors.Is(context.Cause(ctx), errBridgeClosed):
+		msg.WriteString("the bridge was closed")
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		fmt.Fprintf(&msg, "no answer within %s (the connect timeout); is it an MCP server speaking stdio?", timeout)
+	case exitedByItself:
+		fmt.Fprintf(&msg, "the server exited (%s): %v", p.exitStatus(), cause)
+	default:
+		msg.WriteString(cause.Error())
+	}
+	if tail := p.stderr.tail(10); len(tail) > 0 {
+		msg.WriteString("\nlast lines on its stderr:\n  " + strings.Join(tail, "\n  "))
+	} else {
+		msg.WriteString(" (nothing on its stderr)")
+	}
+	return &ConnectError{Server: b.name, Err: cause, msg: msg.String()}
+}
+
+// ConnectError is a failed Connect; its message is meant for the user.
+type ConnectError struct {
+	Server string
+	Err    error
+	msg    string
+}
+
+func (e *ConnectError) Error() string { return e.msg }
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+func (b *Bridge) dialHTTP(ctx context.Context) (*conn, []*agent.Tool, error) {
+	timeout := b.connectTimeout()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	hc, ht := newHTTPClient(&b.cfg, b.opts)
+	c := &conn{release: hc.CloseIdleConnections, ht: ht, capture: ht.capture}
+	t := &mcp.StreamableClientTransport{Endpoint: b.cfg.URL, HTTPClient: hc}
+	fail := func(phase string, err error) error {
+		if c.session != nil {
+			_ = c.session.Close()
+		}
+		hc.CloseIdleConnections()
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			err = fmt.Errorf("no answer within %s (the connect timeout): %w", timeout, err)
+		}
+		err = ht.explain(err)
+		return &ConnectError{Server: b.name, Err: err,
+			msg: fmt.Sprintf("connecting to MCP server %s (%s) failed during %s: %v", b.name, b.cfg.URL, phase, err)}
+	}
+	// No connection wrapper here: the SDK opens the standalone SSE stream
+	// (which carries notifications such as tools/list_changed) only on its
+	// own connection type. The raw schema bytes are captured in the HTTP
+	// round tripper instead.
+	if err := b.open(ctx, c, t, ""); err != nil {
+		return nil, nil, fail("initialize", err)
+	}
+	tools, err := b.listTools(ctx, c)
+	if err != nil {
+		return nil, nil, fail("tools/list", err)
+	}
+	b.start(c)
+	return c, tools, nil
+}
+
+// InProcessServer is an MCP server running in this process: an
+// *mcp.Server, or any server built on one that connects the same way
+// (such as agentapp's own, package mcpserver).
+type InProcessServer interface {
+	Connect(ctx context.Context, t mcp.Transport, opts *mcp.ServerSessionOptions) (*mcp.ServerSession, error)
+}
+
+// ConnectInMemory connects to srv running in this process, over an
+// in-memory transport. It is how tests (and embedders) plug our own server
+// into the engine with the full protocol in between. A session that ends is
+// reconnected on the next call, like a restarted stdio server.
+func ConnectInMemory(ctx context.Context, name string, srv InProcessServer, opts ...ConnectOption) (*Bridge, error) {
+	b := newBridge(ServerConfig{Name: name}, buildOptions(opts))
+	b.dial = func(ctx context.Context) (*conn, []*agent.Tool, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(ctx, st, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("starting in-memory MCP server %s: %w", name, err)
+		}
+		c := &conn{capture: newCapture(), release: func() {
+			_ = ss.Close()
+			_ = ss.Wait()
+		}}
+		if err := b.open(ctx, c, &captureTransport{inner: ct, cap: c.capture}, stdioProtocolVersion); err != nil {
+			c.release()
+			return nil, nil, fmt.Errorf("connecting to in-memory MCP server %s: %w", name, err)
+		}
+		tools, err := b.listTools(ctx, c)
+		if err != nil {
+			_ = b.closeConn(c, false)
+			return nil, nil, fmt.Errorf("listing tools of in-memory MCP server %s: %w", name, err)
+		}
+		b.start(c)
+		return c, tools, nil
+	}
+	if err := b.first(ctx); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// open runs initialize over t and stores the session in c.
+func (b *Bridge) open(ctx context.Context, c *conn, t mcp.Transport, version string) error {
+	client := mcp.NewClient(clientImpl, &mcp.ClientOptions{
+		Logger: b.opts.logger,
+		// No roots: we expose no filesystem to servers.
+		Capabilities: &mcp.ClientCapabilities{},
+		// Only a flag is set here: the handler runs on the session's
+		// reading goroutine, which must not wait for a tools/list answer.
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { b.onListChanged(c) },
+	})
+	var so *mcp.ClientSessionOptions
+	if version != "" {
+		so = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	s, err := client.Connect(ctx, t, so)
+	if err != nil {
+		return err
+	}
+	c.session = s
+	return nil
+}
+
+// listTools reads every page of tools/list on c and adapts the tools the
+// config lets through.
+func (b *Bridge) listTools(ctx context.Context, c *conn) ([]*agent.Tool, error) {
+	var tools []*agent.Tool
+	for t, err := range c.session.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		if !b.keep(t.Name) {
+			continue
+		}
+		in, out := c.capture.schemas(t.Name)
+		tools = append(tools, adaptTool(b, b.name, t, b.cfg.ToolPrefix+t.Name, in, out, b.cfg.CallTimeout))
+	}
+	return tools, nil
+}
+
+func (b *Bridge) keep(name string) bool {
+	if len(b.cfg.AllowedTools) > 0 && !slices.Contains(b.cfg.AllowedTools, name) {
+		return false
+	}
+	return !slices.Contains(b.cfg.ExcludedTools, name)
+}
+
+// CallTool implements ToolCaller: it sends tools/call on the live session,
+// restarting the server first when it had stopped, and tracks the call so
+// that Close can cancel it (the SDK's session close waits for calls in
+// flight, so an unanswered call would otherwise hang Close).
+//
+// A call the server's exit cut short is not repeated: the tool may have
+// done its work before the server died, and doing it twice (a second
+// ticket) is worse than an error the model can explain. The next call gets
+// the restarted server.
+func (b *Bridge) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	ctx, done, err := b.calls.track(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	c, err := b.ready(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.session.CallTool(ctx, p)
+	if err != nil && c.ht != nil && b.isReadOnly(p.Name) && b.mayRetry(ctx, err) {
+		// HTTP: the request may have reached the server before the
+		// connection dropped; asking again is harmless only for a tool that
+		// declares it changes nothing (readOnlyHint).
+		b.opts.logger.Info("mcp: retrying a read-only tool call after a dropped connection", "server", b.name, "tool", p.Name, "error", err)
+		if b.opts.restart.Sleep(ctx, httpRetryBase) == nil {
+			if c2, rerr := b.ready(ctx); rerr == nil {
+				c = c2
+				res, err = c.session.CallTool(ctx, p)
+			}
+		}
+	}
+	if err != nil {
+		err = b.callFailed(ctx, c, err)
+	}
+	return res, err
+}
+
+// mayRetry reports whether a failed request may be sent again: it failed
+// in transport, not because the server refused it or we gave up.
+func (b *Bridge) mayRetry(ctx context.Context, err error) bool {
+	_, rejected := serverRejected(err)
+	return ctx.Err() == nil && !rejected && !errors.Is(context.Cause(ctx), errBridgeClosed)
+}
+
+func (b *Bridge) isReadOnly(remote string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.readOnly[remote]
+}
+
+// callFailed words the error of a request that failed: the bridge was
+// closed, or the server stopped under it (with its exit status and last
+// stderr lines), or the error as it is.
+func (b *Bridge) callFailed(ctx context.Context, c *conn, err error) error {
+	if errors.Is(context.Cause(ctx), errBridgeClosed) {
+		return fmt.Errorf("%w: %v", errBridgeClosed, err)
+	}
+	if _, rejected := serverRejected(err); ctx.Err() != nil || rejected {
+		return err
+	}
+	if c.proc == nil && c.alive() && !errors.Is(err, mcp.ErrConnectionClosed) {
+		// HTTP: the request failed but the session lives on (the round
+		// tripper already retried what was safe to retry).
+		return err
+	}
+	if reason, ended := awaitEnd(c); ended {
+		return &ServerExitError{Server: b.name, Reason: reason, Err: err}
+	}
+	return err
+}
+
+// ListResources lists every resource the server offers (all pages).
+func (b *Bridge) ListResources(ctx context.Context) ([]*mcp.Resource, error) {
+	ctx, done, err := b.calls.track(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	c, err := b.ready(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing resources of MCP server %s: %w", b.name, err)
+	}
+	var out []*mcp.Resource
+	for r, err := range c.session.Resources(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("listing resources of MCP server %s: %w", b.name, b.callFailed(ctx, c, err))
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// ReadResource reads one resource by URI.
+func (b *Bridge) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+	ctx, done, err := b.calls.track(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	c, err := b.ready(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s from MCP server %s: %w", uri, b.name, err)
+	}
+	res, err := c.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s from MCP server %s: %w", uri, b.name, b.callFailed(ctx, c, err))
+	}
+	return res, nil
+}
+
+// Close ends the connection: calls in flight (and a restart in progress)
+// are cancelled first, then the session is closed; a stdio server gets
+// stdin EOF, then SIGTERM, then SIGKILL, each to its whole process group,
+// after the grace periods. Close is idempotent and never blocks much
+// longer than the two grace periods.
+func (b *Bridge) Close() error {
+	b.closeOnce.Do(func() {
+		b.calls.cancelAll()
+		b.mu.Lock()
+		b.state = StateClosed
+		b.mu.Unlock()
+		// A restart or re-listing in progress sees its context cancelled
+		// and the closed state, and lets go.
+		b.sem <- struct{}{}
+		b.mu.Lock()
+		c := b.cur
+		b.cur = nil
+		b.mu.Unlock()
+		<-b.sem
+		if c != nil {
+			b.closeErr = b.closeConn(c, c.alive())
+		}
+	})
+	return b.closeErr
+}
+
+// closeConn ends one connection: politely (the close sequence with its
+// grace periods) or, for a server that already crashed, by killing what is
+// left of its process group at once.
+func (b *Bridge) closeConn(c *conn, graceful bool) error {
+	c.closing.Store(true)
+	sessDone := make(chan error, 1)
+	go func() {
+		if c.session == nil {
+			sessDone <- nil
+			return
+		}
+		// Closes the transport, hence stdin: the EOF step.
+		sessDone <- c.session.Close()
+	}()
+	if c.proc != nil {
+		if graceful {
+			c.proc.stop(b.opts.eofGrace, b.opts.termGrace)
+		} else {
+			c.proc.abort()
+		}
+		c.proc.release()
+	}
+	t := time.NewTimer(killWait)
+	defer t.Stop()
+	var err error
+	select {
+	case e := <-sessDone:
+		if e != nil && !isBenignCloseError(e) {
+			err = fmt.Errorf("closing MCP session with %s: %w", b.name, e)
+		}
+	case <-t.C:
+		err = fmt.Errorf("closing MCP session with %s: the session did not shut down", b.name)
+	}
+	if c.release != nil {
+		c.release()
+	}
+	if c.watchDone != nil {
+		w := time.NewTimer(killWait)
+		defer w.Stop()
+		select {
+		case <-c.watchDone:
+		case <-w.C:
+		}
+	}
+	return err
+}
+
+func isBenignCloseError(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) ||
+		strings.Contains(err.Error(), "closed") || strings.Contains(err.Error(), "broken pipe")
+}
+
+// callSet tracks the cancel functions of requests in flight.
+type callSet struct {
+	mu     sync.Mutex
+	closed bool
+	next   int
+	cancel map[int]context.CancelCauseFunc
+}
+
+func (s *callSet) track(ctx context.Context) (context.Context, func(), error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, nil, errBridgeClosed
+	}
+	if s.cancel == nil {
+		s.cancel = map[int]context.CancelCauseFunc{}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	id := s.next
+	s.next++
+	s.cancel[id] = cancel
+	return ctx, func() {
+		s.mu.Lock()
+		delete(s.cancel, id)
+		s.mu.Unlock()
+		cancel(nil)
+	}, nil
+}
+
+func (s *callSet) cancelAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for _, c := range s.cancel {
+		c(errBridgeClosed)
+	}
+	clear(s.cancel)
+}

@@ -1,0 +1,590 @@
+package mcpclient
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ConfigError is a problem in an mcpServers config file. It names the file,
+// and when known the server and the field, so the user can go straight to
+// the line to fix.
+type ConfigError struct {
+	File   string
+	Server string
+	Field  string
+	Msg    string
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Server != "" {
+		fmt.Fprintf(&b, ": server %q", e.Server)
+	}
+	if e.Field != "" {
+		fmt.Fprintf(&b, ": field %q", e.Field)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// knownFields are the per-server fields LoadConfig understands: the ones
+// Claude Desktop and Cursor write, plus agentapp's own.
+var knownFields = []string{
+	"command", "args", "env", "cwd",
+	"type", "url", "headers",
+	"disabled", "timeout", "allowedTools", "excludedTools", "toolPrefix",
+}
+
+// MaxToolPrefix bounds toolPrefix, so that prefixed names stay within the
+// 64 characters model providers accept for a function name.
+const MaxToolPrefix = 32
+
+// LoadConfig reads a config file in the mcpServers shape that Claude Desktop
+// and Cursor use:
+//
+//	{"mcpServers": {
+//	  "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${HOME}"],
+//	            "env": {"DEBUG": "${DEBUG:-0}"}, "cwd": "/tmp"},
+//	  "remote": {"type": "http", "url": "https://example.com/mcp",
+//	             "headers": {"Authorization": "Bearer ${TOKEN}"}}
+//	}}
+//
+// Other top-level keys (Claude Desktop keeps its own settings there) are
+// ignored, so an existing Claude Desktop file loads unchanged. An unknown
+// field inside a server entry is ignored with a warning on the default slog
+// logger, because other clients add fields of their own (a file shared with
+// them must keep working) but a misspelt field should not pass unnoticed.
+//
+// ${VAR} and ${VAR:-default} are expanded from the environment in command,
+// args, env values, cwd, url and header values; an unset variable without a
+// default is an error naming it. agentapp adds these fields: disabled (bool;
+// the entry is dropped), timeout (seconds per tool call, > 0), allowedTools
+// and excludedTools (lists of tool names as the server sends them) and
+// toolPrefix (letters, digits, '_' and '-').
+//
+// The servers are returned sorted by name, so the tool table and the
+// banner do not depend on the order of keys in the file. Every error is a
+// *ConfigError naming the file, the server and the field.
+func LoadConfig(path string) ([]ServerConfig, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, &ConfigError{File: path, Msg: "file not found (check the --config path)"}
+		}
+		return nil, &ConfigError{File: path, Msg: fmt.Sprintf("cannot read the file: %v", err)}
+	}
+	return parseConfig(path, data, os.LookupEnv)
+}
+
+// parseConfig is LoadConfig on bytes, with the environment injected.
+func parseConfig(file string, data []byte, lookup func(string) (string, bool)) ([]ServerConfig, error) {
+	fail := func(server, field, format string, args ...any) error {
+		return &ConfigError{File: file, Server: server, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	if err := json.Unmarshal(data, new(any)); err != nil {
+		return nil, fail("", "", "%s", describeJSONError(data, err))
+	}
+	top, err := objectFields(data)
+	if err != nil {
+		return nil, fail("", "", "want a JSON object at the top level, like {\"mcpServers\": {...}}")
+	}
+	raw, ok := top.get("mcpServers")
+	if !ok || isNull(raw) {
+		slog.Warn("MCP config file has no \"mcpServers\" object; no servers configured", "file", file)
+		return nil, nil
+	}
+	servers, err := objectFields(raw)
+	if err != nil {
+		return nil, fail("", "mcpServers", "want an object mapping server names to their settings")
+	}
+	if dup := servers.duplicate(); dup != "" {
+		return nil, fail(dup, "", "the server is defined twice in mcpServers; keep one entry")
+	}
+
+	var out []ServerConfig
+	for _, f := range servers.fields {
+		if strings.TrimSpace(f.name) == "" {
+			return nil, fail("", "mcpServers", "a server has an empty name; give it a name")
+		}
+		cfg, enabled, err := parseServer(f.name, f.value, lookup)
+		if err != nil {
+			var ce *ConfigError
+			if errors.As(err, &ce) {
+				ce.File = file
+				return nil, ce
+			}
+			return nil, fail(f.name, "", "%v", err)
+		}
+		if enabled {
+			out = append(out, cfg)
+		}
+	}
+	slices.SortFunc(out, func(a, b ServerConfig) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// parseServer reads one entry of mcpServers. enabled is false for an entry
+// with "disabled": true, which is otherwise not checked, so a user can park
+// a half-written entry.
+func parseServer(name string, raw json.RawMessage, lookup func(string) (string, bool)) (cfg ServerConfig, enabled bool, err error) {
+	fail := func(field, format string, args ...any) error {
+		return &ConfigError{Server: name, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	obj, err := objectFields(raw)
+	if err != nil {
+		return cfg, false, fail("", "want an object with \"command\" (stdio) or \"url\" (HTTP)")
+	}
+	if dup := obj.duplicate(); dup != "" {
+		return cfg, false, fail(dup, "the field is given twice; keep one")
+	}
+	if v, ok := obj.get("disabled"); ok && !isNull(v) {
+		var d bool
+		if json.Unmarshal(v, &d) != nil {
+			return cfg, false, fail("disabled", "want true or false")
+		}
+		if d {
+			return cfg, false, nil
+		}
+	}
+	for _, f := range obj.fields {
+		if !slices.Contains(knownFields, f.name) {
+			slog.Warn("MCP config: ignoring unknown field", "server", name, "field", f.name,
+				"known", strings.Join(knownFields, ", "))
+		}
+	}
+
+	cfg.Name = name
+	ex := expander{server: name, lookup: lookup}
+
+	str := func(field string) (string, bool, error) {
+		v, ok := obj.get(field)
+		if !ok || isNull(v) {
+			return "", false, nil
+		}
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			return "", false, fail(field, "want a string")
+		}
+		return s, true, nil
+	}
+	strList := func(field string) ([]string, bool, error) {
+		v, ok := obj.get(field)
+		if !ok || isNull(v) {
+			return nil, false, nil
+		}
+		var l []string
+		if json.Unmarshal(v, &l) != nil {
+			return nil, false, fail(field, "want a list of strings")
+		}
+		return l, true, nil
+	}
+	strMap := func(field string) (map[string]string, bool, error) {
+		v, ok := obj.get(field)
+		if !ok || isNull(v) {
+			return nil, false, nil
+		}
+		var m map[string]string
+		if json.Unmarshal(v, &m) != nil {
+			return nil, false, fail(field, "want an object whose values are strings, like {\"KEY\": \"value\"}")
+		}
+		return m, true, nil
+	}
+
+	kind, hasType, err := str("type")
+	if err != nil {
+		return cfg, false, err
+	}
+	switch kind {
+	case "", "stdio", "http", "streamable-http", "streamableHttp":
+	case "sse":
+		return cfg, false, fail("type", "the legacy SSE transport is not supported; use the server's streamable HTTP endpoint with \"type\": \"http\"")
+	default:
+		return cfg, false, fail("type", "unknown type %q; want \"stdio\" or \"http\" (\"streamable-http\" is accepted too)", kind)
+	}
+
+	command, hasCommand, err := str("command")
+	if err != nil {
+		return cfg, false, err
+	}
+	args, hasArgs, err := strList("args")
+	if err != nil {
+		return cfg, false, err
+	}
+	env, hasEnv, err := strMap("env")
+	if err != nil {
+		return cfg, false, err
+	}
+	cwd, hasCwd, err := str("cwd")
+	if err != nil {
+		return cfg, false, err
+	}
+	rawURL, hasURL, err := str("url")
+	if err != nil {
+		return cfg, false, err
+	}
+	headers, hasHeaders, err := strMap("headers")
+	if err != nil {
+		return cfg, false, err
+	}
+
+	isHTTP := hasURL || (hasType && kind != "stdio")
+	if isHTTP {
+		switch {
+		case hasType && kind == "stdio":
+			return cfg, false, fail("url", "a stdio server has no url; remove it or set \"type\": \"http\"")
+		case !hasURL:
+			return cfg, false, fail("url", "missing; an HTTP server needs \"url\": \"https://host/mcp\"")
+		case hasCommand:
+			return cfg, false, fail("command", "a server has either \"command\" (stdio) or \"url\" (HTTP), not both")
+		case hasArgs:
+			return cfg, false, fail("args", "only stdio servers take args; this one has a url")
+		case hasEnv:
+			return cfg, false, fail("env", "only stdio servers take env; send values to an HTTP server in \"headers\"")
+		case hasCwd:
+			return cfg, false, fail("cwd", "only stdio servers take cwd; this one has a url")
+		}
+		u, err := ex.expand("url", rawURL)
+		if err != nil {
+			return cfg, false, err
+		}
+		pu, perr := url.Parse(u)
+		if perr != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			return cfg, false, fail("url", "%q is not an http:// or https:// URL", u)
+		}
+		cfg.URL = u
+		if cfg.Headers, err = ex.expandMap("headers", headers); err != nil {
+			return cfg, false, err
+		}
+	} else {
+		if hasHeaders {
+			return cfg, false, fail("headers", "only HTTP servers take headers; this one is a stdio command")
+		}
+		if !hasCommand || strings.TrimSpace(command) == "" {
+			return cfg, false, fail("command", "missing; a stdio server needs \"command\" (and usually \"args\"), an HTTP server needs \"url\"")
+		}
+		if cfg.Command, err = ex.expand("command", command); err != nil {
+			return cfg, false, err
+		}
+		if strings.TrimSpace(cfg.Command) == "" {
+			return cfg, false, fail("command", "is empty after ${...} expansion")
+		}
+		for i, a := range args {
+			v, err := ex.expand(fmt.Sprintf("args[%d]", i), a)
+			if err != nil {
+				return cfg, false, err
+			}
+			cfg.Args = append(cfg.Args, v)
+		}
+		if cfg.Env, err = ex.expandMap("env", env); err != nil {
+			return cfg, false, err
+		}
+		if cfg.Dir, err = ex.expand("cwd", cwd); err != nil {
+			return cfg, false, err
+		}
+	}
+
+	if v, ok := obj.get("timeout"); ok && !isNull(v) {
+		var sec float64
+		if json.Unmarshal(v, &sec) != nil {
+			return cfg, false, fail("timeout", "want a number of seconds per tool call, like 60")
+		}
+		if !(sec > 0) || math.IsInf(sec, 0) || sec > 24*60*60 {
+			return cfg, false, fail("timeout", "want a number of seconds greater than 0 (and at most a day), got %v", sec)
+		}
+		cfg.CallTimeout = time.Duration(sec * float64(time.Second))
+	}
+	for _, field := range []string{"allowedTools", "excludedTools"} {
+		l, _, err := strList(field)
+		if err != nil {
+			return cfg, false, err
+		}
+		for i, n := range l {
+			if strings.TrimSpace(n) == "" {
+				return cfg, false, fail(field, "entry %d is empty; list tool names as the server sends them", i+1)
+			}
+		}
+		if field == "allowedTools" {
+			cfg.AllowedTools = l
+		} else {
+			cfg.ExcludedTools = l
+		}
+	}
+	prefix, _, err := str("toolPrefix")
+	if err != nil {
+		return cfg, false, err
+	}
+	if err := checkToolPrefix(prefix); err != nil {
+		return cfg, false, fail("toolPrefix", "%v", err)
+	}
+	cfg.ToolPrefix = prefix
+
+	if err := cfg.Validate(); err != nil {
+		return cfg, false, fail("", "%v", err)
+	}
+	return cfg, true, nil
+}
+
+// checkToolPrefix accepts the characters every model provider allows in a
+// function name.
+func checkToolPrefix(p string) error {
+	if len(p) > MaxToolPrefix {
+		return fmt.Errorf("%q is longer than %d characters", p, MaxToolPrefix)
+	}
+	for _, r := range p {
+		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return fmt.Errorf("%q contains %q; use only letters, digits, '_' and '-', like \"files_\"", p, r)
+		}
+	}
+	return nil
+}
+
+// expander expands ${VAR} and ${VAR:-default} in the fields of one server.
+type expander struct {
+	server string
+	lookup func(string) (string, bool)
+}
+
+func (x expander) expandMap(field string, m map[string]string) (map[string]string, error) {
+	if m == nil {
+		return nil, nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		e, err := x.expand(field+"."+k, v)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = e
+	}
+	return out, nil
+}
+
+// expand replaces each ${NAME} with the variable's value and each
+// ${NAME:-default} with the value, or default when the variable is unset or
+// empty (as in the shell). A '$' not followed by '{' is kept as is.
+func (x expander) expand(field, s string) (string, error) {
+	if !strings.Contains(s, "${") {
+		return s, nil
+	}
+	fail := func(format string, args ...any) error {
+		return &ConfigError{Server: x.server, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String(), nil
+		}
+		b.WriteString(s[:i])
+		rest := s[i+2:]
+		end := strings.IndexByte(rest, '}')
+		if end < 0 {
+			return "", fail("unterminated \"${\" in %q; write ${NAME} or ${NAME:-default}", s)
+		}
+		expr := rest[:end]
+		name, def, hasDef := strings.Cut(expr, ":-")
+		if !validVarName(name) {
+			return "", fail("invalid variable name %q in \"${%s}\"; names are letters, digits and '_', not starting with a digit", name, expr)
+		}
+		v, ok := x.lookup(name)
+		switch {
+		case hasDef && v == "":
+			v = def
+		case !ok:
+			return "", fail("environment variable %s is not set; set it, or write ${%s:-default} to give a default", name, name)
+		}
+		b.WriteString(v)
+		s = rest[end+1:]
+	}
+}
+
+func validVarName(n string) bool {
+	if n == "" {
+		return false
+	}
+	for i, r := range n {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseCommandLine turns the value of one --mcp flag into a stdio server
+// config. The value is split on whitespace (no quoting: a config file is
+// the place for arguments with spaces); the first word is the command. The
+// server is named after what it runs (see CommandName).
+func ParseCommandLine(s string) (ServerConfig, error) {
+	words := strings.Fields(s)
+	if len(words) == 0 {
+		return ServerConfig{}, errors.New(`--mcp needs a command line that starts an MCP server on stdio, e.g. --mcp "npx -y @modelcontextprotocol/server-memory" or --mcp "agentapp serve"`)
+	}
+	cfg := ServerConfig{Name: CommandName(words[0], words[1:]), Command: words[0]}
+	if len(words) > 1 {
+		cfg.Args = words[1:]
+	}
+	return cfg, nil
+}
+
+// launchers are commands that run another program named by their first
+// non-flag argument; a server started through them is named after that
+// program, because "npx" tells a user nothing in a banner.
+var launchers = map[string]bool{
+	"npx": true, "bunx": true, "uvx": true, "pipx": true, "node": true, "deno": true, "bun": true,
+	"python": true, "python3": true, "uv": true,
+}
+
+// CommandName derives a server name from a command line: the base name of
+// the command without extension, or for launchers like npx, uvx, node or
+// python the base name of the package or script they run, without a
+// version suffix (so "npx -y @modelcontextprotocol/server-memory@latest" is
+// "server-memory").
+func CommandName(command string, args []string) string {
+	base := trimExt(filepath.Base(filepath.ToSlash(command)))
+	if i := strings.LastIndexAny(base, `/\`); i >= 0 {
+		base = base[i+1:]
+	}
+	if launchers[strings.ToLower(base)] {
+		for _, a := range args {
+			if strings.HasPrefix(a, "-") || a == "run" || a == "x" {
+				continue
+			}
+			a = strings.TrimRight(a, `/\`)
+			if i := strings.LastIndexAny(a, `/\`); i >= 0 {
+				a = a[i+1:]
+			}
+			if i := strings.LastIndex(a, "@"); i > 0 {
+				a = a[:i]
+			}
+			if a = trimExt(a); a != "" {
+				return a
+			}
+			break
+		}
+	}
+	if base == "" || base == "." {
+		return "mcp"
+	}
+	return base
+}
+
+func trimExt(s string) string {
+	for _, ext := range []string{".exe", ".cmd", ".bat", ".js", ".mjs", ".cjs", ".ts", ".py"} {
+		if len(s) > len(ext) && strings.EqualFold(s[len(s)-len(ext):], ext) {
+			return s[:len(s)-len(ext)]
+		}
+	}
+	return s
+}
+
+// UniqueName returns name, or name-2, name-3 … the first that is not taken,
+// so two --mcp flags running the same command (or a flag and a config
+// entry) get distinct names in warnings and tool origins.
+func UniqueName(name string, taken func(string) bool) string {
+	if !taken(name) {
+		return name
+	}
+	for i := 2; ; i++ {
+		n := name + "-" + strconv.Itoa(i)
+		if !taken(n) {
+			return n
+		}
+	}
+}
+
+// jsonFields is a JSON object's members in file order, duplicates kept.
+type jsonFields struct {
+	fields []jsonField
+}
+
+type jsonField struct {
+	name  string
+	value json.RawMessage
+}
+
+func (o jsonFields) get(name string) (json.RawMessage, bool) {
+	for _, f := range o.fields {
+		if f.name == name {
+			return f.value, true
+		}
+	}
+	return nil, false
+}
+
+// duplicate returns the first name that occurs twice, or "".
+func (o jsonFields) duplicate() string {
+	seen := make(map[string]bool, len(o.fields))
+	for _, f := range o.fields {
+		if seen[f.name] {
+			return f.name
+		}
+		seen[f.name] = true
+	}
+	return ""
+}
+
+// objectFields splits a JSON object into its members, keeping their order
+// and any duplicate names (encoding/json would silently keep the last).
+func objectFields(raw json.RawMessage) (jsonFields, error) {
+	var o jsonFields
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil {
+		return o, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return o, errors.New("not an object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return o, err
+		}
+		name, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return o, err
+		}
+		o.fields = append(o.fields, jsonField{name: name, value: v})
+	}
+	if _, err := dec.Token(); err != nil && err != io.EOF {
+		return o, err
+	}
+	return o, nil
+}
+
+func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
+
+// describeJSONError says where a syntax error is, as line and column.
+func describeJSONError(data []byte, err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	off := int64(-1)
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	if off < 0 || off > int64(len(data)) {
+		return fmt.Sprintf("invalid JSON: %v", err)
+	}
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	col := int(off) - bytes.LastIndexByte(data[:off], '\n')
+	return fmt.Sprintf("invalid JSON at line %d, column %d: %v", line, col, err)
+}

@@ -1,0 +1,266 @@
+package mcpclient
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestLoadConfigClaudeDesktopFile(t *testing.T) {
+	got, err := LoadConfig(filepath.Join("testdata", "config", "claude_desktop_config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ServerConfig{
+		{Name: "fetch", Command: "uvx", Args: []string{"mcp-server-fetch"}},
+		{Name: "filesystem", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/Users/alice/Desktop", "/Users/alice/Downloads"}},
+		{Name: "memory", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-memory"},
+			Env: map[string]string{"MEMORY_FILE_PATH": "/Users/alice/.claude/memory.json"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("servers (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadConfigExpansionHTTPAndOurFields(t *testing.T) {
+	t.Setenv("SHOP_DATA", "/srv/shop")
+	t.Setenv("USER_NAME", "Ann")
+	t.Setenv("MCP_HOST", "mcp.example.com")
+	t.Setenv("MCP_TOKEN", "s3cret")
+	t.Setenv("TRACE", "") // set but empty: the default applies, as in the shell
+	got, err := LoadConfig(filepath.Join("testdata", "config", "agentapp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ServerConfig{
+		{Name: "cursor-style", URL: "http://127.0.0.1:8931/mcp"},
+		{Name: "remote", URL: "https://mcp.example.com/mcp",
+			Headers:       map[string]string{"Authorization": "Bearer s3cret", "X-Client": "agentapp"},
+			ExcludedTools: []string{"deleteEverything"}},
+		{Name: "shop", Command: "agentapp", Args: []string{"serve", "--data-dir", "/srv/shop"},
+			Env:          map[string]string{"AGENT_TRACE": "0", "GREETING": "hello Ann!"},
+			Dir:          "/srv/shop",
+			CallTimeout:  2500 * time.Millisecond,
+			AllowedTools: []string{"getOrderStatus", "searchKnowledge"},
+			ToolPrefix:   "shop_"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("servers (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadConfigUnsetVariable(t *testing.T) {
+	_, err := parseConfig("agentapp.json", []byte(`{"mcpServers": {"remote": {"url": "https://h/mcp", "headers": {"Authorization": "Bearer ${MCP_TOKEN}"}}}}`),
+		func(string) (string, bool) { return "", false })
+	wantErr(t, err, "agentapp.json", "remote", "headers.Authorization", "MCP_TOKEN is not set", "${MCP_TOKEN:-default}")
+}
+
+func TestExpand(t *testing.T) {
+	env := map[string]string{"A": "1", "EMPTY": "", "B_2": "two"}
+	x := expander{server: "s", lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+	for in, want := range map[string]string{
+		"plain":                      "plain",
+		"$A stays":                   "$A stays",
+		"${A}":                       "1",
+		"x${A}y${B_2}z":              "x1ytwoz",
+		"${MISSING:-fallback}":       "fallback",
+		"${EMPTY:-fallback}":         "fallback",
+		"${EMPTY}":                   "",
+		"${A:-unused}":               "1",
+		"${MISSING:-}":               "",
+		"${MISSING:-a b/c:d}":        "a b/c:d",
+		"cost $5 and ${A} more ${A}": "cost $5 and 1 more 1",
+	} {
+		got, err := x.expand("f", in)
+		if err != nil {
+			t.Errorf("expand(%q): %v", in, err)
+			continue
+		}
+		if got != want {
+			t.Errorf("expand(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for in, msg := range map[string]string{
+		"${MISSING}":   "MISSING is not set",
+		"${A":          "unterminated",
+		"${}":          "invalid variable name",
+		"${1X}":        "invalid variable name",
+		"${A-B}":       "invalid variable name",
+		"ok ${BAD X}":  "invalid variable name",
+		"${A}${NOPE}x": "NOPE is not set",
+	} {
+		_, err := x.expand("f", in)
+		wantErr(t, err, `server "s"`, `field "f"`, msg)
+	}
+}
+
+func TestLoadConfigInvalid(t *testing.T) {
+	env := map[string]string{"HOME": "/home/a"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	cases := []struct {
+		name, json string
+		want       []string // substrings of the error
+	}{
+		{"syntax", "{\n  \"mcpServers\": {,}\n}", []string{"agentapp.json", "invalid JSON at line 2"}},
+		{"top not object", `["mcpServers"]`, []string{"agentapp.json", "top level"}},
+		{"mcpServers not object", `{"mcpServers": []}`, []string{`field "mcpServers"`, "want an object"}},
+		{"server not object", `{"mcpServers": {"files": "npx"}}`, []string{`server "files"`, `"command"`}},
+		{"duplicate server", `{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}`, []string{`server "a"`, "defined twice"}},
+		{"duplicate field", `{"mcpServers": {"a": {"command": "x", "command": "y"}}}`, []string{`server "a"`, `field "command"`, "twice"}},
+		{"empty name", `{"mcpServers": {" ": {"command": "x"}}}`, []string{"empty name"}},
+		{"neither command nor url", `{"mcpServers": {"files": {"args": ["a"]}}}`, []string{`server "files"`, `field "command"`, "missing"}},
+		{"command not string", `{"mcpServers": {"files": {"command": ["npx"]}}}`, []string{`server "files"`, `field "command"`, "want a string"}},
+		{"empty command", `{"mcpServers": {"files": {"command": "  "}}}`, []string{`field "command"`, "missing"}},
+		{"args not list", `{"mcpServers": {"files": {"command": "npx", "args": "-y x"}}}`, []string{`agentapp.json: server "files": field "args": want a list of strings`}},
+		{"args with number", `{"mcpServers": {"files": {"command": "npx", "args": ["-p", 8080]}}}`, []string{`field "args"`, "want a list of strings"}},
+		{"env not object", `{"mcpServers": {"files": {"command": "npx", "env": ["A=1"]}}}`, []string{`field "env"`, "values are strings"}},
+		{"env number value", `{"mcpServers": {"files": {"command": "npx", "env": {"PORT": 8080}}}}`, []string{`field "env"`, "values are strings"}},
+		{"cwd not string", `{"mcpServers": {"files": {"command": "npx", "cwd": 1}}}`, []string{`field "cwd"`, "want a string"}},
+		{"type unknown", `{"mcpServers": {"r": {"type": "websocket", "url": "https://h"}}}`, []string{`server "r"`, `field "type"`, `"websocket"`}},
+		{"type sse", `{"mcpServers": {"r": {"type": "sse", "url": "https://h/sse"}}}`, []string{`field "type"`, "SSE"}},
+		{"type not string", `{"mcpServers": {"r": {"type": 1, "url": "https://h"}}}`, []string{`field "type"`, "want a string"}},
+		{"http without url", `{"mcpServers": {"r": {"type": "http"}}}`, []string{`server "r"`, `field "url"`, "missing"}},
+		{"stdio with url", `{"mcpServers": {"r": {"type": "stdio", "command": "x", "url": "https://h"}}}`, []string{`field "url"`, "stdio"}},
+		{"both command and url", `{"mcpServers": {"r": {"command": "x", "url": "https://h"}}}`, []string{`server "r"`, `field "command"`, "not both"}},
+		{"url not http", `{"mcpServers": {"r": {"url": "ftp://h/mcp"}}}`, []string{`field "url"`, "not an http"}},
+		{"url without host", `{"mcpServers": {"r": {"url": "https:///mcp"}}}`, []string{`field "url"`, "not an http"}},
+		{"url not string", `{"mcpServers": {"r": {"url": 5}}}`, []string{`field "url"`, "want a string"}},
+		{"url unset var", `{"mcpServers": {"r": {"url": "https://${NOPE}/mcp"}}}`, []string{`server "r"`, `field "url"`, "NOPE is not set"}},
+		{"headers not object", `{"mcpServers": {"r": {"url": "https://h", "headers": "Bearer x"}}}`, []string{`field "headers"`, "values are strings"}},
+		{"headers on stdio", `{"mcpServers": {"r": {"command": "x", "headers": {"A": "b"}}}}`, []string{`field "headers"`, "only HTTP"}},
+		{"args on http", `{"mcpServers": {"r": {"url": "https://h", "args": ["a"]}}}`, []string{`field "args"`, "only stdio"}},
+		{"env on http", `{"mcpServers": {"r": {"url": "https://h", "env": {"A": "b"}}}}`, []string{`field "env"`, "only stdio"}},
+		{"cwd on http", `{"mcpServers": {"r": {"url": "https://h", "cwd": "/"}}}`, []string{`field "cwd"`, "only stdio"}},
+		{"command unset var", `{"mcpServers": {"f": {"command": "${BIN}"}}}`, []string{`server "f"`, `field "command"`, "BIN is not set"}},
+		{"command empty after expansion", `{"mcpServers": {"f": {"command": "${BIN:-}"}}}`, []string{`field "command"`, "empty after"}},
+		{"args unset var", `{"mcpServers": {"f": {"command": "x", "args": ["a", "${DIR}"]}}}`, []string{`field "args[1]"`, "DIR is not set"}},
+		{"env unset var", `{"mcpServers": {"f": {"command": "x", "env": {"K": "${KEY}"}}}}`, []string{`field "env.K"`, "KEY is not set"}},
+		{"cwd unset var", `{"mcpServers": {"f": {"command": "x", "cwd": "${WORK}"}}}`, []string{`field "cwd"`, "WORK is not set"}},
+		{"disabled not bool", `{"mcpServers": {"f": {"command": "x", "disabled": "yes"}}}`, []string{`field "disabled"`, "true or false"}},
+		{"timeout string", `{"mcpServers": {"f": {"command": "x", "timeout": "30s"}}}`, []string{`field "timeout"`, "number of seconds"}},
+		{"timeout zero", `{"mcpServers": {"f": {"command": "x", "timeout": 0}}}`, []string{`field "timeout"`, "greater than 0"}},
+		{"timeout negative", `{"mcpServers": {"f": {"command": "x", "timeout": -5}}}`, []string{`field "timeout"`, "greater than 0"}},
+		{"timeout huge", `{"mcpServers": {"f": {"command": "x", "timeout": 1e9}}}`, []string{`field "timeout"`, "at most a day"}},
+		{"allowedTools not list", `{"mcpServers": {"f": {"command": "x", "allowedTools": "read_file"}}}`, []string{`field "allowedTools"`, "list of strings"}},
+		{"allowedTools empty entry", `{"mcpServers": {"f": {"command": "x", "allowedTools": ["a", ""]}}}`, []string{`field "allowedTools"`, "entry 2 is empty"}},
+		{"excludedTools not list", `{"mcpServers": {"f": {"command": "x", "excludedTools": {"a": true}}}}`, []string{`field "excludedTools"`, "list of strings"}},
+		{"toolPrefix not string", `{"mcpServers": {"f": {"command": "x", "toolPrefix": 1}}}`, []string{`field "toolPrefix"`, "want a string"}},
+		{"toolPrefix bad char", `{"mcpServers": {"f": {"command": "x", "toolPrefix": "fs."}}}`, []string{`server "f"`, `field "toolPrefix"`, "'.'", "letters, digits"}},
+		{"toolPrefix space", `{"mcpServers": {"f": {"command": "x", "toolPrefix": "my fs"}}}`, []string{`field "toolPrefix"`, "' '"}},
+		{"toolPrefix too long", `{"mcpServers": {"f": {"command": "x", "toolPrefix": "` + strings.Repeat("p", 33) + `"}}}`, []string{`field "toolPrefix"`, "longer than 32"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := parseConfig("agentapp.json", []byte(c.json), lookup)
+			if err == nil {
+				t.Fatalf("no error; got %+v", got)
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.File != "agentapp.json" {
+				t.Errorf("error %T %v is not a *ConfigError naming the file", err, err)
+			}
+			wantErr(t, err, c.want...)
+		})
+	}
+}
+
+func TestLoadConfigTolerates(t *testing.T) {
+	var logs bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
+	t.Cleanup(func() { slog.SetDefault(old) })
+
+	got, err := parseConfig("cline.json", []byte(`{
+		"mcpServers": {
+			"files": {"command": "npx", "args": null, "autoApprove": ["read_file"], "transportType": "stdio"},
+			"off": {"disabled": true, "command": ["not", "checked"]},
+			"on": {"disabled": false, "type": "streamable-http", "url": "http://localhost:3000/mcp"}
+		},
+		"theme": "dark"
+	}`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ServerConfig{
+		{Name: "files", Command: "npx"},
+		{Name: "on", URL: "http://localhost:3000/mcp"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("servers (-want +got):\n%s", diff)
+	}
+	for _, s := range []string{"field=autoApprove", "field=transportType", "server=files"} {
+		if !strings.Contains(logs.String(), s) {
+			t.Errorf("log %q does not mention %s", logs.String(), s)
+		}
+	}
+
+	// A file without mcpServers (a fresh Claude Desktop install) has no
+	// servers and is not an error.
+	got, err = parseConfig("claude.json", []byte(`{"globalShortcut": ""}`), nil)
+	if err != nil || len(got) != 0 {
+		t.Errorf("no mcpServers: got %v, %v; want no servers and no error", got, err)
+	}
+}
+
+func TestLoadConfigMissingFile(t *testing.T) {
+	_, err := LoadConfig(filepath.Join(t.TempDir(), "nope.json"))
+	wantErr(t, err, "nope.json", "not found", "--config")
+}
+
+func TestParseCommandLine(t *testing.T) {
+	cases := []struct {
+		in   string
+		want ServerConfig
+	}{
+		{"agentapp serve", ServerConfig{Name: "agentapp", Command: "agentapp", Args: []string{"serve"}}},
+		{"  /tmp/build/agentapp   serve  ", ServerConfig{Name: "agentapp", Command: "/tmp/build/agentapp", Args: []string{"serve"}}},
+		{"npx -y @modelcontextprotocol/server-memory@latest", ServerConfig{Name: "server-memory", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-memory@latest"}}},
+		{"uvx mcp-server-fetch", ServerConfig{Name: "mcp-server-fetch", Command: "uvx", Args: []string{"mcp-server-fetch"}}},
+		{"python3 -u ./servers/weather.py --port 0", ServerConfig{Name: "weather", Command: "python3", Args: []string{"-u", "./servers/weather.py", "--port", "0"}}},
+		{"node", ServerConfig{Name: "node", Command: "node"}},
+		{`C:\tools\fs-server.exe`, ServerConfig{Name: "fs-server", Command: `C:\tools\fs-server.exe`}},
+	}
+	for _, c := range cases {
+		got, err := ParseCommandLine(c.in)
+		if err != nil {
+			t.Errorf("ParseCommandLine(%q): %v", c.in, err)
+			continue
+		}
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			t.Errorf("ParseCommandLine(%q) (-want +got):\n%s", c.in, diff)
+		}
+	}
+	for _, in := range []string{"", "   ", "\t\n"} {
+		_, err := ParseCommandLine(in)
+		wantErr(t, err, "--mcp", "e.g.")
+	}
+}
+
+func TestUniqueName(t *testing.T) {
+	taken := map[string]bool{"agentapp": true, "agentapp-2": true}
+	if got := UniqueName("agentapp", func(n string) bool { return taken[n] }); got != "agentapp-3" {
+		t.Errorf("UniqueName = %q, want agentapp-3", got)
+	}
+	if got := UniqueName("files", func(n string) bool { return taken[n] }); got != "files" {
+		t.Errorf("UniqueName = %q, want files", got)
+	}
+}
+
+func wantErr(t *testing.T, err error, subs ...string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("no error, want one mentioning %q", subs)
+		return
+	}
+	for _, s := range subs {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q does not mention %q", err, s)
+		}
+	}
+}

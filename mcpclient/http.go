@@ -1,0 +1,218 @@
+package mcpclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// httpDialRetries is how often a request that could not reach an HTTP
+// server (connection refused, DNS failure, nothing listening yet) is sent
+// again, after httpRetryBase, then twice that, and so on.
+const (
+	httpDialRetries = 3
+	httpRetryBase   = 200 * time.Millisecond
+)
+
+// headerTransport adds the configured headers and bearer token to every
+// request to a streamable HTTP server, remembers a 401 so the error the
+// user sees can say what to fix, retries requests that never reached the
+// server, and captures the raw tools/list bytes.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+	token   string
+	// capture receives the tools/list answers byte for byte. It is done
+	// here rather than by wrapping the SDK's connection, because the SDK
+	// opens its standalone SSE stream (the one notifications such as
+	// tools/list_changed travel on) only on a connection of its own type.
+	capture *capture
+	// sleep waits between retries; tests replace it.
+	sleep        func(ctx context.Context, d time.Duration) error
+	unauthorized atomic.Bool
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, v := range t.headers {
+		req.Header.Set(k, v)
+	}
+	if t.token != "" {
+		req.Header.Set("Authorization", "Bearer "+t.token)
+	}
+	watch := req.Method == http.MethodPost && isToolsList(req)
+	resp, err := t.send(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode == http.StatusUnauthorized {
+		t.unauthorized.Store(true)
+	}
+	if watch && resp.StatusCode == http.StatusOK {
+		mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		resp.Body = &captureBody{ReadCloser: resp.Body, cap: t.capture, sse: mt == "text/event-stream"}
+	}
+	return resp, err
+}
+
+// send sends req, and sends it again (with backoff) while it fails before
+// reaching the server. Such a retry is safe whatever the request: the
+// server never saw the first attempt. Failures after the request was sent
+// are not retried here; the bridge decides (only read-only tools).
+func (t *headerTransport) send(req *http.Request) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		resp, err := t.base.RoundTrip(req)
+		if err == nil || attempt >= httpDialRetries || !notDelivered(err) {
+			return resp, err
+		}
+		if req.Body != nil && req.Body != http.NoBody {
+			if req.GetBody == nil {
+				return nil, err
+			}
+			body, gerr := req.GetBody()
+			if gerr != nil {
+				return nil, err
+			}
+			req.Body = body
+		}
+		if serr := t.sleep(req.Context(), httpRetryBase<<attempt); serr != nil {
+			return nil, err
+		}
+	}
+}
+
+// notDelivered reports whether err says the request never reached the
+// server: the connection could not be made.
+func notDelivered(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var dns *net.DNSError
+	return errors.As(err, &dns) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// isToolsList peeks at a POST body (a JSON-RPC message the SDK encoded)
+// without consuming it.
+func isToolsList(req *http.Request) bool {
+	if req.GetBody == nil {
+		return false
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return false
+	}
+	defer body.Close()
+	var msg struct {
+		Method string `json:"method"`
+	}
+	return json.NewDecoder(io.LimitReader(body, 1<<20)).Decode(&msg) == nil && msg.Method == "tools/list"
+}
+
+// captureBody passes a tools/list answer through to the SDK and records its
+// tools' raw schemas on the way. Each message is recorded inside the Read
+// that completes it, so the record exists before the SDK can have decoded
+// the message and handed it to the bridge.
+type captureBody struct {
+	io.ReadCloser
+	cap  *capture
+	sse  bool
+	buf  []byte // JSON: the whole body so far; SSE: the unfinished line
+	data []byte // SSE: the data lines of the current event
+	done bool
+}
+
+const captureLimit = 64 << 20
+
+func (b *captureBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if b.done || n == 0 && err == nil {
+		return n, err
+	}
+	b.buf = append(b.buf, p[:n]...)
+	if len(b.buf) > captureLimit {
+		b.done, b.buf = true, nil // too big to keep; the SDK's schemas are used
+		return n, err
+	}
+	if !b.sse {
+		if err != nil || json.Valid(b.buf) {
+			b.record(b.buf)
+			b.done = true
+		}
+		return n, err
+	}
+	for {
+		i := bytes.IndexByte(b.buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := bytes.TrimRight(b.buf[:i], "\r")
+		b.buf = b.buf[i+1:]
+		switch {
+		case len(line) == 0:
+			if len(b.data) > 0 {
+				b.record(b.data)
+				b.data = b.data[:0]
+			}
+		case bytes.HasPrefix(line, []byte("data:")):
+			d := bytes.TrimPrefix(line[5:], []byte(" "))
+			if len(b.data) > 0 {
+				b.data = append(b.data, '\n')
+			}
+			b.data = append(b.data, d...)
+		}
+	}
+	return n, err
+}
+
+// record stores the tools of a JSON-RPC response message.
+func (b *captureBody) record(msg []byte) {
+	var m struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if json.Unmarshal(msg, &m) == nil && len(m.Result) > 0 {
+		b.cap.recordTools(m.Result)
+	}
+}
+
+// CloseIdleConnections closes the base transport's idle connections (the
+// http.Client forwards its own CloseIdleConnections here).
+func (t *headerTransport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// explain rewrites an error of a request to the server when the server
+// answered 401, which the SDK reports only as a generic failure.
+func (t *headerTransport) explain(err error) error {
+	if err == nil || !t.unauthorized.Load() {
+		return err
+	}
+	what := "no bearer token was sent; set token (or an Authorization header) in the server's config"
+	if t.token != "" || t.headers["Authorization"] != "" {
+		what = "the bearer token was refused; check that it is the right one and not expired"
+	}
+	return fmt.Errorf("the server answered 401 Unauthorized: %s (%w)", what, err)
+}
+
+// newHTTPClient returns a client of its own for one session: its idle
+// connections are closed with the session instead of lingering in the
+// shared default transport.
+func newHTTPClient(cfg *ServerConfig, o *connectOptions) (*http.Client, *headerTransport) {
+	var base http.RoundTripper = http.DefaultTransport.(*http.Transport).Clone()
+	if o.httpBase != nil {
+		base = o.httpBase
+	}
+	ht := &headerTransport{base: base, headers: cfg.Headers, token: cfg.Token, capture: newCapture(), sleep: o.restart.Sleep}
+	return &http.Client{Transport: ht}, ht
+}

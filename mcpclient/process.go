@@ -1,0 +1,276 @@
+package mcpclient
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"maps"
+	"os"
+	"os/exec"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Grace periods of the close sequence of a stdio server (SPEC §5): stdin EOF,
+// then DefaultEOFGrace to exit on its own, then SIGTERM to the process group,
+// then DefaultTermGrace, then SIGKILL.
+const (
+	DefaultEOFGrace  = 2 * time.Second
+	DefaultTermGrace = 2 * time.Second
+	// killWait bounds the wait for the exit status after SIGKILL, which the
+	// kernel delivers unconditionally; it is the "margin" of the close bound.
+	killWait = 2 * time.Second
+	// groupPoll is how often the process group is checked for survivors
+	// once the direct child has exited.
+	groupPoll = 20 * time.Millisecond
+)
+
+// process is a running stdio server: the child, its pipes and the goroutines
+// that read them. It owns the whole process group the child leads, so
+// anything the child spawns (npx → node, a wrapper script → the real server)
+// is signalled and killed with it.
+type process struct {
+	server  string
+	cmdLine string
+	cmd     *exec.Cmd
+	pgid    int
+
+	stdin     *os.File
+	stdinOnce sync.Once
+	stdout    *frameFilter
+	stderrR   *os.File
+	stderr    stderrRing
+	stderrEnd chan struct{}
+
+	exited  chan struct{}
+	waitErr error // valid once exited is closed
+
+	stopOnce sync.Once
+}
+
+// errCommandNotFound marks a stdio command that does not exist.
+var errCommandNotFound = errors.New("command not found")
+
+// startProcess spawns cfg's command without a shell, in its own process
+// group, with cfg.Env merged over our environment.
+func startProcess(cfg *ServerConfig, o *connectOptions) (*process, error) {
+	name, args, err := resolveCommand(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Dir = cfg.Dir
+	cmd.Env = mergeEnv(os.Environ(), cfg.Env)
+	setProcessGroup(cmd)
+	// WaitDelay bounds Wait once the child has exited while something else
+	// (a grandchild) still holds a pipe we gave it; our pipes are plain
+	// *os.File so Wait has nothing to copy, but a future switch to
+	// io.Writer-backed pipes must not be able to hang Close.
+	cmd.WaitDelay = time.Second
+
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("creating stdin pipe: %w", err)
+	}
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		closeAll(stdinR, stdinW)
+		return nil, fmt.Errorf("creating stdout pipe: %w", err)
+	}
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		closeAll(stdinR, stdinW, stdoutR, stdoutW)
+		return nil, fmt.Errorf("creating stderr pipe: %w", err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
+	err = cmd.Start()
+	// The child has its copies; ours of its ends must go so that EOF is seen
+	// when the child (and everything it spawned) is gone.
+	closeAll(stdinR, stdoutW, stderrW)
+	if err != nil {
+		closeAll(stdinW, stdoutR, stderrR)
+		return nil, startError(cfg, err)
+	}
+	p := &process{
+		server:    cfg.Name,
+		cmdLine:   cfg.CommandLine(),
+		cmd:       cmd,
+		pgid:      cmd.Process.Pid, // Setpgid with Pgid 0: the group id is the child's pid
+		stdin:     stdinW,
+		stderrR:   stderrR,
+		stderrEnd: make(chan struct{}),
+		exited:    make(chan struct{}),
+	}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	go func() {
+		defer close(p.stderrEnd)
+		pumpStderr(cfg.Name, stderrR, &p.stderr, o.stderrEcho, o.logger)
+	}()
+	p.stdout = newFrameFilter(cfg.Name, stdoutR, o.maxFrame, o.logger)
+	return p, nil
+}
+
+func startError(cfg *ServerConfig, err error) error {
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %s (is it installed and on PATH?)", errCommandNotFound, cfg.Command)
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("command %s cannot be executed (permission denied); check that it is an executable file", cfg.Command)
+	}
+	return fmt.Errorf("starting %s: %w", cfg.CommandLine(), err)
+}
+
+// mergeEnv returns base with overrides applied on top, in a stable order.
+// exec.Cmd keeps the last value of a duplicated key, so appending is enough.
+func mergeEnv(base []string, overrides map[string]string) []string {
+	env := slices.Clone(base)
+	for _, k := range slices.Sorted(maps.Keys(overrides)) {
+		env = append(env, k+"="+overrides[k])
+	}
+	return env
+}
+
+func closeAll(fs ...io.Closer) {
+	for _, f := range fs {
+		_ = f.Close()
+	}
+}
+
+// stdinCloser is the write end of the child's stdin as the transport sees
+// it; closing it (from the session or from stop) is the EOF step of the
+// close sequence, done once.
+type stdinCloser struct{ p *process }
+
+func (w stdinCloser) Write(b []byte) (int, error) { return w.p.stdin.Write(b) }
+func (w stdinCloser) Close() error                { w.p.closeStdin(); return nil }
+
+func (p *process) closeStdin() {
+	p.stdinOnce.Do(func() { _ = p.stdin.Close() })
+}
+
+// hasExited reports whether the direct child has exited.
+func (p *process) hasExited() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitExit waits up to d for the direct child to exit.
+func (p *process) waitExit(d time.Duration) bool {
+	if p.hasExited() {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// waitGone waits until deadline for the child to exit and every other
+// member of its process group to be gone.
+func (p *process) waitGone(deadline time.Time) bool {
+	if !p.waitExit(time.Until(deadline)) {
+		return false
+	}
+	tick := time.NewTicker(groupPoll)
+	defer tick.Stop()
+	for p.groupAlive() {
+		if !time.Now().Before(deadline) {
+			return false
+		}
+		<-tick.C
+	}
+	return true
+}
+
+// stop runs the close sequence: stdin EOF → eofGrace → SIGTERM to the group
+// → termGrace → SIGKILL to the group. It returns once the child has been
+// reaped (or killWait after SIGKILL), so it never blocks much longer than
+// eofGrace + termGrace. Survivors in the group are handled even when the
+// direct child exits politely: a wrapper script that exits on EOF must not
+// leave its server behind.
+func (p *process) stop(eofGrace, termGrace time.Duration) {
+	p.stopOnce.Do(func() {
+		p.closeStdin()
+		if p.waitGone(time.Now().Add(eofGrace)) {
+			return
+		}
+		p.logf("did not exit %v after stdin was closed; sending SIGTERM", eofGrace)
+		p.terminate()
+		if p.waitGone(time.Now().Add(termGrace)) {
+			return
+		}
+		p.logf("did not exit %v after SIGTERM; killing its process group", termGrace)
+		p.kill()
+		p.waitGone(time.Now().Add(killWait))
+	})
+}
+
+// abort kills the group at once; a failed connect owes nobody a grace period.
+func (p *process) abort() {
+	p.stopOnce.Do(func() {
+		p.closeStdin()
+		p.kill()
+		// SIGKILL is delivered asynchronously: wait until every member of
+		// the group is gone, not only the direct child.
+		p.waitGone(time.Now().Add(killWait))
+	})
+}
+
+// release closes our ends of stdout and stderr and waits for the goroutines
+// reading them. Call it after stop or abort. It waits briefly for stderr to
+// drain so that error messages include the server's last words.
+func (p *process) release() {
+	_ = p.stdout.Close()
+	t := time.NewTimer(500 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-p.stderrEnd:
+	case <-t.C:
+	}
+	_ = p.stderrR.Close()
+	<-p.stderrEnd
+}
+
+// exitStatus describes how the child ended, or "" while it runs.
+func (p *process) exitStatus() string {
+	if !p.hasExited() {
+		return ""
+	}
+	if p.waitErr == nil {
+		return "exit status 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(p.waitErr, &ee) {
+		return ee.ProcessState.String()
+	}
+	return p.waitErr.Error()
+}
+
+func (p *process) logf(format string, args ...any) {
+	slog.Warn("mcp: "+fmt.Sprintf(format, args...), "server", p.server, "command", p.cmdLine)
+}
+
+// waitStderr waits up to d for the server's stderr to reach EOF, so that
+// its last lines are in the ring.
+func (p *process) waitStderr(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.stderrEnd:
+	case <-t.C:
+	}
+}

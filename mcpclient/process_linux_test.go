@@ -1,0 +1,327 @@
+package mcpclient
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// procState reads /proc/PID/stat: state, ppid and process group. ok is
+// false when the process does not exist (any more).
+func procState(pid int) (state byte, ppid, pgrp int, ok bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, 0, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	f := bytes.Fields(b[i+1:])
+	ppid, _ = strconv.Atoi(string(f[1]))
+	pgrp, _ = strconv.Atoi(string(f[2]))
+	return f[0][0], ppid, pgrp, true
+}
+
+// running reports whether pid is a live (not zombie) process.
+func running(pid int) bool {
+	s, _, _, ok := procState(pid)
+	return ok && s != 'Z' && s != 'X'
+}
+
+// groupMembers lists the live processes of process group pgid by scanning
+// the whole process table (independently of the code under test).
+func groupMembers(t *testing.T, pgid int) []int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if s, _, g, ok := procState(pid); ok && g == pgid && s != 'Z' && s != 'X' {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// serverIDs reads the pid and process group the test server wrote.
+func serverIDs(t *testing.T, pidfile string) (pid, pgid int) {
+	t.Helper()
+	b, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatalf("the test server wrote no pid file: %v", err)
+	}
+	if _, err := fmt.Sscan(string(b), &pid, &pgid); err != nil {
+		t.Fatalf("pid file %q: %v", b, err)
+	}
+	return pid, pgid
+}
+
+func wrappedServer(t *testing.T, mode string) (ServerConfig, string) {
+	t.Helper()
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	return ServerConfig{
+		Name:    "ts-" + mode,
+		Command: wrapperPath(t),
+		Args:    []string{testServerPath(t), "-mode", mode, "-pidfile", pidfile},
+	}, pidfile
+}
+
+func TestStdioWrapperCloseLeavesNoProcess(t *testing.T) {
+	cfg, pidfile := wrappedServer(t, "normal")
+	b, err := Connect(context.Background(), cfg, WithGracePeriods(2*time.Second, 2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, pgid := serverIDs(t, pidfile)
+	if _, ppid, _, _ := procState(pid); ppid == os.Getpid() {
+		t.Fatalf("the server is our child; the wrapper should have made it a grandchild")
+	}
+	if pgid != curConn(b).proc.pgid {
+		t.Fatalf("server runs in group %d, want the bridge's group %d", pgid, curConn(b).proc.pgid)
+	}
+	got, err := adExec(t, adTool(t, b, "echo"), `{"text":"hi"}`)
+	if err != nil || got != `{"echo":"hi"}` {
+		t.Fatalf("echo: %q, %v", got, err)
+	}
+	if n := len(groupMembers(t, pgid)); n != 2 {
+		t.Fatalf("group %d has %d live processes before Close, want 2 (wrapper and server)", pgid, n)
+	}
+	if tail := b.StderrTail(); len(tail) == 0 || tail[0] != "testserver starting in mode normal" {
+		t.Errorf("StderrTail = %q", tail)
+	}
+	if err := b.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if err := b.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if left := groupMembers(t, pgid); len(left) > 0 {
+		t.Fatalf("processes of group %d left after Close: %v", pgid, left)
+	}
+}
+
+func TestStdioStubbornServerKilledWithinGrace(t *testing.T) {
+	cfg, pidfile := wrappedServer(t, "ignore-term")
+	const grace = 300 * time.Millisecond
+	b, err := Connect(context.Background(), cfg, WithGracePeriods(grace, grace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, pgid := serverIDs(t, pidfile)
+	start := time.Now()
+	if err := b.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	took := time.Since(start)
+	if bound := 2*grace + killWait + 2*time.Second; took > bound {
+		t.Errorf("Close took %v, more than the grace periods plus margin (%v)", took, bound)
+	}
+	if running(pid) {
+		t.Fatalf("server %d survived Close", pid)
+	}
+	if left := groupMembers(t, pgid); len(left) > 0 {
+		t.Fatalf("processes of group %d left after Close: %v", pgid, left)
+	}
+	if tail := strings.Join(b.StderrTail(), "\n"); !strings.Contains(tail, "staying alive anyway") {
+		t.Errorf("the server did not see stdin EOF before being killed; stderr:\n%s", tail)
+	}
+}
+
+func TestConnectMissingCommand(t *testing.T) {
+	_, err := Connect(context.Background(), ServerConfig{Name: "ghost", Command: "agentapp-no-such-server-xyz"})
+	if err == nil {
+		t.Fatal("connected to a command that does not exist")
+	}
+	want := "MCP server ghost: command not found: agentapp-no-such-server-xyz (is it installed and on PATH?)"
+	if err.Error() != want {
+		t.Errorf("error\n%s\nwant\n%s", err, want)
+	}
+	if !errors.Is(err, errCommandNotFound) {
+		t.Errorf("error does not wrap errCommandNotFound")
+	}
+}
+
+func TestConnectNeverInitializes(t *testing.T) {
+	cfg, pidfile := wrappedServer(t, "no-init")
+	cfg.ConnectTimeout = 400 * time.Millisecond
+	start := time.Now()
+	_, err := Connect(context.Background(), cfg)
+	took := time.Since(start)
+	if err == nil {
+		t.Fatal("connected to a server that never answers initialize")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		"connecting to MCP server ts-no-init (command: " + wrapperPath(t),
+		"failed during initialize: no answer within 400ms (the connect timeout)",
+		"last lines on its stderr:\n  testserver starting in mode no-init",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error lacks %q:\n%s", want, msg)
+		}
+	}
+	if took > 400*time.Millisecond+killWait+2*time.Second {
+		t.Errorf("failed connect took %v", took)
+	}
+	pid, pgid := serverIDs(t, pidfile)
+	if running(pid) {
+		t.Errorf("server %d still running after the failed connect", pid)
+	}
+	if left := groupMembers(t, pgid); len(left) > 0 {
+		t.Errorf("processes of group %d left: %v", pgid, left)
+	}
+}
+
+func TestConnectServerExitsAtStart(t *testing.T) {
+	cfg := ServerConfig{Name: "quitter", Command: testServerPath(t), Args: []string{"-mode", "exit-start"}}
+	_, err := Connect(context.Background(), cfg)
+	if err == nil {
+		t.Fatal("connected to a server that exited")
+	}
+	for _, want := range []string{"failed during initialize: the server exited (exit status 3)", "fatal: no API key configured"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%s", want, err)
+		}
+	}
+}
+
+func TestGarbageStdoutLinesAreSkipped(t *testing.T) {
+	logs := &logSink{}
+	cfg := ServerConfig{Name: "noisy", Command: testServerPath(t), Args: []string{"-mode", "garbage"}}
+	b, err := Connect(context.Background(), cfg, WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if got, err := adExec(t, adTool(t, b, "noise"), `{}`); err != nil || got != "still alive" {
+		t.Fatalf("noise: %q, %v", got, err)
+	}
+	if got, err := adExec(t, adTool(t, b, "echo"), `{"text":"after"}`); err != nil || got != `{"echo":"after"}` {
+		t.Fatalf("echo after garbage: %q, %v", got, err)
+	}
+	out := logs.String()
+	for _, line := range []string{"Server banner: welcome!", "{not json", "[1, 2", "debug: noise tool called"} {
+		if !strings.Contains(out, "server=noisy") || !strings.Contains(out, strconv.Quote(line)) {
+			t.Errorf("skipped line %q not logged with the server name; log:\n%s", line, out)
+		}
+	}
+}
+
+func TestRawServerPagesSchemasAndLegacyResult(t *testing.T) {
+	const (
+		// The exact bytes internal/testserver sends in raw mode.
+		schemaA = `{ "type": "object",  "properties": { "zeta": {"type":"number", "minimum": 1.50}, "alpha": {"type":"string"} }, "required": ["zeta"] }`
+		schemaB = `{"properties":{},"type":"object","additionalProperties":false}`
+	)
+	cfg := ServerConfig{Name: "raw", Command: testServerPath(t), Args: []string{"-mode", "raw"}, ToolPrefix: "raw_"}
+	b, err := Connect(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	tools := b.Tools()
+	if len(tools) != 2 {
+		t.Fatalf("got %d tools, want 2 (one per tools/list page)", len(tools))
+	}
+	if tools[0].Name != "raw_a" || string(tools[0].InputSchema) != schemaA {
+		t.Errorf("tool %s schema\n%s\nwant byte for byte\n%s", tools[0].Name, tools[0].InputSchema, schemaA)
+	}
+	if tools[1].Name != "raw_legacy" || string(tools[1].InputSchema) != schemaB {
+		t.Errorf("tool %s schema\n%s\nwant\n%s", tools[1].Name, tools[1].InputSchema, schemaB)
+	}
+	if got, err := adExec(t, tools[1], `{}`); err != nil || got != `{"z":1,"a":[true,null]}` {
+		t.Errorf("legacy toolResult: %q, %v", got, err)
+	}
+	if got, err := adExec(t, tools[0], `{"zeta":2}`); err != nil || got != "a called" {
+		t.Errorf("a: %q, %v", got, err)
+	}
+}
+
+func TestOversizedFrameIsRefused(t *testing.T) {
+	cfg := ServerConfig{Name: "big", Command: testServerPath(t)}
+	b, err := Connect(context.Background(), cfg, withMaxFrame(4096))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	_, err = adExec(t, adTool(t, b, "big"), `{"n":10000}`)
+	wantCallErr(t, err, KindRejected, "")
+	if !strings.Contains(err.Error(), "over the 4096-byte limit; it was refused") {
+		t.Errorf("error %q", err)
+	}
+	if got, err := adExec(t, adTool(t, b, "big"), `{"n":10}`); err != nil || got != "xxxxxxxxxx" {
+		t.Errorf("session after the refused frame: %q, %v", got, err)
+	}
+}
+
+func TestCallTimeoutCancelsOnStdioServer(t *testing.T) {
+	sink := newLineSink()
+	cfg := ServerConfig{Name: "ts", Command: testServerPath(t), CallTimeout: 200 * time.Millisecond}
+	b, err := Connect(context.Background(), cfg, WithStderrEcho(sink))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	_, err = adExec(t, adTool(t, b, "sleep"), `{}`)
+	wantCallErr(t, err, KindTimeout, "tool sleep timed out after 0.2 s and was cancelled; try a smaller request or try again later")
+	sink.waitFor(t, "[ts] testserver: sleep cancelled")
+	if got, err := adExec(t, adTool(t, b, "echo"), `{"text":"x"}`); err != nil || got != `{"echo":"x"}` {
+		t.Errorf("session after a timeout: %q, %v", got, err)
+	}
+}
+
+func TestCloseCancelsCallsInFlight(t *testing.T) {
+	sink := newLineSink()
+	cfg := ServerConfig{Name: "ts", Command: testServerPath(t)}
+	b, err := Connect(context.Background(), cfg, WithStderrEcho(sink))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := adTool(t, b, "sleep").Execute(context.Background(), nil)
+		errc <- err
+	}()
+	sink.waitFor(t, "sleep started")
+	if err := b.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	err = <-errc
+	wantCallErr(t, err, KindConnection, "tool sleep could not be called: the connection to server ts was closed")
+}
+
+func TestStdioEnvAndDir(t *testing.T) {
+	dir := t.TempDir()
+	cfg := ServerConfig{
+		Name: "ts", Command: testServerPath(t), Dir: dir,
+		Env: map[string]string{"AGENTMCP_TEST_VAR": "from config"},
+	}
+	t.Setenv("AGENTMCP_PARENT_VAR", "inherited")
+	b, err := Connect(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	env := adTool(t, b, "env")
+	for name, want := range map[string]string{
+		"AGENTMCP_TEST_VAR":   "from config",
+		"AGENTMCP_PARENT_VAR": "inherited", // merged over, not replacing, our environment
+	} {
+		got, err := adExec(t, env, `{"name":"`+name+`"}`)
+		if err != nil || got != want+"|"+dir {
+			t.Errorf("%s: the server sees %q, %v; want %q", name, got, err, want+"|"+dir)
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package mcpclient
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Default timeouts for MCP connections.
+const (
+	// DefaultConnectTimeout bounds spawn (or dial) + initialize + tools/list.
+	DefaultConnectTimeout = 30 * time.Second
+	// DefaultCallTimeout bounds one tools/call.
+	DefaultCallTimeout = 60 * time.Second
+)
+
+// ServerConfig says how to reach one external MCP server: either a stdio
+// command (Command, Args, Env, Dir) or a streamable HTTP endpoint (URL,
+// Headers, Token). It is what one entry of an mcpServers config file, or
+// one --mcp flag, becomes.
+type ServerConfig struct {
+	// Name identifies the server in tool origins, warnings and errors.
+	Name string
+
+	// Command is the executable of a stdio server, found on PATH if it has
+	// no path separator. It is started without a shell.
+	Command string
+	Args    []string
+	// Env is merged over the parent's environment (it does not replace it,
+	// so PATH and HOME survive).
+	Env map[string]string
+	// Dir is the working directory; empty means the current one.
+	Dir string
+
+	// URL is the endpoint of a streamable HTTP server.
+	URL     string
+	Headers map[string]string
+	// Token, when set, is sent as "Authorization: Bearer <token>".
+	Token string
+
+	// ConnectTimeout bounds the connection; 0 means DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// CallTimeout bounds each tool call; 0 means DefaultCallTimeout.
+	CallTimeout time.Duration
+
+	// ToolPrefix is prepended to every tool name of this server.
+	ToolPrefix string
+	// AllowedTools, when not empty, keeps only these tools (names as the
+	// server sends them, before ToolPrefix).
+	AllowedTools []string
+	// ExcludedTools drops these tools (names before ToolPrefix).
+	ExcludedTools []string
+}
+
+// IsHTTP reports whether the server is reached over HTTP.
+func (c *ServerConfig) IsHTTP() bool { return c.URL != "" }
+
+// CommandLine renders the stdio command for messages, quoting arguments
+// that contain spaces, so a user can copy it and run it by hand.
+func (c *ServerConfig) CommandLine() string {
+	parts := append([]string{c.Command}, c.Args...)
+	for i, p := range parts {
+		if p == "" || strings.ContainsAny(p, " \t\"'") {
+			parts[i] = fmt.Sprintf("%q", p)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// Validate checks that the config names exactly one kind of server.
+func (c *ServerConfig) Validate() error {
+	switch {
+	case c.Command == "" && c.URL == "":
+		return fmt.Errorf("server %q: set either command (stdio) or url (HTTP)", c.Name)
+	case c.Command != "" && c.URL != "":
+		return fmt.Errorf("server %q: set command (stdio) or url (HTTP), not both", c.Name)
+	}
+	return nil
+}

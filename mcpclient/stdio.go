@@ -1,0 +1,288 @@
+package mcpclient
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// MaxFrameSize is the largest line a stdio server may write on stdout. A
+// longer line is refused (logged, and turned into an error response when it
+// answers one of our calls) instead of being buffered, so a runaway server
+// cannot eat the host's memory.
+const MaxFrameSize = 16 << 20
+
+// frameFilter sits between a stdio server's stdout and the SDK's
+// newline-delimited JSON decoder.
+//
+// The SDK treats one undecodable line as a broken connection and ends the
+// session. Real servers print banners, debug output and progress bars on
+// stdout, so the filter passes on only lines that parse as JSON objects (or
+// JSON-RPC batch arrays), logs every other line with the server's name and
+// skips it.
+//
+// Read is unblocked by Close, which the SDK's connection relies on: its read
+// goroutine would otherwise leak while the child keeps stdout open.
+type frameFilter struct {
+	server   string
+	src      io.ReadCloser
+	maxFrame int
+	logger   *slog.Logger
+
+	frames chan []byte
+	done   chan struct{}
+	exited chan struct{} // closed when run returns
+
+	cur       []byte // unread rest of the current frame (Read side only)
+	closeOnce sync.Once
+}
+
+func newFrameFilter(server string, src io.ReadCloser, maxFrame int, logger *slog.Logger) *frameFilter {
+	if maxFrame <= 0 {
+		maxFrame = MaxFrameSize
+	}
+	f := &frameFilter{
+		server:   server,
+		src:      src,
+		maxFrame: maxFrame,
+		logger:   logger,
+		frames:   make(chan []byte),
+		done:     make(chan struct{}),
+		exited:   make(chan struct{}),
+	}
+	go f.run()
+	return f
+}
+
+// Read implements io.Reader. Each frame is delivered with its trailing
+// newline so the decoder sees newline-delimited JSON.
+func (f *frameFilter) Read(p []byte) (int, error) {
+	if len(f.cur) == 0 {
+		select {
+		case fr, ok := <-f.frames:
+			if !ok {
+				return 0, io.EOF
+			}
+			f.cur = fr
+		case <-f.done:
+			return 0, io.EOF
+		}
+	}
+	n := copy(p, f.cur)
+	f.cur = f.cur[n:]
+	return n, nil
+}
+
+// Close stops the filter and closes the pipe it reads. It is idempotent.
+func (f *frameFilter) Close() error {
+	f.closeOnce.Do(func() {
+		close(f.done)
+		_ = f.src.Close()
+	})
+	<-f.exited
+	return nil
+}
+
+func (f *frameFilter) run() {
+	defer close(f.exited)
+	defer close(f.frames)
+	br := bufio.NewReaderSize(f.src, 64<<10)
+	for {
+		ln, err := readBoundedLine(br, f.maxFrame)
+		if ln.size > 0 {
+			if fr := f.accept(ln); fr != nil {
+				select {
+				case f.frames <- fr:
+				case <-f.done:
+					return
+				}
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !isClosedPipe(err) {
+				f.logger.Warn("mcp: reading the server's stdout failed", "server", f.server, "error", err)
+			}
+			return
+		}
+	}
+}
+
+// accept returns the frame to pass on for one stdout line, or nil to skip it.
+func (f *frameFilter) accept(ln boundedLine) []byte {
+	if ln.oversize {
+		return f.refuse(ln)
+	}
+	line := bytes.TrimSpace(ln.data)
+	if len(line) == 0 {
+		return nil
+	}
+	if (line[0] == '{' || line[0] == '[') && json.Valid(line) {
+		return append(line, '\n')
+	}
+	f.logger.Warn("mcp: server wrote a line on stdout that is not a JSON-RPC message; skipped (servers must log to stderr)",
+		"server", f.server, "line", preview(string(line), 300))
+	return nil
+}
+
+var (
+	headID = regexp.MustCompile(`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?[0-9]+|"[^"\\]*")`)
+	tailID = regexp.MustCompile(`"id"\s*:\s*(-?[0-9]+|"[^"\\]*")\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$`)
+)
+
+// refuse logs an oversized line and, when it is recognisably the response
+// to one of our calls, returns an error response for that call so the caller
+// fails at once with the reason instead of waiting for its timeout.
+func (f *frameFilter) refuse(ln boundedLine) []byte {
+	f.logger.Error("mcp: server wrote a message larger than the limit on stdout; refused",
+		"server", f.server, "bytes", ln.size, "limit", f.maxFrame, "start", preview(string(ln.head), 120))
+	if bytes.Contains(ln.head, []byte(`"method"`)) {
+		return nil // a request or notification from the server: nobody waits for it
+	}
+	var id []byte
+	if m := headID.FindSubmatch(ln.head); m != nil {
+		id = m[1]
+	} else if m := tailID.FindSubmatch(ln.tail); m != nil {
+		id = m[1]
+	}
+	if id == nil {
+		return nil
+	}
+	msg := fmt.Sprintf("server %s sent a response of %d bytes, over the %d-byte limit; it was refused (ask for less data, e.g. a smaller page or range)",
+		f.server, ln.size, f.maxFrame)
+	b, _ := json.Marshal(msg)
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":%s}}`+"\n", id, b)
+}
+
+// boundedLine is one stdout line. An oversized line keeps only its first and
+// last bytes, enough to find its JSON-RPC id.
+type boundedLine struct {
+	data       []byte
+	size       int
+	oversize   bool
+	head, tail []byte
+}
+
+const idWindow = 256
+
+// readBoundedLine reads one line without ever holding more than max bytes of
+// it: past max, the rest is discarded while the size is counted.
+func readBoundedLine(br *bufio.Reader, max int) (boundedLine, error) {
+	var ln boundedLine
+	for {
+		chunk, err := br.ReadSlice('\n')
+		ln.size += len(chunk)
+		if !ln.oversize {
+			if len(ln.data)+len(chunk) > max+1 { // +1: the newline itself
+				ln.oversize = true
+				head := append(ln.data, chunk...)
+				ln.head = bytes.Clone(head[:min(len(head), idWindow)])
+				ln.data = nil
+			} else {
+				ln.data = append(ln.data, chunk...)
+			}
+		}
+		if ln.oversize {
+			ln.tail = append(ln.tail, chunk...)
+			if len(ln.tail) > idWindow {
+				ln.tail = append(ln.tail[:0:0], ln.tail[len(ln.tail)-idWindow:]...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return ln, err
+	}
+}
+
+func isClosedPipe(err error) bool {
+	return strings.Contains(err.Error(), "file already closed") || strings.Contains(err.Error(), "closed pipe")
+}
+
+// preview shortens s for a log line or message, saying how long it was.
+func preview(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !isRuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:cut], len(s))
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// stderrRing keeps the last lines a server wrote on stderr, for error
+// messages (a failed connect shows them) and for StderrTail.
+type stderrRing struct {
+	mu    sync.Mutex
+	lines []string
+	next  int
+	full  bool
+}
+
+const (
+	stderrKeepLines = 50
+	stderrMaxLine   = 1000
+)
+
+func (r *stderrRing) add(line string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lines == nil {
+		r.lines = make([]string, stderrKeepLines)
+	}
+	r.lines[r.next] = line
+	r.next = (r.next + 1) % len(r.lines)
+	if r.next == 0 {
+		r.full = true
+	}
+}
+
+// tail returns up to n of the last lines, oldest first; n <= 0 means all kept.
+func (r *stderrRing) tail(n int) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	if r.full {
+		out = append(out, r.lines[r.next:]...)
+	}
+	out = append(out, r.lines[:r.next]...)
+	if n > 0 && len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out
+}
+
+// pumpStderr reads a server's stderr line by line into ring until EOF, and
+// echoes each line (prefixed with the server name) to echo when it is set.
+func pumpStderr(server string, src io.Reader, ring *stderrRing, echo io.Writer, logger *slog.Logger) {
+	br := bufio.NewReaderSize(src, 4096)
+	for {
+		ln, err := readBoundedLine(br, stderrMaxLine)
+		if ln.size > 0 {
+			var s string
+			if ln.oversize {
+				s = string(ln.head) + fmt.Sprintf("… (%d bytes)", ln.size)
+			} else {
+				s = strings.TrimRight(string(ln.data), "\r\n")
+			}
+			ring.add(s)
+			if echo != nil {
+				fmt.Fprintf(echo, "[%s] %s\n", server, s)
+			} else {
+				logger.Debug("mcp server stderr", "server", server, "line", s)
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}

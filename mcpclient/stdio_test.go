@@ -1,0 +1,65 @@
+package mcpclient
+
+import (
+	"bufio"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+func TestFrameFilter(t *testing.T) {
+	big := strings.Repeat("x", 200)
+	input := strings.Join([]string{
+		`> npm warn: something`,
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		``,
+		`{"result":{"text":"` + big + `"},"jsonrpc":"2.0","id":7}`,                        // id at the end, as the TypeScript SDK writes it
+		`{"jsonrpc":"2.0","id":"abc","result":{"text":"` + big + `"}}`,                    // id first
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"d":"` + big + `"}}`, // nobody waits for it
+		`{"result":{"text":"` + big + `"}}`,                                               // no id to answer
+		`{"jsonrpc":"2.0","id":2,"result":{}}` + "\r",
+	}, "\n") + "\n"
+	logs := &logSink{}
+	f := newFrameFilter("srv", io.NopCloser(strings.NewReader(input)), 100, slog.New(slog.NewTextHandler(logs, nil)))
+	defer f.Close()
+	var got []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		got = append(got, sc.Text())
+	}
+	want := []string{
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"server srv sent a response of 246 bytes, over the 100-byte limit; it was refused (ask for less data, e.g. a smaller page or range)"}}`,
+		`{"jsonrpc":"2.0","id":"abc","error":{"code":-32603,"message":"server srv sent a response of 250 bytes, over the 100-byte limit; it was refused (ask for less data, e.g. a smaller page or range)"}}`,
+		`{"jsonrpc":"2.0","id":2,"result":{}}`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("frames passed on:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	out := logs.String()
+	if !strings.Contains(out, `line="> npm warn: something"`) || strings.Count(out, "larger than the limit") != 4 {
+		t.Errorf("log:\n%s", out)
+	}
+}
+
+func TestStderrRing(t *testing.T) {
+	var r stderrRing
+	if got := r.tail(0); len(got) != 0 {
+		t.Fatalf("empty ring: %q", got)
+	}
+	for i := range stderrKeepLines + 7 {
+		r.add(strings.Repeat("l", i%3+1) + string(rune('A'+i%26)))
+	}
+	all := r.tail(0)
+	if len(all) != stderrKeepLines {
+		t.Fatalf("kept %d lines, want %d", len(all), stderrKeepLines)
+	}
+	if last := r.tail(2); len(last) != 2 || last[1] != all[len(all)-1] {
+		t.Errorf("tail(2) = %q", last)
+	}
+	// Line 7 (index 7) is the oldest kept: 'A'+7 = 'H', 7%3+1 = 2 l's.
+	if all[0] != "llH" {
+		t.Errorf("oldest kept line %q, want llH", all[0])
+	}
+}

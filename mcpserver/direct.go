@@ -1,0 +1,255 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// matchDirect returns the tool and arguments of a tools/call request the
+// direct path can answer (see Server), or nil.
+func (s *Server) matchDirect(req *jsonrpc.Request) (*agent.Tool, json.RawMessage) {
+	if req.Method != "tools/call" || !req.IsCall() || len(req.Params) == 0 || req.Params[0] != '{' {
+		return nil, nil
+	}
+	var name, args []byte
+	plain := true
+	forEachMember(req.Params, func(key, val []byte) {
+		switch string(key) {
+		case "name":
+			name = val
+		case "arguments":
+			args = val
+		default:
+			plain = false
+		}
+	})
+	if !plain || (args != nil && args[0] != '{') {
+		return nil, nil
+	}
+	n, ok := jsonString(name)
+	if !ok {
+		return nil, nil
+	}
+	t := s.tools[n]
+	if t == nil {
+		return nil, nil
+	}
+	return t, json.RawMessage(args)
+}
+
+// callDirect runs t and returns the encoded response to the request id.
+func (s *Server) callDirect(ctx context.Context, id jsonrpc.ID, t *agent.Tool, args json.RawMessage, session string) []byte {
+	s.taken.Add(1)
+	res := s.runRecovered(ctx, t, args, session)
+	data, err := marshalResult(res)
+	if err == nil {
+		var enc []byte
+		if enc, err = encodeMessage(nil, &jsonrpc.Response{ID: id, Result: data}); err == nil {
+			return enc
+		}
+	}
+	s.logger.Error("cannot encode a tool result", "tool", t.Name, "error", err)
+	return appendErrorResponse(nil, id, jsonrpc.CodeInternalError,
+		fmt.Sprintf("internal error while answering tools/call: the result of %s cannot be encoded", t.Name))
+}
+
+// runRecovered is runTool with recoverMiddleware's treatment of a panic:
+// the direct path does not pass through the middleware.
+func (s *Server) runRecovered(ctx context.Context, t *agent.Tool, args json.RawMessage, session string) (res *mcp.CallToolResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			what := "tool " + t.Name
+			logPanic(s.logger, "tools/call", what, p)
+			res = panicResult(what)
+		}
+	}()
+	return runTool(ctx, t, args, session)
+}
+
+// marshalResult encodes res exactly as the SDK's request path puts it on
+// the wire: CallToolResult.MarshalJSON (encoding/json, HTML-escaping), then
+// the SDK's compaction (which changes nothing in compact input).
+//
+// The results runTool makes have one shape: one plain text block, maybe
+// structuredContent as raw JSON, maybe isError. That shape is assembled
+// here directly, which costs a fraction of MarshalJSON's reflection over
+// the result, its wire struct and each content block's own json.Marshal;
+// anything else goes through MarshalJSON. TestDirectCallsMatchSDK checks
+// the bytes against the SDK's path, so an SDK upgrade that changes the
+// encoding fails there, not on the wire.
+func marshalResult(res *mcp.CallToolResult) ([]byte, error) {
+	tc, ok := plainText(res)
+	if !ok {
+		// MarshalJSON is what the SDK's encoder calls for the result;
+		// its output is compact, so the SDK's later compaction changes
+		// nothing.
+		return res.MarshalJSON()
+	}
+	text, err := json.Marshal(tc.Text)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(text)+64+2*sizeOfRaw(res.StructuredContent))
+	b = append(b, `{"content":[{"type":"text","text":`...)
+	b = append(b, text...)
+	b = append(b, "}]"...)
+	if sc, ok := res.StructuredContent.(json.RawMessage); ok && sc != nil && compactAndEscaped(sc) {
+		// What runTool's tools return, marshalled by FormatOutput: as is.
+		b = append(b, `,"structuredContent":`...)
+		b = append(b, sc...)
+	} else if ok && sc != nil {
+		// encoding/json compacts a json.RawMessage and escapes <, >, &,
+		// U+2028 and U+2029 in it: Compact, then HTMLEscape.
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, sc); err != nil {
+			return nil, fmt.Errorf("structuredContent: %w", err)
+		}
+		var escaped bytes.Buffer
+		json.HTMLEscape(&escaped, compact.Bytes())
+		b = append(b, `,"structuredContent":`...)
+		b = append(b, escaped.Bytes()...)
+	}
+	if res.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	return append(b, '}'), nil
+}
+
+// plainText reports whether res has the shape marshalResult assembles and
+// returns its text block.
+func plainText(res *mcp.CallToolResult) (*mcp.TextContent, bool) {
+	if res == nil || res.Meta != nil || len(res.Content) != 1 || res.InputRequests != nil || res.RequestState != "" {
+		return nil, false
+	}
+	tc, ok := res.Content[0].(*mcp.TextContent)
+	if !ok || tc == nil || tc.Meta != nil || tc.Annotations != nil {
+		return nil, false
+	}
+	switch sc := res.StructuredContent.(type) {
+	case nil:
+	case json.RawMessage:
+		if sc == nil {
+			return nil, false // a typed nil in an interface: MarshalJSON decides
+		}
+	default:
+		return nil, false
+	}
+	return tc, true
+}
+
+// compactAndEscaped reports whether the valid JSON raw has no white space
+// outside strings and nothing HTMLEscape would change, so that encoding/json
+// would copy it unchanged.
+func compactAndEscaped(raw []byte) bool {
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; c {
+		case '<', '>', '&':
+			return false
+		case 0xE2:
+			if i+2 < len(raw) && raw[i+1] == 0x80 && (raw[i+2] == 0xA8 || raw[i+2] == 0xA9) {
+				return false
+			}
+		case '\\':
+			if inString {
+				i++ // the escaped byte cannot end the string
+			}
+		case '"':
+			inString = !inString
+		case ' ', '\t', '\n', '\r':
+			if !inString {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func sizeOfRaw(v any) int {
+	if r, ok := v.(json.RawMessage); ok {
+		return len(r)
+	}
+	return 0
+}
+
+// isBatch reports whether a valid JSON line is an array (a batch).
+func isBatch(line []byte) bool {
+	i := skipSpace(line, 0)
+	return i < len(line) && line[i] == '['
+}
+
+// takeDirect answers msg on the direct path and reports true, or reports
+// false for the SDK to handle it. Along the way it notes the initialize
+// request (whose answer opens the direct path) and passes cancellations
+// of direct calls to them.
+func (c *lineConn) takeDirect(msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok {
+		return false
+	}
+	switch req.Method {
+	case "initialize":
+		if req.IsCall() {
+			c.initMu.Lock()
+			c.initID = req.ID
+			c.initMu.Unlock()
+		}
+		return false
+	case "notifications/cancelled":
+		c.cancelDirect(req.Params)
+		return false // the SDK logs it and ignores ids it does not know
+	}
+	if !c.initialized.Load() || !c.srv.direct.Load() {
+		return false
+	}
+	t, args := c.srv.matchDirect(req)
+	if t == nil {
+		return false
+	}
+	ctx, cancel := context.WithCancel(c.callCtx)
+	if !c.pending.startDirect(req.ID.Raw(), cancel) {
+		// The client reused the id of a call still running; the SDK
+		// decides what that means.
+		cancel()
+		return false
+	}
+	id, session := req.ID, "mcp:"+c.sessionID
+	c.srv.workers.start(func() {
+		resp := c.srv.callDirect(ctx, id, t, args, session)
+		if c.callCtx.Err() == nil {
+			// Answered even when the client cancelled it, as the SDK
+			// does; only a closed connection gets nothing.
+			_ = c.writeLine(resp)
+		}
+		// Only now is the call done: the end of the input waits for it
+		// until its answer is written.
+		c.pending.endDirect(id.Raw())
+		cancel()
+	})
+	return true
+}
+
+// cancelDirect cancels the direct call a notifications/cancelled names.
+func (c *lineConn) cancelDirect(params json.RawMessage) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
+		return
+	}
+	var raw any
+	if json.Unmarshal(p.RequestID, &raw) != nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(raw)
+	if err != nil {
+		return
+	}
+	c.pending.cancelDirect(id.Raw())
+}

@@ -1,0 +1,282 @@
+package mcpserver_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/mcpserver"
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// directSession is a server on IOTransport over pipes, with or without
+// the direct path, spoken to in raw JSON-RPC lines.
+func directSession(t *testing.T, opts *mcpserver.Options, direct bool) (*rawSession, *mcpserver.Server) {
+	t.Helper()
+	srv := mcpserver.New(opts)
+	tr := rawTransports[1].make
+	if direct {
+		tr = rawTransports[2].make
+	}
+	return newRawSessionOn(t, srv, tr), srv
+}
+
+// directCases are tools/call lines, each with whether the direct path
+// takes it.
+var directCases = []struct {
+	name, line string
+	direct     bool
+}{
+	{"ok", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-1024"}}}`, true},
+	{"string id, spaces", `{ "jsonrpc" : "2.0", "id" : "x-1", "method" : "tools/call", "params" : { "arguments" : { "orderId" : "A-2048" } , "name" : "getOrderStatus" } }`, true},
+	{"unknown order", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"Z-1"}}}`, true},
+	{"schema error", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":1024}}}`, true},
+	{"no arguments", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"searchKnowledge"}}`, true},
+	{"html and unicode in text", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"createTicket","arguments":{"subject":"<b>包裹</b> & \u2028 \"引号\"","description":"x < y > z & w"}}}`, true},
+	{"search", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"searchKnowledge","arguments":{"query":"出差住宿标准"}}}`, true},
+	{"unknown tool", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"nope","arguments":{}}}`, false},
+	{"meta", `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-1024"},"_meta":{"progressToken":"p1"}}}`, false},
+	{"null arguments", `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"getOrderStatus","arguments":null}}`, false},
+	{"array arguments", `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"getOrderStatus","arguments":[1]}}`, false},
+	{"name in another case", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"Name":"getOrderStatus","arguments":{"orderId":"A-1024"}}}`, false},
+	{"batch of one", `[{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-1024"}}}]`, false},
+}
+
+// TestDirectCallsMatchSDK sends every case to a server with the direct
+// path and to one without, and requires the same bytes back (ticket
+// numbers and times normalised), and the direct path to have taken
+// exactly the cases it should.
+func TestDirectCallsMatchSDK(t *testing.T) {
+	for _, tc := range directCases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got [2]string
+			for i, direct := range []bool{false, true} {
+				r, d := directSession(t, newDomain(t).options(), direct)
+				r.handshake()
+				r.send(tc.line)
+				raw := r.receive()
+				for _, n := range normalizers {
+					raw = n.re.ReplaceAll(raw, []byte(n.with))
+				}
+				got[i] = string(raw)
+				if direct {
+					want := int64(0)
+					if tc.direct {
+						want = 1
+					}
+					if n := d.DirectTaken(); n != want {
+						t.Errorf("direct path answered %d calls, want %d", n, want)
+					}
+				}
+			}
+			if diff := cmp.Diff(got[0], got[1]); diff != "" {
+				t.Errorf("the direct path answers differently from the SDK (-sdk +direct):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestDirectCallsSameSession checks that both paths see one session: a
+// ticket created on the direct path is found again, by the idempotency
+// rule of one session, when the same request goes through the SDK (the
+// _meta sends it there).
+func TestDirectCallsSameSession(t *testing.T) {
+	r, d := directSession(t, newDomain(t).options(), true)
+	r.handshake()
+	args := `{"subject":"包裹破损","description":"外箱压坏"}`
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"createTicket","arguments":` + args + `}}`)
+	first := ticketOf(t, r.receive())
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"createTicket","arguments":` + args + `,"_meta":{"progressToken":1}}}`)
+	second := ticketOf(t, r.receive())
+	if d.DirectTaken() != 1 {
+		t.Fatalf("direct path answered %d calls, want 1 (the second goes to the SDK)", d.DirectTaken())
+	}
+	if first == "" || first != second {
+		t.Fatalf("the two paths created tickets %q and %q; the same session should get the same ticket", first, second)
+	}
+}
+
+func ticketOf(t *testing.T, line []byte) string {
+	t.Helper()
+	var resp struct {
+		Result struct {
+			StructuredContent struct {
+				TicketID string `json:"ticketId"`
+			} `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(line, &resp); err != nil {
+		t.Fatalf("%v: %s", err, line)
+	}
+	return resp.Result.StructuredContent.TicketID
+}
+
+// slowTool waits for its context or for release, and reports which.
+func slowTool(started chan<- struct{}, release <-chan struct{}, sawCancel *atomic.Bool) *agent.Tool {
+	return &agent.Tool{Name: "slow", Description: "Waits.", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Execute: func(ctx context.Context, _ json.RawMessage) (any, error) {
+			started <- struct{}{}
+			select {
+			case <-ctx.Done():
+				sawCancel.Store(true)
+				return nil, ctx.Err()
+			case <-release:
+				return "done", nil
+			}
+		}}
+}
+
+// TestDirectCallsCancel checks that notifications/cancelled reaches a call
+// on the direct path: its context ends, and the session goes on.
+func TestDirectCallsCancel(t *testing.T) {
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	var sawCancel atomic.Bool
+	var calls atomic.Int32
+	opts := &mcpserver.Options{Version: "test", Tools: append(testTools(&calls), slowTool(started, release, &sawCancel))}
+	r, d := directSession(t, opts, true)
+	r.handshake()
+	r.send(`{"jsonrpc":"2.0","id":"s1","method":"tools/call","params":{"name":"slow","arguments":{}}}`)
+	<-started
+	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s1","reason":"user"}}`)
+	line := string(r.receive())
+	if !sawCancel.Load() || !strings.Contains(line, `"isError":true`) || !strings.Contains(line, "context canceled") {
+		t.Fatalf("cancelled direct call: tool saw cancel=%v, answer %s", sawCancel.Load(), line)
+	}
+	close(release)
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{}}}`)
+	<-started
+	if line := string(r.receive()); !strings.Contains(line, `"text":"done"`) {
+		t.Fatalf("call after a cancelled one: %s", line)
+	}
+	if d.DirectTaken() != 2 {
+		t.Fatalf("direct path answered %d calls, want 2", d.DirectTaken())
+	}
+}
+
+// TestDirectCallsPanic checks that a panicking tool on the direct path
+// gets recoverMiddleware's answer, and the session goes on.
+func TestDirectCallsPanic(t *testing.T) {
+	var calls atomic.Int32
+	opts := &mcpserver.Options{Version: "test", Tools: testTools(&calls)}
+	var got [2]string
+	for i, direct := range []bool{false, true} {
+		r, _ := directSession(t, opts, direct)
+		r.handshake()
+		r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"boom","arguments":{}}}`)
+		got[i] = string(r.receive())
+		r.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+		if line := string(r.receive()); !strings.Contains(line, `"id":2,"result":{}`) {
+			t.Fatalf("ping after a panic: %s", line)
+		}
+	}
+	if calls.Load() != 2 || !strings.Contains(got[1], "boom failed with an internal error") {
+		t.Fatalf("calls=%d, direct answer %s", calls.Load(), got[1])
+	}
+	if got[0] != got[1] {
+		t.Fatalf("panic answers differ:\nsdk    %s\ndirect %s", got[0], got[1])
+	}
+}
+
+// TestDirectCallsBeforeInitialize checks that the direct path stays shut
+// until initialize has been answered: the SDK's rule applies.
+func TestDirectCallsBeforeInitialize(t *testing.T) {
+	r, d := directSession(t, newDomain(t).options(), true)
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-1024"}}}`)
+	line := string(r.receive())
+	if !strings.Contains(line, `"error"`) || d.DirectTaken() != 0 {
+		t.Fatalf("tools/call before initialize: want the SDK's error, got %s (direct: %d)", line, d.DirectTaken())
+	}
+}
+
+// TestDirectCallsAnsweredBeforeEOF writes a slow call and closes the
+// input at once: the answer must still come before the session ends.
+func TestDirectCallsAnsweredBeforeEOF(t *testing.T) {
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	var sawCancel atomic.Bool
+	opts := &mcpserver.Options{Version: "test", Tools: []*agent.Tool{slowTool(started, release, &sawCancel)}}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	d := mcpserver.New(opts)
+	ss, err := d.Connect(context.Background(), d.NewIOTransport(inR, outW), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := bufio.NewReader(outR)
+	io.WriteString(inW, mcpserver.InitializeLine+"\n")
+	out.ReadBytes('\n')
+	io.WriteString(inW, mcpserver.InitializedLine+"\n"+`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow"}}`+"\n")
+	<-started
+	inW.Close()
+	time.AfterFunc(50*time.Millisecond, func() { close(release) })
+	line, err := out.ReadBytes('\n')
+	if err != nil || !strings.Contains(string(line), `"text":"done"`) || d.DirectTaken() != 1 {
+		t.Fatalf("answer after EOF: %q, %v (direct: %d)", line, err, d.DirectTaken())
+	}
+	if err := ss.Wait(); err != nil && !errors.Is(err, io.EOF) {
+		t.Fatalf("session ended with %v", err)
+	}
+	outR.Close()
+}
+
+// BenchmarkToolsCallInMemoryDirect is a getOrderStatus tools/call in
+// memory, in one process, as `agentapp serve` answers it: mcpserver's
+// transport with the direct path over io.Pipe, spoken to by a client
+// that only frames lines. It is the server's cost per call, without a
+// client library's; BenchmarkToolsCallGetOrderStatus adds the SDK's
+// client and in-memory transport.
+func BenchmarkToolsCallInMemoryDirect(b *testing.B) {
+	benchInMemoryRaw(b, true)
+}
+
+// BenchmarkToolsCallInMemorySDKPath is the same call through the SDK's
+// request path (no direct path).
+func BenchmarkToolsCallInMemorySDKPath(b *testing.B) {
+	benchInMemoryRaw(b, false)
+}
+
+func benchInMemoryRaw(b *testing.B, direct bool) {
+	opts := newDomain(b).options()
+	d := mcpserver.New(opts)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var tr mcp.Transport = &mcpserver.IOTransport{Reader: inR, Writer: outW}
+	if direct {
+		tr = d.NewIOTransport(inR, outW)
+	}
+	ss, err := d.Connect(context.Background(), tr, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		inW.Close()
+		ss.Wait()
+		outR.Close()
+	}()
+	out := bufio.NewReader(outR)
+	io.WriteString(inW, mcpserver.InitializeLine+"\n")
+	out.ReadBytes('\n')
+	io.WriteString(inW, mcpserver.InitializedLine+"\n")
+	req := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-1024"}}}` + "\n")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := inW.Write(req); err != nil {
+			b.Fatal(err)
+		}
+		line, err := out.ReadSlice('\n')
+		if err != nil || !bytes.Contains(line, []byte(`"structuredContent"`)) {
+			b.Fatalf("%q, %v", line, err)
+		}
+	}
+	if direct && d.DirectTaken() == 0 {
+		b.Fatal("the direct path answered nothing")
+	}
+}

@@ -1,0 +1,645 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// IOTransport is the server side of newline-delimited JSON-RPC over a
+// pair of streams, the framing MCP's stdio transport specifies: one message
+// (or one batch) per line, no newline inside a message.
+//
+// It replaces the SDK's IOTransport on the server path for speed and for
+// resilience. The SDK decodes every incoming line three times with its
+// internal JSON decoder (once trying it as a batch, once as a message, once
+// more for the method name), and that decoder allocates and clears a fresh
+// 32 KiB buffer each time: about half of the bytes allocated per tools/call.
+// This transport checks each line once with the standard library and
+// slices the envelope fields out of it without allocating beyond one copy
+// of the line, then builds the jsonrpc.Request or jsonrpc.Response the SDK
+// expects. Responses to requests are written without re-encoding their
+// result, which the SDK has already marshalled.
+//
+// A line that is not JSON, not a JSON-RPC 2.0 message, or longer than
+// MaxLineLength is answered with a JSON-RPC error response (id null, or the
+// request's id when it could be read), and the session goes on; the SDK's
+// transport ends the session instead. Batches (JSON arrays of messages, part
+// of protocol versions before 2025-06-18) are accepted and answered with
+// one array, as the SDK's transport does when wrapped.
+//
+// The end of the input is held back until every request read has been
+// answered, within DefaultDrainTimeout (see inflight). Made by
+// Server.NewIOTransport, it also answers plain tools/call requests on the
+// server's direct path; made as a literal, it hands everything to the SDK.
+type IOTransport struct {
+	// Reader carries the client's messages. It is closed by Close.
+	Reader io.ReadCloser
+	// Writer receives the server's messages. It is closed by Close.
+	Writer io.WriteCloser
+	// MaxLineLength bounds one incoming line in bytes, not counting its
+	// line ending; 0 means mcp.DefaultMaxLineLength.
+	MaxLineLength int
+
+	srv *Server // the direct path's server; nil for none
+}
+
+// NewIOTransport returns the transport for one client on r and w, with
+// the server's direct tools/call path (see Server). Connect the server to
+// it with Connect.
+func (s *Server) NewIOTransport(r io.ReadCloser, w io.WriteCloser) *IOTransport {
+	return &IOTransport{Reader: r, Writer: w, srv: s}
+}
+
+// Connect implements mcp.Transport. It starts the goroutine that reads
+// Reader, so that Close can end a Read blocked on a stream whose Read
+// cannot be interrupted (such as a terminal or a blocking pipe on stdin).
+func (t *IOTransport) Connect(context.Context) (mcp.Connection, error) {
+	if t.Reader == nil || t.Writer == nil {
+		return nil, errors.New("mcpserver.IOTransport: Reader and Writer must both be set")
+	}
+	limit := t.MaxLineLength
+	if limit <= 0 {
+		limit = mcp.DefaultMaxLineLength
+	}
+	c := &lineConn{
+		r:         t.Reader,
+		w:         t.Writer,
+		limit:     limit,
+		incoming:  make(chan lineItem, 8),
+		closed:    make(chan struct{}),
+		srv:       t.srv,
+		sessionID: "stdio-" + rand.Text(),
+	}
+	c.callCtx, c.cancelCalls = context.WithCancel(context.Background())
+	go c.readLines()
+	return c, nil
+}
+
+// lineItem is one line read and decoded, or the error that ended the
+// input.
+type lineItem struct {
+	msgs    []jsonrpc.Message // the messages of the line, for the SDK
+	answer  []byte            // what to write back at once (see decodeLine)
+	tooLong int               // > 0: the line had this many bytes and was dropped
+	err     error             // the input ended; nothing else is set
+}
+
+// lineConn is IOTransport's connection.
+type lineConn struct {
+	r io.ReadCloser
+	w io.WriteCloser
+
+	limit    int // longest line accepted, in bytes
+	incoming chan lineItem
+	readErr  error             // the error that ended the input, once seen
+	queue    []jsonrpc.Message // the rest of a batch; Reads are serialised
+
+	writeMu sync.Mutex
+	wbuf    []byte // reused for each write, under writeMu
+
+	batchMu sync.Mutex
+	batches map[jsonrpc.ID]*lineBatch
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	closeErr  error
+
+	// sessionID names the session for the tools' idempotency rules, the
+	// same on the SDK path (ServerSession.ID) and the direct path.
+	sessionID string
+
+	// pending holds back the end of the input (see inflight).
+	pending inflight
+
+	// The direct path (see Server). initID is the id of the initialize
+	// request; initialized is set once it has been answered without an
+	// error, and only then are calls taken directly.
+	srv         *Server
+	initMu      sync.Mutex
+	initID      jsonrpc.ID
+	initialized atomic.Bool
+	callCtx     context.Context // parent of the direct calls; cancelled by Close
+	cancelCalls context.CancelFunc
+}
+
+// lineBatch gathers the responses to one incoming batch; it is answered
+// as one array once every request in it has been answered.
+type lineBatch struct {
+	unresolved map[jsonrpc.ID]int // index in responses
+	responses  [][]byte           // encoded responses, in request order
+}
+
+// maxKeptWriteBuffer is the largest write buffer kept between writes; a
+// larger one (a big resource read) is released after use.
+const maxKeptWriteBuffer = 64 << 10
+
+// readLines frames the input into lines, decodes them and hands the
+// messages to Read. Each line gets its own backing array, since the
+// messages built from it keep sub-slices (params, result) for as long as
+// the SDK holds them.
+//
+// A call the direct path takes is started here and never reaches Read:
+// one goroutine handoff fewer per call than going through the SDK's
+// reader.
+func (c *lineConn) readLines() {
+	br := bufio.NewReaderSize(c.r, 64<<10)
+	for {
+		line, dropped, err := readLine(br, c.limit)
+		var item lineItem
+		send := false
+		switch {
+		case dropped > 0:
+			item, send = lineItem{tooLong: dropped}, true
+		case len(bytes.TrimSpace(line)) > 0:
+			item.msgs, item.answer = c.decodeLine(line)
+			send = !(len(item.msgs) == 1 && item.answer == nil && c.srv != nil && !isBatch(line) && c.takeDirect(item.msgs[0]))
+		}
+		if send {
+			select {
+			case c.incoming <- item:
+			case <-c.closed:
+				return
+			}
+		}
+		if err != nil {
+			select {
+			case c.incoming <- lineItem{err: err}:
+			case <-c.closed:
+			}
+			return
+		}
+	}
+}
+
+// readLine reads one line, without its "\n" or "\r\n". A line longer than
+// limit (not counting its ending) is consumed to its end and reported by its
+// length instead. At the end of the input the last line, if not empty, comes
+// with the error.
+func readLine(br *bufio.Reader, limit int) (line []byte, dropped int, err error) {
+	n := 0
+	for {
+		frag, err := br.ReadSlice('\n')
+		body := bytes.TrimSuffix(frag, []byte{'\n'})
+		n += len(body)
+		// Keep one byte over the limit: it may be the '\r' of "\r\n".
+		if n <= limit+1 {
+			if line == nil && err == nil {
+				line = make([]byte, 0, len(body))
+			}
+			line = append(line, body...)
+		} else {
+			line = nil
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if n > limit+1 || len(line) > limit {
+			return nil, len(line) + max(0, n-limit-1), err
+		}
+		return line, 0, err
+	}
+}
+
+// Read implements mcp.Connection. Lines that cannot be read as JSON-RPC
+// messages are answered here, and Read goes on to the next line.
+func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(c.queue) > 0 {
+		msg := c.queue[0]
+		c.queue = c.queue[1:]
+		return c.track(msg), nil
+	}
+	for {
+		if c.readErr != nil {
+			c.pending.wait(ctx, DefaultDrainTimeout, c.closed)
+			return nil, c.readErr
+		}
+		var item lineItem
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case item = <-c.incoming:
+		case <-c.closed:
+			return nil, io.EOF
+		}
+		if item.err != nil {
+			c.readErr = item.err
+			continue
+		}
+		msgs, answer := item.msgs, item.answer
+		if item.tooLong > 0 {
+			answer = appendErrorResponse(nil, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
+				fmt.Sprintf("invalid request: the line is %d bytes long; the limit is %d bytes", item.tooLong, c.limit))
+		}
+		if answer != nil {
+			if err := c.writeLine(answer); err != nil {
+				return nil, err
+			}
+		}
+		if len(msgs) > 0 {
+			c.queue = msgs[1:]
+			return c.track(msgs[0]), nil
+		}
+	}
+}
+
+// track notes a request handed to the SDK as in flight until its answer
+// is written.
+func (c *lineConn) track(msg jsonrpc.Message) jsonrpc.Message {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		c.pending.startSDK(req.ID.Raw())
+	}
+	return msg
+}
+
+// decodeLine turns one line into the messages it holds. answer, when not
+// nil, is what to write back at once: the error response to a line that is
+// not a message, or the errors of a batch in which nothing else needs an
+// answer.
+func (c *lineConn) decodeLine(line []byte) (msgs []jsonrpc.Message, answer []byte) {
+	if !json.Valid(line) {
+		return nil, appendErrorResponse(nil, jsonrpc.ID{}, jsonrpc.CodeParseError, "parse error: the line is not valid JSON")
+	}
+	i := skipSpace(line, 0)
+	if line[i] != '[' {
+		msg, id, problem := decodeMessage(line[i:])
+		if problem != "" {
+			return nil, appendErrorResponse(nil, id, jsonrpc.CodeInvalidRequest, "invalid request: "+problem)
+		}
+		return []jsonrpc.Message{msg}, nil
+	}
+	var elems [][]byte
+	forEachElement(line[i:], func(v []byte) { elems = append(elems, v) })
+	if len(elems) == 0 {
+		return nil, appendErrorResponse(nil, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "invalid request: empty batch")
+	}
+	batch := &lineBatch{unresolved: map[jsonrpc.ID]int{}}
+	c.batchMu.Lock()
+	defer c.batchMu.Unlock()
+	for _, v := range elems {
+		msg, id, problem := decodeMessage(v)
+		if problem == "" {
+			if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+				if _, dup := batch.unresolved[req.ID]; dup {
+					problem = "the batch uses this id twice"
+				} else if _, dup := c.batches[req.ID]; dup {
+					problem = "a request with this id is still being answered"
+				} else {
+					batch.unresolved[req.ID] = len(batch.responses)
+					batch.responses = append(batch.responses, nil)
+				}
+			}
+		}
+		if problem != "" {
+			batch.responses = append(batch.responses,
+				appendErrorResponse(nil, id, jsonrpc.CodeInvalidRequest, "invalid request: "+problem))
+			continue
+		}
+		msgs = append(msgs, msg)
+	}
+	if len(batch.unresolved) == 0 {
+		// Nothing in the batch waits for the server: answer the invalid
+		// elements now (JSON-RPC sends nothing for notifications alone).
+		if len(batch.responses) > 0 {
+			answer = appendBatch(nil, batch.responses)
+		}
+		return msgs, answer
+	}
+	if c.batches == nil {
+		c.batches = make(map[jsonrpc.ID]*lineBatch)
+	}
+	for id := range batch.unresolved {
+		c.batches[id] = batch
+	}
+	return msgs, nil
+}
+
+// Write implements mcp.Connection.
+func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	resp, isResp := msg.(*jsonrpc.Response)
+	if isResp {
+		defer c.pending.endSDK(resp.ID.Raw())
+	}
+	if isResp && c.srv != nil && resp.Error == nil && !c.initialized.Load() {
+		c.initMu.Lock()
+		if c.initID.IsValid() && resp.ID == c.initID {
+			c.initialized.Store(true)
+		}
+		c.initMu.Unlock()
+	}
+	if isResp {
+		c.batchMu.Lock()
+		batch := c.batches[resp.ID]
+		if batch != nil {
+			delete(c.batches, resp.ID)
+		}
+		c.batchMu.Unlock()
+		if batch != nil {
+			enc, err := encodeMessage(nil, msg)
+			if err != nil {
+				return err
+			}
+			c.batchMu.Lock()
+			batch.responses[batch.unresolved[resp.ID]] = enc
+			delete(batch.unresolved, resp.ID)
+			done := len(batch.unresolved) == 0
+			c.batchMu.Unlock()
+			if !done {
+				return nil
+			}
+			return c.writeLine(appendBatch(nil, batch.responses))
+		}
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	buf, err := encodeMessage(c.wbuf[:0], msg)
+	if err != nil {
+		return err
+	}
+	buf = append(buf, '\n')
+	_, err = c.w.Write(buf)
+	if cap(buf) <= maxKeptWriteBuffer {
+		c.wbuf = buf
+	} else {
+		c.wbuf = nil
+	}
+	return err
+}
+
+// writeLine writes one encoded message (or batch) and its line ending.
+func (c *lineConn) writeLine(data []byte) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_, err := c.w.Write(append(data, '\n'))
+	return err
+}
+
+// Close implements mcp.Connection: it closes both streams and ends a Read
+// in progress.
+func (c *lineConn) Close() error {
+	c.closeOnce.Do(func() {
+		c.cancelCalls()
+		c.closeErr = errors.Join(c.r.Close(), c.w.Close())
+		close(c.closed)
+	})
+	return c.closeErr
+}
+
+// SessionID implements mcp.Connection. The id is random and never leaves
+// the process (stdio has no session header); it keys the tools'
+// idempotency rules for this connection on both request paths.
+func (c *lineConn) SessionID() string { return c.sessionID }
+
+// encodeMessage appends msg's wire form to dst. A successful response,
+// nearly every message a server writes, is assembled directly: its result
+// was marshalled by the SDK's encoder, which never puts a line break
+// inside it. Anything else goes through the SDK's encoder.
+func encodeMessage(dst []byte, msg jsonrpc.Message) ([]byte, error) {
+	if resp, ok := msg.(*jsonrpc.Response); ok && resp.Error == nil && len(resp.Result) > 0 &&
+		bytes.IndexByte(resp.Result, '\n') < 0 && bytes.IndexByte(resp.Result, '\r') < 0 {
+		dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+		dst = appendID(dst, resp.ID)
+		dst = append(dst, `,"result":`...)
+		dst = append(dst, resp.Result...)
+		return append(dst, '}'), nil
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return nil, fmt.Errorf("encoding a JSON-RPC message: %w", err)
+	}
+	return append(dst, data...), nil
+}
+
+// appendID appends id as JSON: a number, a string, or null.
+func appendID(dst []byte, id jsonrpc.ID) []byte {
+	switch v := id.Raw().(type) {
+	case int64:
+		return strconv.AppendInt(dst, v, 10)
+	case string:
+		b, _ := json.Marshal(v) // a string always encodes
+		return append(dst, b...)
+	}
+	return append(dst, "null"...)
+}
+
+// appendErrorResponse appends a JSON-RPC error response.
+func appendErrorResponse(dst []byte, id jsonrpc.ID, code int64, message string) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = appendID(dst, id)
+	dst = append(dst, `,"error":{"code":`...)
+	dst = strconv.AppendInt(dst, code, 10)
+	dst = append(dst, `,"message":`...)
+	m, _ := json.Marshal(message)
+	dst = append(dst, m...)
+	return append(dst, "}}"...)
+}
+
+// appendBatch appends the encoded messages as one JSON array.
+func appendBatch(dst []byte, msgs [][]byte) []byte {
+	dst = append(dst, '[')
+	for i, m := range msgs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, m...)
+	}
+	return append(dst, ']')
+}
+
+// decodeMessage reads one JSON-RPC 2.0 message from v, a valid JSON value.
+// When v is not a message, problem says why and id is the message's id if
+// it could be read (for the error response).
+func decodeMessage(v []byte) (msg jsonrpc.Message, id jsonrpc.ID, problem string) {
+	if len(v) == 0 || v[0] != '{' {
+		return nil, id, "a message must be a JSON object"
+	}
+	var version, rawID, method, params, result, wireErr []byte
+	forEachMember(v, func(key, val []byte) {
+		switch string(key) {
+		case "jsonrpc":
+			version = val
+		case "id":
+			rawID = val
+		case "method":
+			method = val
+		case "params":
+			params = val
+		case "result":
+			result = val
+		case "error":
+			wireErr = val
+		}
+	})
+	if rawID != nil && !bytes.Equal(rawID, []byte("null")) {
+		switch rawID[0] {
+		case '"':
+			s, ok := jsonString(rawID)
+			if !ok {
+				return nil, id, "the id is not a valid string"
+			}
+			id, _ = jsonrpc.MakeID(s) // a string always makes an id
+		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			f, err := strconv.ParseFloat(string(rawID), 64)
+			if err != nil {
+				return nil, id, "the id is not a usable number"
+			}
+			id, _ = jsonrpc.MakeID(f) // a float64 always makes an id
+		default:
+			return nil, id, "the id must be a string or a number"
+		}
+	}
+	if s, ok := jsonString(version); !ok || s != "2.0" {
+		return nil, id, `"jsonrpc" must be "2.0"`
+	}
+	if method != nil {
+		name, ok := jsonString(method)
+		if !ok {
+			return nil, id, "the method must be a string"
+		}
+		return &jsonrpc.Request{ID: id, Method: name, Params: params}, id, ""
+	}
+	if !id.IsValid() {
+		return nil, id, "a message without a method is a response and needs an id"
+	}
+	resp := &jsonrpc.Response{ID: id, Result: result}
+	if wireErr != nil && !bytes.Equal(wireErr, []byte("null")) {
+		var e jsonrpc.Error
+		if err := json.Unmarshal(wireErr, &e); err != nil {
+			return nil, id, "the error is not a JSON-RPC error object"
+		}
+		resp.Error = &e
+	}
+	return resp, id, ""
+}
+
+// jsonString returns the value of the JSON string v, or false if v is not a
+// string. A string without escapes and in valid UTF-8, the usual case, is
+// read without decoding.
+func jsonString(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	body := v[1 : len(v)-1]
+	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		return string(body), true
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// The scanners below walk a JSON text that json.Valid has accepted, so they
+// only find boundaries and never need to report a syntax error.
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// valueEnd returns the index just past the value that starts at b[i].
+func valueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = stringEnd(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the string that starts at b[i].
+func stringEnd(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
+}
+
+// forEachMember calls fn with each key (its JSON text decoded when it has
+// escapes) and raw value of the object that starts at b[0]. A repeated key
+// is reported each time, so the last one wins, as in encoding/json.
+func forEachMember(b []byte, fn func(key, val []byte)) {
+	i := skipSpace(b, 1)
+	for i < len(b) && b[i] == '"' {
+		kEnd := stringEnd(b, i)
+		key := b[i+1 : kEnd-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			if s, ok := jsonString(b[i:kEnd]); ok {
+				key = []byte(s)
+			}
+		}
+		i = skipSpace(b, kEnd)
+		i = skipSpace(b, i+1) // past ':'
+		vEnd := valueEnd(b, i)
+		fn(key, b[i:vEnd])
+		i = skipSpace(b, vEnd)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+	}
+}
+
+// forEachElement calls fn with each raw element of the array that starts
+// at b[0].
+func forEachElement(b []byte, fn func(val []byte)) {
+	i := skipSpace(b, 1)
+	for i < len(b) && b[i] != ']' {
+		vEnd := valueEnd(b, i)
+		fn(b[i:vEnd])
+		i = skipSpace(b, vEnd)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// recoverMiddleware turns a panic in any request handler into an answer,
+// because the SDK does not recover panics and one would kill the whole
+// server (and, over stdio, the client's only connection to it).
+//
+// A panicking tools/call becomes an isError result, like any other tool
+// failure, so the client's model sees it and can carry on; other methods
+// get a JSON-RPC internal error. The stack goes to the server's log, never
+// to the client.
+func recoverMiddleware(logger *slog.Logger) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+			defer func() {
+				p := recover()
+				if p == nil {
+					return
+				}
+				what := method
+				if ct, ok := req.(*mcp.CallToolRequest); ok && ct.Params != nil {
+					what = fmt.Sprintf("tool %s", ct.Params.Name)
+				}
+				logPanic(logger, method, what, p)
+				if method == "tools/call" {
+					res, err = panicResult(what), nil
+					return
+				}
+				res, err = nil, &jsonrpc.Error{
+					Code:    jsonrpc.CodeInternalError,
+					Message: fmt.Sprintf("internal error while answering %s; the server is still running and logged the details", method),
+				}
+			}()
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// logPanic logs a recovered panic with its stack, for the server's
+// operator; the client gets only panicResult or an internal error.
+func logPanic(logger *slog.Logger, method, what string, p any) {
+	logger.Error("recovered from a panic while answering a request",
+		"method", method, "what", what, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+}
+
+// panicResult is the isError answer to a tools/call whose handler
+// panicked; what names the tool ("tool getOrderStatus").
+func panicResult(what string) *mcp.CallToolResult {
+	return errorResult(fmt.Sprintf(
+		"%s failed with an internal error (the server is still running; the details are in its log). "+
+			"Try again, or try something else.", what))
+}
+
+// listDocsMiddleware answers resources/list from docs on every call. The
+// SDK only lists resources registered ahead of time, but documents are
+// ingested and removed while the server runs (possibly by another
+// process), so the list is computed here instead of being kept in sync.
+func listDocsMiddleware(docs DocStore, pageSize int) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			lr, ok := req.(*mcp.ListResourcesRequest)
+			if !ok || method != "resources/list" {
+				return next(ctx, method, req)
+			}
+			cursor := ""
+			if lr.Params != nil {
+				cursor = lr.Params.Cursor
+			}
+			return listDocs(ctx, docs, cursor, pageSize)
+		}
+	}
+}

@@ -1,0 +1,325 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultName is the serverInfo name when Options.Name is empty.
+const DefaultName = "agentapp"
+
+// DefaultResourcePageSize is how many documents one resources/list page
+// holds when Options.PageSize is 0.
+const DefaultResourcePageSize = 100
+
+// maxWorkers bounds the warm workers that run tool calls (see warmWorkers).
+// Clients keep up to about 16 calls in flight; a call beyond the bound runs
+// on a fresh goroutine, whose stack then regrows through the SQLite
+// engine's deep frames. Idle workers end after warmIdleTimeout, so the
+// bound costs nothing at rest.
+const maxWorkers = 16
+
+// Options configure New. A nil *Options, and every zero field, means the
+// default.
+type Options struct {
+	// Name and Title are the serverInfo name (default DefaultName) and
+	// human-readable title; Version is its version, normally the binary's.
+	Name, Title, Version string
+	// Instructions are sent to clients at initialization; empty sends none.
+	Instructions string
+	// Tools are published in order, each from the very value the local loop
+	// uses: its InputSchema bytes go out unchanged and unconverted, so there
+	// is one schema for local validation and for MCP clients.
+	Tools []*agent.Tool
+	// Docs, when set, is published as the resource template docs://kb/{docId}
+	// and listed afresh on every resources/list.
+	Docs DocStore
+	// Logger receives server activity (recovered panics, failed reads). It
+	// must not write to stdout, which belongs to the stdio protocol. Nil
+	// discards.
+	Logger *slog.Logger
+	// PageSize bounds one resources/list page; 0 means
+	// DefaultResourcePageSize.
+	PageSize int
+	// Middleware is added to the server's receiving middleware, inside the
+	// panic recovery. Any middleware turns the stdio fast path off (see
+	// Server), so that every request passes through it.
+	Middleware []mcp.Middleware
+}
+
+// Server is an MCP server that publishes agent tools and, optionally, a
+// store of documents. Connect it to a transport (Connect, ServeStdio,
+// NewIOTransport) or serve it over HTTP (NewHTTPHandler).
+//
+// On its own line-delimited transport (IOTransport, what ServeStdio uses)
+// the server answers a plain tools/call for one of its tools itself, past
+// the SDK's request path: a call through the SDK's path costs about twice
+// the CPU of the tool itself (its params are decoded three times, its result
+// marshalled twice, a goroutine started per request), and the direct path
+// decodes once, runs the same runTool on the same warm workers and writes
+// the same bytes. Only the plain case is taken: a request alone on its
+// line, after the session's initialize has been answered, whose params hold
+// nothing but "name" (one of these tools) and "arguments" (an object, or
+// absent). Anything else (_meta, a batch, an unknown tool, a call before
+// initialize) goes to the SDK, so every protocol rule it enforces still
+// holds. The direct path steps aside entirely once the server has
+// receiving middleware beyond its own (Options.Middleware or
+// AddReceivingMiddleware), because middleware must see every request.
+type Server struct {
+	mcp      *mcp.Server
+	logger   *slog.Logger
+	tools    map[string]*agent.Tool
+	workers  *warmWorkers
+	sessions *sessionIDs
+	// direct is cleared when middleware is added; IOTransport reads it
+	// for every line, so a change applies to sessions already connected.
+	direct atomic.Bool
+	taken  atomic.Int64 // calls answered on the direct path, for tests
+}
+
+// New returns an unconnected server that publishes opts.Tools and, if
+// opts.Docs is set, the documents.
+//
+// Tools are registered with the SDK's raw AddTool so the SDK neither infers
+// nor re-encodes their schemas; this package validates arguments itself
+// with agent.Tool.CheckArgs, the same check the local loop uses.
+//
+// New panics if a tool is nil, has no Execute function, shares its name
+// with another, or has an input schema that is not a JSON object schema:
+// the tools are compiled into the binary, so that is a programming error
+// that every test of the server catches.
+func New(opts *Options) *Server {
+	if opts == nil {
+		opts = &Options{}
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	pageSize := opts.PageSize
+	if pageSize <= 0 {
+		pageSize = DefaultResourcePageSize
+	}
+	name := opts.Name
+	if name == "" {
+		name = DefaultName
+	}
+	caps := &mcp.ServerCapabilities{
+		// logging/setLevel is accepted (the SDK records the level per
+		// session); the tools list is fixed for the server's life.
+		Logging: &mcp.LoggingCapabilities{},
+		Tools:   &mcp.ToolCapabilities{},
+	}
+	if opts.Docs != nil {
+		// No listChanged: documents can be ingested by another process
+		// (`agentapp kb ingest`) that this server cannot observe, so it
+		// promises only that every resources/list is current.
+		caps.Resources = &mcp.ResourceCapabilities{}
+	}
+	s := &Server{
+		mcp: mcp.NewServer(&mcp.Implementation{Name: name, Title: opts.Title, Version: opts.Version}, &mcp.ServerOptions{
+			Instructions: opts.Instructions,
+			Logger:       logger,
+			Capabilities: caps,
+		}),
+		logger:   logger,
+		tools:    make(map[string]*agent.Tool, len(opts.Tools)),
+		workers:  newWarmWorkers(maxWorkers),
+		sessions: &sessionIDs{},
+	}
+	for _, t := range opts.Tools {
+		if t == nil || t.Execute == nil {
+			panic("mcpserver.New: a tool is nil or has no Execute function")
+		}
+		if s.tools[t.Name] != nil {
+			panic(fmt.Sprintf("mcpserver.New: tool %q is listed twice", t.Name))
+		}
+		s.tools[t.Name] = t
+		s.mcp.AddTool(mcpTool(t), s.toolHandler(t))
+	}
+
+	// Middleware order: the first runs outermost, so recovery also covers
+	// the resources/list answer and the caller's middleware below it.
+	mw := []mcp.Middleware{recoverMiddleware(logger)}
+	if opts.Docs != nil {
+		s.mcp.AddResourceTemplate(docTemplate(), readDocHandler(opts.Docs))
+		mw = append(mw, listDocsMiddleware(opts.Docs, pageSize))
+	}
+	s.mcp.AddReceivingMiddleware(mw...)
+	s.direct.Store(true)
+	s.AddReceivingMiddleware(opts.Middleware...)
+	return s
+}
+
+// AddReceivingMiddleware adds middleware to the server, as
+// mcp.Server.AddReceivingMiddleware does. Adding any turns the direct
+// tools/call path off, for this and for sessions already connected, so
+// that the middleware sees every request.
+func (s *Server) AddReceivingMiddleware(mw ...mcp.Middleware) {
+	if len(mw) == 0 {
+		return
+	}
+	s.direct.Store(false)
+	s.mcp.AddReceivingMiddleware(mw...)
+}
+
+// Connect connects the server to one client over t, as mcp.Server.Connect
+// does. On an IOTransport made by NewIOTransport the direct path answers
+// plain tools/call requests; on any other transport the SDK answers all.
+func (s *Server) Connect(ctx context.Context, t mcp.Transport, opts *mcp.ServerSessionOptions) (*mcp.ServerSession, error) {
+	return s.mcp.Connect(ctx, t, opts)
+}
+
+// mcpTool describes t for tools/list. InputSchema and OutputSchema are t's
+// own json.RawMessage values: the same backing arrays, never a copy, so the
+// bytes a client sees are exactly the local schema.
+func mcpTool(t *agent.Tool) *mcp.Tool {
+	mt := &mcp.Tool{
+		Name:        t.Name,
+		Title:       t.Title,
+		Description: t.Description,
+		InputSchema: t.InputSchema,
+		Annotations: &mcp.ToolAnnotations{
+			Title:           t.Title,
+			ReadOnlyHint:    t.ReadOnly,
+			IdempotentHint:  t.Idempotent,
+			DestructiveHint: t.Destructive,
+			OpenWorldHint:   t.OpenWorld,
+		},
+	}
+	if len(t.InputSchema) == 0 {
+		// The SDK requires an input schema; an argument-less tool takes an
+		// empty object.
+		mt.InputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	if len(t.OutputSchema) > 0 {
+		mt.OutputSchema = t.OutputSchema
+	}
+	return mt
+}
+
+// toolHandler adapts t to a raw MCP tool handler that runs it on a warm
+// worker (see runTool and warmWorkers).
+func (s *Server) toolHandler(t *agent.Tool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		session := s.sessions.of(req.Session)
+		s.workers.run(func() { res = runTool(ctx, t, req.Params.Arguments, session) })
+		return res, nil
+	}
+}
+
+// runTool validates args, runs t and returns the output as both a text
+// block and structuredContent. Everything that goes wrong in the tool
+// becomes an isError result the client's model can read and act on; only
+// protocol faults are JSON-RPC errors, and those are not raised here.
+// session keys the tools' idempotency rules (agent.WithSession).
+//
+// It is the one place a published tool is run: the SDK's request path
+// (toolHandler) and the direct path (Server.direct) both call it, so the
+// two cannot answer differently.
+func runTool(ctx context.Context, t *agent.Tool, args json.RawMessage, session string) *mcp.CallToolResult {
+	if err := t.CheckArgs(args); err != nil {
+		return errorResult(err.Error())
+	}
+	ctx = agent.WithSession(ctx, session)
+	out, err := t.Execute(ctx, args)
+	if err != nil {
+		return errorResult(fmt.Sprintf("%s failed: %v", t.Name, err))
+	}
+	return successResult(t.Name, out)
+}
+
+// successResult encodes a tool's output once and uses the same bytes for
+// the text block and for structuredContent, so both carry the keys in the
+// same order. Output that is not a JSON object (a plain string, say) has no
+// structured form and goes out as text only.
+func successResult(name string, out any) *mcp.CallToolResult {
+	text, err := agent.FormatOutput(out)
+	if err != nil {
+		return errorResult(fmt.Sprintf("%s produced output that cannot be sent: %v", name, err))
+	}
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+	var object bool
+	switch out.(type) {
+	case string, json.RawMessage, []byte, nil:
+		// Text the tool made itself: it may be anything.
+		object = isJSONObject(text)
+	default:
+		// FormatOutput marshalled it, so it is valid JSON already, and an
+		// object exactly when it starts with a brace.
+		object = strings.HasPrefix(text, "{")
+	}
+	if object {
+		res.StructuredContent = json.RawMessage(text)
+	}
+	return res
+}
+
+func errorResult(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: msg}},
+	}
+}
+
+// isJSONObject reports whether s is one valid JSON object.
+func isJSONObject(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{':
+			return json.Valid([]byte(s))
+		}
+		return false
+	}
+	return false
+}
+
+// sessionIDs gives every MCP session a stable id for the tools'
+// idempotency rules (agent.WithSession). Streamable HTTP sessions have
+// their own Mcp-Session-Id, and ServerIOTransport gives each connection a
+// random one (which DirectCalls uses too); sessions on other transports
+// (the SDK's stdio and in-memory ones) have none, so each gets a random
+// one for as long as it is connected.
+type sessionIDs struct {
+	mu  sync.Mutex
+	ids map[*mcp.ServerSession]string
+}
+
+func (s *sessionIDs) of(ss *mcp.ServerSession) string {
+	if ss == nil {
+		return ""
+	}
+	if id := ss.ID(); id != "" {
+		return "mcp:" + id
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id, ok := s.ids[ss]; ok {
+		return id
+	}
+	if s.ids == nil {
+		s.ids = make(map[*mcp.ServerSession]string)
+	}
+	id := "mcp:" + rand.Text()
+	s.ids[ss] = id
+	go func() {
+		// Forget the session when it ends, so a long-lived server does
+		// not accumulate one entry per client that ever connected.
+		_ = ss.Wait()
+		s.mu.Lock()
+		delete(s.ids, ss)
+		s.mu.Unlock()
+	}()
+	return id
+}
