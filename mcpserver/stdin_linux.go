@@ -14,9 +14,9 @@ import (
 // os.Stdin is left in blocking mode, so a read that waits for the client
 // parks an OS thread in the kernel; the scheduler then has to hand that
 // thread's processor to another thread and take it back when the message
-// arrives, on every message. With a client that keeps calls in flight, that
-// hand-off was about a tenth of `serve`'s CPU per call; a descriptor in
-// non-blocking mode waits in the poller like a socket instead.
+// arrives, on every message, which is costly with a client that keeps calls
+// in flight (bench/NOTES.md has the figures). A descriptor in non-blocking
+// mode waits in the poller like a socket instead.
 //
 // The pipe is reopened through /proc/self/fd/0 rather than switched in
 // place: O_NONBLOCK belongs to the open file description, which other

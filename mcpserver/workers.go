@@ -12,8 +12,8 @@ import (
 // A fresh goroutine starts with a small stack; a tool call (JSON decoding,
 // schema checks, and above all the pure-Go SQLite engine, whose frames are
 // large) grows it several times, and every growth copies the stack and
-// rewrites its frames: about 14 % of a tools/call's CPU in the profile of
-// BenchmarkServerToolsCallRaw. A worker keeps its grown stack from one call
+// rewrites its frames, on every call (bench/NOTES.md has the profile). A
+// worker keeps its grown stack from one call
 // to the next (the garbage collector may halve an idle one now and then),
 // so the copying is paid rarely instead of on every call. Handing a call to
 // a worker and back costs two goroutine switches, far less.
@@ -45,7 +45,8 @@ func newWarmWorkers(max int) *warmWorkers {
 }
 
 // run calls fn on a worker and returns when it has returned. A panic in fn
-// is re-raised here, so the server's recovery middleware sees it as before.
+// is re-raised here, on the caller's goroutine, so that the server's
+// recovery middleware sees it.
 func (w *warmWorkers) run(fn func()) {
 	job := warmJobPool.Get().(*warmJob)
 	job.fn = fn
