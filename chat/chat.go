@@ -232,7 +232,7 @@ func (c *Chat) Tools() *agent.ToolSet { return c.currentTools() }
 
 // MergeReport says which tools clashed and what became of them, for the
 // current table.
-func (c *Chat) MergeReport() agent.MergeReport {
+func (c *Chat) MergeReport() MergeReport {
 	c.toolsMu.Lock()
 	defer c.toolsMu.Unlock()
 	return c.live.report

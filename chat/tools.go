@@ -47,8 +47,8 @@ func LocalTools(ctx context.Context, st *store.Store, g *guard.Guards) ([]*agent
 // them through (allowedTools, excludedTools, toolPrefix are applied by the
 // bridge), are wrapped with the guards (guard.Wrap: allowlist, injection
 // scan, confirmation, PII mask) and then merged with the local tools by
-// agent.Merge, with the strict policy taken from the guards' config
-// (AGENT_GUARD_MCP_STRICT) so one reading of the environment decides both.
+// merge, with the strict policy taken from the guards' config
+// (guard.EnvMCPStrict) so one reading of the environment decides both.
 // Local tools are never wrapped.
 //
 // Wrapping comes before the merge so that an MCP tool that wins a name
@@ -57,18 +57,18 @@ func LocalTools(ctx context.Context, st *store.Store, g *guard.Guards) ([]*agent
 //
 // The chat calls it in New; the command line and the red-team tests call
 // the chat, so the table a test inspects is the table a user gets.
-func BuildTools(local []*agent.Tool, servers []Server, g *guard.Guards) (*agent.ToolSet, agent.MergeReport, error) {
-	lists := make([]agent.ServerTools, len(servers))
+func BuildTools(local []*agent.Tool, servers []Server, g *guard.Guards) (*agent.ToolSet, MergeReport, error) {
+	lists := make([]serverTools, len(servers))
 	for i, s := range servers {
 		tools := s.Tools()
 		wrapped := make([]*agent.Tool, len(tools))
 		for j, t := range tools {
 			if t != nil && t.IsLocal() {
-				return nil, agent.MergeReport{}, fmt.Errorf("MCP server %q offered tool %q without an origin, so the guards could not tell it from a local tool; this is a bug in the server bridge", s.Name(), t.Name)
+				return nil, MergeReport{}, fmt.Errorf("MCP server %q offered tool %q without an origin, so the guards could not tell it from a local tool; this is a bug in the server bridge", s.Name(), t.Name)
 			}
 			wrapped[j] = guard.Wrap(t, g)
 		}
-		lists[i] = agent.ServerTools{Server: s.Name(), Tools: wrapped}
+		lists[i] = serverTools{server: s.Name(), tools: wrapped}
 	}
-	return agent.Merge(local, lists, g.Config().MCPStrict)
+	return merge(local, lists, g.Config().MCPStrict)
 }
