@@ -280,20 +280,16 @@ func buildLive(local []*agent.Tool, servers []Server, g *guard.Guards, prev live
 	slices.Sort(next.skipped)
 	lists := make([]serverTools, len(servers))
 	for i, s := range servers {
-		var wrapped []*agent.Tool
+		lists[i].server = s.Name()
 		for _, t := range offered[i] {
 			if keep[t.Name] != i {
 				continue
 			}
-			if t.IsLocal() {
-				return liveTools{}, fmt.Errorf("MCP server %q offered tool %q without an origin, so the guards could not tell it from a local tool; this is a bug in the server bridge", s.Name(), t.Name)
-			}
-			wrapped = append(wrapped, guard.Wrap(t, g))
+			lists[i].tools = append(lists[i].tools, t)
 			next.names[i] = append(next.names[i], t.Name)
 		}
-		lists[i] = serverTools{server: s.Name(), tools: wrapped}
 	}
-	set, report, err := merge(local, lists, g.Config().MCPStrict)
+	set, report, err := guardAndMerge(local, lists, g)
 	if err != nil {
 		return liveTools{}, err
 	}
