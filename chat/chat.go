@@ -27,6 +27,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/internal/term"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/store"
 )
@@ -159,8 +160,8 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 	c = &Chat{cfg: cfg, input: newLineReader(cfg.Err)}
 	c.guards = cfg.Guards
 	if c.guards != nil && c.guards.Confirmer() == nil {
-		_, term := terminalFd(cfg.In)
-		asker := guard.NewTerminalConfirmer(c.input, c.input.noteWriter(), term || cfg.assumeTerminal)
+		interactive := term.IsTerminal(cfg.In) || cfg.assumeTerminal
+		asker := guard.NewTerminalConfirmer(c.input, c.input.noteWriter(), interactive)
 		asker.Timeout = cfg.confirmTimeout
 		c.guards = c.guards.WithConfirmer(&pausingConfirmer{inner: asker, spin: &c.spin})
 	}

@@ -30,16 +30,6 @@ type lineSource interface {
 	close() error
 }
 
-// terminalFd returns the descriptor of r when it is a terminal.
-func terminalFd(r any) (int, bool) {
-	f, ok := r.(*os.File)
-	if !ok || f == nil {
-		return 0, false
-	}
-	fd := int(f.Fd())
-	return fd, readline.IsTerminal(fd)
-}
-
 // plainSource reads lines from a pipe or file: no prompt, no echo, no
 // editing. A final line without a newline still counts.
 type plainSource struct{ r *bufio.Reader }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -107,14 +106,6 @@ func (l *Lines) pump() {
 	}
 }
 
-// IsTerminal reports whether f is a character device, the standard
-// library's test for an interactive terminal. (/dev/null is one too, but it
-// gives EOF at once, which refuses.)
-func IsTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
 // TerminalConfirmer asks on a terminal: it writes
 //
 //	Allow tool X (server S) with {"a":1}? [y/N]
@@ -141,7 +132,7 @@ type TerminalConfirmer struct {
 }
 
 // NewTerminalConfirmer returns a confirmer asking on out and reading
-// answers from in. interactive is usually IsTerminal(os.Stdin).
+// answers from in. interactive says whether stdin is a terminal.
 func NewTerminalConfirmer(in LineReader, out io.Writer, interactive bool) *TerminalConfirmer {
 	return &TerminalConfirmer{In: in, Out: out, Interactive: interactive}
 }

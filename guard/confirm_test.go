@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -170,26 +168,6 @@ func TestLinesEOF(t *testing.T) {
 		if _, err := l.ReadLine(context.Background()); !errors.Is(err, io.EOF) {
 			t.Fatalf("ReadLine at the end = %v, want io.EOF", err)
 		}
-	}
-}
-
-func TestIsTerminal(t *testing.T) {
-	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if IsTerminal(f) {
-		t.Error("IsTerminal(regular file) = true")
-	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
-	defer pw.Close()
-	if IsTerminal(pr) {
-		t.Error("IsTerminal(pipe) = true")
 	}
 }
 
