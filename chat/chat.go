@@ -62,7 +62,7 @@ type Config struct {
 	// input guard, from injected user messages; nil guards nothing. Their
 	// config also decides the merge policy (MCPStrict), so the environment
 	// is read once (guard.FromEnv). When they have no confirmer, the chat
-	// adds a terminal confirmer that asks on Err and reads the answer
+	// adds a TerminalConfirmer that asks on Err and reads the answer
 	// through the same line reader as the REPL.
 	Guards *guard.Guards
 	// Store holds the sessions.
@@ -161,7 +161,7 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 	c.guards = cfg.Guards
 	if c.guards != nil && c.guards.Confirmer() == nil {
 		interactive := term.IsTerminal(cfg.In) || cfg.assumeTerminal
-		asker := guard.NewTerminalConfirmer(c.input, c.input.noteWriter(), interactive)
+		asker := newTerminalConfirmer(c.input, c.input.noteWriter(), interactive)
 		asker.Timeout = cfg.confirmTimeout
 		c.guards = c.guards.WithConfirmer(&pausingConfirmer{inner: asker, spin: &c.spin})
 	}
