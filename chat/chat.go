@@ -27,6 +27,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/internal/term"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/store"
 )
@@ -61,7 +62,7 @@ type Config struct {
 	// input guard, from injected user messages; nil guards nothing. Their
 	// config also decides the merge policy (MCPStrict), so the environment
 	// is read once (guard.FromEnv). When they have no confirmer, the chat
-	// adds a terminal confirmer that asks on Err and reads the answer
+	// adds a TerminalConfirmer that asks on Err and reads the answer
 	// through the same line reader as the REPL.
 	Guards *guard.Guards
 	// Store holds the sessions.
@@ -159,8 +160,8 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 	c = &Chat{cfg: cfg, input: newLineReader(cfg.Err)}
 	c.guards = cfg.Guards
 	if c.guards != nil && c.guards.Confirmer() == nil {
-		_, term := terminalFd(cfg.In)
-		asker := guard.NewTerminalConfirmer(c.input, c.input.noteWriter(), term || cfg.assumeTerminal)
+		interactive := term.IsTerminal(cfg.In) || cfg.assumeTerminal
+		asker := newTerminalConfirmer(c.input, c.input.noteWriter(), interactive)
 		asker.Timeout = cfg.confirmTimeout
 		c.guards = c.guards.WithConfirmer(&pausingConfirmer{inner: asker, spin: &c.spin})
 	}
@@ -232,7 +233,7 @@ func (c *Chat) Tools() *agent.ToolSet { return c.currentTools() }
 
 // MergeReport says which tools clashed and what became of them, for the
 // current table.
-func (c *Chat) MergeReport() agent.MergeReport {
+func (c *Chat) MergeReport() MergeReport {
 	c.toolsMu.Lock()
 	defer c.toolsMu.Unlock()
 	return c.live.report

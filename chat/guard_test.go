@@ -276,7 +276,7 @@ func TestLineReaderRetiresAbandonedQuestion(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if _, err := r.ReadLinePrompt(ctx, "Allow? [y/N] "); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := r.read(ctx, "Allow? [y/N] ", nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("ReadLinePrompt = %v, want the deadline", err)
 	}
 	fmt.Fprint(r.noteWriter(), "\nno answer within 20ms: refused\n")
@@ -284,7 +284,7 @@ func TestLineReaderRetiresAbandonedQuestion(t *testing.T) {
 	// A second question takes the read over and shows itself.
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel2()
-	r.ReadLinePrompt(ctx2, "Allow again? [y/N] ")
+	r.read(ctx2, "Allow again? [y/N] ", nil)
 
 	// The REPL takes it over and gets the line typed at its prompt.
 	ed.lines <- "hello"

@@ -30,16 +30,6 @@ type lineSource interface {
 	close() error
 }
 
-// terminalFd returns the descriptor of r when it is a terminal.
-func terminalFd(r any) (int, bool) {
-	f, ok := r.(*os.File)
-	if !ok || f == nil {
-		return 0, false
-	}
-	fd := int(f.Fd())
-	return fd, readline.IsTerminal(fd)
-}
-
 // plainSource reads lines from a pipe or file: no prompt, no echo, no
 // editing. A final line without a newline still counts.
 type plainSource struct{ r *bufio.Reader }
@@ -177,9 +167,9 @@ func (r *readlineSource) writeAbove(p []byte) (int, error) {
 }
 
 // lineReader is the one reader of the user's lines: the REPL's prompts and
-// the guards' confirmation questions both read through it (it is the
-// guard.LineReader of the chat's confirmer), so they never read stdin at
-// the same time and no keystroke goes to the wrong one.
+// the guards' confirmation questions (TerminalConfirmer) both read through
+// it, so they never read stdin at the same time and no keystroke goes to
+// the wrong one.
 //
 // A read that is abandoned (Ctrl-C at the prompt, a confirmation that timed
 // out) is not lost: the line it was waiting for goes to the next read, in
@@ -222,19 +212,9 @@ func (r *lineReader) use(src lineSource) {
 	}
 }
 
-// ReadLine implements guard.LineReader.
-func (r *lineReader) ReadLine(ctx context.Context) (string, error) {
-	return r.read(ctx, "", nil)
-}
-
-// ReadLinePrompt implements guard.PromptReader: a line editor shows the
-// question as its prompt (it would paint over text written before it);
-// otherwise the question is written to the error stream first.
-func (r *lineReader) ReadLinePrompt(ctx context.Context, prompt string) (string, error) {
-	return r.read(ctx, prompt, nil)
-}
-
-// read returns the next line. It gives up with ctx's error when ctx ends,
+// read returns the next line. prompt, when not empty, is shown for this
+// line: a line editor shows it as its prompt, otherwise it is written to
+// the error stream first. read gives up with ctx's error when ctx ends,
 // and with errPromptInterrupt when intr delivers (Ctrl-C as a signal).
 func (r *lineReader) read(ctx context.Context, prompt string, intr <-chan os.Signal) (string, error) {
 	select {

@@ -40,7 +40,7 @@ const refreshTimeout = 10 * time.Second
 // call) and says what changed.
 type liveTools struct {
 	set     *agent.ToolSet
-	report  agent.MergeReport
+	report  MergeReport
 	gens    []uint64   // per server: the generation the table was built from
 	names   [][]string // per server: its tool names in the table's build
 	offered [][]string // per server: the names it offered for this build, duplicates included
@@ -147,7 +147,7 @@ func (sk skippedTool) why() string {
 	case sk.missing:
 		return "the tool table has no tool of that name"
 	case sk.owner == "":
-		return "the local tool wins because " + agent.StrictMCPEnv + " is set"
+		return "the local tool wins because " + guard.EnvMCPStrict + " is set"
 	}
 	return "MCP server " + sk.owner + "'s tool of that name is in use; set \"toolPrefix\" on one of them so both can be used"
 }
@@ -278,22 +278,18 @@ func buildLive(local []*agent.Tool, servers []Server, g *guard.Guards, prev live
 		}
 	}
 	slices.Sort(next.skipped)
-	lists := make([]agent.ServerTools, len(servers))
+	lists := make([]serverTools, len(servers))
 	for i, s := range servers {
-		var wrapped []*agent.Tool
+		lists[i].server = s.Name()
 		for _, t := range offered[i] {
 			if keep[t.Name] != i {
 				continue
 			}
-			if t.IsLocal() {
-				return liveTools{}, fmt.Errorf("MCP server %q offered tool %q without an origin, so the guards could not tell it from a local tool; this is a bug in the server bridge", s.Name(), t.Name)
-			}
-			wrapped = append(wrapped, guard.Wrap(t, g))
+			lists[i].tools = append(lists[i].tools, t)
 			next.names[i] = append(next.names[i], t.Name)
 		}
-		lists[i] = agent.ServerTools{Server: s.Name(), Tools: wrapped}
 	}
-	set, report, err := agent.Merge(local, lists, g.Config().MCPStrict)
+	set, report, err := guardAndMerge(local, lists, g)
 	if err != nil {
 		return liveTools{}, err
 	}

@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/agentapp/agentapp/internal/term"
 )
 
 // Run is the REPL: it writes the banner, then reads lines until /exit, the
@@ -61,7 +63,7 @@ func (c *Chat) Run(ctx context.Context) error {
 
 // lineSource picks readline on a terminal and plain line reading otherwise.
 func (c *Chat) lineSource() (lineSource, bool, error) {
-	if _, ok := terminalFd(c.cfg.In); ok {
+	if term.IsTerminal(c.cfg.In) {
 		src, err := newReadlineSource(c.cfg.In.(*os.File), c.cfg.Out, c.cfg.Err, c.cfg.HistoryFile)
 		if err != nil {
 			return nil, false, fmt.Errorf("set up the terminal: %w", err)
@@ -153,7 +155,7 @@ func (c *Chat) printTools(w io.Writer) {
 // replTurn runs one message in the REPL and reports problems on Err.
 func (c *Chat) replTurn(ctx context.Context, text string) {
 	obs := &turnObserver{out: &lineWriter{w: c.cfg.Out}, inner: c.cfg.Observer}
-	if _, ok := terminalFd(c.cfg.Err); ok {
+	if term.IsTerminal(c.cfg.Err) {
 		obs.spin = &spinner{w: c.cfg.Err}
 	}
 	c.spin.Store(obs.spin)
@@ -206,7 +208,7 @@ func (c *Chat) Ask(ctx context.Context, question string, asJSON bool) error {
 		return errors.New("the prompt is empty; pass the question with -p \"...\" or on stdin with -p -")
 	}
 	obs := &turnObserver{out: &lineWriter{w: c.cfg.Out}, inner: c.cfg.Observer}
-	if _, ok := terminalFd(c.cfg.Err); ok {
+	if term.IsTerminal(c.cfg.Err) {
 		obs.spin = &spinner{w: c.cfg.Err}
 	}
 	// A confirmation question in one-shot mode reads its answer from

@@ -45,30 +45,40 @@ func LocalTools(ctx context.Context, st *store.Store, g *guard.Guards) ([]*agent
 // BuildTools makes the one tool table of a chat from the local tools and
 // the connected servers. Each server's tools, as the server's config let
 // them through (allowedTools, excludedTools, toolPrefix are applied by the
-// bridge), are wrapped with the guards (guard.Wrap: allowlist, injection
-// scan, confirmation, PII mask) and then merged with the local tools by
-// agent.Merge, with the strict policy taken from the guards' config
-// (AGENT_GUARD_MCP_STRICT) so one reading of the environment decides both.
-// Local tools are never wrapped.
+// bridge), are wrapped with the guards and merged with the local tools
+// (guardAndMerge). Local tools are never wrapped.
+//
+// The chat calls it in New; the command line and the red-team tests call
+// the chat, so the table a test inspects is the table a user gets.
+func BuildTools(local []*agent.Tool, servers []Server, g *guard.Guards) (*agent.ToolSet, MergeReport, error) {
+	lists := make([]serverTools, len(servers))
+	for i, s := range servers {
+		lists[i] = serverTools{server: s.Name(), tools: s.Tools()}
+	}
+	return guardAndMerge(local, lists, g)
+}
+
+// guardAndMerge wraps every tool of lists with the guards (guard.Wrap:
+// allowlist, injection scan, confirmation, PII mask) and then merges them
+// with the local tools, with the strict policy taken from the guards'
+// config (guard.EnvMCPStrict) so one reading of the environment decides
+// both. BuildTools and the rebuild of a running chat's table (buildLive)
+// both end here, so a table is guarded the same way however it was made.
 //
 // Wrapping comes before the merge so that an MCP tool that wins a name
 // clash is the guarded one. A server tool without an Origin is an error:
 // the guards would take it for a local tool and let it through unguarded.
-//
-// The chat calls it in New; the command line and the red-team tests call
-// the chat, so the table a test inspects is the table a user gets.
-func BuildTools(local []*agent.Tool, servers []Server, g *guard.Guards) (*agent.ToolSet, agent.MergeReport, error) {
-	lists := make([]agent.ServerTools, len(servers))
-	for i, s := range servers {
-		tools := s.Tools()
-		wrapped := make([]*agent.Tool, len(tools))
-		for j, t := range tools {
+func guardAndMerge(local []*agent.Tool, lists []serverTools, g *guard.Guards) (*agent.ToolSet, MergeReport, error) {
+	guarded := make([]serverTools, len(lists))
+	for i, l := range lists {
+		wrapped := make([]*agent.Tool, len(l.tools))
+		for j, t := range l.tools {
 			if t != nil && t.IsLocal() {
-				return nil, agent.MergeReport{}, fmt.Errorf("MCP server %q offered tool %q without an origin, so the guards could not tell it from a local tool; this is a bug in the server bridge", s.Name(), t.Name)
+				return nil, MergeReport{}, fmt.Errorf("MCP server %q offered tool %q without an origin, so the guards could not tell it from a local tool; this is a bug in the server bridge", l.server, t.Name)
 			}
 			wrapped[j] = guard.Wrap(t, g)
 		}
-		lists[i] = agent.ServerTools{Server: s.Name(), Tools: wrapped}
+		guarded[i] = serverTools{server: l.server, tools: wrapped}
 	}
-	return agent.Merge(local, lists, g.Config().MCPStrict)
+	return merge(local, guarded, g.Config().MCPStrict)
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-
-	"github.com/agentapp/agentapp/agent"
 )
 
 // Environment variables read by FromEnv.
@@ -14,9 +12,10 @@ const (
 	EnvConfirm   = "AGENT_GUARD_CONFIRM"
 	EnvPII       = "AGENT_GUARD_PII"
 	EnvInput     = "AGENT_GUARD_INPUT"
-	// EnvMCPStrict is agent.StrictMCPEnv: the merge and the guards read
-	// one variable under one name.
-	EnvMCPStrict = agent.StrictMCPEnv
+	// EnvMCPStrict makes local tools win name clashes with MCP tools. It
+	// is read here, with the other switches, so that one reading of the
+	// environment both reports it and decides the chat's merge.
+	EnvMCPStrict = "AGENT_GUARD_MCP_STRICT"
 	EnvAuditLog  = "AGENT_AUDIT_LOG"
 )
 

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentapp/agentapp/agent"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -102,28 +101,23 @@ func TestAnyCountsEachGuard(t *testing.T) {
 	}
 }
 
-// TestStrictSwitchAgreesWithMerge keeps the guards and agent.Merge on one
-// reading of AGENT_GUARD_MCP_STRICT: every value the guards accept means
-// the same to agent.StrictFromEnv.
-func TestStrictSwitchAgreesWithMerge(t *testing.T) {
-	if EnvMCPStrict != agent.StrictMCPEnv {
-		t.Fatalf("EnvMCPStrict = %q, agent.StrictMCPEnv = %q", EnvMCPStrict, agent.StrictMCPEnv)
+// TestFromEnvStrictSwitch pins how the strict merge switch is read: it is
+// documented under this name, and the chat's merge takes its policy from
+// Config.MCPStrict alone, so this parse is the only one.
+func TestFromEnvStrictSwitch(t *testing.T) {
+	if EnvMCPStrict != "AGENT_GUARD_MCP_STRICT" {
+		t.Errorf("EnvMCPStrict = %q, want AGENT_GUARD_MCP_STRICT", EnvMCPStrict)
 	}
-	for _, v := range []string{"", "0", "1", "true", "TRUE", " True ", "false", "FALSE", " 1 ", "yes", "on", "2"} {
-		c, err := FromEnv(func(k string) string {
-			if k == EnvMCPStrict {
-				return v
-			}
-			return ""
-		}, t.TempDir())
-		if err != nil {
-			if agent.StrictFromEnv(v) {
-				t.Errorf("%q: the guards refuse it but the merge reads it as on", v)
-			}
-			continue
+	for v, want := range map[string]bool{"": false, "0": false, "false": false, "FALSE": false, " 0 ": false,
+		"1": true, "true": true, "TRUE": true, " True ": true, " 1 ": true} {
+		c, err := FromEnv(envOf(map[string]string{EnvMCPStrict: v}), t.TempDir())
+		if err != nil || c.MCPStrict != want {
+			t.Errorf("%s=%q: MCPStrict = %v, %v; want %v", EnvMCPStrict, v, c.MCPStrict, err, want)
 		}
-		if c.MCPStrict != agent.StrictFromEnv(v) {
-			t.Errorf("%q: guards say strict=%v, merge says %v", v, c.MCPStrict, agent.StrictFromEnv(v))
+	}
+	for _, v := range []string{"yes", "on", "2"} {
+		if _, err := FromEnv(envOf(map[string]string{EnvMCPStrict: v}), t.TempDir()); err == nil || !strings.Contains(err.Error(), EnvMCPStrict) {
+			t.Errorf("%s=%q: err = %v, want an error naming the variable", EnvMCPStrict, v, err)
 		}
 	}
 }

@@ -241,7 +241,7 @@ func maskError(err error) error {
 // when the PII guard is on so the log does not collect what the guard hides
 // from the model.
 func (g *Guards) previewForAudit(args json.RawMessage) string {
-	p := Preview(args)
+	p := previewArgs(args)
 	if g.cfg.PII {
 		p = MaskPII(p)
 	}

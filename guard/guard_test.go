@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/model"
@@ -208,57 +206,33 @@ func TestScanRunsWhenOnlyInputGuardIsOn(t *testing.T) {
 	}
 }
 
+// TestConfirmationThroughWrap: the confirmer's decision alone decides
+// whether the server is reached, the request names the call, and every
+// decision is audited with its reason. How a person at a terminal answers
+// is the chat's TerminalConfirmer, tested there through Wrap as well.
 func TestConfirmationThroughWrap(t *testing.T) {
-	cases := []struct {
-		name    string
-		input   io.Reader
-		timeout bool
-		ran     bool
-	}{
-		{"yes", strings.NewReader("yes\n"), false, true},
-		{"y", strings.NewReader("Y\n"), false, true},
-		{"no", strings.NewReader("no\n"), false, false},
-		{"other", strings.NewReader("sure\n"), false, false},
-		{"EOF", strings.NewReader(""), false, false},
-		{"timeout", nil, true, false},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			in := c.input
-			if c.timeout {
-				pr, pw := io.Pipe()
-				t.Cleanup(func() { pw.Close() })
-				in = pr
-			}
-			var out syncBuffer
-			conf := NewTerminalConfirmer(NewLines(in), &out, true)
-			// Only the timeout case may time out: a short limit on the
-			// answered ones made them fail on a busy machine.
-			conf.Timeout = time.Minute
-			if c.timeout {
-				conf.Timeout = time.Millisecond
-			}
-			g, audit := setup(t, Config{Confirm: []string{"createRefund"}}, conf)
-			srv := newServerTool("createRefund", "refunded", nil)
-			res, d, err := call(t, Wrap(srv.tool, g), `{"orderId":"A-1024"}`)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ran := srv.calls.Load() == 1; ran != c.ran {
-				t.Fatalf("server ran = %v, want %v (result %v)", ran, c.ran, res)
-			}
-			if !c.ran && d == nil {
-				t.Errorf("result %v is not a denial", res)
-			}
-			if !strings.Contains(out.String(), `Allow tool createRefund (server hostile) with {"orderId":"A-1024"}? [y/N]`) {
-				t.Errorf("question = %q", out.String())
-			}
-			lines := readAudit(t, audit)
-			want := map[bool]string{true: "approved", false: "refused"}[c.ran]
-			if len(lines) != 1 || lines[0]["event"] != EventConfirm || lines[0]["decision"] != want || lines[0]["reason"] == "" {
-				t.Errorf("audit = %v, want one confirm line with decision %s and a reason", lines, want)
-			}
-		})
+	for _, approved := range []bool{true, false} {
+		fc := &fakeConfirmer{decision: Decision{Approved: approved, Reason: "because"}}
+		g, audit := setup(t, Config{Confirm: []string{"createRefund"}}, fc)
+		srv := newServerTool("createRefund", "refunded", nil)
+		res, d, err := call(t, Wrap(srv.tool, g), `{"orderId":"A-1024"}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ran := srv.calls.Load() == 1; ran != approved {
+			t.Fatalf("approved=%v: server ran = %v (result %v)", approved, ran, res)
+		}
+		if !approved && (d == nil || !strings.Contains(d.Reason, "did not approve") || !strings.Contains(d.Reason, "because")) {
+			t.Errorf("refused: result %v is not a denial giving the reason", res)
+		}
+		if fc.last.Tool != "createRefund" || fc.last.Server != "hostile" || string(fc.last.Args) != `{"orderId":"A-1024"}` {
+			t.Errorf("request = %+v", fc.last)
+		}
+		lines := readAudit(t, audit)
+		want := map[bool]string{true: "approved", false: "refused"}[approved]
+		if len(lines) != 1 || lines[0]["event"] != EventConfirm || lines[0]["decision"] != want || lines[0]["reason"] != "because" || lines[0]["args"] != `{"orderId":"A-1024"}` {
+			t.Errorf("audit = %v, want one confirm line with decision %s, the reason and the arguments", lines, want)
+		}
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/agentapp/agentapp/internal/textsafe"
 )
 
 // MaxFrameSize is the largest line a stdio server may write on stdout. A
@@ -127,7 +129,7 @@ func (f *frameFilter) accept(ln boundedLine) []byte {
 		return append(line, '\n')
 	}
 	f.logger.Warn("mcp: server wrote a line on stdout that is not a JSON-RPC message; skipped (servers must log to stderr)",
-		"server", f.server, "line", preview(string(line), 300))
+		"server", f.server, "line", textsafe.Preview(string(line), 300))
 	return nil
 }
 
@@ -141,7 +143,7 @@ var (
 // fails at once with the reason instead of waiting for its timeout.
 func (f *frameFilter) refuse(ln boundedLine) []byte {
 	f.logger.Error("mcp: server wrote a message larger than the limit on stdout; refused",
-		"server", f.server, "bytes", ln.size, "limit", f.maxFrame, "start", preview(string(ln.head), 120))
+		"server", f.server, "bytes", ln.size, "limit", f.maxFrame, "start", textsafe.Preview(string(ln.head), 120))
 	if bytes.Contains(ln.head, []byte(`"method"`)) {
 		return nil // a request or notification from the server: nobody waits for it
 	}
@@ -204,20 +206,6 @@ func readBoundedLine(br *bufio.Reader, max int) (boundedLine, error) {
 func isClosedPipe(err error) bool {
 	return strings.Contains(err.Error(), "file already closed") || strings.Contains(err.Error(), "closed pipe")
 }
-
-// preview shortens s for a log line or message, saying how long it was.
-func preview(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !isRuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (%d bytes)", s[:cut], len(s))
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // stderrRing keeps the last lines a server wrote on stderr, for error
 // messages (a failed connect shows them) and for StderrTail.

@@ -2,6 +2,8 @@ package mcpclient
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"strings"
@@ -61,5 +63,41 @@ func TestStderrRing(t *testing.T) {
 	// Line 7 (index 7) is the oldest kept: 'A'+7 = 'H', 7%3+1 = 2 l's.
 	if all[0] != "llH" {
 		t.Errorf("oldest kept line %q, want llH", all[0])
+	}
+}
+
+// TestFrameFilterEscapesLoggedLines: a skipped stdout line and the start of
+// an oversized one are logged by textsafe's rule, so a server cannot put a
+// terminal escape or a bidirectional override into the user's log. A JSON
+// handler is used because it leaves such characters as they are, so only
+// the filter's own escaping is tested.
+func TestFrameFilterEscapesLoggedLines(t *testing.T) {
+	input := "banner \u202e\x1b[31mred\n" + `{"jsonrpc":"2.0","id":3,"result":"` + "\u2066" + strings.Repeat("y", 200) + "\"}\n"
+	var logs bytes.Buffer
+	f := newFrameFilter("srv", io.NopCloser(strings.NewReader(input)), 100, slog.New(slog.NewJSONHandler(&logs, nil)))
+	// The filter logs before it closes its frames, so once Read reports
+	// the end the log is complete and no longer written.
+	if _, err := io.ReadAll(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var got []map[string]any
+	dec := json.NewDecoder(&logs)
+	for dec.More() {
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, m)
+	}
+	if len(got) != 2 {
+		t.Fatalf("log records = %v, want 2", got)
+	}
+	if line, want := got[0]["line"], `banner \u202e\x1b[31mred`; line != want {
+		t.Errorf("skipped line logged as %q, want %q", line, want)
+	}
+	start, _ := got[1]["start"].(string)
+	if want := `{"jsonrpc":"2.0","id":3,"result":"\u2066yyy`; !strings.HasPrefix(start, want) || !strings.Contains(start, " total)") {
+		t.Errorf("oversized line's start logged as %q, want it to begin %q and end with the cut note", start, want)
 	}
 }

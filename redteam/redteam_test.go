@@ -329,7 +329,7 @@ func TestConfirmationYesAndNo(t *testing.T) {
 	// The questions are written by the call's goroutine, which has ended
 	// when Ask returns.
 	var prompts strings.Builder
-	conf := guard.NewTerminalConfirmer(guard.NewLines(strings.NewReader("y\nn\n")), &prompts, true)
+	conf := chat.NewTerminalConfirmer(strings.NewReader("y\nn\n"), &prompts, true)
 	r := newRig(t, rigOptions{
 		env:       map[string]string{"AGENT_GUARD_CONFIRM": "lookupCustomer"},
 		confirmer: conf,

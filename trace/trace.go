@@ -6,7 +6,10 @@
 //
 // Every line starts with Prefix and a step marker, so it is easy to grep or
 // filter out, and long values are cut to a bounded preview that still says
-// how long they were.
+// how long they were. Names, arguments and results come from the model and
+// from MCP servers, so every value is escaped by the program's one rule
+// (package internal/textsafe): a newline, a terminal escape or a
+// bidirectional override cannot break a line or change how it reads.
 package trace
 
 import (
@@ -20,13 +23,15 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/agentapp/agentapp/model"
 )
 
 // Prefix starts every trace line.
 const Prefix = "[trace]"
 
-// DefaultPreview is how many characters of a value a line shows by default:
+// DefaultPreview is how many characters of a value a line shows by default
+// (see textsafe.Preview for how a cut value ends):
 // enough to recognise an argument or a result, short enough to keep one
 // event on one terminal line or two.
 const DefaultPreview = 120
@@ -96,18 +101,21 @@ func (t *Tracer) Think(step, messages, tools int) {
 func (t *Tracer) Act(step int, calls []model.ToolCall) {
 	parts := make([]string, len(calls))
 	for i, c := range calls {
-		parts[i] = Preview(c.Name, t.preview) + " " + Preview(compactArgs(c.Arguments), t.preview)
+		parts[i] = textsafe.Preview(c.Name, t.preview) + " " + textsafe.Preview(compactArgs(c.Arguments), t.preview)
 	}
 	t.line(step, false, "act: "+strings.Join(parts, " | "))
 }
 
-// Observe implements agent.Observer: one tool call's result.
+// Observe implements agent.Observer: one tool call's result. The tool's
+// name was shown, cut, on the act line; here it is shown whole, so the
+// result can be matched to its call.
 func (t *Tracer) Observe(ev agent.StepEvent) {
+	name := textsafe.Escape(ev.ToolName)
 	if ev.Err != nil {
-		t.line(ev.Step, false, fmt.Sprintf("observe error: %s -> %s", ev.ToolName, Preview(ev.Err.Error(), t.preview)))
+		t.line(ev.Step, false, fmt.Sprintf("observe error: %s -> %s", name, textsafe.Preview(ev.Err.Error(), t.preview)))
 		return
 	}
-	t.line(ev.Step, false, fmt.Sprintf("observe ok: %s -> %s", ev.ToolName, Preview(ev.Output, t.preview)))
+	t.line(ev.Step, false, fmt.Sprintf("observe ok: %s -> %s", name, textsafe.Preview(ev.Output, t.preview)))
 }
 
 // Done implements agent.Observer: the run ended, with its answer or error.
@@ -119,9 +127,9 @@ func (t *Tracer) Done(res *agent.Result, err error) {
 	}
 	var text string
 	if err != nil {
-		text = fmt.Sprintf("done error: steps=%d error: %s", steps, Preview(err.Error(), t.preview))
+		text = fmt.Sprintf("done error: steps=%d error: %s", steps, textsafe.Preview(err.Error(), t.preview))
 	} else {
-		text = fmt.Sprintf("done: steps=%d answer: %s", steps, Preview(answer, t.preview))
+		text = fmt.Sprintf("done: steps=%d answer: %s", steps, textsafe.Preview(answer, t.preview))
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

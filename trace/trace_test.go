@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/scripted"
 )
@@ -95,7 +96,7 @@ func TestDoneWithError(t *testing.T) {
 [trace] step 1 +2ms act: echo {"text":"x"}
 [trace] step 1 +4ms observe ok: echo -> x
 [trace] step 2 +6ms think: messages=3 tools=1
-[trace] step 2 +8ms done error: steps=1 error: ` + Preview(err.Error(), 40) + "\n"
+[trace] step 2 +8ms done error: steps=1 error: ` + textsafe.Preview(err.Error(), 40) + "\n"
 	if got := buf.String(); got != want {
 		t.Errorf("trace lines:\n%s\nwant:\n%s", got, want)
 	}
@@ -122,26 +123,55 @@ func TestElapsedRestartsWithEachRun(t *testing.T) {
 	}
 }
 
-func TestPreview(t *testing.T) {
-	tests := []struct {
-		in   string
-		max  int
-		want string
-	}{
-		{"short", 10, "short"},
-		{"exactly10!", 10, "exactly10!"},
-		{"eleven chars", 10, "eleven cha…(+2 chars, 12 total)"},
-		{"出差住宿标准是多少", 4, "出差住宿…(+5 chars, 9 total)"},
-		{"一线\n城市\t600", 20, `一线\n城市\t600`},
-		{"a\nb\nc\nd", 3, `a\nb…(+4 chars, 7 total)`},
-		{"bell\x07 esc\x1b sep\u2028", 40, `bell\x07 esc\x1b sep\u2028`},
-		{strings.Repeat("字", 500), 0, strings.Repeat("字", DefaultPreview) + "…(+380 chars, 500 total)"},
-		{"", 5, ""},
+// TestDefaultPreview: without WithPreview a value is cut at
+// DefaultPreview characters (the cutting itself is textsafe.Preview's).
+func TestDefaultPreview(t *testing.T) {
+	var buf bytes.Buffer
+	New(&buf, WithClock(stepClock())).Observe(agent.StepEvent{Step: 1, ToolName: "t", Output: strings.Repeat("字", 500)})
+	want := "[trace] step 1 +0ms observe ok: t -> " + strings.Repeat("字", DefaultPreview) + "…(+380 chars, 500 total)\n"
+	if got := buf.String(); got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
-	for _, tt := range tests {
-		if got := Preview(tt.in, tt.max); got != tt.want {
-			t.Errorf("Preview(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
-		}
+}
+
+// TestHostileTextIsEscaped: a tool name, arguments, a result and an answer
+// holding bidirectional overrides or isolates and a terminal escape reach
+// the trace escaped. Before, the trace escaped only control characters, so
+// a server's U+202E reversed the rest of the user's trace line.
+func TestHostileTextIsEscaped(t *testing.T) {
+	name := "refund\u202egnp"
+	tool := &agent.Tool{
+		Name:   name,
+		Origin: "hostile",
+		Execute: func(context.Context, json.RawMessage) (any, error) {
+			return "ok\u2066\x1b[2J\u2069", nil
+		},
+	}
+	m := scripted.New(
+		scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", name, `{"note":"x`+"\u202e"+`y"}`)}},
+		scripted.Turn{Text: "done\u202e"},
+	)
+	var buf bytes.Buffer
+	_, err := agent.Run(context.Background(), agent.Options{
+		Model:    m,
+		Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}},
+		Tools:    agent.MustToolSet(tool),
+		Observer: New(&buf, WithClock(stepClock())),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[trace] step 1 +0ms think: messages=1 tools=1
+[trace] step 1 +2ms act: refund\u202egnp {"note":"x\u202ey"}
+[trace] step 1 +4ms observe ok: refund\u202egnp -> ok\u2066\x1b[2J\u2069
+[trace] step 2 +6ms think: messages=3 tools=1
+[trace] step 2 +8ms done: steps=1 answer: done\u202e
+`
+	if got := buf.String(); got != want {
+		t.Errorf("trace lines:\n%s\nwant:\n%s", got, want)
+	}
+	if strings.ContainsAny(buf.String(), "\u202e\u2066\u2069\x1b") {
+		t.Errorf("raw override or escape in the trace: %q", buf.String())
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/internal/term"
 	"github.com/agentapp/agentapp/kb"
 	"github.com/spf13/cobra"
 )
@@ -172,7 +173,7 @@ func ingestFiles(cmd *cobra.Command, k *kb.KB, files []string, failures []error)
 		fmt.Fprintln(stderr, "error:", err)
 	}
 	var bar *progressBar
-	if len(files) >= progressMinFiles && isTerminal(stderr) {
+	if len(files) >= progressMinFiles && canRedraw(stderr) {
 		bar = &progressBar{w: stderr, total: len(files)}
 	}
 	fail := func(err error) {
@@ -263,15 +264,10 @@ func (p *progressBar) clear() {
 	p.drawn = false
 }
 
-// isTerminal reports whether w is a terminal (a character device), where a
-// progress bar that redraws itself makes sense.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb"
+// canRedraw reports whether w is a terminal on which a progress bar that
+// redraws its line makes sense: a dumb terminal cannot erase a line.
+func canRedraw(w io.Writer) bool {
+	return term.IsTerminal(w) && os.Getenv("TERM") != "dumb"
 }
 
 func newKBListCmd() *cobra.Command {

@@ -1,32 +1,23 @@
-package agent
+package chat
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/guard"
 )
 
-// StrictMCPEnv is the environment variable that makes local tools win name
-// clashes with MCP tools (see Merge).
-const StrictMCPEnv = "AGENT_GUARD_MCP_STRICT"
-
-// StrictFromEnv reports whether a value of AGENT_GUARD_MCP_STRICT turns
-// strict merging on: "1" or "true" (any case), surrounding space ignored.
-// Anything else, including unset, leaves the default policy.
-func StrictFromEnv(value string) bool {
-	v := strings.TrimSpace(value)
-	return v == "1" || strings.EqualFold(v, "true")
-}
-
-// ServerTools is the tool list of one MCP server, as Merge takes it. Server
+// serverTools is the tool list of one MCP server, as merge takes it. server
 // is the name used in warnings and errors; the tools' own Origin is not
 // consulted, so a caller can merge tools from any source under a name.
-type ServerTools struct {
-	Server string
-	Tools  []*Tool
+type serverTools struct {
+	server string
+	tools  []*agent.Tool
 }
 
-// MergeReport says what Merge did about name clashes between local and MCP
-// tools. Both lists are in table order. Warnings holds at most one line,
+// MergeReport says what the merge did about name clashes between local and
+// MCP tools. Both lists are in table order. Warnings holds at most one line,
 // ready to be shown to the user; it is empty when nothing clashed.
 type MergeReport struct {
 	// Overridden lists the local tools replaced by an MCP tool of the same
@@ -47,21 +38,24 @@ type Clash struct {
 
 func (c Clash) String() string { return fmt.Sprintf("%s (from %s)", c.Tool, c.Server) }
 
-// Merge builds the one tool table a run uses from the local tools and the
+// merge builds the one tool table a run uses from the local tools and the
 // tools of each MCP server, in that order: local tools first, then each
-// server's tools in the order of servers (the configuration order).
+// server's tools in the order of servers (the configuration order). The
+// policy lives here, with its only user, rather than in package agent: the
+// tool loop knows nothing of MCP servers or of the environment.
 //
 // A local tool and an MCP tool with the same name clash. By default the MCP
 // tool wins: a user who plugged a server in expects its tool to be used, and
 // the report's warning names every overridden tool, because a silent
-// override is a mystery later. With strict set (AGENT_GUARD_MCP_STRICT) the
-// local tool wins and the warning names the switch and every skipped tool.
+// override is a mystery later. With strict set (guard.EnvMCPStrict, read by
+// guard.FromEnv) the local tool wins and the warning names the switch and
+// every skipped tool.
 //
 // The same name from two MCP servers is an error that names both servers
 // and suggests toolPrefix: there is no sensible winner, and picking one
 // silently would depend on connection order. A duplicate within the local
 // tools or within one server is an error too.
-func Merge(local []*Tool, servers []ServerTools, strict bool) (*ToolSet, MergeReport, error) {
+func merge(local []*agent.Tool, servers []serverTools, strict bool) (*agent.ToolSet, MergeReport, error) {
 	var report MergeReport
 	localIdx := make(map[string]int, len(local))
 	for i, t := range local {
@@ -77,23 +71,23 @@ func Merge(local []*Tool, servers []ServerTools, strict bool) (*ToolSet, MergeRe
 	// owner maps an MCP tool name to the server that offers it.
 	owner := map[string]string{}
 	overridden := make([]bool, len(local))
-	var fromServers []*Tool
+	var fromServers []*agent.Tool
 	for _, s := range servers {
 		seen := map[string]bool{}
-		for _, t := range s.Tools {
+		for _, t := range s.tools {
 			if t == nil || t.Name == "" {
-				return nil, report, fmt.Errorf("MCP server %q offered a tool without a name", s.Server)
+				return nil, report, fmt.Errorf("MCP server %q offered a tool without a name", s.server)
 			}
 			if seen[t.Name] {
-				return nil, report, fmt.Errorf("MCP server %q offered two tools named %q; the server is misbehaving, use allowedTools or excludedTools to pick one", s.Server, t.Name)
+				return nil, report, fmt.Errorf("MCP server %q offered two tools named %q; the server is misbehaving, use allowedTools or excludedTools to pick one", s.server, t.Name)
 			}
 			seen[t.Name] = true
 			if other, dup := owner[t.Name]; dup {
-				return nil, report, fmt.Errorf("MCP servers %q and %q both offer a tool named %q; set \"toolPrefix\" on one of them in the config file (for example \"toolPrefix\": %q) so the names differ", other, s.Server, t.Name, prefixHint(s.Server))
+				return nil, report, fmt.Errorf("MCP servers %q and %q both offer a tool named %q; set \"toolPrefix\" on one of them in the config file (for example \"toolPrefix\": %q) so the names differ", other, s.server, t.Name, prefixHint(s.server))
 			}
-			owner[t.Name] = s.Server
+			owner[t.Name] = s.server
 			if i, clash := localIdx[t.Name]; clash {
-				c := Clash{Tool: t.Name, Server: s.Server}
+				c := Clash{Tool: t.Name, Server: s.server}
 				if strict {
 					report.Skipped = append(report.Skipped, c)
 					continue
@@ -105,7 +99,7 @@ func Merge(local []*Tool, servers []ServerTools, strict bool) (*ToolSet, MergeRe
 		}
 	}
 
-	set := &ToolSet{index: make(map[string]int, len(local)+len(fromServers))}
+	set := new(agent.ToolSet)
 	for i, t := range local {
 		if overridden[i] {
 			continue
@@ -123,12 +117,12 @@ func Merge(local []*Tool, servers []ServerTools, strict bool) (*ToolSet, MergeRe
 	if len(report.Overridden) > 0 {
 		report.Warnings = append(report.Warnings, fmt.Sprintf(
 			"MCP tools override local tools of the same name: %s; set %s=1 to keep the local tools instead",
-			joinClashes(report.Overridden), StrictMCPEnv))
+			joinClashes(report.Overridden), guard.EnvMCPStrict))
 	}
 	if len(report.Skipped) > 0 {
 		report.Warnings = append(report.Warnings, fmt.Sprintf(
 			"%s is set, so local tools win: skipped MCP tools %s",
-			StrictMCPEnv, joinClashes(report.Skipped)))
+			guard.EnvMCPStrict, joinClashes(report.Skipped)))
 	}
 	return set, report, nil
 }

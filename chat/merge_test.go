@@ -1,4 +1,4 @@
-package agent
+package chat
 
 import (
 	"context"
@@ -6,11 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/guard"
 	"github.com/google/go-cmp/cmp"
 )
 
-func mergeTool(name, origin string) *Tool {
-	return &Tool{
+func mergeTool(name, origin string) *agent.Tool {
+	return &agent.Tool{
 		Name:   name,
 		Origin: origin,
 		Execute: func(context.Context, json.RawMessage) (any, error) {
@@ -19,8 +21,8 @@ func mergeTool(name, origin string) *Tool {
 	}
 }
 
-func localTools() []*Tool {
-	return []*Tool{
+func localTools() []*agent.Tool {
+	return []*agent.Tool{
 		mergeTool("getOrderStatus", ""),
 		mergeTool("createTicket", ""),
 		mergeTool("escalateToHuman", ""),
@@ -28,8 +30,8 @@ func localTools() []*Tool {
 	}
 }
 
-func agentappServer() ServerTools {
-	return ServerTools{Server: "agentapp", Tools: []*Tool{
+func agentappServer() serverTools {
+	return serverTools{server: "agentapp", tools: []*agent.Tool{
 		mergeTool("getOrderStatus", "agentapp"),
 		mergeTool("createTicket", "agentapp"),
 		mergeTool("searchKnowledge", "agentapp"),
@@ -38,7 +40,7 @@ func agentappServer() ServerTools {
 
 // origins lists "name@origin" for each tool of the set, in order, so a test
 // sees both which tool won and where it sits in the table.
-func origins(s *ToolSet) []string {
+func origins(s *agent.ToolSet) []string {
 	var out []string
 	for _, t := range s.Tools() {
 		o := t.Origin
@@ -51,7 +53,7 @@ func origins(s *ToolSet) []string {
 }
 
 func TestMergeDefaultMCPWins(t *testing.T) {
-	set, rep, err := Merge(localTools(), []ServerTools{agentappServer()}, false)
+	set, rep, err := merge(localTools(), []serverTools{agentappServer()}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +75,7 @@ func TestMergeDefaultMCPWins(t *testing.T) {
 		t.Fatalf("warnings = %q, want exactly one", rep.Warnings)
 	}
 	w := rep.Warnings[0]
-	for _, s := range []string{"getOrderStatus (from agentapp)", "createTicket (from agentapp)", "override", StrictMCPEnv} {
+	for _, s := range []string{"getOrderStatus (from agentapp)", "createTicket (from agentapp)", "override", guard.EnvMCPStrict} {
 		if !strings.Contains(w, s) {
 			t.Errorf("warning %q does not mention %q", w, s)
 		}
@@ -87,7 +89,7 @@ func TestMergeDefaultMCPWins(t *testing.T) {
 }
 
 func TestMergeStrictLocalWins(t *testing.T) {
-	set, rep, err := Merge(localTools(), []ServerTools{agentappServer()}, true)
+	set, rep, err := merge(localTools(), []serverTools{agentappServer()}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +111,7 @@ func TestMergeStrictLocalWins(t *testing.T) {
 		t.Fatalf("warnings = %q, want exactly one", rep.Warnings)
 	}
 	w := rep.Warnings[0]
-	for _, s := range []string{StrictMCPEnv, "getOrderStatus (from agentapp)", "createTicket (from agentapp)", "skipped"} {
+	for _, s := range []string{guard.EnvMCPStrict, "getOrderStatus (from agentapp)", "createTicket (from agentapp)", "skipped"} {
 		if !strings.Contains(w, s) {
 			t.Errorf("warning %q does not mention %q", w, s)
 		}
@@ -117,10 +119,10 @@ func TestMergeStrictLocalWins(t *testing.T) {
 }
 
 func TestMergeNoClash(t *testing.T) {
-	files := ServerTools{Server: "files", Tools: []*Tool{mergeTool("read_file", "files"), mergeTool("list_directory", "files")}}
-	memory := ServerTools{Server: "memory", Tools: []*Tool{mergeTool("create_entities", "memory")}}
+	files := serverTools{server: "files", tools: []*agent.Tool{mergeTool("read_file", "files"), mergeTool("list_directory", "files")}}
+	memory := serverTools{server: "memory", tools: []*agent.Tool{mergeTool("create_entities", "memory")}}
 	for _, strict := range []bool{false, true} {
-		set, rep, err := Merge(localTools(), []ServerTools{files, memory}, strict)
+		set, rep, err := merge(localTools(), []serverTools{files, memory}, strict)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,10 +140,10 @@ func TestMergeNoClash(t *testing.T) {
 }
 
 func TestMergeTwoServersClash(t *testing.T) {
-	a := ServerTools{Server: "files-a", Tools: []*Tool{mergeTool("read_file", "files-a")}}
-	b := ServerTools{Server: "files-b", Tools: []*Tool{mergeTool("list", "files-b"), mergeTool("read_file", "files-b")}}
+	a := serverTools{server: "files-a", tools: []*agent.Tool{mergeTool("read_file", "files-a")}}
+	b := serverTools{server: "files-b", tools: []*agent.Tool{mergeTool("list", "files-b"), mergeTool("read_file", "files-b")}}
 	for _, strict := range []bool{false, true} {
-		set, _, err := Merge(localTools(), []ServerTools{a, b}, strict)
+		set, _, err := merge(localTools(), []serverTools{a, b}, strict)
 		if err == nil {
 			t.Fatalf("strict=%v: no error; table %v", strict, origins(set))
 		}
@@ -156,9 +158,9 @@ func TestMergeTwoServersClash(t *testing.T) {
 func TestMergePrefixApplied(t *testing.T) {
 	// The bridge applies toolPrefix; with it, the two servers no longer
 	// clash with each other nor with the local tools.
-	a := ServerTools{Server: "shop-a", Tools: []*Tool{mergeTool("a_getOrderStatus", "shop-a")}}
-	b := ServerTools{Server: "shop-b", Tools: []*Tool{mergeTool("b_getOrderStatus", "shop-b")}}
-	set, rep, err := Merge(localTools(), []ServerTools{a, b}, false)
+	a := serverTools{server: "shop-a", tools: []*agent.Tool{mergeTool("a_getOrderStatus", "shop-a")}}
+	b := serverTools{server: "shop-b", tools: []*agent.Tool{mergeTool("b_getOrderStatus", "shop-b")}}
+	set, rep, err := merge(localTools(), []serverTools{a, b}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,22 +177,14 @@ func TestMergePrefixApplied(t *testing.T) {
 }
 
 func TestMergeDuplicatesWithinOneSource(t *testing.T) {
-	if _, _, err := Merge([]*Tool{mergeTool("x", ""), mergeTool("x", "")}, nil, false); err == nil || !strings.Contains(err.Error(), `"x"`) {
+	if _, _, err := merge([]*agent.Tool{mergeTool("x", ""), mergeTool("x", "")}, nil, false); err == nil || !strings.Contains(err.Error(), `"x"`) {
 		t.Errorf("duplicate local tools: err = %v, want one naming x", err)
 	}
-	s := ServerTools{Server: "buggy", Tools: []*Tool{mergeTool("y", "buggy"), mergeTool("y", "buggy")}}
-	if _, _, err := Merge(nil, []ServerTools{s}, false); err == nil || !strings.Contains(err.Error(), `"buggy"`) {
+	s := serverTools{server: "buggy", tools: []*agent.Tool{mergeTool("y", "buggy"), mergeTool("y", "buggy")}}
+	if _, _, err := merge(nil, []serverTools{s}, false); err == nil || !strings.Contains(err.Error(), `"buggy"`) {
 		t.Errorf("duplicate tools in one server: err = %v, want one naming the server", err)
 	}
-	if _, _, err := Merge([]*Tool{nil}, nil, false); err == nil {
+	if _, _, err := merge([]*agent.Tool{nil}, nil, false); err == nil {
 		t.Error("nil local tool: no error")
-	}
-}
-
-func TestStrictFromEnv(t *testing.T) {
-	for v, want := range map[string]bool{"1": true, "true": true, "TRUE": true, " True ": true, "": false, "0": false, "false": false, "yes": false} {
-		if got := StrictFromEnv(v); got != want {
-			t.Errorf("StrictFromEnv(%q) = %v, want %v", v, got, want)
-		}
 	}
 }

@@ -1,0 +1,100 @@
+package chat
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/agentapp/agentapp/guard"
+)
+
+// TerminalConfirmer is the guard.Confirmer of a person at a terminal. It
+// writes
+//
+//	Allow tool X (server S) with {"a":1}? [y/N]
+//
+// and reads the answer through the chat's one line reader, so the
+// question and the REPL never read stdin at the same time. The guards
+// decide what the answer means (guard.Answer: only y or yes approves);
+// end of input, no answer within Timeout, a cancelled call and a
+// non-interactive stdin all refuse, and so does the zero value. Questions
+// are asked one at a time even when the model runs calls concurrently.
+type TerminalConfirmer struct {
+	// Timeout bounds the wait for an answer; 0 means
+	// guard.DefaultConfirmTimeout.
+	Timeout time.Duration
+
+	in          *lineReader
+	out         io.Writer // the notes: a refusal, a timeout
+	interactive bool
+	turn        chan struct{} // one question at a time
+}
+
+// NewTerminalConfirmer returns a confirmer that reads answers from in, one
+// plain line each, and writes its questions and notes to out. interactive
+// says whether in is a terminal (term.IsTerminal); when it is false every
+// call is refused with a note on out, since nobody can answer.
+//
+// The confirmer becomes the only reader of in. A chat makes its own
+// confirmer, which shares the REPL's reader, when its guards have none;
+// this one is for a program that reads nothing else from in.
+func NewTerminalConfirmer(in io.Reader, out io.Writer, interactive bool) *TerminalConfirmer {
+	lines := newLineReader(out)
+	lines.use(&plainSource{r: bufio.NewReader(in)})
+	return newTerminalConfirmer(lines, out, interactive)
+}
+
+// newTerminalConfirmer returns a confirmer reading answers through in and
+// writing its notes to out.
+func newTerminalConfirmer(in *lineReader, out io.Writer, interactive bool) *TerminalConfirmer {
+	return &TerminalConfirmer{in: in, out: out, interactive: interactive, turn: make(chan struct{}, 1)}
+}
+
+// Confirm implements guard.Confirmer: it asks whether req may run.
+func (c *TerminalConfirmer) Confirm(ctx context.Context, req guard.ConfirmRequest) guard.Decision {
+	what := req.Describe()
+	if !c.interactive || c.in == nil {
+		// The zero TerminalConfirmer has nobody to ask and nowhere to
+		// say so; it refuses all the same.
+		if c.out != nil {
+			fmt.Fprintf(c.out, "guard: %s needs confirmation but stdin is not a terminal: refused\n", what)
+		}
+		return guard.Decision{Reason: "stdin is not a terminal, so nobody could confirm"}
+	}
+	select {
+	case c.turn <- struct{}{}:
+		defer func() { <-c.turn }()
+	case <-ctx.Done():
+		return guard.Decision{Reason: "the call was cancelled before it could be confirmed"}
+	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = guard.DefaultConfirmTimeout
+	}
+	question := fmt.Sprintf("Allow %s with %s? [y/N] ", what, req.ArgsPreview())
+	waitCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	// The reader shows the question: a line editor as its prompt (it
+	// would paint over text written before it), plain input by writing it
+	// first.
+	line, err := c.in.read(waitCtx, question, nil)
+	switch {
+	case err == nil:
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		fmt.Fprintf(c.out, "\nno answer within %v: refused\n", timeout)
+		return guard.Decision{Reason: fmt.Sprintf("no answer within %v", timeout)}
+	case ctx.Err() != nil:
+		fmt.Fprintln(c.out, "\ncancelled: refused")
+		return guard.Decision{Reason: "the call was cancelled while waiting for confirmation"}
+	case errors.Is(err, io.EOF):
+		fmt.Fprintln(c.out, "\nend of input: refused")
+		return guard.Decision{Reason: "end of input before an answer"}
+	default:
+		fmt.Fprintf(c.out, "\ncannot read the answer (%v): refused\n", err)
+		return guard.Decision{Reason: "cannot read the answer: " + err.Error()}
+	}
+	return guard.Answer(line)
+}
