@@ -3,7 +3,6 @@
 package chat
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,12 +14,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/internal/testkit"
 	"github.com/agentapp/agentapp/store"
 	"github.com/creack/pty"
 )
@@ -102,11 +101,9 @@ type terminal struct {
 	ptmx *os.File
 	cmd  *exec.Cmd
 
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	mark int // expect looks at output after this offset
-	more chan struct{}
-	eof  chan struct{}
+	out  testkit.SyncBuffer // what the child printed
+	mark int                // expect looks at output after this offset
+	eof  chan struct{}      // closed when out has all of it
 }
 
 func startTerminal(t *testing.T, dataDir string, env ...string) *terminal {
@@ -118,25 +115,11 @@ func startTerminal(t *testing.T, dataDir string, env ...string) *terminal {
 	if err != nil {
 		t.Fatal(err)
 	}
-	term := &terminal{t: t, ptmx: ptmx, cmd: cmd, more: make(chan struct{}, 1), eof: make(chan struct{})}
+	term := &terminal{t: t, ptmx: ptmx, cmd: cmd, eof: make(chan struct{})}
 	go func() {
 		defer close(term.eof)
-		b := make([]byte, 4096)
-		for {
-			n, err := ptmx.Read(b)
-			if n > 0 {
-				term.mu.Lock()
-				term.buf.Write(b[:n])
-				term.mu.Unlock()
-				select {
-				case term.more <- struct{}{}:
-				default:
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
+		_, _ = io.Copy(&term.out, ptmx) // until the child has exited and the pty reads fail
+		term.out.Close()
 	}()
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
@@ -153,40 +136,20 @@ func startTerminal(t *testing.T, dataDir string, env ...string) *terminal {
 // test run; nothing is asserted about timing.
 func (term *terminal) expect(s string) {
 	term.t.Helper()
-	deadline := time.After(20 * time.Second)
-	for {
-		term.mu.Lock()
-		out := term.buf.String()
-		i := strings.Index(out[term.mark:], s)
-		if i >= 0 {
-			term.mark += i + len(s)
-		}
-		term.mu.Unlock()
-		if i >= 0 {
-			return
-		}
-		select {
-		case <-term.more:
-		case <-term.eof:
-			term.mu.Lock()
-			out = term.buf.String()
-			if strings.Contains(out[term.mark:], s) {
-				term.mu.Unlock()
-				continue
-			}
-			term.mu.Unlock()
-			term.t.Fatalf("the chat ended before printing %q; output:\n%s", s, out)
-		case <-deadline:
-			term.t.Fatalf("no %q in the output:\n%s", s, out)
-		}
+	i := -1
+	out, err := term.out.Wait(20*time.Second, func(out string) bool {
+		i = strings.Index(out[term.mark:], s)
+		return i >= 0
+	})
+	if err != nil {
+		term.t.Fatalf("no %q in the output (%v):\n%s", s, err, out)
 	}
+	term.mark += i + len(s)
 }
 
 // notSeen reports whether s has not been printed since the mark.
 func (term *terminal) notSeen(s string) bool {
-	term.mu.Lock()
-	defer term.mu.Unlock()
-	return !strings.Contains(term.buf.String()[term.mark:], s)
+	return !strings.Contains(term.out.String()[term.mark:], s)
 }
 
 func (term *terminal) send(s string) {
@@ -323,11 +286,7 @@ func TestPTYConfirmationTimeout(t *testing.T) {
 }
 
 // output is everything the child printed.
-func (term *terminal) output() string {
-	term.mu.Lock()
-	defer term.mu.Unlock()
-	return term.buf.String()
-}
+func (term *terminal) output() string { return term.out.String() }
 
 // screenEndsWith checks the last lines of the screen as the user sees it
 // (trailing spaces and empty lines at the bottom ignored).

@@ -1,33 +1,14 @@
 package chat
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/internal/testkit"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the spinner's goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 type recordingConfirmer struct {
 	running bool
@@ -45,7 +26,7 @@ func (r *recordingConfirmer) Confirm(ctx context.Context, req guard.ConfirmReque
 // drawn over a confirmation question, and that the spinner comes back for
 // the call once the question is answered.
 func TestPausingConfirmerStopsTheSpinner(t *testing.T) {
-	out := &lockedBuffer{}
+	out := &testkit.SyncBuffer{} // the spinner's goroutine writes it
 	s := &spinner{w: out}
 	s.start("thinking…")
 	var cur atomic.Pointer[spinner]

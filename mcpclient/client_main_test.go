@@ -13,7 +13,7 @@ import (
 // server binary built for the subprocess tests.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		removeTestServer()
+		testServer.Remove()
 		os.Exit(code)
 	}))
 }

@@ -1,58 +1,23 @@
 package mcpclient
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-)
 
-// procState reads /proc/PID/stat: state, ppid and process group. ok is
-// false when the process does not exist (any more).
-func procState(pid int) (state byte, ppid, pgrp int, ok bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, 0, 0, false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	f := bytes.Fields(b[i+1:])
-	ppid, _ = strconv.Atoi(string(f[1]))
-	pgrp, _ = strconv.Atoi(string(f[2]))
-	return f[0][0], ppid, pgrp, true
-}
+	"github.com/agentapp/agentapp/internal/testkit"
+)
 
 // running reports whether pid is a live (not zombie) process.
 func running(pid int) bool {
-	s, _, _, ok := procState(pid)
-	return ok && s != 'Z' && s != 'X'
-}
-
-// groupMembers lists the live processes of process group pgid by scanning
-// the whole process table (independently of the code under test).
-func groupMembers(t *testing.T, pgid int) []int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if s, _, g, ok := procState(pid); ok && g == pgid && s != 'Z' && s != 'X' {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	p, ok := testkit.ReadProc(pid)
+	return ok && p.Live()
 }
 
 // serverIDs reads the pid and process group the test server wrote.
@@ -85,7 +50,7 @@ func TestStdioWrapperCloseLeavesNoProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid, pgid := serverIDs(t, pidfile)
-	if _, ppid, _, _ := procState(pid); ppid == os.Getpid() {
+	if p, _ := testkit.ReadProc(pid); p.PPID == os.Getpid() {
 		t.Fatalf("the server is our child; the wrapper should have made it a grandchild")
 	}
 	if pgid != curConn(b).proc.pgid {
@@ -95,7 +60,7 @@ func TestStdioWrapperCloseLeavesNoProcess(t *testing.T) {
 	if err != nil || got != `{"echo":"hi"}` {
 		t.Fatalf("echo: %q, %v", got, err)
 	}
-	if n := len(groupMembers(t, pgid)); n != 2 {
+	if n := len(testkit.LiveGroup(t, pgid)); n != 2 {
 		t.Fatalf("group %d has %d live processes before Close, want 2 (wrapper and server)", pgid, n)
 	}
 	if tail := b.StderrTail(); len(tail) == 0 || tail[0] != "testserver starting in mode normal" {
@@ -107,7 +72,7 @@ func TestStdioWrapperCloseLeavesNoProcess(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if left := groupMembers(t, pgid); len(left) > 0 {
+	if left := testkit.LiveGroup(t, pgid); len(left) > 0 {
 		t.Fatalf("processes of group %d left after Close: %v", pgid, left)
 	}
 }
@@ -131,7 +96,7 @@ func TestStdioStubbornServerKilledWithinGrace(t *testing.T) {
 	if running(pid) {
 		t.Fatalf("server %d survived Close", pid)
 	}
-	if left := groupMembers(t, pgid); len(left) > 0 {
+	if left := testkit.LiveGroup(t, pgid); len(left) > 0 {
 		t.Fatalf("processes of group %d left after Close: %v", pgid, left)
 	}
 	if tail := strings.Join(b.StderrTail(), "\n"); !strings.Contains(tail, "staying alive anyway") {
@@ -179,7 +144,7 @@ func TestConnectNeverInitializes(t *testing.T) {
 	if running(pid) {
 		t.Errorf("server %d still running after the failed connect", pid)
 	}
-	if left := groupMembers(t, pgid); len(left) > 0 {
+	if left := testkit.LiveGroup(t, pgid); len(left) > 0 {
 		t.Errorf("processes of group %d left: %v", pgid, left)
 	}
 }
@@ -198,9 +163,9 @@ func TestConnectServerExitsAtStart(t *testing.T) {
 }
 
 func TestGarbageStdoutLinesAreSkipped(t *testing.T) {
-	logs := &logSink{}
+	logger, logs := testkit.NewLogger()
 	cfg := ServerConfig{Name: "noisy", Command: testServerPath(t), Args: []string{"-mode", "garbage"}}
-	b, err := Connect(context.Background(), cfg, WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	b, err := Connect(context.Background(), cfg, WithLogger(logger))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +232,7 @@ func TestOversizedFrameIsRefused(t *testing.T) {
 }
 
 func TestCallTimeoutCancelsOnStdioServer(t *testing.T) {
-	sink := newLineSink()
+	sink := &testkit.SyncBuffer{}
 	cfg := ServerConfig{Name: "ts", Command: testServerPath(t), CallTimeout: 200 * time.Millisecond}
 	b, err := Connect(context.Background(), cfg, WithStderrEcho(sink))
 	if err != nil {
@@ -276,14 +241,14 @@ func TestCallTimeoutCancelsOnStdioServer(t *testing.T) {
 	defer b.Close()
 	_, err = adExec(t, adTool(t, b, "sleep"), `{}`)
 	wantCallErr(t, err, KindTimeout, "tool sleep timed out after 0.2 s and was cancelled; try a smaller request or try again later")
-	sink.waitFor(t, "[ts] testserver: sleep cancelled")
+	sink.WaitFor(t, "[ts] testserver: sleep cancelled", 15*time.Second)
 	if got, err := adExec(t, adTool(t, b, "echo"), `{"text":"x"}`); err != nil || got != `{"echo":"x"}` {
 		t.Errorf("session after a timeout: %q, %v", got, err)
 	}
 }
 
 func TestCloseCancelsCallsInFlight(t *testing.T) {
-	sink := newLineSink()
+	sink := &testkit.SyncBuffer{}
 	cfg := ServerConfig{Name: "ts", Command: testServerPath(t)}
 	b, err := Connect(context.Background(), cfg, WithStderrEcho(sink))
 	if err != nil {
@@ -294,7 +259,7 @@ func TestCloseCancelsCallsInFlight(t *testing.T) {
 		_, err := adTool(t, b, "sleep").Execute(context.Background(), nil)
 		errc <- err
 	}()
-	sink.waitFor(t, "sleep started")
+	sink.WaitFor(t, "sleep started", 15*time.Second)
 	if err := b.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/internal/testkit"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/scripted"
 )
@@ -86,7 +87,7 @@ func TestCrashDuringCallSeenByModelThenRestart(t *testing.T) {
 	if newPid == oldPid {
 		t.Fatalf("the call after the crash did not reach a new process (pid %d)", newPid)
 	}
-	if running(oldPid) || len(groupMembers(t, oldGroup)) > 0 {
+	if running(oldPid) || len(testkit.LiveGroup(t, oldGroup)) > 0 {
 		t.Errorf("the crashed server %d (group %d) is still in the process table", oldPid, oldGroup)
 	}
 	if st := b.Status(); st.State != StateConnected || st.Restarts != 1 || st.Tools != len(tools.Names()) {
@@ -115,7 +116,7 @@ func TestIdleCrashRestartsOnNextCall(t *testing.T) {
 	if newPid, _ := serverIDs(t, pidfile); newPid == pid {
 		t.Errorf("no new process")
 	}
-	if left := groupMembers(t, group); len(left) > 0 {
+	if left := testkit.LiveGroup(t, group); len(left) > 0 {
 		t.Errorf("the killed server's group still has %v", left)
 	}
 	if st := b.Status(); st.State != StateConnected || st.Detail != "" {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentapp/agentapp/internal/testkit"
 	"go.uber.org/goleak"
 )
 
@@ -41,7 +42,7 @@ func TestSoak(t *testing.T) {
 		if err := b.Close(); err != nil {
 			t.Fatalf("cycle %d: close: %v", i, err)
 		}
-		if left := groupMembers(t, pgid); len(left) > 0 {
+		if left := testkit.LiveGroup(t, pgid); len(left) > 0 {
 			t.Fatalf("cycle %d: processes left after Close: %v", i, left)
 		}
 	}
@@ -79,7 +80,7 @@ func TestSoak(t *testing.T) {
 		t.Errorf("close: %v", err)
 	}
 	for _, g := range pgids {
-		if left := groupMembers(t, g); len(left) > 0 {
+		if left := testkit.LiveGroup(t, g); len(left) > 0 {
 			t.Errorf("processes of group %d left: %v", g, left)
 		}
 	}

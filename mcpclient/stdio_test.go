@@ -5,9 +5,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/agentapp/agentapp/internal/testkit"
 )
 
 func TestFrameFilter(t *testing.T) {
@@ -22,8 +23,8 @@ func TestFrameFilter(t *testing.T) {
 		`{"result":{"text":"` + big + `"}}`,                                               // no id to answer
 		`{"jsonrpc":"2.0","id":2,"result":{}}` + "\r",
 	}, "\n") + "\n"
-	logs := &logSink{}
-	f := newFrameFilter("srv", io.NopCloser(strings.NewReader(input)), 100, slog.New(slog.NewTextHandler(logs, nil)))
+	logger, logs := testkit.NewLogger()
+	f := newFrameFilter("srv", io.NopCloser(strings.NewReader(input)), 100, logger)
 	defer f.Close()
 	var got []string
 	sc := bufio.NewScanner(f)

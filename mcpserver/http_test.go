@@ -1,11 +1,9 @@
 package mcpserver_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -13,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentapp/agentapp/internal/testkit"
 	"github.com/agentapp/agentapp/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -21,32 +20,14 @@ import (
 type httpFixture struct {
 	url  string // the endpoint, http://127.0.0.1:PORT/mcp
 	host string // 127.0.0.1:PORT
-	logs *syncBuffer
+	logs *testkit.SyncBuffer
 	stop func() error
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func startHTTP(t *testing.T, token string) *httpFixture {
 	t.Helper()
 	d := newDomain(t)
-	logs := &syncBuffer{}
-	logger := slog.New(slog.NewTextHandler(logs, nil))
+	logger, logs := testkit.NewLogger()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -5,20 +5,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agentapp/agentapp/internal/testkit"
 	"github.com/agentapp/agentapp/mcpclient"
 )
 
@@ -193,19 +191,6 @@ func TestChatConnectFailureNamesServer(t *testing.T) {
 	}
 }
 
-// buildAgentapp builds the command into dir and returns the binary's path.
-func buildAgentapp(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "agentapp")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // TestChatDogfood is the chat connected to its own MCP server in a real
 // subprocess: the server's tools override the local ones (or, strict, do
 // not), the offline model asks for the order, and on exit no process of
@@ -214,7 +199,7 @@ func TestChatDogfood(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the process-table check reads /proc")
 	}
-	bin := buildAgentapp(t, t.TempDir())
+	bin := agentappBin(t)
 	for _, strict := range []bool{false, true} {
 		name := "mcp-wins"
 		if strict {
@@ -290,35 +275,12 @@ func checkWarning(t *testing.T, stderr, prefix string) {
 // children (parent pid), its process group, or anything that inherited its
 // unique data directory in the environment (grandchildren reparented to
 // init after their parent died).
-func processesOf(t *testing.T, pid int, marker string) []string {
+func processesOf(t *testing.T, pid int, marker string) []testkit.Proc {
 	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var left []string
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil || p == os.Getpid() {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue // gone meanwhile
-		}
-		// Fields after the command name (in parentheses, may hold spaces):
-		// state ppid pgrp ...
-		s := string(stat)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) < 3 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(fields[1])
-		pgrp, _ := strconv.Atoi(fields[2])
-		env, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if ppid == pid || pgrp == pid || bytes.Contains(env, []byte("AGENTAPP_DATA_DIR="+marker+"\x00")) {
-			cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-			left = append(left, e.Name()+" "+strings.ReplaceAll(string(cmdline), "\x00", " ")+" state "+fields[0])
+	var left []testkit.Proc
+	for _, p := range testkit.Procs(t) {
+		if p.PID != os.Getpid() && (p.PPID == pid || p.PGID == pid || p.HasEnv("AGENTAPP_DATA_DIR="+marker)) {
+			left = append(left, p)
 		}
 	}
 	return left
@@ -412,8 +374,8 @@ type chatProcess struct {
 	cmd   *exec.Cmd
 	in    io.WriteCloser
 	lines chan string
-	out   strings.Builder // everything read so far
-	err   bytes.Buffer
+	out   strings.Builder    // everything read so far
+	err   testkit.SyncBuffer // read while the process writes it
 	data  string
 }
 
@@ -423,7 +385,7 @@ func startChat(t *testing.T, bin string, args ...string) *chatProcess {
 	p.cmd = exec.Command(bin, append([]string{"chat"}, args...)...)
 	p.cmd.Dir = t.TempDir()
 	p.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + p.data, "AGENTAPP_DATA_DIR=" + p.data}
-	p.cmd.Stderr = &syncBuffer{b: &p.err}
+	p.cmd.Stderr = &p.err
 	var err error
 	if p.in, err = p.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -449,24 +411,6 @@ func startChat(t *testing.T, bin string, args ...string) *chatProcess {
 		}
 	})
 	return p
-}
-
-// syncBuffer lets the test read stderr while the process writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  *bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func (p *chatProcess) send(line string) {
@@ -500,44 +444,13 @@ func (p *chatProcess) expect(s string) string {
 // childServers returns the pids of the chat's children running `serve`.
 func childServers(t *testing.T, parent int) []int {
 	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(parent) && bytes.Contains(cmdline, []byte("serve")) {
-			pids = append(pids, pid)
+	for _, p := range testkit.Procs(t) {
+		if p.PPID == parent && p.Live() && strings.Contains(p.Cmdline(), "serve") {
+			pids = append(pids, p.PID)
 		}
 	}
 	return pids
-}
-
-// gone waits until pid is no longer in the process table (reaped by its
-// parent); the bound is a failure guard.
-func gone(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d is still in the process table", pid)
-		}
-		time.Sleep(10 * time.Millisecond) // polling the process table: no event to wait on
-	}
 }
 
 // TestChatSurvivesKilledMCPServer: the chat's MCP server (agentapp serve)
@@ -548,7 +461,7 @@ func TestChatSurvivesKilledMCPServer(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("finds the server and checks the process table through /proc")
 	}
-	bin := buildAgentapp(t, t.TempDir())
+	bin := agentappBin(t)
 	p := startChat(t, bin, "--model", "offline", "--trace", "--mcp", bin+" serve")
 	p.expect("MCP server agentapp: connected, 3 tools")
 	p.send("订单 A-1024 到哪了？")
@@ -564,7 +477,7 @@ func TestChatSurvivesKilledMCPServer(t *testing.T) {
 	if err := proc.Kill(); err != nil { // SIGKILL: a crash the server cannot clean up after
 		t.Fatal(err)
 	}
-	gone(t, servers[0])
+	testkit.WaitGone(t, servers[0], 30*time.Second) // reaped by the chat
 	p.send("/mcp")
 	if l := p.expect("agentapp: "); !strings.Contains(l, "agentapp: restarting, 3 tools") || !strings.Contains(l, "signal: killed") {
 		t.Errorf("/mcp after the kill: %q", l)
@@ -590,7 +503,7 @@ func TestChatSurvivesKilledMCPServer(t *testing.T) {
 	if err := p.cmd.Wait(); err != nil {
 		t.Fatalf("chat: %v\nstderr:\n%s", err, p.cmd.Stderr)
 	}
-	stderr := p.cmd.Stderr.(*syncBuffer).String()
+	stderr := p.err.String()
 	if !strings.Contains(stderr, "mcp: server stopped; it is restarted on the next call") || !strings.Contains(stderr, "signal: killed") {
 		t.Errorf("stderr does not report the crash:\n%s", stderr)
 	}
@@ -605,7 +518,7 @@ func TestChatSIGTERMClosesEverything(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("checks the process table through /proc")
 	}
-	bin := buildAgentapp(t, t.TempDir())
+	bin := agentappBin(t)
 	p := startChat(t, bin, "--model", "offline", "--mcp", bin+" serve")
 	p.expect("MCP server agentapp: connected, 3 tools")
 	p.send("/tools")

@@ -7,25 +7,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/agentapp/agentapp/internal/testkit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// buildMCPTestServer builds mcpclient's misbehaving-on-demand test server.
-func buildMCPTestServer(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "testserver")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/agentapp/agentapp/mcpclient/internal/testserver").CombinedOutput()
-	if err != nil {
-		t.Fatalf("building the test server: %v\n%s", err, out)
-	}
-	return bin
-}
 
 func decodeMCPOutput(t *testing.T, stdout string) map[string]any {
 	t.Helper()
@@ -37,7 +26,7 @@ func decodeMCPOutput(t *testing.T, stdout string) map[string]any {
 }
 
 func TestMCPCLIStdio(t *testing.T) {
-	ts := buildMCPTestServer(t)
+	ts := mcpTestServerBin(t)
 	pidfile := filepath.Join(t.TempDir(), "pid")
 
 	t.Run("tools", func(t *testing.T) {
@@ -61,7 +50,7 @@ func TestMCPCLIStdio(t *testing.T) {
 		}
 		fmt.Sscan(string(b), &pid, &pgid)
 		// Nothing of the server's process group may be left after the command.
-		if runtime.GOOS == "linux" && groupHasLiveMember(pgid) {
+		if runtime.GOOS == "linux" && len(testkit.LiveGroup(t, pgid)) > 0 {
 			t.Errorf("the server's process group %d is still alive after `mcp tools`", pgid)
 		}
 	})
@@ -147,27 +136,6 @@ func TestMCPCLIStdio(t *testing.T) {
 			t.Errorf("exit %d, stderr %s", code, stderr)
 		}
 	})
-}
-
-// groupHasLiveMember reports whether process group pgid has a member that
-// is not a zombie, from Linux's /proc.
-func groupHasLiveMember(pgid int) bool {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return true
-	}
-	for _, e := range ents {
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := strings.LastIndexByte(string(b), ')')
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) > 2 && f[0] != "Z" && f[2] == fmt.Sprint(pgid) {
-			return true
-		}
-	}
-	return false
 }
 
 func TestMCPCLIHTTP(t *testing.T) {

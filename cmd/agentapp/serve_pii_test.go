@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentapp/agentapp/internal/testkit"
 )
 
 // The personal numbers of the test document, and what the PII guard makes
@@ -29,7 +31,7 @@ const (
 // the server: tool output (searchKnowledge, createTicket) and the document
 // itself (resources/list, resources/read).
 func TestServePIIGuard(t *testing.T) {
-	bin := buildAgentapp(t, t.TempDir())
+	bin := agentappBin(t)
 	data := t.TempDir()
 	doc := filepath.Join(t.TempDir(), "contact.md")
 	text := "# 售后联系方式 " + piiPhone + "\n\n售后客服电话 " + piiPhone + "，退款到账卡号 " + piiCard + "。\n"
@@ -134,13 +136,13 @@ type serveProcess struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout *bufio.Reader
-	stderr *syncBuffer
+	stderr *testkit.SyncBuffer
 	id     int
 }
 
 func startServe(t *testing.T, bin, data string, env ...string) *serveProcess {
 	t.Helper()
-	s := &serveProcess{t: t, stderr: &syncBuffer{b: &bytes.Buffer{}}}
+	s := &serveProcess{t: t, stderr: &testkit.SyncBuffer{}}
 	s.cmd = exec.Command(bin, "serve")
 	s.cmd.Env = serveEnv(data, env...)
 	s.cmd.Stderr = s.stderr

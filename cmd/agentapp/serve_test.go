@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -17,16 +16,9 @@ import (
 	"testing"
 )
 
-// TestServeSubprocess runs the real binary the way an MCP client does. It
-// builds agentapp once, into its temporary directory, for all its subtests.
+// TestServeSubprocess runs the real binary the way an MCP client does.
 func TestServeSubprocess(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "agentapp")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := agentappBin(t)
 
 	t.Run("stdio", func(t *testing.T) { testServeStdio(t, bin) })
 	t.Run("http", func(t *testing.T) { testServeHTTP(t, bin) })
