@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/internal/testkit"
 )
 
 func TestTerminalConfirmerAnswers(t *testing.T) {
@@ -32,7 +33,7 @@ func TestTerminalConfirmerAnswers(t *testing.T) {
 		{"", false, "end of input"},
 	}
 	for _, c := range cases {
-		var out lockedBuffer
+		var out testkit.SyncBuffer
 		conf := NewTerminalConfirmer(strings.NewReader(c.input), &out, true)
 		d := conf.Confirm(context.Background(), guard.ConfirmRequest{Tool: "refund", Server: "shop", Args: json.RawMessage(`{ "orderId" : "A-1024" }`)})
 		if d.Approved != c.approved || !strings.Contains(d.Reason, c.reason) {
@@ -55,7 +56,7 @@ func plainLines(r io.Reader, out io.Writer) *lineReader {
 func TestTerminalConfirmerTimeout(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	var out lockedBuffer
+	var out testkit.SyncBuffer
 	lines := plainLines(pr, &out)
 	conf := newTerminalConfirmer(lines, &out, true)
 	conf.Timeout = time.Millisecond
@@ -86,7 +87,7 @@ func TestTerminalConfirmerCancelled(t *testing.T) {
 }
 
 func TestTerminalConfirmerNotInteractive(t *testing.T) {
-	var out lockedBuffer
+	var out testkit.SyncBuffer
 	conf := NewTerminalConfirmer(strings.NewReader("y\n"), &out, false)
 	d := conf.Confirm(context.Background(), guard.ConfirmRequest{Tool: "refund", Server: "shop"})
 	if d.Approved || !strings.Contains(d.Reason, "not a terminal") {
@@ -104,7 +105,7 @@ func TestTerminalConfirmerNotInteractive(t *testing.T) {
 func TestTerminalConfirmerAsksOneAtATime(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	var out lockedBuffer
+	var out testkit.SyncBuffer
 	conf := NewTerminalConfirmer(pr, &out, true)
 	results := make(chan guard.Decision, 2)
 	for _, tool := range []string{"a", "b"} {
@@ -154,7 +155,7 @@ func TestTerminalConfirmerThroughWrap(t *testing.T) {
 				t.Cleanup(func() { pw.Close() })
 				in = pr
 			}
-			var out lockedBuffer
+			var out testkit.SyncBuffer
 			conf := NewTerminalConfirmer(in, &out, true)
 			// Only the timeout case may time out: a short limit on the
 			// answered ones made them fail on a busy machine.
@@ -191,7 +192,7 @@ func TestTerminalConfirmerThroughWrap(t *testing.T) {
 // argument from a hostile server reaches the question escaped, so it
 // cannot repaint the line the user answers.
 func TestTerminalConfirmerEscapesTheQuestion(t *testing.T) {
-	var out lockedBuffer
+	var out testkit.SyncBuffer
 	conf := NewTerminalConfirmer(strings.NewReader("n\n"), &out, true)
 	conf.Confirm(context.Background(), guard.ConfirmRequest{Tool: "refund\u202e", Server: "shop\x1b[2J", Args: json.RawMessage(`{"a":"` + "\u2066" + `"}`)})
 	want := `Allow tool refund\u202e (server shop\x1b[2J) with {"a":"\u2066"}? [y/N] `
@@ -222,7 +223,7 @@ func (p *promptSource) close() error      { return nil }
 
 func TestTerminalConfirmerGivesTheEditorTheQuestion(t *testing.T) {
 	src := &promptSource{answers: []string{"yes", "no"}}
-	var out lockedBuffer
+	var out testkit.SyncBuffer
 	lines := newLineReader(&out)
 	lines.use(src)
 	conf := newTerminalConfirmer(lines, &out, true)
