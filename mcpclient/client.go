@@ -57,8 +57,11 @@ func WithStderrEcho(w io.Writer) ConnectOption {
 	return func(o *connectOptions) { o.stderrEcho = w }
 }
 
-// WithLogger sets the logger for skipped stdout lines and close-sequence
-// escalations; the default is slog.Default().
+// WithLogger sets the logger for what the bridge has to tell about its
+// server: skipped stdout lines, close-sequence escalations, crashes and
+// restarts, and the SDK client's own records. Without it, or with nil, they
+// are discarded: a library must not write to the program's default logger
+// behind its back.
 func WithLogger(l *slog.Logger) ConnectOption {
 	return func(o *connectOptions) { o.logger = l }
 }
@@ -71,7 +74,7 @@ func buildOptions(opts []ConnectOption) *connectOptions {
 		f(o)
 	}
 	if o.logger == nil {
-		o.logger = slog.Default()
+		o.logger = slog.New(slog.DiscardHandler)
 	}
 	o.restart = o.restart.withDefaults()
 	return o

@@ -37,6 +37,7 @@ type process struct {
 	cmdLine string
 	cmd     *exec.Cmd
 	pgid    int
+	logger  *slog.Logger // the bridge's (WithLogger)
 
 	stdin     *os.File
 	stdinOnce sync.Once
@@ -99,6 +100,7 @@ func startProcess(cfg *ServerConfig, o *connectOptions) (*process, error) {
 		cmdLine:   cfg.CommandLine(),
 		cmd:       cmd,
 		pgid:      cmd.Process.Pid, // Setpgid with Pgid 0: the group id is the child's pid
+		logger:    o.logger,
 		stdin:     stdinW,
 		stderrR:   stderrR,
 		stderrEnd: make(chan struct{}),
@@ -261,7 +263,7 @@ func (p *process) exitStatus() string {
 }
 
 func (p *process) logf(format string, args ...any) {
-	slog.Warn("mcp: "+fmt.Sprintf(format, args...), "server", p.server, "command", p.cmdLine)
+	p.logger.Warn("mcp: "+fmt.Sprintf(format, args...), "server", p.server, "command", p.cmdLine)
 }
 
 // waitStderr waits up to d for the server's stderr to reach EOF, so that
