@@ -179,7 +179,7 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 
 	var observer agent.Observer
 	connectOpts := []mcpclient.ConnectOption{mcpclient.WithLogger(logger)}
-	if trace.Enabled(f.trace) {
+	if trace.Enabled(f.trace, os.Getenv) {
 		observer = trace.New(stderr)
 		connectOpts = append(connectOpts, mcpclient.WithStderrEcho(stderr))
 	}
