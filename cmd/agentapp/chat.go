@@ -237,7 +237,7 @@ func chooseModel(flag string) (m model.Model, info string, hint func(error) stri
 	if err != nil {
 		wd = "."
 	}
-	cfg, err := openai.LoadConfig(wd)
+	cfg, err := openai.LoadConfig(wd, os.LookupEnv)
 	if err != nil {
 		return nil, "", nil, err
 	}
