@@ -64,6 +64,8 @@ func startProcess(cfg *ServerConfig, o *connectOptions) (*process, error) {
 	}
 	cmd := exec.Command(name, args...)
 	cmd.Dir = cfg.Dir
+	// The server inherits our environment with cfg.Env merged over it, a
+	// deliberate read of the environment (see the package documentation).
 	cmd.Env = mergeEnv(os.Environ(), cfg.Env)
 	setProcessGroup(cmd)
 	// WaitDelay bounds Wait once the child has exited while something else
