@@ -205,13 +205,18 @@ func (b *Bridge) first(ctx context.Context) error {
 	return nil
 }
 
-// install makes c the live connection; b.mu is held.
+// install makes c the live connection; b.mu is held. A server that
+// stopped between listing its tools and now (its watcher found it was not
+// the live connection yet) is installed as stopped, with its reason.
 func (b *Bridge) install(c *conn, tools []*agent.Tool) {
 	b.cur = c
 	if c.proc != nil {
 		b.proc = c.proc
 	}
-	b.state = StateConnected
+	b.state, b.lastStop = StateConnected, ""
+	if !c.alive() {
+		b.state, b.lastStop = StateRestarting, c.reason
+	}
 	b.setToolsLocked(tools)
 }
 
@@ -549,7 +554,7 @@ func (b *Bridge) Close() error {
 		b.mu.Unlock()
 		<-b.sem
 		if c != nil {
-			b.closeErr = b.closeConn(c, c.alive())
+			b.closeErr = b.closeConn(c, c.running())
 		}
 	})
 	return b.closeErr
