@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
@@ -22,12 +23,15 @@ import (
 // the ingest check (g.IngestCheck), so a document ingested through this
 // value is refused when it holds an injection phrase, whatever the
 // switches. A nil g leaves the search unmasked and still checks ingest.
-func LocalTools(ctx context.Context, st *store.Store, g *guard.Guards) ([]*agent.Tool, error) {
+//
+// logger receives what the domain reports while it is prepared (the demo
+// knowledge base being seeded); nil discards it.
+func LocalTools(ctx context.Context, st *store.Store, g *guard.Guards, logger *slog.Logger) ([]*agent.Tool, error) {
 	svc, err := support.New(ctx, st)
 	if err != nil {
 		return nil, fmt.Errorf("prepare the support tools: %w", err)
 	}
-	k, err := kb.Open(ctx, st, kb.WithIngestCheck(g.IngestCheck()))
+	k, err := kb.Open(ctx, st, kb.WithIngestCheck(g.IngestCheck()), kb.WithLogger(logger))
 	if err != nil {
 		return nil, fmt.Errorf("open the knowledge base: %w", err)
 	}

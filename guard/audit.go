@@ -64,10 +64,11 @@ type Audit struct {
 }
 
 // NewAudit returns an audit log writing to path. Failures are reported to
-// logger (nil means a text logger on stderr).
+// logger; nil discards them, so a program that wants to hear that its audit
+// log cannot be written must pass one.
 func NewAudit(path string, logger *slog.Logger) *Audit {
 	if logger == nil {
-		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		logger = slog.New(slog.DiscardHandler)
 	}
 	return &Audit{path: path, logger: logger, now: time.Now}
 }

@@ -108,6 +108,36 @@ func TestAuditSurvivesIOErrors(t *testing.T) {
 	}
 }
 
+// TestAuditNilLoggerDiscards: with no logger, a failing audit log says
+// nothing, neither on stderr nor on the default logger. The test swaps
+// os.Stderr and the default logger, so it must not run in parallel.
+func TestAuditNilLoggerDiscards(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var global bytes.Buffer
+	oldLogger := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&global, nil)))
+	t.Cleanup(func() { slog.SetDefault(oldLogger) })
+	stderr, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stderr.Close()
+	oldStderr := os.Stderr
+	os.Stderr = stderr
+	t.Cleanup(func() { os.Stderr = oldStderr })
+
+	NewAudit(filepath.Join(blocker, "audit.log"), nil).Record(Event{Event: EventInputRejected})
+
+	os.Stderr = oldStderr
+	if b, _ := os.ReadFile(stderr.Name()); len(b) > 0 || global.Len() > 0 {
+		t.Errorf("a nil logger wrote %q on stderr and %q on the default logger, want nothing", b, global.String())
+	}
+}
+
 func TestAuditNilAndEmptyPathRecordNothing(t *testing.T) {
 	var a *Audit
 	a.Record(Event{Event: EventConfirm}) // must not panic

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"path"
 	"sort"
 	"time"
@@ -44,6 +43,7 @@ func DemoFiles() (map[string][]byte, error) {
 // database and records that it did, so a later `kb rm` of a demo document
 // is respected rather than undone at the next start. The check and the
 // ingestion are one transaction: two processes starting together seed once.
+// The seeding is reported on the logger given with WithLogger.
 func (k *KB) SeedDemo(ctx context.Context) error {
 	files, err := DemoFiles()
 	if err != nil {
@@ -91,7 +91,7 @@ func (k *KB) SeedDemo(ctx context.Context) error {
 		return fmt.Errorf("seed the demo FAQ into the knowledge base: %w", err)
 	}
 	if seeded {
-		slog.Info("knowledge base seeded with the demo FAQ", "documents", len(preps))
+		k.logger.Info("knowledge base seeded with the demo FAQ", "documents", len(preps))
 	}
 	return nil
 }

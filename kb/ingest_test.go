@@ -1,13 +1,17 @@
 package kb
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
+	"github.com/agentapp/agentapp/store"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -389,5 +393,50 @@ func TestIngestCheckRefuses(t *testing.T) {
 	}
 	if docs, _ := k.List(ctx); len(docs) != 1 || !strings.HasPrefix(docs[0].ID, "ok.md-") {
 		t.Errorf("List = %+v, want only ok.md", docs)
+	}
+}
+
+// TestSeedDemoLogsOnItsLogger: seeding is reported once, on the logger
+// given with WithLogger, and never on the default logger; without a logger
+// nothing is reported at all. The test swaps the process-wide default
+// logger, so it must not run in parallel.
+func TestSeedDemoLogsOnItsLogger(t *testing.T) {
+	ctx := context.Background()
+	var global bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&global, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	t.Cleanup(func() { slog.SetDefault(old) })
+
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	var logs bytes.Buffer
+	k, err := Open(ctx, st, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second run finds the seed recorded and says nothing
+		if err := k.SeedDemo(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, err := DemoFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(`msg="knowledge base seeded with the demo FAQ" documents=%d`, len(files))
+	if got := logs.String(); strings.Count(got, "level=INFO") != 1 || !strings.Contains(got, want) {
+		t.Errorf("log of two SeedDemo runs:\n%s\nwant one line containing %s", got, want)
+	}
+
+	// Without a logger, on a fresh database, the seeding is silent.
+	k2, _ := newTestKB(t)
+	if err := k2.SeedDemo(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := global.String(); got != "" {
+		t.Errorf("the default logger received %q; the knowledge base logs only on its own logger", got)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -55,8 +56,9 @@ type Doc struct {
 // KB is a knowledge base stored in an agentapp database. It is safe for
 // concurrent use, also by several processes sharing the database.
 type KB struct {
-	st    *store.Store
-	check func(name, text string) error
+	st     *store.Store
+	check  func(name, text string) error
+	logger *slog.Logger
 
 	// stmtMu guards stmts, the ingest statements prepared once on first
 	// use (database/sql then prepares each on a pooled connection once and
@@ -74,6 +76,13 @@ type Option func(*KB)
 // the file and wraps check's error.
 func WithIngestCheck(check func(name, text string) error) Option {
 	return func(k *KB) { k.check = check }
+}
+
+// WithLogger sets the logger for what the knowledge base reports on its
+// own, such as SeedDemo seeding the demo FAQ. Without it, or with nil, those
+// records are discarded.
+func WithLogger(l *slog.Logger) Option {
+	return func(k *KB) { k.logger = l }
 }
 
 // migrations is the kb component's schema. Released steps are never edited;
@@ -128,6 +137,9 @@ func Open(ctx context.Context, st *store.Store, opts ...Option) (*KB, error) {
 	k := &KB{st: st}
 	for _, o := range opts {
 		o(k)
+	}
+	if k.logger == nil {
+		k.logger = slog.New(slog.DiscardHandler)
 	}
 	return k, nil
 }

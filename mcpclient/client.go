@@ -57,8 +57,11 @@ func WithStderrEcho(w io.Writer) ConnectOption {
 	return func(o *connectOptions) { o.stderrEcho = w }
 }
 
-// WithLogger sets the logger for skipped stdout lines and close-sequence
-// escalations; the default is slog.Default().
+// WithLogger sets the logger for what the bridge has to tell about its
+// server: skipped stdout lines, close-sequence escalations, crashes and
+// restarts, and the SDK client's own records. Without it, or with nil, they
+// are discarded: a library must not write to the program's default logger
+// behind its back.
 func WithLogger(l *slog.Logger) ConnectOption {
 	return func(o *connectOptions) { o.logger = l }
 }
@@ -71,7 +74,7 @@ func buildOptions(opts []ConnectOption) *connectOptions {
 		f(o)
 	}
 	if o.logger == nil {
-		o.logger = slog.Default()
+		o.logger = slog.New(slog.DiscardHandler)
 	}
 	o.restart = o.restart.withDefaults()
 	return o
@@ -202,13 +205,18 @@ func (b *Bridge) first(ctx context.Context) error {
 	return nil
 }
 
-// install makes c the live connection; b.mu is held.
+// install makes c the live connection; b.mu is held. A server that
+// stopped between listing its tools and now (its watcher found it was not
+// the live connection yet) is installed as stopped, with its reason.
 func (b *Bridge) install(c *conn, tools []*agent.Tool) {
 	b.cur = c
 	if c.proc != nil {
 		b.proc = c.proc
 	}
-	b.state = StateConnected
+	b.state, b.lastStop = StateConnected, ""
+	if !c.alive() {
+		b.state, b.lastStop = StateRestarting, c.reason
+	}
 	b.setToolsLocked(tools)
 }
 
@@ -546,7 +554,7 @@ func (b *Bridge) Close() error {
 		b.mu.Unlock()
 		<-b.sem
 		if c != nil {
-			b.closeErr = b.closeConn(c, c.alive())
+			b.closeErr = b.closeConn(c, c.running())
 		}
 	})
 	return b.closeErr

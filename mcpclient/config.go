@@ -65,21 +65,22 @@ const MaxToolPrefix = 32
 //
 // Other top-level keys (Claude Desktop keeps its own settings there) are
 // ignored, so an existing Claude Desktop file loads unchanged. An unknown
-// field inside a server entry is ignored with a warning on the default slog
-// logger, because other clients add fields of their own (a file shared with
-// them must keep working) but a misspelt field should not pass unnoticed.
+// field inside a server entry is ignored with a warning on opts.Logger,
+// because other clients add fields of their own (a file shared with them
+// must keep working) but a misspelt field should not pass unnoticed.
 //
-// ${VAR} and ${VAR:-default} are expanded from the environment in command,
-// args, env values, cwd, url and header values; an unset variable without a
-// default is an error naming it. agentapp adds these fields: disabled (bool;
+// ${VAR} and ${VAR:-default} are expanded through opts.LookupEnv in
+// command, args, env values, cwd, url and header values; an unset variable
+// without a default is an error naming it. agentapp adds these fields: disabled (bool;
 // the entry is dropped), timeout (seconds per tool call, > 0), allowedTools
 // and excludedTools (lists of tool names as the server sends them) and
 // toolPrefix (letters, digits, '_' and '-').
 //
 // The servers are returned sorted by name, so the tool table and the
 // banner do not depend on the order of keys in the file. Every error is a
-// *ConfigError naming the file, the server and the field.
-func LoadConfig(path string) ([]ServerConfig, error) {
+// *ConfigError naming the file, the server and the field. A nil opts means
+// the defaults of LoadConfigOptions.
+func LoadConfig(path string, opts *LoadConfigOptions) ([]ServerConfig, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -87,11 +88,35 @@ func LoadConfig(path string) ([]ServerConfig, error) {
 		}
 		return nil, &ConfigError{File: path, Msg: fmt.Sprintf("cannot read the file: %v", err)}
 	}
-	return parseConfig(path, data, os.LookupEnv)
+	return parseConfig(path, data, opts)
 }
 
-// parseConfig is LoadConfig on bytes, with the environment injected.
-func parseConfig(file string, data []byte, lookup func(string) (string, bool)) ([]ServerConfig, error) {
+// LoadConfigOptions tunes LoadConfig.
+type LoadConfigOptions struct {
+	// Logger receives the warnings about a file without mcpServers and
+	// about fields LoadConfig does not know. Nil discards them.
+	Logger *slog.Logger
+	// LookupEnv is where ${VAR} in the file is looked up. Nil means
+	// os.LookupEnv: the variables in these files are written for the
+	// environment the MCP clients run in (Claude Desktop's and Cursor's
+	// files expand ${HOME} and the like), so the process environment is the
+	// only default under which a shared file means what it says. Pass a
+	// function to expand from anything else, or to expand nothing.
+	LookupEnv func(string) (string, bool)
+}
+
+// parseConfig is LoadConfig on bytes.
+func parseConfig(file string, data []byte, opts *LoadConfigOptions) ([]ServerConfig, error) {
+	var o LoadConfigOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.LookupEnv == nil {
+		o.LookupEnv = os.LookupEnv
+	}
 	fail := func(server, field, format string, args ...any) error {
 		return &ConfigError{File: file, Server: server, Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -104,7 +129,7 @@ func parseConfig(file string, data []byte, lookup func(string) (string, bool)) (
 	}
 	raw, ok := top.get("mcpServers")
 	if !ok || isNull(raw) {
-		slog.Warn("MCP config file has no \"mcpServers\" object; no servers configured", "file", file)
+		o.Logger.Warn("MCP config file has no \"mcpServers\" object; no servers configured", "file", file)
 		return nil, nil
 	}
 	servers, err := objectFields(raw)
@@ -120,7 +145,7 @@ func parseConfig(file string, data []byte, lookup func(string) (string, bool)) (
 		if strings.TrimSpace(f.name) == "" {
 			return nil, fail("", "mcpServers", "a server has an empty name; give it a name")
 		}
-		cfg, enabled, err := parseServer(f.name, f.value, lookup)
+		cfg, enabled, err := parseServer(f.name, f.value, o.LookupEnv, o.Logger)
 		if err != nil {
 			var ce *ConfigError
 			if errors.As(err, &ce) {
@@ -140,7 +165,7 @@ func parseConfig(file string, data []byte, lookup func(string) (string, bool)) (
 // parseServer reads one entry of mcpServers. enabled is false for an entry
 // with "disabled": true, which is otherwise not checked, so a user can park
 // a half-written entry.
-func parseServer(name string, raw json.RawMessage, lookup func(string) (string, bool)) (cfg ServerConfig, enabled bool, err error) {
+func parseServer(name string, raw json.RawMessage, lookup func(string) (string, bool), logger *slog.Logger) (cfg ServerConfig, enabled bool, err error) {
 	fail := func(field, format string, args ...any) error {
 		return &ConfigError{Server: name, Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -162,7 +187,7 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 	}
 	for _, f := range obj.fields {
 		if !slices.Contains(knownFields, f.name) {
-			slog.Warn("MCP config: ignoring unknown field", "server", name, "field", f.name,
+			logger.Warn("MCP config: ignoring unknown field", "server", name, "field", f.name,
 				"known", strings.Join(knownFields, ", "))
 		}
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 func TestLoadConfigClaudeDesktopFile(t *testing.T) {
-	got, err := LoadConfig(filepath.Join("testdata", "config", "claude_desktop_config.json"))
+	got, err := LoadConfig(filepath.Join("testdata", "config", "claude_desktop_config.json"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,12 +29,14 @@ func TestLoadConfigClaudeDesktopFile(t *testing.T) {
 }
 
 func TestLoadConfigExpansionHTTPAndOurFields(t *testing.T) {
-	t.Setenv("SHOP_DATA", "/srv/shop")
-	t.Setenv("USER_NAME", "Ann")
-	t.Setenv("MCP_HOST", "mcp.example.com")
-	t.Setenv("MCP_TOKEN", "s3cret")
-	t.Setenv("TRACE", "") // set but empty: the default applies, as in the shell
-	got, err := LoadConfig(filepath.Join("testdata", "config", "agentapp.json"))
+	env := lookupIn(map[string]string{
+		"SHOP_DATA": "/srv/shop",
+		"USER_NAME": "Ann",
+		"MCP_HOST":  "mcp.example.com",
+		"MCP_TOKEN": "s3cret",
+		"TRACE":     "", // set but empty: the default applies, as in the shell
+	})
+	got, err := LoadConfig(filepath.Join("testdata", "config", "agentapp.json"), &LoadConfigOptions{LookupEnv: env})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,9 +57,27 @@ func TestLoadConfigExpansionHTTPAndOurFields(t *testing.T) {
 	}
 }
 
+// lookupIn is a LookupEnv over m.
+func lookupIn(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+// TestLoadConfigDefaultLookupIsProcessEnvironment: without a LookupEnv,
+// ${VAR} comes from the process environment, as documented.
+func TestLoadConfigDefaultLookupIsProcessEnvironment(t *testing.T) {
+	t.Setenv("AGENTAPP_TEST_MCP_HOST", "mcp.example.com")
+	got, err := parseConfig("agentapp.json", []byte(`{"mcpServers": {"r": {"url": "https://${AGENTAPP_TEST_MCP_HOST}/mcp"}}}`), &LoadConfigOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].URL != "https://mcp.example.com/mcp" {
+		t.Errorf("servers %+v, want the URL expanded from the process environment", got)
+	}
+}
+
 func TestLoadConfigUnsetVariable(t *testing.T) {
 	_, err := parseConfig("agentapp.json", []byte(`{"mcpServers": {"remote": {"url": "https://h/mcp", "headers": {"Authorization": "Bearer ${MCP_TOKEN}"}}}}`),
-		func(string) (string, bool) { return "", false })
+		&LoadConfigOptions{LookupEnv: lookupIn(nil)})
 	wantErr(t, err, "agentapp.json", "remote", "headers.Authorization", "MCP_TOKEN is not set", "${MCP_TOKEN:-default}")
 }
 
@@ -101,8 +121,7 @@ func TestExpand(t *testing.T) {
 }
 
 func TestLoadConfigInvalid(t *testing.T) {
-	env := map[string]string{"HOME": "/home/a"}
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	opts := &LoadConfigOptions{LookupEnv: lookupIn(map[string]string{"HOME": "/home/a"})}
 	cases := []struct {
 		name, json string
 		want       []string // substrings of the error
@@ -157,7 +176,7 @@ func TestLoadConfigInvalid(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := parseConfig("agentapp.json", []byte(c.json), lookup)
+			got, err := parseConfig("agentapp.json", []byte(c.json), opts)
 			if err == nil {
 				t.Fatalf("no error; got %+v", got)
 			}
@@ -172,9 +191,8 @@ func TestLoadConfigInvalid(t *testing.T) {
 
 func TestLoadConfigTolerates(t *testing.T) {
 	var logs bytes.Buffer
-	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
-	t.Cleanup(func() { slog.SetDefault(old) })
+	global := recordDefaultLogger(t)
+	opts := &LoadConfigOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil)), LookupEnv: lookupIn(nil)}
 
 	got, err := parseConfig("cline.json", []byte(`{
 		"mcpServers": {
@@ -183,7 +201,7 @@ func TestLoadConfigTolerates(t *testing.T) {
 			"on": {"disabled": false, "type": "streamable-http", "url": "http://localhost:3000/mcp"}
 		},
 		"theme": "dark"
-	}`), func(string) (string, bool) { return "", false })
+	}`), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,14 +220,51 @@ func TestLoadConfigTolerates(t *testing.T) {
 
 	// A file without mcpServers (a fresh Claude Desktop install) has no
 	// servers and is not an error.
-	got, err = parseConfig("claude.json", []byte(`{"globalShortcut": ""}`), nil)
+	logs.Reset()
+	got, err = parseConfig("claude.json", []byte(`{"globalShortcut": ""}`), opts)
 	if err != nil || len(got) != 0 {
 		t.Errorf("no mcpServers: got %v, %v; want no servers and no error", got, err)
 	}
+	if !strings.Contains(logs.String(), "no servers configured") || !strings.Contains(logs.String(), "file=claude.json") {
+		t.Errorf("log %q does not warn that claude.json configures no servers", logs.String())
+	}
+	if global.String() != "" {
+		t.Errorf("the default logger received %q; the warnings belong to the logger given", global.String())
+	}
+}
+
+// TestLoadConfigNilLoggerDiscards: without a logger the warnings go
+// nowhere, not to the default logger.
+func TestLoadConfigNilLoggerDiscards(t *testing.T) {
+	global := recordDefaultLogger(t)
+	for _, opts := range []*LoadConfigOptions{nil, {}} {
+		if _, err := parseConfig("cline.json", []byte(`{"mcpServers": {"files": {"command": "npx", "autoApprove": []}}}`), opts); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := parseConfig("claude.json", []byte(`{}`), opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if global.String() != "" {
+		t.Errorf("the default logger received %q, want nothing", global.String())
+	}
+}
+
+// recordDefaultLogger makes the default slog logger write to the returned
+// buffer until the test ends, so a test can check that nothing logs there.
+// It changes process-wide state: tests that use it must not run in
+// parallel.
+func recordDefaultLogger(t *testing.T) *logSink {
+	t.Helper()
+	sink := &logSink{}
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(sink, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	t.Cleanup(func() { slog.SetDefault(old) })
+	return sink
 }
 
 func TestLoadConfigMissingFile(t *testing.T) {
-	_, err := LoadConfig(filepath.Join(t.TempDir(), "nope.json"))
+	_, err := LoadConfig(filepath.Join(t.TempDir(), "nope.json"), nil)
 	wantErr(t, err, "nope.json", "not found", "--config")
 }
 

@@ -37,6 +37,7 @@ type process struct {
 	cmdLine string
 	cmd     *exec.Cmd
 	pgid    int
+	logger  *slog.Logger // the bridge's (WithLogger)
 
 	stdin     *os.File
 	stdinOnce sync.Once
@@ -63,6 +64,8 @@ func startProcess(cfg *ServerConfig, o *connectOptions) (*process, error) {
 	}
 	cmd := exec.Command(name, args...)
 	cmd.Dir = cfg.Dir
+	// The server inherits our environment with cfg.Env merged over it, a
+	// deliberate read of the environment (see the package documentation).
 	cmd.Env = mergeEnv(os.Environ(), cfg.Env)
 	setProcessGroup(cmd)
 	// WaitDelay bounds Wait once the child has exited while something else
@@ -99,6 +102,7 @@ func startProcess(cfg *ServerConfig, o *connectOptions) (*process, error) {
 		cmdLine:   cfg.CommandLine(),
 		cmd:       cmd,
 		pgid:      cmd.Process.Pid, // Setpgid with Pgid 0: the group id is the child's pid
+		logger:    o.logger,
 		stdin:     stdinW,
 		stderrR:   stderrR,
 		stderrEnd: make(chan struct{}),
@@ -261,7 +265,7 @@ func (p *process) exitStatus() string {
 }
 
 func (p *process) logf(format string, args ...any) {
-	slog.Warn("mcp: "+fmt.Sprintf(format, args...), "server", p.server, "command", p.cmdLine)
+	p.logger.Warn("mcp: "+fmt.Sprintf(format, args...), "server", p.server, "command", p.cmdLine)
 }
 
 // waitStderr waits up to d for the server's stderr to reach EOF, so that

@@ -80,7 +80,9 @@ func TestStdioWrapperCloseLeavesNoProcess(t *testing.T) {
 func TestStdioStubbornServerKilledWithinGrace(t *testing.T) {
 	cfg, pidfile := wrappedServer(t, "ignore-term")
 	const grace = 300 * time.Millisecond
-	b, err := Connect(context.Background(), cfg, WithGracePeriods(grace, grace))
+	global := recordDefaultLogger(t)
+	logs := &logSink{}
+	b, err := Connect(context.Background(), cfg, WithGracePeriods(grace, grace), WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,6 +103,15 @@ func TestStdioStubbornServerKilledWithinGrace(t *testing.T) {
 	}
 	if tail := strings.Join(b.StderrTail(), "\n"); !strings.Contains(tail, "staying alive anyway") {
 		t.Errorf("the server did not see stdin EOF before being killed; stderr:\n%s", tail)
+	}
+	// The escalations are logged on the bridge's logger, naming the server.
+	for _, want := range []string{"did not exit 300ms after stdin was closed; sending SIGTERM", "did not exit 300ms after SIGTERM; killing its process group", "server=ts-ignore-term"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log does not contain %q:\n%s", want, logs.String())
+		}
+	}
+	if global.String() != "" {
+		t.Errorf("the default logger received %q; the bridge logs only on its own logger", global.String())
 	}
 }
 

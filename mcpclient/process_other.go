@@ -31,6 +31,8 @@ func resolveCommand(cfg *ServerConfig) (string, []string, error) {
 				return "", nil, fmt.Errorf("argument %q of %s contains a character that cmd.exe would interpret (& | < > ^ %% ! \"); .cmd/.bat servers are started through cmd /c, so such arguments are refused — call the underlying program directly instead", a, cfg.Command)
 			}
 		}
+		// %ComSpec% is where Windows says its command interpreter is; it
+		// locates cmd.exe, it does not configure us.
 		comspec := os.Getenv("ComSpec")
 		if comspec == "" {
 			comspec = "cmd.exe"

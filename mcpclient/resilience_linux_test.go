@@ -124,6 +124,51 @@ func TestIdleCrashRestartsOnNextCall(t *testing.T) {
 	}
 }
 
+// TestStatusStateComesWithItsReason: the bridge's child (a wrapper script)
+// is killed while the real server, the wrapper's child, keeps the stdout
+// and stderr pipes open, so the session does not end and the server's last
+// stderr lines are slow to come. Once the process is known to be gone,
+// Status must report the stop together with why (the signal and the stderr
+// tail), never "restarting" without a reason; the next call restarts the
+// server. The bridge has no logger, so none of this reaches the default
+// logger.
+func TestStatusStateComesWithItsReason(t *testing.T) {
+	global := recordDefaultLogger(t)
+	cfg, pidfile := wrappedServer(t, "normal")
+	b, err := Connect(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	server, _ := serverIDs(t, pidfile)
+	p := curConn(b).proc
+	if err := syscall.Kill(p.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-p.exited
+	st := b.Status()
+	if st.State != StateRestarting || !strings.Contains(st.Detail, "its process exited (signal: killed)") ||
+		!strings.Contains(st.Detail, "testserver starting in mode normal") {
+		t.Fatalf("status once the process is gone: %+v; want restarting, with the signal and the last stderr line", st)
+	}
+	if again := b.Status(); again != st {
+		t.Errorf("status changed from %+v to %+v with nothing happening", st, again)
+	}
+
+	if got, err := adExec(t, adTool(t, b, "echo"), `{"text":"again"}`); err != nil || got != `{"echo":"again"}` {
+		t.Fatalf("call after the kill: %q, %v", got, err)
+	}
+	if running(server) {
+		t.Errorf("the orphaned server %d outlived the restart", server)
+	}
+	if st := b.Status(); st.State != StateConnected || st.Restarts != 1 || st.Detail != "" {
+		t.Errorf("status after the restart: %+v", st)
+	}
+	if s := global.String(); s != "" {
+		t.Errorf("the default logger received %q", s)
+	}
+}
+
 // TestRestartBudgetThenDownUntilRestart: a server that dies on every call
 // is restarted three times (with growing backoff), then it is down: calls
 // fail at once without spawning anything, until Restart; the budget is per

@@ -22,6 +22,11 @@ const (
 	// notice that the server's process (or session) has ended, so that the
 	// error can name the exit status instead of a bare "connection closed".
 	crashWait = time.Second
+	// lastWordsWait bounds how long the watcher waits, once a stdio
+	// server has stopped, for its stderr to reach EOF, so that the reason
+	// it records quotes the server's last lines. Something the server
+	// spawned may hold the pipe open; the reason then has the lines so far.
+	lastWordsWait = 500 * time.Millisecond
 )
 
 // RestartPolicy decides how a bridge brings back a server that stopped. The
@@ -131,15 +136,16 @@ type Status struct {
 	Detail string
 }
 
-// Status reports the bridge's state.
+// Status reports the bridge's state. A stdio server whose process has
+// already exited is reported as stopped, with the reason, even when the
+// watcher is still collecting its last stderr lines: Status then waits for
+// them (the watcher gives them lastWordsWait at most), because the state
+// and its reason are one record and are never shown apart.
 func (b *Bridge) Status() Status {
+	b.current().settle()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st := Status{State: b.state, Tools: len(b.tools), Restarts: len(b.restarts)}
-	if b.state == StateConnected && b.cur != nil && !b.cur.alive() {
-		// Stopped, and the watcher has not recorded it yet.
-		st.State = StateRestarting
-	}
 	if st.State != StateConnected {
 		st.Detail = b.lastStop
 	}
@@ -197,13 +203,21 @@ type conn struct {
 	release func()   // HTTP: idle connections; in-memory: the server side
 	ht      *headerTransport
 
-	closing   atomic.Bool   // we are ending it: its end is not a crash
-	ended     chan struct{} // closed by the watcher when the session ended
-	reason    string        // why it ended; written before ended is closed
+	closing atomic.Bool // we are ending it: its end is not a crash
+
+	// ended and reason are the one record of c's end: the session ended
+	// or, for stdio, the server's process exited, whichever came first.
+	// The watcher writes reason and closes ended while holding the bridge's
+	// mu, and in the same critical section moves the bridge to
+	// StateRestarting with reason as lastStop when c is the live
+	// connection, so no one sees a stopped server without its reason or
+	// with the reason of an earlier stop.
+	ended     chan struct{}
+	reason    string
 	watchDone chan struct{}
 }
 
-// alive reports whether c can take calls.
+// alive reports whether c can take calls: its end has not been recorded.
 func (c *conn) alive() bool {
 	if c == nil {
 		return false
@@ -212,34 +226,75 @@ func (c *conn) alive() bool {
 	case <-c.ended:
 		return false
 	default:
+		return true
 	}
-	return c.proc == nil || !c.proc.hasExited()
 }
 
-// start begins watching c's session; b learns of its end at once, whether
-// or not a call is running.
+// running reports whether c's server may still be closed politely: c is
+// alive and, for stdio, its process has not exited. What is left of a
+// crashed server is killed at once instead.
+func (c *conn) running() bool {
+	return c.alive() && (c.proc == nil || !c.proc.hasExited())
+}
+
+// settle waits for the watcher to record c's end when c's stdio process has
+// already exited: the watcher then only collects the last stderr lines, and
+// deciding on c before that would see a dead server as alive.
+func (c *conn) settle() {
+	if c == nil || c.proc == nil || !c.proc.hasExited() {
+		return
+	}
+	t := time.NewTimer(lastWordsWait + time.Second)
+	defer t.Stop()
+	select {
+	case <-c.ended:
+	case <-t.C:
+	}
+}
+
+// start begins watching c; b learns of its end at once, whether or not a
+// call is running. A stdio server's end is its session's end or its
+// process's exit: something the server spawned may keep the pipes, and so
+// the session, open after the server itself is gone.
 func (b *Bridge) start(c *conn) {
 	c.ended = make(chan struct{})
 	c.watchDone = make(chan struct{})
+	sessionEnd := make(chan error, 1)
+	go func() { sessionEnd <- c.session.Wait() }()
 	go func() {
 		defer close(c.watchDone)
-		err := c.session.Wait()
-		if c.closing.Load() {
-			c.reason = "the connection was closed"
-			close(c.ended)
-			return
+		var exited <-chan struct{}
+		if c.proc != nil {
+			exited = c.proc.exited
 		}
-		c.reason = b.describeEnd(c, err)
-		close(c.ended)
+		var err error
+		sessionOver := false
+		select {
+		case err = <-sessionEnd:
+			sessionOver = true
+		case <-exited:
+		}
+		crashed := !c.closing.Load()
+		reason := "the connection was closed"
+		if crashed {
+			reason = b.describeEnd(c, err)
+		}
 		b.mu.Lock()
-		current := b.cur == c && b.state == StateConnected
+		c.reason = reason
+		close(c.ended)
+		current := crashed && b.cur == c && b.state == StateConnected
 		if current {
 			b.state = StateRestarting
-			b.lastStop = c.reason
+			b.lastStop = reason
 		}
 		b.mu.Unlock()
 		if current {
-			b.opts.logger.Warn("mcp: server stopped; it is restarted on the next call", "server", b.name, "reason", c.reason)
+			b.opts.logger.Warn("mcp: server stopped; it is restarted on the next call", "server", b.name, "reason", reason)
+		}
+		if !sessionOver {
+			// The session ends when the connection is closed (the next call's
+			// restart, or Close); watchDone tells closeConn it has.
+			<-sessionEnd
 		}
 	}()
 }
@@ -262,26 +317,13 @@ func (b *Bridge) describeEnd(c *conn, err error) string {
 	}
 	// The stderr pipe reaches EOF with the process; its last lines are the
 	// server's last words.
-	p.waitStderr(500 * time.Millisecond)
+	p.waitStderr(lastWordsWait)
 	if tail := p.stderr.tail(3); len(tail) > 0 {
 		s += "; its last stderr lines: " + strings.Join(tail, " | ")
 	} else {
 		s += "; nothing on its stderr"
 	}
 	return s
-}
-
-// stopReason says why c stopped; c is not alive.
-func stopReason(c *conn) string {
-	select {
-	case <-c.ended:
-		return c.reason
-	default:
-	}
-	if c.proc != nil && c.proc.hasExited() {
-		return "its process exited (" + c.proc.exitStatus() + ")"
-	}
-	return "the connection ended"
 }
 
 // awaitEnd waits briefly for c's end after a call failed in transport, and
@@ -297,9 +339,18 @@ func awaitEnd(c *conn) (string, bool) {
 	}
 }
 
+// current returns the live connection, nil while a restart is in progress
+// or after Close.
+func (b *Bridge) current() *conn {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cur
+}
+
 // ready returns the live connection, restarting the server when it stopped
 // and the policy allows.
 func (b *Bridge) ready(ctx context.Context) (*conn, error) {
+	b.current().settle()
 	b.mu.Lock()
 	c, st := b.cur, b.state
 	b.mu.Unlock()
@@ -336,9 +387,6 @@ func (b *Bridge) recover(ctx context.Context, manual bool) (*conn, error) {
 			return nil, err
 		}
 	}
-	if old != nil && !old.alive() && b.lastStop == "" {
-		b.lastStop = stopReason(old)
-	}
 	now := pol.Now()
 	if manual {
 		b.restarts = nil
@@ -363,7 +411,7 @@ func (b *Bridge) recover(ctx context.Context, manual bool) (*conn, error) {
 	b.mu.Unlock()
 
 	if old != nil {
-		b.closeConn(old, manual && old.alive())
+		b.closeConn(old, manual && old.running())
 	}
 	if !manual {
 		if d := pol.Backoff(attempt); d > 0 {
@@ -391,7 +439,6 @@ func (b *Bridge) recover(ctx context.Context, manual bool) (*conn, error) {
 		return nil, &RestartError{Server: b.name, Last: last, Err: err}
 	}
 	b.install(c, tools)
-	b.lastStop = ""
 	b.stale.Store(false)
 	b.opts.logger.Info("mcp: server restarted", "server", b.name, "tools", len(tools))
 	return c, nil
@@ -479,7 +526,7 @@ func (b *Bridge) Refresh(ctx context.Context) (uint64, error) {
 	b.mu.Lock()
 	c := b.cur
 	b.mu.Unlock()
-	if !b.stale.Load() || !c.alive() {
+	if !b.stale.Load() || !c.running() {
 		// Refreshed meanwhile, or the next call restarts the server,
 		// which lists the tools anyway.
 		return b.generation(), nil

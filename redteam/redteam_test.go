@@ -191,7 +191,7 @@ func TestPoisonedDocumentRefusedAtIngest(t *testing.T) {
 	audit := guard.NewAudit(auditPath, nil)
 	defer audit.Close()
 	g := guard.New(guard.Config{AuditLog: auditPath}, nil, audit) // every switch off
-	if _, err := chat.LocalTools(ctx, st, g); err != nil {
+	if _, err := chat.LocalTools(ctx, st, g, nil); err != nil {
 		t.Fatal(err)
 	}
 	// The same option chat.LocalTools and `agentapp kb ingest` install.

@@ -59,7 +59,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.st.Close() })
-	local, err := chat.LocalTools(ctx, r.st, g)
+	local, err := chat.LocalTools(ctx, r.st, g, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"runtime"
 )
 
-func userDataDir() (string, error) {
+func userDataDir(getenv func(string) string) (string, error) {
 	if runtime.GOOS == "windows" || runtime.GOOS == "darwin" {
 		// os.UserConfigDir is %AppData% and ~/Library/Application Support
 		// there, which is where data goes too on those systems.
@@ -17,7 +17,7 @@ func userDataDir() (string, error) {
 		}
 		return filepath.Join(d, "agentapp"), nil
 	}
-	if x := os.Getenv("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
+	if x := getenv("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
 		return filepath.Join(x, "agentapp"), nil
 	}
 	home, err := os.UserHomeDir()

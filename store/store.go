@@ -33,15 +33,28 @@ type Store struct {
 	Path string
 }
 
+// EnvDataDir names the environment variable that overrides the data
+// directory.
+const EnvDataDir = "AGENTAPP_DATA_DIR"
+
 // DefaultDir returns the data directory: $AGENTAPP_DATA_DIR, else
 // "agentapp" under the user's data directory ($XDG_DATA_HOME or
 // ~/.local/share on Unix, %AppData% on Windows, ~/Library/Application
 // Support on macOS).
-func DefaultDir() (string, error) {
-	if d := os.Getenv("AGENTAPP_DATA_DIR"); d != "" {
+//
+// The variables are read through getenv (os.Getenv in the program, a map
+// in tests), so the package reads no environment of its own; a nil getenv
+// means none is set. The home directory itself comes from os.UserHomeDir
+// and os.UserConfigDir, the platform's own answer to where a user's files
+// live.
+func DefaultDir(getenv func(string) string) (string, error) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	if d := getenv(EnvDataDir); d != "" {
 		return d, nil
 	}
-	return userDataDir()
+	return userDataDir(getenv)
 }
 
 // Open opens (creating if needed) the database in dir.

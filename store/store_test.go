@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -66,10 +68,30 @@ func TestMigrateFailedStepRollsBack(t *testing.T) {
 }
 
 func TestDefaultDirHonoursEnv(t *testing.T) {
-	t.Setenv("AGENTAPP_DATA_DIR", "/tmp/x")
-	d, err := DefaultDir()
+	env := map[string]string{"AGENTAPP_DATA_DIR": "/tmp/x", "XDG_DATA_HOME": "/tmp/xdg"}
+	getenv := func(k string) string { return env[k] }
+	d, err := DefaultDir(getenv)
 	if err != nil || d != "/tmp/x" {
 		t.Fatalf("DefaultDir() = %q, %v", d, err)
+	}
+	if runtime.GOOS == "windows" || runtime.GOOS == "darwin" {
+		return
+	}
+	delete(env, "AGENTAPP_DATA_DIR")
+	if d, err := DefaultDir(getenv); err != nil || d != filepath.Join("/tmp/xdg", "agentapp") {
+		t.Errorf("DefaultDir() with XDG_DATA_HOME = %q, %v; want /tmp/xdg/agentapp", d, err)
+	}
+	// Only getenv is consulted: a variable in the process environment that
+	// getenv does not report is not seen.
+	t.Setenv("AGENTAPP_DATA_DIR", "/tmp/from-process")
+	t.Setenv("XDG_DATA_HOME", "/tmp/xdg-process")
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Skip("no home directory:", err)
+	}
+	want := filepath.Join(home, ".local", "share", "agentapp")
+	if d, err := DefaultDir(nil); err != nil || d != want {
+		t.Errorf("DefaultDir(nil) = %q, %v; want %q, not the process environment's choice", d, err, want)
 	}
 }
 

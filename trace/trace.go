@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -170,13 +169,21 @@ func compactArgs(args json.RawMessage) string {
 	return b.String()
 }
 
+// EnvTrace names the environment variable that turns tracing on.
+const EnvTrace = "AGENT_TRACE"
+
 // Enabled reports whether tracing is on: when flag (--trace) is set, or when
-// the AGENT_TRACE environment variable is 1, true or yes (in any case).
-func Enabled(flag bool) bool {
+// the AGENT_TRACE environment variable, read through getenv (os.Getenv in
+// the program, a map in tests), is 1, true or yes (in any case). A nil
+// getenv means the variable is not set.
+func Enabled(flag bool, getenv func(string) string) bool {
 	if flag {
 		return true
 	}
-	switch strings.ToLower(strings.TrimSpace(os.Getenv("AGENT_TRACE"))) {
+	if getenv == nil {
+		return false
+	}
+	switch strings.ToLower(strings.TrimSpace(getenv(EnvTrace))) {
 	case "1", "true", "yes":
 		return true
 	}

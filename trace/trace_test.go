@@ -205,10 +205,20 @@ func TestEnabled(t *testing.T) {
 		{"0", true, true},
 	}
 	for _, tt := range tests {
-		t.Setenv("AGENT_TRACE", tt.env)
-		if got := Enabled(tt.flag); got != tt.want {
+		getenv := func(k string) string {
+			if k == "AGENT_TRACE" {
+				return tt.env
+			}
+			return ""
+		}
+		if got := Enabled(tt.flag, getenv); got != tt.want {
 			t.Errorf("AGENT_TRACE=%q, flag %v: Enabled = %v, want %v", tt.env, tt.flag, got, tt.want)
 		}
+	}
+	// Only getenv is read, never the process environment.
+	t.Setenv("AGENT_TRACE", "1")
+	if Enabled(false, nil) || Enabled(false, func(string) string { return "" }) {
+		t.Error("Enabled read AGENT_TRACE from the process environment instead of getenv")
 	}
 }
 

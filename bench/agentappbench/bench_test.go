@@ -293,9 +293,6 @@ func agentappBinary(b *testing.B) string {
 }
 
 func TestMain(m *testing.M) {
-	// SeedDemo logs through the default logger; a line in the middle of a
-	// benchmark's result line would garble the output compare.sh parses.
-	slog.SetDefault(quiet)
 	code := m.Run()
 	if build.dir != "" {
 		os.RemoveAll(build.dir)

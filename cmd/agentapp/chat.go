@@ -110,6 +110,9 @@ func usageError(format string, args ...any) error {
 
 func runChat(cmd *cobra.Command, f *chatFlags) error {
 	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+	// One logger for everything the packages report (config warnings, the
+	// knowledge base's seeding, the MCP bridges, audit-log failures).
+	logger := cliLogger(stderr, slog.LevelInfo)
 	oneShot := cmd.Flags().Changed("prompt")
 	switch {
 	case f.json && !oneShot:
@@ -146,7 +149,7 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 	if err != nil {
 		return err
 	}
-	servers, err := serverConfigs(f)
+	servers, err := serverConfigs(f, logger)
 	if err != nil {
 		return err
 	}
@@ -161,7 +164,7 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 	if err != nil {
 		return &exitError{code: 2, err: fmt.Errorf("%w (see the Security section of the README for the AGENT_GUARD_* variables)", err)}
 	}
-	audit := guard.NewAudit(guardCfg.AuditLog, cliLogger(stderr, slog.LevelInfo))
+	audit := guard.NewAudit(guardCfg.AuditLog, logger)
 	defer audit.Close()
 	guards := guard.New(guardCfg, nil, audit) // the chat adds its terminal confirmer
 	st, err := openStore(cmd)
@@ -169,14 +172,14 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 		return err
 	}
 	defer st.Close()
-	local, err := chat.LocalTools(ctx, st, guards)
+	local, err := chat.LocalTools(ctx, st, guards, logger)
 	if err != nil {
 		return err
 	}
 
 	var observer agent.Observer
-	var connectOpts []mcpclient.ConnectOption
-	if trace.Enabled(f.trace) {
+	connectOpts := []mcpclient.ConnectOption{mcpclient.WithLogger(logger)}
+	if trace.Enabled(f.trace, os.Getenv) {
 		observer = trace.New(stderr)
 		connectOpts = append(connectOpts, mcpclient.WithStderrEcho(stderr))
 	}
@@ -234,7 +237,7 @@ func chooseModel(flag string) (m model.Model, info string, hint func(error) stri
 	if err != nil {
 		wd = "."
 	}
-	cfg, err := openai.LoadConfig(wd)
+	cfg, err := openai.LoadConfig(wd, os.LookupEnv)
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -270,7 +273,7 @@ func chooseModel(flag string) (m model.Model, info string, hint func(error) stri
 
 // serverConfigs gathers the MCP servers: the config file's (sorted by
 // name) first, then the --mcp flags in order, renamed when a name is taken.
-func serverConfigs(f *chatFlags) ([]mcpclient.ServerConfig, error) {
+func serverConfigs(f *chatFlags, logger *slog.Logger) ([]mcpclient.ServerConfig, error) {
 	var cfgs []mcpclient.ServerConfig
 	path := f.config
 	if path == "" {
@@ -279,7 +282,7 @@ func serverConfigs(f *chatFlags) ([]mcpclient.ServerConfig, error) {
 		}
 	}
 	if path != "" {
-		loaded, err := mcpclient.LoadConfig(path)
+		loaded, err := mcpclient.LoadConfig(path, &mcpclient.LoadConfigOptions{Logger: logger, LookupEnv: os.LookupEnv})
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+
 	"github.com/agentapp/agentapp/store"
 	"github.com/spf13/cobra"
 )
@@ -11,7 +13,7 @@ func dataDir(cmd *cobra.Command) (string, error) {
 	if d, _ := cmd.Flags().GetString("data-dir"); d != "" {
 		return d, nil
 	}
-	return store.DefaultDir()
+	return store.DefaultDir(os.Getenv)
 }
 
 // openStore opens the database in the data directory.

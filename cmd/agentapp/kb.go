@@ -52,13 +52,14 @@ func openKB(cmd *cobra.Command) (*kb.KB, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	audit := guard.NewAudit(guard.AuditPath(os.Getenv, dir), cliLogger(cmd.ErrOrStderr(), slog.LevelInfo))
+	logger := cliLogger(cmd.ErrOrStderr(), slog.LevelInfo)
+	audit := guard.NewAudit(guard.AuditPath(os.Getenv, dir), logger)
 	closeAll := func() {
 		audit.Close()
 		st.Close()
 	}
 	guards := guard.New(guard.Config{AuditLog: audit.Path()}, nil, audit)
-	k, err := kb.Open(cmd.Context(), st, kb.WithIngestCheck(guards.IngestCheck()))
+	k, err := kb.Open(cmd.Context(), st, kb.WithIngestCheck(guards.IngestCheck()), kb.WithLogger(logger))
 	if err == nil {
 		err = k.SeedDemo(cmd.Context())
 	}

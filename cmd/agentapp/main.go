@@ -49,6 +49,9 @@ func main() {
 }
 
 func run(args []string) int {
+	// agentapp's packages log only on the loggers the commands pass them;
+	// the default logger is for dependencies that log on it, so their lines
+	// look like ours.
 	slog.SetDefault(cliLogger(os.Stderr, slog.LevelInfo))
 	root := newRootCmd()
 	root.SetArgs(args)

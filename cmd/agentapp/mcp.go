@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"slices"
@@ -158,13 +159,14 @@ func withBridge(cmd *cobra.Command, f *mcpFlags, args []string, maxOwn int, fn f
 	if len(own) > maxOwn {
 		return mcpUsageError(cmd, "unexpected argument %q (a stdio command goes after --)", own[maxOwn])
 	}
-	cfg, err := resolveServer(f, command)
+	logger := cliLogger(cmd.ErrOrStderr(), slog.LevelInfo)
+	cfg, err := resolveServer(f, command, logger)
 	if err != nil {
 		return mcpUsageError(cmd, "%v", err)
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var opts []mcpclient.ConnectOption
+	opts := []mcpclient.ConnectOption{mcpclient.WithLogger(logger)}
 	if f.verbose {
 		opts = append(opts, mcpclient.WithStderrEcho(cmd.ErrOrStderr()))
 	}
@@ -181,7 +183,7 @@ func withBridge(cmd *cobra.Command, f *mcpFlags, args []string, maxOwn int, fn f
 
 // resolveServer turns the flags and the command after "--" into exactly one
 // server config.
-func resolveServer(f *mcpFlags, command []string) (mcpclient.ServerConfig, error) {
+func resolveServer(f *mcpFlags, command []string, logger *slog.Logger) (mcpclient.ServerConfig, error) {
 	var cfg mcpclient.ServerConfig
 	switch {
 	case f.server != "" && len(command) > 0:
@@ -200,7 +202,7 @@ func resolveServer(f *mcpFlags, command []string) (mcpclient.ServerConfig, error
 		if f.config == "" {
 			return cfg, fmt.Errorf("--server %q is not an http(s) URL; to use a server by name, also give --config FILE", f.server)
 		}
-		servers, err := mcpclient.LoadConfig(f.config)
+		servers, err := mcpclient.LoadConfig(f.config, &mcpclient.LoadConfigOptions{Logger: logger, LookupEnv: os.LookupEnv})
 		if err != nil {
 			return cfg, err
 		}

@@ -107,7 +107,9 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	k, err := kb.Open(ctx, st)
+	// The server's own logger keeps to warnings; the seeding of the demo
+	// FAQ on first start is worth an info line.
+	k, err := kb.Open(ctx, st, kb.WithLogger(cliLogger(stderr, slog.LevelInfo)))
 	if err != nil {
 		return err
 	}

@@ -78,10 +78,11 @@ func or(s, def string) string {
 	return s
 }
 
-// LoadConfig reads OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL from the
-// process environment and, for each one that is unset or empty there, from
-// the first .env file found in dir or one of its parents (dir "" means the
-// working directory). Base URL and model fall back to DefaultBaseURL and
+// LoadConfig reads OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL through
+// lookup (os.LookupEnv in the program, a map in tests; nil means none is
+// set) and, for each one that is unset or empty there, from the first .env
+// file found in dir or one of its parents (dir "" means the working
+// directory). Base URL and model fall back to DefaultBaseURL and
 // DefaultModel. A missing .env file is not an error; one that exists but
 // cannot be read is.
 //
@@ -90,11 +91,10 @@ func or(s, def string) string {
 // \t, \" and \\), "#" comments on their own line or after an unquoted value
 // (preceded by a space), blank lines. Lines that are not assignments are
 // skipped.
-func LoadConfig(dir string) (Config, error) {
-	return loadConfig(dir, os.LookupEnv)
-}
-
-func loadConfig(dir string, lookup func(string) (string, bool)) (Config, error) {
+func LoadConfig(dir string, lookup func(string) (string, bool)) (Config, error) {
+	if lookup == nil {
+		lookup = func(string) (string, bool) { return "", false }
+	}
 	var dotenv map[string]string
 	var dotenvPath string
 	path, err := findDotEnv(dir)

@@ -27,7 +27,7 @@ func env(vars map[string]string) func(string) (string, bool) {
 }
 
 func TestLoadConfigDefaults(t *testing.T) {
-	c, err := loadConfig(t.TempDir(), env(nil))
+	c, err := LoadConfig(t.TempDir(), env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestLoadConfigDotEnvFoundWalkingUp(t *testing.T) {
 	if err := os.MkdirAll(deep, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c, err := loadConfig(deep, env(nil))
+	c, err := LoadConfig(deep, env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestLoadConfigDotEnvFoundWalkingUp(t *testing.T) {
 func TestLoadConfigProcessEnvWinsPerVariable(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".env"), "OPENAI_API_KEY=file-key\nOPENAI_MODEL=file-model\nOPENAI_BASE_URL=http://file\n")
-	c, err := loadConfig(dir, env(map[string]string{"OPENAI_MODEL": "env-model", "OPENAI_API_KEY": ""}))
+	c, err := LoadConfig(dir, env(map[string]string{"OPENAI_MODEL": "env-model", "OPENAI_API_KEY": ""}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,18 +80,26 @@ func TestLoadConfigProcessEnvWinsPerVariable(t *testing.T) {
 	}
 }
 
-// LoadConfig itself reads the real process environment.
-func TestLoadConfigReadsProcessEnvironment(t *testing.T) {
+// With os.LookupEnv, as the program passes it, the process environment is
+// read; with nil it is not.
+func TestLoadConfigReadsOnlyTheLookupGiven(t *testing.T) {
 	t.Setenv(EnvAPIKey, "sk-process")
 	t.Setenv(EnvBaseURL, "http://127.0.0.1:11434/v1")
 	t.Setenv(EnvModel, "qwen2.5")
-	c, err := LoadConfig(t.TempDir())
+	c, err := LoadConfig(t.TempDir(), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.APIKey != "sk-process" || c.BaseURL != "http://127.0.0.1:11434/v1" || c.Model != "qwen2.5" ||
 		c.Source != (Sources{SourceEnv, SourceEnv, SourceEnv}) {
 		t.Errorf("got %+v %+v", c, c.Source)
+	}
+	c, err = LoadConfig(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HasKey() || c.Model != DefaultModel || c.Source != (Sources{SourceUnset, SourceDefault, SourceDefault}) {
+		t.Errorf("with a nil lookup: got %+v %+v, want the defaults and no key", c, c.Source)
 	}
 }
 
@@ -103,7 +111,7 @@ func TestLoadConfigUnreadableDotEnv(t *testing.T) {
 		if err := os.Mkdir(filepath.Join(dir, ".env"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := loadConfig(dir, env(nil)); err != nil {
+		if _, err := LoadConfig(dir, env(nil)); err != nil {
 			t.Errorf("a directory named .env: %v", err)
 		}
 		return
@@ -113,7 +121,7 @@ func TestLoadConfigUnreadableDotEnv(t *testing.T) {
 	if err := os.Chmod(filepath.Join(dir, ".env"), 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := loadConfig(dir, env(nil)); err == nil {
+	if _, err := LoadConfig(dir, env(nil)); err == nil {
 		t.Error("an unreadable .env was ignored")
 	}
 }

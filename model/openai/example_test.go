@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"time"
 
 	"github.com/agentapp/agentapp/model"
@@ -17,7 +18,7 @@ import (
 // command does. With no key configured the caller falls back to the offline
 // model.
 func ExampleLoadConfig() {
-	cfg, err := openai.LoadConfig("") // the working directory and its parents
+	cfg, err := openai.LoadConfig("", os.LookupEnv) // the working directory and its parents
 	if err != nil {
 		fmt.Println("config:", err)
 		return
