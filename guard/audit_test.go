@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentapp/agentapp/internal/testkit"
 )
 
 // readAudit parses every line of an audit log, failing on any line that is
@@ -117,10 +119,7 @@ func TestAuditNilLoggerDiscards(t *testing.T) {
 	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var global bytes.Buffer
-	oldLogger := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&global, nil)))
-	t.Cleanup(func() { slog.SetDefault(oldLogger) })
+	global := testkit.RecordDefaultLogger(t)
 	stderr, err := os.Create(filepath.Join(dir, "stderr"))
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +132,7 @@ func TestAuditNilLoggerDiscards(t *testing.T) {
 	NewAudit(filepath.Join(blocker, "audit.log"), nil).Record(Event{Event: EventInputRejected})
 
 	os.Stderr = oldStderr
-	if b, _ := os.ReadFile(stderr.Name()); len(b) > 0 || global.Len() > 0 {
+	if b, _ := os.ReadFile(stderr.Name()); len(b) > 0 || global.String() != "" {
 		t.Errorf("a nil logger wrote %q on stderr and %q on the default logger, want nothing", b, global.String())
 	}
 }

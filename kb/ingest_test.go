@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentapp/agentapp/internal/testkit"
 	"github.com/agentapp/agentapp/store"
 	"github.com/google/go-cmp/cmp"
 )
@@ -402,10 +403,7 @@ func TestIngestCheckRefuses(t *testing.T) {
 // logger, so it must not run in parallel.
 func TestSeedDemoLogsOnItsLogger(t *testing.T) {
 	ctx := context.Background()
-	var global bytes.Buffer
-	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&global, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	t.Cleanup(func() { slog.SetDefault(old) })
+	global := testkit.RecordDefaultLogger(t)
 
 	st, err := store.Open(t.TempDir())
 	if err != nil {

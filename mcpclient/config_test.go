@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentapp/agentapp/internal/testkit"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -191,7 +192,7 @@ func TestLoadConfigInvalid(t *testing.T) {
 
 func TestLoadConfigTolerates(t *testing.T) {
 	var logs bytes.Buffer
-	global := recordDefaultLogger(t)
+	global := testkit.RecordDefaultLogger(t)
 	opts := &LoadConfigOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil)), LookupEnv: lookupIn(nil)}
 
 	got, err := parseConfig("cline.json", []byte(`{
@@ -236,7 +237,7 @@ func TestLoadConfigTolerates(t *testing.T) {
 // TestLoadConfigNilLoggerDiscards: without a logger the warnings go
 // nowhere, not to the default logger.
 func TestLoadConfigNilLoggerDiscards(t *testing.T) {
-	global := recordDefaultLogger(t)
+	global := testkit.RecordDefaultLogger(t)
 	for _, opts := range []*LoadConfigOptions{nil, {}} {
 		if _, err := parseConfig("cline.json", []byte(`{"mcpServers": {"files": {"command": "npx", "autoApprove": []}}}`), opts); err != nil {
 			t.Fatal(err)
@@ -248,19 +249,6 @@ func TestLoadConfigNilLoggerDiscards(t *testing.T) {
 	if global.String() != "" {
 		t.Errorf("the default logger received %q, want nothing", global.String())
 	}
-}
-
-// recordDefaultLogger makes the default slog logger write to the returned
-// buffer until the test ends, so a test can check that nothing logs there.
-// It changes process-wide state: tests that use it must not run in
-// parallel.
-func recordDefaultLogger(t *testing.T) *logSink {
-	t.Helper()
-	sink := &logSink{}
-	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(sink, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	t.Cleanup(func() { slog.SetDefault(old) })
-	return sink
 }
 
 func TestLoadConfigMissingFile(t *testing.T) {

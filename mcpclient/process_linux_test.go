@@ -80,9 +80,9 @@ func TestStdioWrapperCloseLeavesNoProcess(t *testing.T) {
 func TestStdioStubbornServerKilledWithinGrace(t *testing.T) {
 	cfg, pidfile := wrappedServer(t, "ignore-term")
 	const grace = 300 * time.Millisecond
-	global := recordDefaultLogger(t)
-	logs := &logSink{}
-	b, err := Connect(context.Background(), cfg, WithGracePeriods(grace, grace), WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	global := testkit.RecordDefaultLogger(t)
+	logger, logs := testkit.NewLogger()
+	b, err := Connect(context.Background(), cfg, WithGracePeriods(grace, grace), WithLogger(logger))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -133,7 +133,7 @@ func TestIdleCrashRestartsOnNextCall(t *testing.T) {
 // server. The bridge has no logger, so none of this reaches the default
 // logger.
 func TestStatusStateComesWithItsReason(t *testing.T) {
-	global := recordDefaultLogger(t)
+	global := testkit.RecordDefaultLogger(t)
 	cfg, pidfile := wrappedServer(t, "normal")
 	b, err := Connect(context.Background(), cfg)
 	if err != nil {
