@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentapp/agentapp/mcpconfig"
+
 	"github.com/agentapp/agentapp/agent"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -338,7 +340,7 @@ func TestBridgeToolFilters(t *testing.T) {
 		"c": adFixed(&mcp.CallToolResult{}),
 	})
 	b := adConnect(t, srv)
-	b.cfg = ServerConfig{Name: "mem", ToolPrefix: "x_", AllowedTools: []string{"a", "b"}, ExcludedTools: []string{"b"}}
+	b.cfg = mcpconfig.Server{Name: "mem", ToolPrefix: "x_", AllowedTools: []string{"a", "b"}, ExcludedTools: []string{"b"}}
 	tools, err := b.listTools(context.Background(), curConn(b))
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentapp/agentapp/mcpconfig"
+
 	"github.com/agentapp/agentapp/agent"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -42,7 +44,7 @@ func BenchmarkBridgeCall(b *testing.B) {
 		connect func(b *testing.B) *Bridge
 	}{
 		{"stdio", func(b *testing.B) *Bridge {
-			br, err := Connect(context.Background(), ServerConfig{Name: "ts", Command: testServerPath(b)})
+			br, err := Connect(context.Background(), mcpconfig.Server{Name: "ts", Command: testServerPath(b)})
 			if err != nil {
 				b.Fatal(err)
 			}

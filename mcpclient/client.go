@@ -14,8 +14,19 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentapp/agentapp/mcpconfig"
+
 	"github.com/agentapp/agentapp/agent"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Default timeouts for MCP connections, used where a server's
+// mcpconfig.Server leaves ConnectTimeout or CallTimeout at 0.
+const (
+	// DefaultConnectTimeout bounds spawn (or dial) + initialize + tools/list.
+	DefaultConnectTimeout = 30 * time.Second
+	// DefaultCallTimeout bounds one tools/call.
+	DefaultCallTimeout = 60 * time.Second
 )
 
 // stdioProtocolVersion is the protocol version offered to stdio and
@@ -93,7 +104,7 @@ func buildOptions(opts []ConnectOption) *connectOptions {
 // reads it again.
 type Bridge struct {
 	name string
-	cfg  ServerConfig
+	cfg  mcpconfig.Server
 	opts *connectOptions
 	// dial starts a new session (spawning the process for stdio) and lists
 	// the tools; Connect and every restart use it.
@@ -118,7 +129,7 @@ type Bridge struct {
 	closeErr  error
 }
 
-func newBridge(cfg ServerConfig, opts *connectOptions) *Bridge {
+func newBridge(cfg mcpconfig.Server, opts *connectOptions) *Bridge {
 	return &Bridge{
 		name:    cfg.Name,
 		cfg:     cfg,
@@ -169,7 +180,7 @@ func (b *Bridge) StderrTail() []string {
 // its tools and adapts them. ConnectTimeout (default 30 s) bounds all of it.
 // On failure nothing is left running, and the error names the command or
 // URL, the cause and, for stdio, the server's last stderr lines.
-func Connect(ctx context.Context, cfg ServerConfig, opts ...ConnectOption) (*Bridge, error) {
+func Connect(ctx context.Context, cfg mcpconfig.Server, opts ...ConnectOption) (*Bridge, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -348,7 +359,7 @@ type InProcessServer interface {
 // into the engine with the full protocol in between. A session that ends is
 // reconnected on the next call, like a restarted stdio server.
 func ConnectInMemory(ctx context.Context, name string, srv InProcessServer, opts ...ConnectOption) (*Bridge, error) {
-	b := newBridge(ServerConfig{Name: name}, buildOptions(opts))
+	b := newBridge(mcpconfig.Server{Name: name}, buildOptions(opts))
 	b.dial = func(ctx context.Context) (*conn, []*agent.Tool, error) {
 		ct, st := mcp.NewInMemoryTransports()
 		ss, err := srv.Connect(ctx, st, nil)

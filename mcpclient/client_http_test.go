@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/agentapp/agentapp/mcpconfig"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -41,7 +43,7 @@ func httpTestServer(t *testing.T, token string) (*httptest.Server, *atomic.Value
 
 func TestHTTPBridge(t *testing.T) {
 	ts, tenant := httpTestServer(t, "s3cret")
-	b, err := Connect(context.Background(), ServerConfig{
+	b, err := Connect(context.Background(), mcpconfig.Server{
 		Name: "web", URL: ts.URL, Token: "s3cret", Headers: map[string]string{"X-Tenant": "acme"},
 	})
 	if err != nil {
@@ -69,7 +71,7 @@ func TestHTTPUnauthorized(t *testing.T) {
 		{"", "the server answered 401 Unauthorized: no bearer token was sent; set token (or an Authorization header) in the server's config"},
 		{"wrong", "the server answered 401 Unauthorized: the bearer token was refused; check that it is the right one and not expired"},
 	} {
-		_, err := Connect(context.Background(), ServerConfig{Name: "web", URL: ts.URL, Token: c.token})
+		_, err := Connect(context.Background(), mcpconfig.Server{Name: "web", URL: ts.URL, Token: c.token})
 		if err == nil {
 			t.Fatalf("token %q: connected", c.token)
 		}

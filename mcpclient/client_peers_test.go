@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentapp/agentapp/mcpconfig"
 )
 
 // peerBin returns the path of a third-party MCP server installed by
@@ -30,7 +32,7 @@ func peerBin(t *testing.T, name string) string {
 	return p
 }
 
-func connectPeer(t *testing.T, cfg ServerConfig) *Bridge {
+func connectPeer(t *testing.T, cfg mcpconfig.Server) *Bridge {
 	t.Helper()
 	b, err := Connect(context.Background(), cfg, WithGracePeriods(2*time.Second, 2*time.Second))
 	if err != nil {
@@ -69,7 +71,7 @@ func wantTools(t *testing.T, b *Bridge, want ...string) {
 
 func TestPeerMemory(t *testing.T) {
 	bin := peerBin(t, "mcp-server-memory")
-	b := connectPeer(t, ServerConfig{
+	b := connectPeer(t, mcpconfig.Server{
 		Name: "memory", Command: bin,
 		Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")},
 	})
@@ -100,7 +102,7 @@ func TestPeerFilesystem(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "note.txt"), []byte("hello from the sandbox"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b := connectPeer(t, ServerConfig{Name: "fs", Command: bin, Args: []string{dir}})
+	b := connectPeer(t, mcpconfig.Server{Name: "fs", Command: bin, Args: []string{dir}})
 	wantTools(t, b, "read_text_file", "write_file", "list_directory", "list_allowed_directories", "directory_tree")
 	if n := len(b.Tools()); n < 12 {
 		t.Errorf("filesystem server: only %d tools: %v", n, toolNames(b))
@@ -120,7 +122,7 @@ func TestPeerFilesystem(t *testing.T) {
 
 func TestPeerEverything(t *testing.T) {
 	bin := peerBin(t, "mcp-server-everything")
-	b := connectPeer(t, ServerConfig{Name: "everything", Command: bin, Args: []string{"stdio"}})
+	b := connectPeer(t, mcpconfig.Server{Name: "everything", Command: bin, Args: []string{"stdio"}})
 	wantTools(t, b, "echo", "get-sum", "get-tiny-image", "get-structured-content", "get-resource-links", "gzip-file-as-resource")
 	got, err := adExec(t, adTool(t, b, "get-tiny-image"), `{}`)
 	if err != nil {

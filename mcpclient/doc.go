@@ -13,22 +13,19 @@
 // group and is stopped as a group (EOF, SIGTERM, SIGKILL); a server that
 // exits is restarted on the next call, within a budget, after which it is
 // reported down until restarted by hand; tools/list_changed refreshes the
-// adapted tools. LoadConfig reads the mcpServers files of Claude Desktop
-// and Cursor into ServerConfig values.
+// adapted tools. What to connect is described by mcpconfig.Server values,
+// which package mcpconfig reads from mcpServers files and --mcp flags.
 //
 // The package takes its configuration from its callers and reads the
 // environment only where the environment is what the servers run in, not
 // a setting of the package:
-//   - a stdio server gets this process's environment with ServerConfig.Env
-//     merged over it, as the MCP clients whose config files LoadConfig reads
-//     do (a server started without PATH or HOME rarely works);
-//   - LoadConfig expands ${VAR} from the process environment unless
-//     LoadConfigOptions.LookupEnv says otherwise, since those files are
-//     written for it;
+//   - a stdio server gets this process's environment with
+//     mcpconfig.Server.Env merged over it, as the MCP clients whose config
+//     files mcpconfig reads do (a server started without PATH or HOME
+//     rarely works);
 //   - on Windows a .cmd or .bat server is run through %ComSpec%, where
 //     Windows says its command interpreter is.
 //
-// Nothing is logged on the default logger: WithLogger and
-// LoadConfigOptions.Logger say where the package's records go, and
-// without them they are discarded.
+// Nothing is logged on the default logger: WithLogger says where the
+// package's records go, and without it they are discarded.
 package mcpclient

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/agentapp/agentapp/mcpconfig"
 )
 
 // httpDialRetries is how often a request that could not reach an HTTP
@@ -208,7 +210,7 @@ func (t *headerTransport) explain(err error) error {
 // newHTTPClient returns a client of its own for one session: its idle
 // connections are closed with the session instead of lingering in the
 // shared default transport.
-func newHTTPClient(cfg *ServerConfig, o *connectOptions) (*http.Client, *headerTransport) {
+func newHTTPClient(cfg *mcpconfig.Server, o *connectOptions) (*http.Client, *headerTransport) {
 	var base http.RoundTripper = http.DefaultTransport.(*http.Transport).Clone()
 	if o.httpBase != nil {
 		base = o.httpBase

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/agentapp/agentapp/mcpconfig"
 )
 
 // Grace periods of the close sequence of a stdio server (SPEC §5): stdin EOF,
@@ -57,7 +59,7 @@ var errCommandNotFound = errors.New("command not found")
 
 // startProcess spawns cfg's command without a shell, in its own process
 // group, with cfg.Env merged over our environment.
-func startProcess(cfg *ServerConfig, o *connectOptions) (*process, error) {
+func startProcess(cfg *mcpconfig.Server, o *connectOptions) (*process, error) {
 	name, args, err := resolveCommand(cfg)
 	if err != nil {
 		return nil, err
@@ -120,7 +122,7 @@ func startProcess(cfg *ServerConfig, o *connectOptions) (*process, error) {
 	return p, nil
 }
 
-func startError(cfg *ServerConfig, err error) error {
+func startError(cfg *mcpconfig.Server, err error) error {
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w: %s (is it installed and on PATH?)", errCommandNotFound, cfg.Command)
 	}

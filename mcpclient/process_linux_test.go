@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentapp/agentapp/mcpconfig"
+
 	"github.com/agentapp/agentapp/internal/testkit"
 )
 
@@ -33,10 +35,10 @@ func serverIDs(t *testing.T, pidfile string) (pid, pgid int) {
 	return pid, pgid
 }
 
-func wrappedServer(t *testing.T, mode string) (ServerConfig, string) {
+func wrappedServer(t *testing.T, mode string) (mcpconfig.Server, string) {
 	t.Helper()
 	pidfile := filepath.Join(t.TempDir(), "pid")
-	return ServerConfig{
+	return mcpconfig.Server{
 		Name:    "ts-" + mode,
 		Command: wrapperPath(t),
 		Args:    []string{testServerPath(t), "-mode", mode, "-pidfile", pidfile},
@@ -116,7 +118,7 @@ func TestStdioStubbornServerKilledWithinGrace(t *testing.T) {
 }
 
 func TestConnectMissingCommand(t *testing.T) {
-	_, err := Connect(context.Background(), ServerConfig{Name: "ghost", Command: "agentapp-no-such-server-xyz"})
+	_, err := Connect(context.Background(), mcpconfig.Server{Name: "ghost", Command: "agentapp-no-such-server-xyz"})
 	if err == nil {
 		t.Fatal("connected to a command that does not exist")
 	}
@@ -161,7 +163,7 @@ func TestConnectNeverInitializes(t *testing.T) {
 }
 
 func TestConnectServerExitsAtStart(t *testing.T) {
-	cfg := ServerConfig{Name: "quitter", Command: testServerPath(t), Args: []string{"-mode", "exit-start"}}
+	cfg := mcpconfig.Server{Name: "quitter", Command: testServerPath(t), Args: []string{"-mode", "exit-start"}}
 	_, err := Connect(context.Background(), cfg)
 	if err == nil {
 		t.Fatal("connected to a server that exited")
@@ -175,7 +177,7 @@ func TestConnectServerExitsAtStart(t *testing.T) {
 
 func TestGarbageStdoutLinesAreSkipped(t *testing.T) {
 	logger, logs := testkit.NewLogger()
-	cfg := ServerConfig{Name: "noisy", Command: testServerPath(t), Args: []string{"-mode", "garbage"}}
+	cfg := mcpconfig.Server{Name: "noisy", Command: testServerPath(t), Args: []string{"-mode", "garbage"}}
 	b, err := Connect(context.Background(), cfg, WithLogger(logger))
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +203,7 @@ func TestRawServerPagesSchemasAndLegacyResult(t *testing.T) {
 		schemaA = `{ "type": "object",  "properties": { "zeta": {"type":"number", "minimum": 1.50}, "alpha": {"type":"string"} }, "required": ["zeta"] }`
 		schemaB = `{"properties":{},"type":"object","additionalProperties":false}`
 	)
-	cfg := ServerConfig{Name: "raw", Command: testServerPath(t), Args: []string{"-mode", "raw"}, ToolPrefix: "raw_"}
+	cfg := mcpconfig.Server{Name: "raw", Command: testServerPath(t), Args: []string{"-mode", "raw"}, ToolPrefix: "raw_"}
 	b, err := Connect(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +228,7 @@ func TestRawServerPagesSchemasAndLegacyResult(t *testing.T) {
 }
 
 func TestOversizedFrameIsRefused(t *testing.T) {
-	cfg := ServerConfig{Name: "big", Command: testServerPath(t)}
+	cfg := mcpconfig.Server{Name: "big", Command: testServerPath(t)}
 	b, err := Connect(context.Background(), cfg, withMaxFrame(4096))
 	if err != nil {
 		t.Fatal(err)
@@ -244,7 +246,7 @@ func TestOversizedFrameIsRefused(t *testing.T) {
 
 func TestCallTimeoutCancelsOnStdioServer(t *testing.T) {
 	sink := &testkit.SyncBuffer{}
-	cfg := ServerConfig{Name: "ts", Command: testServerPath(t), CallTimeout: 200 * time.Millisecond}
+	cfg := mcpconfig.Server{Name: "ts", Command: testServerPath(t), CallTimeout: 200 * time.Millisecond}
 	b, err := Connect(context.Background(), cfg, WithStderrEcho(sink))
 	if err != nil {
 		t.Fatal(err)
@@ -260,7 +262,7 @@ func TestCallTimeoutCancelsOnStdioServer(t *testing.T) {
 
 func TestCloseCancelsCallsInFlight(t *testing.T) {
 	sink := &testkit.SyncBuffer{}
-	cfg := ServerConfig{Name: "ts", Command: testServerPath(t)}
+	cfg := mcpconfig.Server{Name: "ts", Command: testServerPath(t)}
 	b, err := Connect(context.Background(), cfg, WithStderrEcho(sink))
 	if err != nil {
 		t.Fatal(err)
@@ -280,7 +282,7 @@ func TestCloseCancelsCallsInFlight(t *testing.T) {
 
 func TestStdioEnvAndDir(t *testing.T) {
 	dir := t.TempDir()
-	cfg := ServerConfig{
+	cfg := mcpconfig.Server{
 		Name: "ts", Command: testServerPath(t), Dir: dir,
 		Env: map[string]string{"AGENTMCP_TEST_VAR": "from config"},
 	}

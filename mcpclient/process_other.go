@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentapp/agentapp/mcpconfig"
 )
 
 // setProcessGroup has no equivalent here: Windows has no process groups to
@@ -19,7 +21,7 @@ func setProcessGroup(*exec.Cmd) {}
 // is run as `cmd /c <file> args…`: cmd.exe is used for that one file only,
 // never as a general shell, and arguments that cmd.exe would interpret
 // (& | < > ^ % ! ") are refused rather than passed to it.
-func resolveCommand(cfg *ServerConfig) (string, []string, error) {
+func resolveCommand(cfg *mcpconfig.Server) (string, []string, error) {
 	path, err := exec.LookPath(cfg.Command)
 	if err != nil {
 		return "", nil, startError(cfg, err)

@@ -5,6 +5,8 @@ package mcpclient
 import (
 	"os/exec"
 	"syscall"
+
+	"github.com/agentapp/agentapp/mcpconfig"
 )
 
 // setProcessGroup starts the child as the leader of a new process group.
@@ -21,7 +23,7 @@ func setProcessGroup(cmd *exec.Cmd) {
 
 // resolveCommand returns the program and arguments to execute: the
 // configured command itself, never a shell.
-func resolveCommand(cfg *ServerConfig) (string, []string, error) {
+func resolveCommand(cfg *mcpconfig.Server) (string, []string, error) {
 	if _, err := exec.LookPath(cfg.Command); err != nil && !hasPathSeparator(cfg.Command) {
 		return "", nil, startError(cfg, err)
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentapp/agentapp/mcpconfig"
+
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/internal/testkit"
 	"github.com/agentapp/agentapp/model"
@@ -20,7 +22,7 @@ import (
 func crashyServer(t *testing.T, every int, opts ...ConnectOption) (*Bridge, string) {
 	t.Helper()
 	pidfile := filepath.Join(t.TempDir(), "pid")
-	cfg := ServerConfig{Name: "crashy", Command: testServerPath(t),
+	cfg := mcpconfig.Server{Name: "crashy", Command: testServerPath(t),
 		Args: []string{"-pidfile", pidfile, "-live", "-crash-every", itoa(every)}}
 	b, err := Connect(context.Background(), cfg, opts...)
 	if err != nil {

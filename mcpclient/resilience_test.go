@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentapp/agentapp/mcpconfig"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -102,7 +104,7 @@ func (f *flakyHTTPServer) count(tool string) int {
 // model gets an error; the server saw one call, not two).
 func TestHTTPDroppedConnectionRetriesReadOnlyOnly(t *testing.T) {
 	f := newFlakyHTTPServer(t, "lookup", "order")
-	b, err := Connect(context.Background(), ServerConfig{Name: "flaky", URL: f.URL}, WithLogger(discardLogger()))
+	b, err := Connect(context.Background(), mcpconfig.Server{Name: "flaky", URL: f.URL}, WithLogger(discardLogger()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +150,7 @@ func TestHTTPRefusedConnectionRetriedWithBackoff(t *testing.T) {
 	f := newFlakyHTTPServer(t)
 	rt := &refusingTransport{base: http.DefaultTransport.(*http.Transport).Clone()}
 	clock := newFakeClock()
-	b, err := Connect(context.Background(), ServerConfig{Name: "flaky", URL: f.URL},
+	b, err := Connect(context.Background(), mcpconfig.Server{Name: "flaky", URL: f.URL},
 		withHTTPBase(rt), WithRestartPolicy(clock.policy()), WithLogger(discardLogger()))
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +179,7 @@ func TestHTTPRefusedConnectionRetriedWithBackoff(t *testing.T) {
 // lists the new tool, and schemas are still kept byte for byte.
 func TestHTTPToolListChanged(t *testing.T) {
 	f := newFlakyHTTPServer(t)
-	b, err := Connect(context.Background(), ServerConfig{Name: "flaky", URL: f.URL})
+	b, err := Connect(context.Background(), mcpconfig.Server{Name: "flaky", URL: f.URL})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentapp/agentapp/mcpconfig"
+
 	"github.com/agentapp/agentapp/internal/testkit"
 	"go.uber.org/goleak"
 )
@@ -29,7 +31,7 @@ func TestSoak(t *testing.T) {
 	log := WithLogger(discardLogger())
 
 	for i := range 300 {
-		b, err := Connect(ctx, ServerConfig{Name: "soak", Command: path}, log)
+		b, err := Connect(ctx, mcpconfig.Server{Name: "soak", Command: path}, log)
 		if err != nil {
 			t.Fatalf("cycle %d: connect: %v", i, err)
 		}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentapp/agentapp/mcpconfig"
+
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/bench/mcpbench"
 	"github.com/agentapp/agentapp/internal/wiring"
@@ -112,7 +114,7 @@ func BenchmarkBridgeInProcess(b *testing.B) {
 // The profile of this benchmark shows the client side only.
 func BenchmarkBridgeStdio(b *testing.B) {
 	bin := agentappBinary(b)
-	br, err := mcpclient.Connect(context.Background(), mcpclient.ServerConfig{
+	br, err := mcpclient.Connect(context.Background(), mcpconfig.Server{
 		Name: "agentapp", Command: bin, Args: []string{"--data-dir", b.TempDir(), "serve"},
 	}, mcpclient.WithLogger(quiet))
 	if err != nil {

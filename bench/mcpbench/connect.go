@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentapp/agentapp/mcpconfig"
+
 	"github.com/agentapp/agentapp/mcpclient"
 )
 
@@ -43,7 +45,7 @@ func MeasureConnect(ctx context.Context, o ConnectOptions) (*ConnectResult, erro
 		return nil, fmt.Errorf("no server command")
 	}
 	res := &ConnectResult{Name: o.Name, Command: o.Command, N: o.N, Rounds: o.Rounds, LoadBefore: LoadAvg()}
-	cfgs := make([]mcpclient.ServerConfig, o.N)
+	cfgs := make([]mcpconfig.Server, o.N)
 	for i := range cfgs {
 		dir, err := os.MkdirTemp("", "mcpbench-connect-*")
 		if err != nil {
@@ -54,12 +56,12 @@ func MeasureConnect(ctx context.Context, o ConnectOptions) (*ConnectResult, erro
 		for j, a := range o.Command[1:] {
 			args[j] = strings.ReplaceAll(a, "{tmpdir}", dir)
 		}
-		cfgs[i] = mcpclient.ServerConfig{Name: fmt.Sprintf("s%d", i+1), Command: o.Command[0], Args: args,
+		cfgs[i] = mcpconfig.Server{Name: fmt.Sprintf("s%d", i+1), Command: o.Command[0], Args: args,
 			ConnectTimeout: 60 * time.Second}
 	}
 	// Quiet: the bridge logs skipped lines and escalations at warn level.
 	opts := []mcpclient.ConnectOption{mcpclient.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
-	connect := func(cfg mcpclient.ServerConfig) (time.Duration, *mcpclient.Bridge, error) {
+	connect := func(cfg mcpconfig.Server) (time.Duration, *mcpclient.Bridge, error) {
 		start := time.Now()
 		b, err := mcpclient.Connect(ctx, cfg, opts...)
 		return time.Since(start), b, err

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentapp/agentapp/mcpconfig"
+
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/chat"
 	"github.com/agentapp/agentapp/guard"
@@ -273,8 +275,8 @@ func chooseModel(flag string) (m model.Model, info string, hint func(error) stri
 
 // serverConfigs gathers the MCP servers: the config file's (sorted by
 // name) first, then the --mcp flags in order, renamed when a name is taken.
-func serverConfigs(f *chatFlags, logger *slog.Logger) ([]mcpclient.ServerConfig, error) {
-	var cfgs []mcpclient.ServerConfig
+func serverConfigs(f *chatFlags, logger *slog.Logger) ([]mcpconfig.Server, error) {
+	var cfgs []mcpconfig.Server
 	path := f.config
 	if path == "" {
 		if _, err := os.Stat(defaultConfigFile); err == nil {
@@ -282,7 +284,7 @@ func serverConfigs(f *chatFlags, logger *slog.Logger) ([]mcpclient.ServerConfig,
 		}
 	}
 	if path != "" {
-		loaded, err := mcpclient.LoadConfig(path, &mcpclient.LoadConfigOptions{Logger: logger, LookupEnv: os.LookupEnv})
+		loaded, err := mcpconfig.Load(path, &mcpconfig.LoadOptions{Logger: logger, LookupEnv: os.LookupEnv})
 		if err != nil {
 			return nil, err
 		}
@@ -297,11 +299,11 @@ func serverConfigs(f *chatFlags, logger *slog.Logger) ([]mcpclient.ServerConfig,
 		return false
 	}
 	for _, line := range f.mcp {
-		c, err := mcpclient.ParseCommandLine(line)
+		c, err := mcpconfig.ParseCommandLine(line)
 		if err != nil {
 			return nil, usageError("%v", err)
 		}
-		c.Name = mcpclient.UniqueName(c.Name, taken)
+		c.Name = mcpconfig.UniqueName(c.Name, taken)
 		cfgs = append(cfgs, c)
 	}
 	return cfgs, nil
@@ -310,7 +312,7 @@ func serverConfigs(f *chatFlags, logger *slog.Logger) ([]mcpclient.ServerConfig,
 // connectServers connects every server concurrently. Ctrl-C while waiting
 // gives up. A failure is a start-up error that names each server that
 // failed and shows how to try it by hand.
-func connectServers(ctx context.Context, intr <-chan os.Signal, cfgs []mcpclient.ServerConfig, opts []mcpclient.ConnectOption) ([]chat.Server, error) {
+func connectServers(ctx context.Context, intr <-chan os.Signal, cfgs []mcpconfig.Server, opts []mcpclient.ConnectOption) ([]chat.Server, error) {
 	if len(cfgs) == 0 {
 		return nil, nil
 	}
@@ -331,7 +333,7 @@ func connectServers(ctx context.Context, intr <-chan os.Signal, cfgs []mcpclient
 	for i, c := range cfgs {
 		names[i] = c.Name
 	}
-	servers, err := chat.ConnectAll(cctx, names, cfgs, func(ctx context.Context, c mcpclient.ServerConfig) (chat.Server, error) {
+	servers, err := chat.ConnectAll(cctx, names, cfgs, func(ctx context.Context, c mcpconfig.Server) (chat.Server, error) {
 		b, err := mcpclient.Connect(ctx, c, opts...)
 		if err != nil {
 			return nil, err
@@ -350,7 +352,7 @@ func connectServers(ctx context.Context, intr <-chan os.Signal, cfgs []mcpclient
 
 // connectFailure words a start-up connection failure: each failed server,
 // why, and the command that checks it by hand.
-func connectFailure(err error, cfgs []mcpclient.ServerConfig) error {
+func connectFailure(err error, cfgs []mcpconfig.Server) error {
 	var failures []error
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		failures = j.Unwrap()

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentapp/agentapp/mcpconfig"
+
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -183,30 +185,30 @@ func withBridge(cmd *cobra.Command, f *mcpFlags, args []string, maxOwn int, fn f
 
 // resolveServer turns the flags and the command after "--" into exactly one
 // server config.
-func resolveServer(f *mcpFlags, command []string, logger *slog.Logger) (mcpclient.ServerConfig, error) {
-	var cfg mcpclient.ServerConfig
+func resolveServer(f *mcpFlags, command []string, logger *slog.Logger) (mcpconfig.Server, error) {
+	var cfg mcpconfig.Server
 	switch {
 	case f.server != "" && len(command) > 0:
 		return cfg, errors.New("give either --server or a stdio command after --, not both")
 	case f.server == "" && len(command) == 0:
 		return cfg, errors.New("no server: give --server URL|NAME or a stdio command after --")
 	case len(command) > 0:
-		cfg = mcpclient.ServerConfig{
-			Name:    mcpclient.CommandName(command[0], command[1:]),
+		cfg = mcpconfig.Server{
+			Name:    mcpconfig.CommandName(command[0], command[1:]),
 			Command: command[0],
 			Args:    command[1:],
 		}
 	case strings.HasPrefix(f.server, "http://") || strings.HasPrefix(f.server, "https://"):
-		cfg = mcpclient.ServerConfig{Name: f.server, URL: f.server}
+		cfg = mcpconfig.Server{Name: f.server, URL: f.server}
 	default:
 		if f.config == "" {
 			return cfg, fmt.Errorf("--server %q is not an http(s) URL; to use a server by name, also give --config FILE", f.server)
 		}
-		servers, err := mcpclient.LoadConfig(f.config, &mcpclient.LoadConfigOptions{Logger: logger, LookupEnv: os.LookupEnv})
+		servers, err := mcpconfig.Load(f.config, &mcpconfig.LoadOptions{Logger: logger, LookupEnv: os.LookupEnv})
 		if err != nil {
 			return cfg, err
 		}
-		i := slices.IndexFunc(servers, func(s mcpclient.ServerConfig) bool { return s.Name == f.server })
+		i := slices.IndexFunc(servers, func(s mcpconfig.Server) bool { return s.Name == f.server })
 		if i < 0 {
 			names := make([]string, len(servers))
 			for j, s := range servers {

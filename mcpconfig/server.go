@@ -1,4 +1,4 @@
-package mcpclient
+package mcpconfig
 
 import (
 	"fmt"
@@ -6,19 +6,11 @@ import (
 	"time"
 )
 
-// Default timeouts for MCP connections.
-const (
-	// DefaultConnectTimeout bounds spawn (or dial) + initialize + tools/list.
-	DefaultConnectTimeout = 30 * time.Second
-	// DefaultCallTimeout bounds one tools/call.
-	DefaultCallTimeout = 60 * time.Second
-)
-
-// ServerConfig says how to reach one external MCP server: either a stdio
+// Server says how to reach one external MCP server: either a stdio
 // command (Command, Args, Env, Dir) or a streamable HTTP endpoint (URL,
 // Headers, Token). It is what one entry of an mcpServers config file, or
 // one --mcp flag, becomes.
-type ServerConfig struct {
+type Server struct {
 	// Name identifies the server in tool origins, warnings and errors.
 	Name string
 
@@ -38,9 +30,9 @@ type ServerConfig struct {
 	// Token, when set, is sent as "Authorization: Bearer <token>".
 	Token string
 
-	// ConnectTimeout bounds the connection; 0 means DefaultConnectTimeout.
+	// ConnectTimeout bounds the connection; 0 means mcpclient.DefaultConnectTimeout.
 	ConnectTimeout time.Duration
-	// CallTimeout bounds each tool call; 0 means DefaultCallTimeout.
+	// CallTimeout bounds each tool call; 0 means mcpclient.DefaultCallTimeout.
 	CallTimeout time.Duration
 
 	// ToolPrefix is prepended to every tool name of this server.
@@ -53,11 +45,11 @@ type ServerConfig struct {
 }
 
 // IsHTTP reports whether the server is reached over HTTP.
-func (c *ServerConfig) IsHTTP() bool { return c.URL != "" }
+func (c *Server) IsHTTP() bool { return c.URL != "" }
 
 // CommandLine renders the stdio command for messages, quoting arguments
 // that contain spaces, so a user can copy it and run it by hand.
-func (c *ServerConfig) CommandLine() string {
+func (c *Server) CommandLine() string {
 	parts := append([]string{c.Command}, c.Args...)
 	for i, p := range parts {
 		if p == "" || strings.ContainsAny(p, " \t\"'") {
@@ -68,7 +60,7 @@ func (c *ServerConfig) CommandLine() string {
 }
 
 // Validate checks that the config names exactly one kind of server.
-func (c *ServerConfig) Validate() error {
+func (c *Server) Validate() error {
 	switch {
 	case c.Command == "" && c.URL == "":
 		return fmt.Errorf("server %q: set either command (stdio) or url (HTTP)", c.Name)

@@ -1,4 +1,4 @@
-package mcpclient
+package mcpconfig
 
 import (
 	"bytes"
@@ -14,11 +14,11 @@ import (
 )
 
 func TestLoadConfigClaudeDesktopFile(t *testing.T) {
-	got, err := LoadConfig(filepath.Join("testdata", "config", "claude_desktop_config.json"), nil)
+	got, err := Load(filepath.Join("testdata", "config", "claude_desktop_config.json"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ServerConfig{
+	want := []Server{
 		{Name: "fetch", Command: "uvx", Args: []string{"mcp-server-fetch"}},
 		{Name: "filesystem", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/Users/alice/Desktop", "/Users/alice/Downloads"}},
 		{Name: "memory", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-memory"},
@@ -37,11 +37,11 @@ func TestLoadConfigExpansionHTTPAndOurFields(t *testing.T) {
 		"MCP_TOKEN": "s3cret",
 		"TRACE":     "", // set but empty: the default applies, as in the shell
 	})
-	got, err := LoadConfig(filepath.Join("testdata", "config", "agentapp.json"), &LoadConfigOptions{LookupEnv: env})
+	got, err := Load(filepath.Join("testdata", "config", "agentapp.json"), &LoadOptions{LookupEnv: env})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ServerConfig{
+	want := []Server{
 		{Name: "cursor-style", URL: "http://127.0.0.1:8931/mcp"},
 		{Name: "remote", URL: "https://mcp.example.com/mcp",
 			Headers:       map[string]string{"Authorization": "Bearer s3cret", "X-Client": "agentapp"},
@@ -67,7 +67,7 @@ func lookupIn(m map[string]string) func(string) (string, bool) {
 // ${VAR} comes from the process environment, as documented.
 func TestLoadConfigDefaultLookupIsProcessEnvironment(t *testing.T) {
 	t.Setenv("AGENTAPP_TEST_MCP_HOST", "mcp.example.com")
-	got, err := parseConfig("agentapp.json", []byte(`{"mcpServers": {"r": {"url": "https://${AGENTAPP_TEST_MCP_HOST}/mcp"}}}`), &LoadConfigOptions{})
+	got, err := parseConfig("agentapp.json", []byte(`{"mcpServers": {"r": {"url": "https://${AGENTAPP_TEST_MCP_HOST}/mcp"}}}`), &LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestLoadConfigDefaultLookupIsProcessEnvironment(t *testing.T) {
 
 func TestLoadConfigUnsetVariable(t *testing.T) {
 	_, err := parseConfig("agentapp.json", []byte(`{"mcpServers": {"remote": {"url": "https://h/mcp", "headers": {"Authorization": "Bearer ${MCP_TOKEN}"}}}}`),
-		&LoadConfigOptions{LookupEnv: lookupIn(nil)})
+		&LoadOptions{LookupEnv: lookupIn(nil)})
 	wantErr(t, err, "agentapp.json", "remote", "headers.Authorization", "MCP_TOKEN is not set", "${MCP_TOKEN:-default}")
 }
 
@@ -122,7 +122,7 @@ func TestExpand(t *testing.T) {
 }
 
 func TestLoadConfigInvalid(t *testing.T) {
-	opts := &LoadConfigOptions{LookupEnv: lookupIn(map[string]string{"HOME": "/home/a"})}
+	opts := &LoadOptions{LookupEnv: lookupIn(map[string]string{"HOME": "/home/a"})}
 	cases := []struct {
 		name, json string
 		want       []string // substrings of the error
@@ -181,9 +181,9 @@ func TestLoadConfigInvalid(t *testing.T) {
 			if err == nil {
 				t.Fatalf("no error; got %+v", got)
 			}
-			var ce *ConfigError
+			var ce *Error
 			if !errors.As(err, &ce) || ce.File != "agentapp.json" {
-				t.Errorf("error %T %v is not a *ConfigError naming the file", err, err)
+				t.Errorf("error %T %v is not a *Error naming the file", err, err)
 			}
 			wantErr(t, err, c.want...)
 		})
@@ -193,7 +193,7 @@ func TestLoadConfigInvalid(t *testing.T) {
 func TestLoadConfigTolerates(t *testing.T) {
 	var logs bytes.Buffer
 	global := testkit.RecordDefaultLogger(t)
-	opts := &LoadConfigOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil)), LookupEnv: lookupIn(nil)}
+	opts := &LoadOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil)), LookupEnv: lookupIn(nil)}
 
 	got, err := parseConfig("cline.json", []byte(`{
 		"mcpServers": {
@@ -206,7 +206,7 @@ func TestLoadConfigTolerates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ServerConfig{
+	want := []Server{
 		{Name: "files", Command: "npx"},
 		{Name: "on", URL: "http://localhost:3000/mcp"},
 	}
@@ -238,7 +238,7 @@ func TestLoadConfigTolerates(t *testing.T) {
 // nowhere, not to the default logger.
 func TestLoadConfigNilLoggerDiscards(t *testing.T) {
 	global := testkit.RecordDefaultLogger(t)
-	for _, opts := range []*LoadConfigOptions{nil, {}} {
+	for _, opts := range []*LoadOptions{nil, {}} {
 		if _, err := parseConfig("cline.json", []byte(`{"mcpServers": {"files": {"command": "npx", "autoApprove": []}}}`), opts); err != nil {
 			t.Fatal(err)
 		}
@@ -252,22 +252,22 @@ func TestLoadConfigNilLoggerDiscards(t *testing.T) {
 }
 
 func TestLoadConfigMissingFile(t *testing.T) {
-	_, err := LoadConfig(filepath.Join(t.TempDir(), "nope.json"), nil)
+	_, err := Load(filepath.Join(t.TempDir(), "nope.json"), nil)
 	wantErr(t, err, "nope.json", "not found", "--config")
 }
 
 func TestParseCommandLine(t *testing.T) {
 	cases := []struct {
 		in   string
-		want ServerConfig
+		want Server
 	}{
-		{"agentapp serve", ServerConfig{Name: "agentapp", Command: "agentapp", Args: []string{"serve"}}},
-		{"  /tmp/build/agentapp   serve  ", ServerConfig{Name: "agentapp", Command: "/tmp/build/agentapp", Args: []string{"serve"}}},
-		{"npx -y @modelcontextprotocol/server-memory@latest", ServerConfig{Name: "server-memory", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-memory@latest"}}},
-		{"uvx mcp-server-fetch", ServerConfig{Name: "mcp-server-fetch", Command: "uvx", Args: []string{"mcp-server-fetch"}}},
-		{"python3 -u ./servers/weather.py --port 0", ServerConfig{Name: "weather", Command: "python3", Args: []string{"-u", "./servers/weather.py", "--port", "0"}}},
-		{"node", ServerConfig{Name: "node", Command: "node"}},
-		{`C:\tools\fs-server.exe`, ServerConfig{Name: "fs-server", Command: `C:\tools\fs-server.exe`}},
+		{"agentapp serve", Server{Name: "agentapp", Command: "agentapp", Args: []string{"serve"}}},
+		{"  /tmp/build/agentapp   serve  ", Server{Name: "agentapp", Command: "/tmp/build/agentapp", Args: []string{"serve"}}},
+		{"npx -y @modelcontextprotocol/server-memory@latest", Server{Name: "server-memory", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-memory@latest"}}},
+		{"uvx mcp-server-fetch", Server{Name: "mcp-server-fetch", Command: "uvx", Args: []string{"mcp-server-fetch"}}},
+		{"python3 -u ./servers/weather.py --port 0", Server{Name: "weather", Command: "python3", Args: []string{"-u", "./servers/weather.py", "--port", "0"}}},
+		{"node", Server{Name: "node", Command: "node"}},
+		{`C:\tools\fs-server.exe`, Server{Name: "fs-server", Command: `C:\tools\fs-server.exe`}},
 	}
 	for _, c := range cases {
 		got, err := ParseCommandLine(c.in)

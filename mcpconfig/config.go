@@ -1,4 +1,4 @@
-package mcpclient
+package mcpconfig
 
 import (
 	"bytes"
@@ -17,17 +17,17 @@ import (
 	"time"
 )
 
-// ConfigError is a problem in an mcpServers config file. It names the file,
+// Error is a problem in an mcpServers config file. It names the file,
 // and when known the server and the field, so the user can go straight to
 // the line to fix.
-type ConfigError struct {
+type Error struct {
 	File   string
 	Server string
 	Field  string
 	Msg    string
 }
 
-func (e *ConfigError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
 	if e.Server != "" {
@@ -41,7 +41,7 @@ func (e *ConfigError) Error() string {
 	return b.String()
 }
 
-// knownFields are the per-server fields LoadConfig understands: the ones
+// knownFields are the per-server fields Load understands: the ones
 // Claude Desktop and Cursor write, plus agentapp's own.
 var knownFields = []string{
 	"command", "args", "env", "cwd",
@@ -53,7 +53,7 @@ var knownFields = []string{
 // 64 characters model providers accept for a function name.
 const MaxToolPrefix = 32
 
-// LoadConfig reads a config file in the mcpServers shape that Claude Desktop
+// Load reads a config file in the mcpServers shape that Claude Desktop
 // and Cursor use:
 //
 //	{"mcpServers": {
@@ -78,23 +78,23 @@ const MaxToolPrefix = 32
 //
 // The servers are returned sorted by name, so the tool table and the
 // banner do not depend on the order of keys in the file. Every error is a
-// *ConfigError naming the file, the server and the field. A nil opts means
-// the defaults of LoadConfigOptions.
-func LoadConfig(path string, opts *LoadConfigOptions) ([]ServerConfig, error) {
+// *Error naming the file, the server and the field. A nil opts means
+// the defaults of LoadOptions.
+func Load(path string, opts *LoadOptions) ([]Server, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, &ConfigError{File: path, Msg: "file not found (check the --config path)"}
+			return nil, &Error{File: path, Msg: "file not found (check the --config path)"}
 		}
-		return nil, &ConfigError{File: path, Msg: fmt.Sprintf("cannot read the file: %v", err)}
+		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read the file: %v", err)}
 	}
 	return parseConfig(path, data, opts)
 }
 
-// LoadConfigOptions tunes LoadConfig.
-type LoadConfigOptions struct {
+// LoadOptions tunes Load.
+type LoadOptions struct {
 	// Logger receives the warnings about a file without mcpServers and
-	// about fields LoadConfig does not know. Nil discards them.
+	// about fields Load does not know. Nil discards them.
 	Logger *slog.Logger
 	// LookupEnv is where ${VAR} in the file is looked up. Nil means
 	// os.LookupEnv: the variables in these files are written for the
@@ -105,9 +105,9 @@ type LoadConfigOptions struct {
 	LookupEnv func(string) (string, bool)
 }
 
-// parseConfig is LoadConfig on bytes.
-func parseConfig(file string, data []byte, opts *LoadConfigOptions) ([]ServerConfig, error) {
-	var o LoadConfigOptions
+// parseConfig is Load on bytes.
+func parseConfig(file string, data []byte, opts *LoadOptions) ([]Server, error) {
+	var o LoadOptions
 	if opts != nil {
 		o = *opts
 	}
@@ -118,7 +118,7 @@ func parseConfig(file string, data []byte, opts *LoadConfigOptions) ([]ServerCon
 		o.LookupEnv = os.LookupEnv
 	}
 	fail := func(server, field, format string, args ...any) error {
-		return &ConfigError{File: file, Server: server, Field: field, Msg: fmt.Sprintf(format, args...)}
+		return &Error{File: file, Server: server, Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
 	if err := json.Unmarshal(data, new(any)); err != nil {
 		return nil, fail("", "", "%s", describeJSONError(data, err))
@@ -140,14 +140,14 @@ func parseConfig(file string, data []byte, opts *LoadConfigOptions) ([]ServerCon
 		return nil, fail(dup, "", "the server is defined twice in mcpServers; keep one entry")
 	}
 
-	var out []ServerConfig
+	var out []Server
 	for _, f := range servers.fields {
 		if strings.TrimSpace(f.name) == "" {
 			return nil, fail("", "mcpServers", "a server has an empty name; give it a name")
 		}
 		cfg, enabled, err := parseServer(f.name, f.value, o.LookupEnv, o.Logger)
 		if err != nil {
-			var ce *ConfigError
+			var ce *Error
 			if errors.As(err, &ce) {
 				ce.File = file
 				return nil, ce
@@ -158,16 +158,16 @@ func parseConfig(file string, data []byte, opts *LoadConfigOptions) ([]ServerCon
 			out = append(out, cfg)
 		}
 	}
-	slices.SortFunc(out, func(a, b ServerConfig) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b Server) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
 // parseServer reads one entry of mcpServers. enabled is false for an entry
 // with "disabled": true, which is otherwise not checked, so a user can park
 // a half-written entry.
-func parseServer(name string, raw json.RawMessage, lookup func(string) (string, bool), logger *slog.Logger) (cfg ServerConfig, enabled bool, err error) {
+func parseServer(name string, raw json.RawMessage, lookup func(string) (string, bool), logger *slog.Logger) (cfg Server, enabled bool, err error) {
 	fail := func(field, format string, args ...any) error {
-		return &ConfigError{Server: name, Field: field, Msg: fmt.Sprintf(format, args...)}
+		return &Error{Server: name, Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
 	obj, err := objectFields(raw)
 	if err != nil {
@@ -406,7 +406,7 @@ func (x expander) expand(field, s string) (string, error) {
 		return s, nil
 	}
 	fail := func(format string, args ...any) error {
-		return &ConfigError{Server: x.server, Field: field, Msg: fmt.Sprintf(format, args...)}
+		return &Error{Server: x.server, Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
 	var b strings.Builder
 	for {
@@ -454,12 +454,12 @@ func validVarName(n string) bool {
 // config. The value is split on whitespace (no quoting: a config file is
 // the place for arguments with spaces); the first word is the command. The
 // server is named after what it runs (see CommandName).
-func ParseCommandLine(s string) (ServerConfig, error) {
+func ParseCommandLine(s string) (Server, error) {
 	words := strings.Fields(s)
 	if len(words) == 0 {
-		return ServerConfig{}, errors.New(`--mcp needs a command line that starts an MCP server on stdio, e.g. --mcp "npx -y @modelcontextprotocol/server-memory" or --mcp "agentapp serve"`)
+		return Server{}, errors.New(`--mcp needs a command line that starts an MCP server on stdio, e.g. --mcp "npx -y @modelcontextprotocol/server-memory" or --mcp "agentapp serve"`)
 	}
-	cfg := ServerConfig{Name: CommandName(words[0], words[1:]), Command: words[0]}
+	cfg := Server{Name: CommandName(words[0], words[1:]), Command: words[0]}
 	if len(words) > 1 {
 		cfg.Args = words[1:]
 	}
