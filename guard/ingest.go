@@ -3,36 +3,24 @@ package guard
 import (
 	"errors"
 	"fmt"
-
-	"github.com/agentapp/agentapp/kb"
 )
 
-// IngestCheck returns the check kb.WithIngestCheck takes: it cuts the
-// document into the very chunks the knowledge base would store
-// (kb.SplitChunks with kb.MaxChunkRunes), so the chunk number in a refusal
-// is the one `agentapp kb show` and search hits would have shown, and
-// refuses the whole document at the first chunk holding an injection
-// pattern. Each chunk is scanned with its heading path, since a heading is
-// indexed and quoted too. A phrase that straddles two chunks is found by
-// also scanning each pair of neighbours, and is reported at the chunk where
-// it ends. Every refusal is written to the audit log.
+// IngestCheck returns the check kb.WithIngestCheck takes. The knowledge
+// base hands it the very chunks it would store, so the chunk number in a
+// refusal is the one `agentapp kb show` and search hits would have shown;
+// the check refuses the whole document at the first chunk holding an
+// injection pattern. A phrase that straddles two chunks is found by also
+// scanning each pair of neighbours, and is reported at the chunk where it
+// ends. Every refusal is written to the audit log.
 //
 // The check does not depend on any guard switch (see CheckDocument). A nil
 // *Guards still checks, without auditing.
-func (g *Guards) IngestCheck() func(name, text string) error {
-	return func(name, text string) error {
-		chunks := kb.SplitChunks(text, kb.MaxChunkRunes)
-		texts := make([]string, len(chunks))
-		for i, c := range chunks {
-			texts[i] = c.Text
-			if c.Heading != "" {
-				texts[i] = c.Heading + "\n" + c.Text
-			}
-		}
-		err := g.CheckDocument(name, texts)
+func (g *Guards) IngestCheck() func(name string, chunks []string) error {
+	return func(name string, chunks []string) error {
+		err := g.CheckDocument(name, chunks)
 		if err == nil {
 			for i := 1; i < len(chunks); i++ {
-				if f, ok := Scan(chunks[i-1].Text + "\n" + chunks[i].Text); ok {
+				if f, ok := Scan(chunks[i-1] + "\n" + chunks[i]); ok {
 					err = &InjectionError{Source: "document " + name, Chunk: i + 1, Chunks: len(chunks), Finding: f}
 					g.recordIngest(name, err.(*InjectionError))
 					break

@@ -21,6 +21,16 @@ type Chunk struct {
 	Text string
 }
 
+// Indexed returns what the index holds of the chunk and what search
+// quotes: its heading path, a newline and its text, or the text alone
+// before the first heading.
+func (c Chunk) Indexed() string {
+	if c.Heading == "" {
+		return c.Text
+	}
+	return c.Heading + "\n" + c.Text
+}
+
 // normalizeNewlines turns Windows (CRLF) and old Mac (CR) line endings into
 // "\n" and drops a leading byte-order mark.
 func normalizeNewlines(s string) string {

@@ -140,7 +140,11 @@ func (k *KB) prepare(name string, data []byte) (*prepared, error) {
 	if err != nil || k.check == nil {
 		return p, err
 	}
-	if err := k.check(name, p.content); err != nil {
+	texts := make([]string, len(p.chunks))
+	for i, c := range p.chunks {
+		texts[i] = c.Indexed()
+	}
+	if err := k.check(name, texts); err != nil {
 		return nil, fmt.Errorf("%s was refused: %w", name, err)
 	}
 	return p, nil

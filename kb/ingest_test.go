@@ -375,8 +375,8 @@ func TestIngestCheckRefuses(t *testing.T) {
 	ctx := context.Background()
 	_, st := newTestKB(t)
 	errInjection := errors.New("contains a prompt-injection phrase")
-	k, err := Open(ctx, st, WithIngestCheck(func(name, text string) error {
-		if strings.Contains(text, "ignore previous instructions") {
+	k, err := Open(ctx, st, WithIngestCheck(func(name string, chunks []string) error {
+		if strings.Contains(strings.Join(chunks, "\n"), "ignore previous instructions") {
 			return errInjection
 		}
 		return nil

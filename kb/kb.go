@@ -57,7 +57,7 @@ type Doc struct {
 // concurrent use, also by several processes sharing the database.
 type KB struct {
 	st     *store.Store
-	check  func(name, text string) error
+	check  func(name string, chunks []string) error
 	logger *slog.Logger
 
 	// stmtMu guards stmts, the ingest statements prepared once on first
@@ -71,10 +71,12 @@ type KB struct {
 type Option func(*KB)
 
 // WithIngestCheck makes Ingest and IngestBatch refuse a document when check
-// returns an error for its name and text (the guards use it to keep
-// prompt-injection phrases out of the knowledge base). The refusal names
-// the file and wraps check's error.
-func WithIngestCheck(check func(name, text string) error) Option {
+// returns an error for its name and chunks (the guards use it to keep
+// prompt-injection phrases out of the knowledge base). It gets each
+// chunk's Chunk.Indexed text, in document order, so that it scans exactly
+// what the index holds and can name the chunk `kb show` would show. The refusal names the file
+// and wraps check's error.
+func WithIngestCheck(check func(name string, chunks []string) error) Option {
 	return func(k *KB) { k.check = check }
 }
 
