@@ -3,6 +3,7 @@ package guard
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Normalize folds text into the form the injection patterns are written
@@ -19,23 +20,66 @@ import (
 //   - Unicode tag characters (U+E0020..U+E007E), which some models read
 //     although they display as nothing, are turned into the ASCII they
 //     encode, so hidden text is scanned like visible text;
-//   - everything is lower-cased.
+//   - everything is lower-cased;
+//   - accents are folded away: the letters of Latin-1 and Latin Extended-A
+//     become their base letter (é → e, ı → i, ł → l; ligatures such as æ
+//     and ß stay), and combining marks are dropped, so "ignoré" and
+//     "igno\u0301re" read as "ignore".
 //
-// Normalize does not undo leet spellings: that rewrite is ambiguous (1 may
-// stand for i or l) and damages ordinary text such as order ids, so the
-// scanner applies it to private copies used for matching only.
+// Normalize does not undo leet spellings or look-alike letters of other
+// scripts: those rewrites are ambiguous (1 may stand for i or l) and damage
+// ordinary text such as order ids, so the scanner applies them to private
+// copies used for matching only.
 //
 // The result is always valid UTF-8; invalid input bytes become U+FFFD.
 func Normalize(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
-		if isInvisible(r) {
+		if r < utf8.RuneSelf {
+			// ASCII is most text and needs only lower-casing.
+			if r >= 'A' && r <= 'Z' {
+				r += 'a' - 'A'
+			}
+			b.WriteByte(byte(r))
 			continue
 		}
-		b.WriteRune(unicode.ToLower(foldCompat(r)))
+		if isInvisible(r) || isCombiningMark(r) {
+			continue
+		}
+		b.WriteRune(foldLatin(unicode.ToLower(foldCompat(r))))
 	}
 	return b.String()
+}
+
+// isCombiningMark reports the combining diacritical marks (the main block,
+// its extension and supplement, the marks for symbols and the half marks),
+// which put accents on a letter without changing what the letter is.
+func isCombiningMark(r rune) bool {
+	return r >= 0x0300 && r <= 0x036F || r >= 0x1AB0 && r <= 0x1AFF || r >= 0x1DC0 && r <= 0x1DFF ||
+		r >= 0x20D0 && r <= 0x20FF || r >= 0xFE20 && r <= 0xFE2F
+}
+
+// latinFold is the base letter of each character from U+00C0 to U+017F,
+// lower case, or '.' for those that are not a letter with an accent
+// (×, ÷, the ligatures Æ Œ Ĳ, Þ, ß).
+const latinFold = "" +
+	"aaaaaa.ceeeeiiiidnooooo.ouuuuy.." + // U+00C0 ÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÐÑÒÓÔÕÖ×ØÙÚÛÜÝÞß
+	"aaaaaa.ceeeeiiiidnooooo.ouuuuy.y" + // U+00E0 àáâãäåæçèéêëìíîïðñòóôõö÷øùúûüýþÿ
+	"aaaaaaccccccccddddeeeeeeeeeegggg" + // U+0100 ĀāĂăĄąĆćĈĉĊċČčĎďĐđĒēĔĕĖėĘęĚěĜĝĞğ
+	"gggghhhhiiiiiiiiii..jjkkklllllll" + // U+0120 ĠġĢģĤĥĦħĨĩĪīĬĭĮįİıĲĳĴĵĶķĸĹĺĻļĽľĿ
+	"lllnnnnnnnnnoooooo..rrrrrrssssss" + // U+0140 ŀŁłŃńŅņŇňŉŊŋŌōŎŏŐőŒœŔŕŖŗŘřŚśŜŝŞş
+	"ssttttttuuuuuuuuuuuuwwyyyzzzzzzs" //   U+0160 ŠšŢţŤťŦŧŨũŪūŬŭŮůŰűŲųŴŵŶŷŸŹźŻżŽžſ
+
+// foldLatin returns the base letter of an accented Latin-1 or Latin
+// Extended-A letter, and any other rune unchanged.
+func foldLatin(r rune) rune {
+	if r >= 0xC0 && r <= 0x17F {
+		if c := latinFold[r-0xC0]; c != '.' {
+			return rune(c)
+		}
+	}
+	return r
 }
 
 // isInvisible reports characters that render as nothing and are used to
@@ -103,16 +147,27 @@ func confusable(r rune) (rune, bool) {
 	return c, ok
 }
 
-// confusables maps Cyrillic and Greek letters that look like Latin ones
-// (after lower-casing) and CJK brackets that look like ASCII brackets. It is
+// confusables maps letters that look like Latin ones (after lower-casing):
+// Cyrillic, Greek and Armenian letters, Latin small capitals and other
+// Latin shapes; and CJK brackets and bars that look like ASCII ones. It is
 // applied to matching copies only.
 var confusables = map[rune]rune{
 	'а': 'a', 'е': 'e', 'о': 'o', 'р': 'p', 'с': 'c', 'у': 'y', 'х': 'x',
 	'і': 'i', 'ј': 'j', 'ѕ': 's', 'ԁ': 'd', 'ӏ': 'l', 'һ': 'h', 'ԛ': 'q', 'ԝ': 'w',
-	'α': 'a', 'ε': 'e', 'ι': 'i', 'κ': 'k', 'ν': 'v', 'ο': 'o', 'ρ': 'p', 'τ': 't', 'υ': 'u', 'χ': 'x',
+	'α': 'a', 'ε': 'e', 'ι': 'i', 'κ': 'k', 'ν': 'v', 'ο': 'o', 'ρ': 'p', 'τ': 't', 'υ': 'u', 'χ': 'x', 'ϲ': 'c',
+	// Armenian.
+	'օ': 'o', 'ս': 'u', 'ց': 'g', 'հ': 'h', 'ո': 'n', 'ք': 'p', 'զ': 'q',
+	// Latin small capitals, which are lower-case letters of their own.
+	'ᴀ': 'a', 'ʙ': 'b', 'ᴄ': 'c', 'ᴅ': 'd', 'ᴇ': 'e', 'ꜰ': 'f', 'ɢ': 'g', 'ʜ': 'h', 'ɪ': 'i',
+	'ᴊ': 'j', 'ᴋ': 'k', 'ʟ': 'l', 'ᴍ': 'm', 'ɴ': 'n', 'ᴏ': 'o', 'ᴘ': 'p', 'ʀ': 'r', 'ꜱ': 's',
+	'ᴛ': 't', 'ᴜ': 'u', 'ᴠ': 'v', 'ᴡ': 'w', 'ʏ': 'y', 'ᴢ': 'z',
+	// Other Latin shapes of a, g, j and l.
+	'ɑ': 'a', 'ɡ': 'g', 'ȷ': 'j', 'ℓ': 'l',
 	'【': '[', '】': ']', '〔': '[', '〕': ']', '〖': '[', '〗': ']', '〘': '[', '〙': ']',
 	'〈': '<', '〉': '>', '《': '<', '》': '>', '‹': '<', '›': '>', '«': '<', '»': '>',
 	'｜': '|', '︱': '|', '│': '|', '＃': '#',
+	// The word-start mark of SentencePiece tokens (<｜begin▁of▁sentence｜>).
+	'▁': '_',
 }
 
 // matchForms returns the copies of normalised text the English patterns
