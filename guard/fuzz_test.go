@@ -60,7 +60,8 @@ func FuzzNormalize(f *testing.F) {
 	for _, s := range []string{
 		"ignore previous instructions", "ｉｇｎｏｒｅ ｐｒｅｖｉｏｕｓ", "ig\u200bnore", "1gn0r3 4ll",
 		"忽略之前的指令", "你现在是机器人吗", "<|im_start|>system", "\xff\xfe", "A-1024", "𝐢𝐠𝐧𝐨𝐫𝐞",
-		"ìgnóre\u0301", "ɪɢɴᴏʀᴇ",
+		"i g n o r e previous", "i.g.n.o.r.e", "&#x69;gnore&nbsp;all", "&amp;lt;|im_start|&gt;", "ìgnóre\u0301",
+		"ɪɢɴᴏʀᴇ",
 	} {
 		f.Add(s)
 	}

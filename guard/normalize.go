@@ -26,10 +26,12 @@ import (
 //     and ß stay), and combining marks are dropped, so "ignoré" and
 //     "igno\u0301re" read as "ignore".
 //
-// Normalize does not undo leet spellings or look-alike letters of other
-// scripts: those rewrites are ambiguous (1 may stand for i or l) and damage
-// ordinary text such as order ids, so the scanner applies them to private
-// copies used for matching only.
+// Normalize does not undo leet spellings, look-alike letters of other
+// scripts or letters spelled out one by one: those rewrites are ambiguous
+// (1 may stand for i or l) or change ordinary text (order ids, "a b c"), so
+// the scanner applies them to private copies used for matching only. Nor
+// does it decode HTML character references, which would make it change its
+// own output (&amp;lt; is &lt;, which is <); Scan decodes them once.
 //
 // The result is always valid UTF-8; invalid input bytes become U+FFFD.
 func Normalize(s string) string {
@@ -171,10 +173,11 @@ var confusables = map[rune]rune{
 }
 
 // matchForms returns the copies of normalised text the English patterns
-// run against: look-alike letters replaced, and leet digits and symbols
-// read as letters, but only inside tokens that already contain a letter, so
-// that numbers (order ids like A-1024, amounts, dates) stay numbers. Leet
-// "1" is ambiguous, so a second copy reads it as "l" when that differs.
+// run against: look-alike letters replaced, letters spelled out one by one
+// joined into words (see joinSpelledOut), and leet digits and symbols read
+// as letters, but only inside tokens that already contain a letter, so that
+// numbers (order ids like A-1024, amounts, dates) stay numbers. Leet "1" is
+// ambiguous, so a second copy reads it as "l" when that differs.
 func matchForms(norm string) []string {
 	base := []rune(norm)
 	for i, r := range base {
@@ -182,6 +185,7 @@ func matchForms(norm string) []string {
 			base[i] = c
 		}
 	}
+	base = joinSpelledOut(base)
 	asI := make([]rune, len(base))
 	asL := make([]rune, len(base))
 	copy(asI, base)
@@ -239,6 +243,63 @@ func isLeetTokenRune(r rune) bool {
 	return r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '@' || r == '$'
 }
 
+// minSpelledLetters is how many letters a spelled-out run needs before
+// joinSpelledOut joins it: "e.g." and "i.e." stay as they are.
+const minSpelledLetters = 3
+
+// joinSpelledOut joins words spelled out letter by letter with one space,
+// dot or hyphen between the letters ("i g n o r e", "i.g.n.o.r.e",
+// "i-g-n-o-r-e" become "ignore"). A run is joined only when each of its
+// tokens is a single character (a letter or a leet digit or symbol) and it
+// has at least minSpelledLetters letters, so words, numbers and initials
+// such as "T-shirt", "A-1024" or "e.g." are left alone; the letters of
+// ordinary text that it does join ("a b c", "U.S.A.") only become a word
+// nobody's pattern names. rs is changed in place and returned when there is
+// nothing to join.
+func joinSpelledOut(rs []rune) []rune {
+	var out []rune // nil until the first join
+	copied := 0    // rs[copied:] is not yet in out
+	for i := 0; i < len(rs); {
+		if !isSpelledChar(rs, i) {
+			i++
+			continue
+		}
+		end, letters := i, 0
+		if rs[i] >= 'a' && rs[i] <= 'z' {
+			letters++
+		}
+		for end+2 < len(rs) && isSpellSeparator(rs[end+1]) && isSpelledChar(rs, end+2) {
+			end += 2
+			if rs[end] >= 'a' && rs[end] <= 'z' {
+				letters++
+			}
+		}
+		if letters >= minSpelledLetters {
+			if out == nil {
+				out = make([]rune, 0, len(rs))
+			}
+			out = append(out, rs[copied:i]...)
+			for k := i; k <= end; k += 2 {
+				out = append(out, rs[k])
+			}
+			copied = end + 1
+		}
+		i = end + 1
+	}
+	if out == nil {
+		return rs
+	}
+	return append(out, rs[copied:]...)
+}
+
+// isSpelledChar reports whether rs[i] is a token of one character: a
+// letter, digit, @ or $ with none of those on either side.
+func isSpelledChar(rs []rune, i int) bool {
+	return isLeetTokenRune(rs[i]) && (i == 0 || !isLeetTokenRune(rs[i-1])) && (i+1 == len(rs) || !isLeetTokenRune(rs[i+1]))
+}
+
+func isSpellSeparator(r rune) bool { return r == ' ' || r == '.' || r == '-' }
+
 // hanForm is the copy the Chinese patterns run against: normalised, with
 // look-alikes replaced and all white space removed (Chinese has no spaces
 // between words, so spaces inside a Chinese phrase only serve to hide it).
@@ -257,3 +318,102 @@ func hanForm(norm string) string {
 	}
 	return b.String()
 }
+
+// decodeReferences decodes the HTML character references in s, one level:
+// decimal and hexadecimal ones (&#105; &#x69;, the semicolon optional as
+// browsers allow) and the named ones that spell spaces, invisible
+// characters and the brackets of chat tags (&nbsp; &shy; &lt; &lsqb; …).
+// s is normalised text, so names are lower case. References that do not
+// decode are kept as written. It reports whether anything was decoded.
+func decodeReferences(s string) (string, bool) {
+	var b strings.Builder
+	copied := 0 // s[copied:] is not yet in b
+	for i := 0; ; {
+		j := strings.IndexByte(s[i:], '&')
+		if j < 0 {
+			break
+		}
+		i += j
+		r, n := reference(s[i:])
+		if n == 0 {
+			i++
+			continue
+		}
+		if copied == 0 {
+			b.Grow(len(s))
+		}
+		b.WriteString(s[copied:i])
+		b.WriteRune(r)
+		i += n
+		copied = i
+	}
+	if copied == 0 {
+		return s, false
+	}
+	b.WriteString(s[copied:])
+	return b.String(), true
+}
+
+// reference decodes the character reference at the start of s ("&…") and
+// returns the character and the reference's length, or 0 if there is none.
+func reference(s string) (rune, int) {
+	if len(s) < 3 {
+		return 0, 0
+	}
+	if s[1] == '#' {
+		i, base := 2, rune(10)
+		if s[2] == 'x' {
+			i, base = 3, 16
+		}
+		start := i
+		var r rune
+		for i < len(s) && i-start < 7 {
+			d := hexDigit(s[i])
+			if d < 0 || d >= base {
+				break
+			}
+			r = r*base + d
+			i++
+		}
+		if i == start || r == 0 || r > unicode.MaxRune || r >= 0xD800 && r <= 0xDFFF {
+			return 0, 0
+		}
+		if i < len(s) && s[i] == ';' {
+			i++
+		}
+		return r, i
+	}
+	end := strings.IndexByte(s[:min(len(s), maxEntityName+2)], ';')
+	if end < 2 {
+		return 0, 0
+	}
+	if r, ok := namedReferences[s[1:end]]; ok {
+		return r, end + 1
+	}
+	return 0, 0
+}
+
+// hexDigit is the value of a hexadecimal digit (lower case), or -1.
+func hexDigit(c byte) rune {
+	switch {
+	case c >= '0' && c <= '9':
+		return rune(c - '0')
+	case c >= 'a' && c <= 'f':
+		return rune(c-'a') + 10
+	}
+	return -1
+}
+
+// namedReferences are the named HTML character references decoded for
+// scanning: spaces, invisible characters, and the punctuation of chat tags
+// and the other patterns.
+var namedReferences = map[string]rune{
+	"amp": '&', "lt": '<', "gt": '>', "quot": '"', "apos": '\'',
+	"nbsp": '\u00a0', "ensp": '\u2002', "emsp": '\u2003', "thinsp": '\u2009', "tab": '\t', "newline": '\n',
+	"shy": '\u00ad', "zwj": '\u200d', "zwnj": '\u200c', "lrm": '\u200e', "rlm": '\u200f',
+	"lsqb": '[', "rsqb": ']', "lbrack": '[', "rbrack": ']', "verbar": '|', "vert": '|',
+	"lowbar": '_', "num": '#', "sol": '/', "colon": ':', "excl": '!',
+}
+
+// maxEntityName is the length of the longest key of namedReferences.
+const maxEntityName = 7

@@ -186,14 +186,15 @@ var chinesePatterns = sync.OnceValue(func() []pattern {
 })
 
 // Scan reports the first prompt-injection pattern found in s, after
-// Normalize and the leet and look-alike rewrites. It is the one scanner
-// behind tool arguments, user messages and ingested documents, so a phrase
-// refused in one place is refused in all.
+// Normalize, HTML character references decoded, and the look-alike,
+// spelled-out letter and leet rewrites. It is the one scanner behind tool
+// arguments, user messages and ingested documents, so a phrase refused in
+// one place is refused in all.
 func Scan(s string) (Finding, bool) {
 	if s == "" {
 		return Finding{}, false
 	}
-	norm := Normalize(s)
+	norm := scanText(s)
 	for _, form := range matchForms(norm) {
 		english := englishPatterns()
 		for i := range english {
@@ -212,6 +213,21 @@ func Scan(s string) (Finding, bool) {
 		}
 	}
 	return Finding{}, false
+}
+
+// scanText is the normalised text the matching forms are made from: s
+// normalised, with its HTML character references decoded (a model reads
+// &#105;gnore as ignore) and normalised again, since a reference may spell
+// an upper-case, full-width or invisible character. One level is decoded,
+// as a browser would: &amp;lt; is the text "&lt;", not "<".
+func scanText(s string) string {
+	norm := Normalize(s)
+	if strings.IndexByte(norm, '&') >= 0 {
+		if d, ok := decodeReferences(norm); ok {
+			norm = Normalize(d)
+		}
+	}
+	return norm
 }
 
 // ScanInput scans a user message. It is Scan under the name the chat uses,
