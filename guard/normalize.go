@@ -173,15 +173,19 @@ var confusables = map[rune]rune{
 }
 
 // matchForms returns the copies of normalised text the English patterns
-// run against: look-alike letters replaced, letters spelled out one by one
-// joined into words (see joinSpelledOut), and leet digits and symbols read
-// as letters, but only inside tokens that already contain a letter, so that
-// numbers (order ids like A-1024, amounts, dates) stay numbers. Leet "1" is
-// ambiguous, so a second copy reads it as "l" when that differs.
+// run against: look-alike letters replaced, traditional Chinese characters
+// simplified (for an English verb before a Chinese phrase), letters spelled
+// out one by one joined into words (see joinSpelledOut), and leet digits
+// and symbols read as letters, but only inside tokens that already contain
+// a letter, so that numbers (order ids like A-1024, amounts, dates) stay
+// numbers. Leet "1" is ambiguous, so a second copy reads it as "l" when
+// that differs.
 func matchForms(norm string) []string {
 	base := []rune(norm)
 	for i, r := range base {
 		if c, ok := confusable(r); ok {
+			base[i] = c
+		} else if c, ok := simplified(r); ok {
 			base[i] = c
 		}
 	}
@@ -301,8 +305,9 @@ func isSpelledChar(rs []rune, i int) bool {
 func isSpellSeparator(r rune) bool { return r == ' ' || r == '.' || r == '-' }
 
 // hanForm is the copy the Chinese patterns run against: normalised, with
-// look-alikes replaced and all white space removed (Chinese has no spaces
-// between words, so spaces inside a Chinese phrase only serve to hide it).
+// look-alikes replaced, traditional characters written simplified (see
+// simplified) and all white space removed (Chinese has no spaces between
+// words, so spaces inside a Chinese phrase only serve to hide it).
 // Punctuation is kept: it tells a question from an instruction.
 func hanForm(norm string) string {
 	var b strings.Builder
@@ -313,10 +318,50 @@ func hanForm(norm string) string {
 		}
 		if c, ok := confusable(r); ok {
 			r = c
+		} else if c, ok := simplified(r); ok {
+			r = c
 		}
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// traditional maps the traditional forms of the characters the Chinese
+// patterns are written with to their simplified forms (and 妳, the "you"
+// written to a woman, to 你). It is not a general conversion table: a
+// character the patterns do not use needs no entry.
+var traditional = map[rune]rune{
+	'無': '无', '視': '视', '會': '会', '別': '别', '記': '记', '拋': '抛', '開': '开', '棄': '弃',
+	'丟': '丢', '過': '过', '繞': '绕', '蓋': '盖', '來': '来', '統': '统', '發': '发', '認': '认',
+	'預': '预', '給': '给', '設': '设', '這': '这', '詞': '词', '規': '规', '則': '则', '約': '约',
+	'隱': '隐', '內': '内', '實': '实', '當': '当', '語': '语', '欄': '栏', '將': '将', '經': '经',
+	'為': '为', '爲': '为', '變': '变', '嗎': '吗', '麼': '么', '麽': '么', '還': '还', '機': '机',
+	'員': '员', '貓': '猫', '沒': '没', '輸': '输', '洩': '泄', '復': '复', '複': '复', '訴': '诉',
+	'說': '说', '寫': '写', '唸': '念', '顯': '显', '從': '从', '現': '现', '後': '后', '請': '请',
+	'須': '须', '妳': '你', '個': '个', '們': '们', '裡': '里', '裏': '里',
+}
+
+// traditionalSet has a bit for each key of traditional, so that hanForm
+// skips the map for the many characters that are not in it.
+var traditionalSet = func() (set [(0x9FFF - 0x4E00 + 64) / 64]uint64) {
+	for r := range traditional {
+		i := r - 0x4E00
+		set[i/64] |= 1 << (i % 64)
+	}
+	return set
+}()
+
+// simplified returns the simplified form of a traditional character from
+// traditional.
+func simplified(r rune) (rune, bool) {
+	if r < 0x4E00 || r > 0x9FFF {
+		return r, false
+	}
+	if i := r - 0x4E00; traditionalSet[i/64]&(1<<(i%64)) == 0 {
+		return r, false
+	}
+	c, ok := traditional[r]
+	return c, ok
 }
 
 // decodeReferences decodes the HTML character references in s, one level:
