@@ -3,6 +3,7 @@ package guard
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Normalize folds text into the form the injection patterns are written
@@ -19,23 +20,68 @@ import (
 //   - Unicode tag characters (U+E0020..U+E007E), which some models read
 //     although they display as nothing, are turned into the ASCII they
 //     encode, so hidden text is scanned like visible text;
-//   - everything is lower-cased.
+//   - everything is lower-cased;
+//   - accents are folded away: the letters of Latin-1 and Latin Extended-A
+//     become their base letter (é → e, ı → i, ł → l; ligatures such as æ
+//     and ß stay), and combining marks are dropped, so "ignoré" and
+//     "igno\u0301re" read as "ignore".
 //
-// Normalize does not undo leet spellings: that rewrite is ambiguous (1 may
-// stand for i or l) and damages ordinary text such as order ids, so the
-// scanner applies it to private copies used for matching only.
+// Normalize does not undo leet spellings, look-alike letters of other
+// scripts or letters spelled out one by one: those rewrites are ambiguous
+// (1 may stand for i or l) or change ordinary text (order ids, "a b c"), so
+// the scanner applies them to private copies used for matching only. Nor
+// does it decode HTML character references, which would make it change its
+// own output (&amp;lt; is &lt;, which is <); Scan decodes them once.
 //
 // The result is always valid UTF-8; invalid input bytes become U+FFFD.
 func Normalize(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
-		if isInvisible(r) {
+		if r < utf8.RuneSelf {
+			// ASCII is most text and needs only lower-casing.
+			if r >= 'A' && r <= 'Z' {
+				r += 'a' - 'A'
+			}
+			b.WriteByte(byte(r))
 			continue
 		}
-		b.WriteRune(unicode.ToLower(foldCompat(r)))
+		if isInvisible(r) || isCombiningMark(r) {
+			continue
+		}
+		b.WriteRune(foldLatin(unicode.ToLower(foldCompat(r))))
 	}
 	return b.String()
+}
+
+// isCombiningMark reports the combining diacritical marks (the main block,
+// its extension and supplement, the marks for symbols and the half marks),
+// which put accents on a letter without changing what the letter is.
+func isCombiningMark(r rune) bool {
+	return r >= 0x0300 && r <= 0x036F || r >= 0x1AB0 && r <= 0x1AFF || r >= 0x1DC0 && r <= 0x1DFF ||
+		r >= 0x20D0 && r <= 0x20FF || r >= 0xFE20 && r <= 0xFE2F
+}
+
+// latinFold is the base letter of each character from U+00C0 to U+017F,
+// lower case, or '.' for those that are not a letter with an accent
+// (×, ÷, the ligatures Æ Œ Ĳ, Þ, ß).
+const latinFold = "" +
+	"aaaaaa.ceeeeiiiidnooooo.ouuuuy.." + // U+00C0 ÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÐÑÒÓÔÕÖ×ØÙÚÛÜÝÞß
+	"aaaaaa.ceeeeiiiidnooooo.ouuuuy.y" + // U+00E0 àáâãäåæçèéêëìíîïðñòóôõö÷øùúûüýþÿ
+	"aaaaaaccccccccddddeeeeeeeeeegggg" + // U+0100 ĀāĂăĄąĆćĈĉĊċČčĎďĐđĒēĔĕĖėĘęĚěĜĝĞğ
+	"gggghhhhiiiiiiiiii..jjkkklllllll" + // U+0120 ĠġĢģĤĥĦħĨĩĪīĬĭĮįİıĲĳĴĵĶķĸĹĺĻļĽľĿ
+	"lllnnnnnnnnnoooooo..rrrrrrssssss" + // U+0140 ŀŁłŃńŅņŇňŉŊŋŌōŎŏŐőŒœŔŕŖŗŘřŚśŜŝŞş
+	"ssttttttuuuuuuuuuuuuwwyyyzzzzzzs" //   U+0160 ŠšŢţŤťŦŧŨũŪūŬŭŮůŰűŲųŴŵŶŷŸŹźŻżŽžſ
+
+// foldLatin returns the base letter of an accented Latin-1 or Latin
+// Extended-A letter, and any other rune unchanged.
+func foldLatin(r rune) rune {
+	if r >= 0xC0 && r <= 0x17F {
+		if c := latinFold[r-0xC0]; c != '.' {
+			return rune(c)
+		}
+	}
+	return r
 }
 
 // isInvisible reports characters that render as nothing and are used to
@@ -103,30 +149,47 @@ func confusable(r rune) (rune, bool) {
 	return c, ok
 }
 
-// confusables maps Cyrillic and Greek letters that look like Latin ones
-// (after lower-casing) and CJK brackets that look like ASCII brackets. It is
+// confusables maps letters that look like Latin ones (after lower-casing):
+// Cyrillic, Greek and Armenian letters, Latin small capitals and other
+// Latin shapes; and CJK brackets and bars that look like ASCII ones. It is
 // applied to matching copies only.
 var confusables = map[rune]rune{
 	'а': 'a', 'е': 'e', 'о': 'o', 'р': 'p', 'с': 'c', 'у': 'y', 'х': 'x',
 	'і': 'i', 'ј': 'j', 'ѕ': 's', 'ԁ': 'd', 'ӏ': 'l', 'һ': 'h', 'ԛ': 'q', 'ԝ': 'w',
-	'α': 'a', 'ε': 'e', 'ι': 'i', 'κ': 'k', 'ν': 'v', 'ο': 'o', 'ρ': 'p', 'τ': 't', 'υ': 'u', 'χ': 'x',
+	'α': 'a', 'ε': 'e', 'ι': 'i', 'κ': 'k', 'ν': 'v', 'ο': 'o', 'ρ': 'p', 'τ': 't', 'υ': 'u', 'χ': 'x', 'ϲ': 'c',
+	// Armenian.
+	'օ': 'o', 'ս': 'u', 'ց': 'g', 'հ': 'h', 'ո': 'n', 'ք': 'p', 'զ': 'q',
+	// Latin small capitals, which are lower-case letters of their own.
+	'ᴀ': 'a', 'ʙ': 'b', 'ᴄ': 'c', 'ᴅ': 'd', 'ᴇ': 'e', 'ꜰ': 'f', 'ɢ': 'g', 'ʜ': 'h', 'ɪ': 'i',
+	'ᴊ': 'j', 'ᴋ': 'k', 'ʟ': 'l', 'ᴍ': 'm', 'ɴ': 'n', 'ᴏ': 'o', 'ᴘ': 'p', 'ʀ': 'r', 'ꜱ': 's',
+	'ᴛ': 't', 'ᴜ': 'u', 'ᴠ': 'v', 'ᴡ': 'w', 'ʏ': 'y', 'ᴢ': 'z',
+	// Other Latin shapes of a, g, j and l.
+	'ɑ': 'a', 'ɡ': 'g', 'ȷ': 'j', 'ℓ': 'l',
 	'【': '[', '】': ']', '〔': '[', '〕': ']', '〖': '[', '〗': ']', '〘': '[', '〙': ']',
 	'〈': '<', '〉': '>', '《': '<', '》': '>', '‹': '<', '›': '>', '«': '<', '»': '>',
 	'｜': '|', '︱': '|', '│': '|', '＃': '#',
+	// The word-start mark of SentencePiece tokens (<｜begin▁of▁sentence｜>).
+	'▁': '_',
 }
 
 // matchForms returns the copies of normalised text the English patterns
-// run against: look-alike letters replaced, and leet digits and symbols
-// read as letters, but only inside tokens that already contain a letter, so
-// that numbers (order ids like A-1024, amounts, dates) stay numbers. Leet
-// "1" is ambiguous, so a second copy reads it as "l" when that differs.
+// run against: look-alike letters replaced, traditional Chinese characters
+// simplified (for an English verb before a Chinese phrase), letters spelled
+// out one by one joined into words (see joinSpelledOut), and leet digits
+// and symbols read as letters, but only inside tokens that already contain
+// a letter, so that numbers (order ids like A-1024, amounts, dates) stay
+// numbers. Leet "1" is ambiguous, so a second copy reads it as "l" when
+// that differs.
 func matchForms(norm string) []string {
 	base := []rune(norm)
 	for i, r := range base {
 		if c, ok := confusable(r); ok {
 			base[i] = c
+		} else if c, ok := simplified(r); ok {
+			base[i] = c
 		}
 	}
+	base = joinSpelledOut(base)
 	asI := make([]rune, len(base))
 	asL := make([]rune, len(base))
 	copy(asI, base)
@@ -184,9 +247,67 @@ func isLeetTokenRune(r rune) bool {
 	return r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '@' || r == '$'
 }
 
+// minSpelledLetters is how many letters a spelled-out run needs before
+// joinSpelledOut joins it: "e.g." and "i.e." stay as they are.
+const minSpelledLetters = 3
+
+// joinSpelledOut joins words spelled out letter by letter with one space,
+// dot or hyphen between the letters ("i g n o r e", "i.g.n.o.r.e",
+// "i-g-n-o-r-e" become "ignore"). A run is joined only when each of its
+// tokens is a single character (a letter or a leet digit or symbol) and it
+// has at least minSpelledLetters letters, so words, numbers and initials
+// such as "T-shirt", "A-1024" or "e.g." are left alone; the letters of
+// ordinary text that it does join ("a b c", "U.S.A.") only become a word
+// nobody's pattern names. rs is changed in place and returned when there is
+// nothing to join.
+func joinSpelledOut(rs []rune) []rune {
+	var out []rune // nil until the first join
+	copied := 0    // rs[copied:] is not yet in out
+	for i := 0; i < len(rs); {
+		if !isSpelledChar(rs, i) {
+			i++
+			continue
+		}
+		end, letters := i, 0
+		if rs[i] >= 'a' && rs[i] <= 'z' {
+			letters++
+		}
+		for end+2 < len(rs) && isSpellSeparator(rs[end+1]) && isSpelledChar(rs, end+2) {
+			end += 2
+			if rs[end] >= 'a' && rs[end] <= 'z' {
+				letters++
+			}
+		}
+		if letters >= minSpelledLetters {
+			if out == nil {
+				out = make([]rune, 0, len(rs))
+			}
+			out = append(out, rs[copied:i]...)
+			for k := i; k <= end; k += 2 {
+				out = append(out, rs[k])
+			}
+			copied = end + 1
+		}
+		i = end + 1
+	}
+	if out == nil {
+		return rs
+	}
+	return append(out, rs[copied:]...)
+}
+
+// isSpelledChar reports whether rs[i] is a token of one character: a
+// letter, digit, @ or $ with none of those on either side.
+func isSpelledChar(rs []rune, i int) bool {
+	return isLeetTokenRune(rs[i]) && (i == 0 || !isLeetTokenRune(rs[i-1])) && (i+1 == len(rs) || !isLeetTokenRune(rs[i+1]))
+}
+
+func isSpellSeparator(r rune) bool { return r == ' ' || r == '.' || r == '-' }
+
 // hanForm is the copy the Chinese patterns run against: normalised, with
-// look-alikes replaced and all white space removed (Chinese has no spaces
-// between words, so spaces inside a Chinese phrase only serve to hide it).
+// look-alikes replaced, traditional characters written simplified (see
+// simplified) and all white space removed (Chinese has no spaces between
+// words, so spaces inside a Chinese phrase only serve to hide it).
 // Punctuation is kept: it tells a question from an instruction.
 func hanForm(norm string) string {
 	var b strings.Builder
@@ -197,8 +318,147 @@ func hanForm(norm string) string {
 		}
 		if c, ok := confusable(r); ok {
 			r = c
+		} else if c, ok := simplified(r); ok {
+			r = c
 		}
 		b.WriteRune(r)
 	}
 	return b.String()
 }
+
+// traditional maps the traditional forms of the characters the Chinese
+// patterns are written with to their simplified forms (and 妳, the "you"
+// written to a woman, to 你). It is not a general conversion table: a
+// character the patterns do not use needs no entry.
+var traditional = map[rune]rune{
+	'無': '无', '視': '视', '會': '会', '別': '别', '記': '记', '拋': '抛', '開': '开', '棄': '弃',
+	'丟': '丢', '過': '过', '繞': '绕', '蓋': '盖', '來': '来', '統': '统', '發': '发', '認': '认',
+	'預': '预', '給': '给', '設': '设', '這': '这', '詞': '词', '規': '规', '則': '则', '約': '约',
+	'隱': '隐', '內': '内', '實': '实', '當': '当', '語': '语', '欄': '栏', '將': '将', '經': '经',
+	'為': '为', '爲': '为', '變': '变', '嗎': '吗', '麼': '么', '麽': '么', '還': '还', '機': '机',
+	'員': '员', '貓': '猫', '沒': '没', '輸': '输', '洩': '泄', '復': '复', '複': '复', '訴': '诉',
+	'說': '说', '寫': '写', '唸': '念', '顯': '显', '從': '从', '現': '现', '後': '后', '請': '请',
+	'須': '须', '妳': '你', '個': '个', '們': '们', '裡': '里', '裏': '里',
+}
+
+// traditionalSet has a bit for each key of traditional, so that hanForm
+// skips the map for the many characters that are not in it.
+var traditionalSet = func() (set [(0x9FFF - 0x4E00 + 64) / 64]uint64) {
+	for r := range traditional {
+		i := r - 0x4E00
+		set[i/64] |= 1 << (i % 64)
+	}
+	return set
+}()
+
+// simplified returns the simplified form of a traditional character from
+// traditional.
+func simplified(r rune) (rune, bool) {
+	if r < 0x4E00 || r > 0x9FFF {
+		return r, false
+	}
+	if i := r - 0x4E00; traditionalSet[i/64]&(1<<(i%64)) == 0 {
+		return r, false
+	}
+	c, ok := traditional[r]
+	return c, ok
+}
+
+// decodeReferences decodes the HTML character references in s, one level:
+// decimal and hexadecimal ones (&#105; &#x69;, the semicolon optional as
+// browsers allow) and the named ones that spell spaces, invisible
+// characters and the brackets of chat tags (&nbsp; &shy; &lt; &lsqb; …).
+// s is normalised text, so names are lower case. References that do not
+// decode are kept as written. It reports whether anything was decoded.
+func decodeReferences(s string) (string, bool) {
+	var b strings.Builder
+	copied := 0 // s[copied:] is not yet in b
+	for i := 0; ; {
+		j := strings.IndexByte(s[i:], '&')
+		if j < 0 {
+			break
+		}
+		i += j
+		r, n := reference(s[i:])
+		if n == 0 {
+			i++
+			continue
+		}
+		if copied == 0 {
+			b.Grow(len(s))
+		}
+		b.WriteString(s[copied:i])
+		b.WriteRune(r)
+		i += n
+		copied = i
+	}
+	if copied == 0 {
+		return s, false
+	}
+	b.WriteString(s[copied:])
+	return b.String(), true
+}
+
+// reference decodes the character reference at the start of s ("&…") and
+// returns the character and the reference's length, or 0 if there is none.
+func reference(s string) (rune, int) {
+	if len(s) < 3 {
+		return 0, 0
+	}
+	if s[1] == '#' {
+		i, base := 2, rune(10)
+		if s[2] == 'x' {
+			i, base = 3, 16
+		}
+		start := i
+		var r rune
+		for i < len(s) && i-start < 7 {
+			d := hexDigit(s[i])
+			if d < 0 || d >= base {
+				break
+			}
+			r = r*base + d
+			i++
+		}
+		if i == start || r == 0 || r > unicode.MaxRune || r >= 0xD800 && r <= 0xDFFF {
+			return 0, 0
+		}
+		if i < len(s) && s[i] == ';' {
+			i++
+		}
+		return r, i
+	}
+	end := strings.IndexByte(s[:min(len(s), maxEntityName+2)], ';')
+	if end < 2 {
+		return 0, 0
+	}
+	if r, ok := namedReferences[s[1:end]]; ok {
+		return r, end + 1
+	}
+	return 0, 0
+}
+
+// hexDigit is the value of a hexadecimal digit (lower case), or -1.
+func hexDigit(c byte) rune {
+	switch {
+	case c >= '0' && c <= '9':
+		return rune(c - '0')
+	case c >= 'a' && c <= 'f':
+		return rune(c-'a') + 10
+	}
+	return -1
+}
+
+// namedReferences are the named HTML character references decoded for
+// scanning: spaces, invisible characters, and the punctuation of chat tags
+// and the other patterns.
+var namedReferences = map[string]rune{
+	"amp": '&', "lt": '<', "gt": '>', "quot": '"', "apos": '\'',
+	"nbsp": '\u00a0', "ensp": '\u2002', "emsp": '\u2003', "thinsp": '\u2009', "tab": '\t', "newline": '\n',
+	"shy": '\u00ad', "zwj": '\u200d', "zwnj": '\u200c', "lrm": '\u200e', "rlm": '\u200f',
+	"lsqb": '[', "rsqb": ']', "lbrack": '[', "rbrack": ']', "verbar": '|', "vert": '|',
+	"lowbar": '_', "num": '#', "sol": '/', "colon": ':', "excl": '!',
+}
+
+// maxEntityName is the length of the longest key of namedReferences.
+const maxEntityName = 7

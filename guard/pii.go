@@ -15,10 +15,12 @@ const maskChar = '*'
 // person to recognise which number is meant:
 //
 //   - mainland mobile numbers, 1[3-9] and 9 more digits, keep the first 3
-//     and last 4 (138****5678); also written 138 1234 5678, 138-1234-5678
-//     or +8613812345678;
+//     and last 4 (138****5678); also written 138 1234 5678, 138-1234-5678,
+//     138.1234.5678, +8613812345678 or +86-138-1234-5678;
 //   - 18-character national ids, 17 digits and a digit or X, keep the first
-//     4 and last 2 (1101************1X);
+//     4 and last 2 (1101************1X); also written in groups of 6, 8 and
+//     4 (110101 19900307 1234) when the groups read as a region and a birth
+//     date;
 //   - bank cards of 13 to 19 digits, keep the first 4 and last 4, also
 //     written in groups of four separated by spaces or dashes.
 //
@@ -27,8 +29,11 @@ const maskChar = '*'
 // inside a longer run is not a phone). Likewise a run touching an ASCII
 // letter, "_" or "*" is part of an identifier (a tracking number like
 // SF1234567890123, a hash, a masked number) and a run next to a decimal
-// point followed or preceded by a digit is part of a decimal number. Every
-// 18-digit run is masked as an id, which hides more than a card mask would.
+// point followed or preceded by a digit is part of a decimal number. The
+// exception is a mobile number glued to a word or label (tel13812345678,
+// 13812345678abc): people write those, while a carrier or order code
+// glued to digits is upper case (SF13812345678 stays). Every 18-digit run
+// is masked as an id, which hides more than a card mask would.
 //
 // Only ASCII digits are recognised. Masking is idempotent, changes nothing
 // but digits (so valid UTF-8 stays valid) and returns s itself when nothing
@@ -62,9 +67,12 @@ func MaskPII(s string) string {
 // span is a half-open byte range.
 type span struct{ start, end int }
 
+func (r span) len() int { return r.end - r.start }
+
 // chunkAt returns the digit runs of the chunk starting at i: runs of digits
-// joined by single spaces or dashes, the way card and phone numbers are
-// grouped when written by hand.
+// joined by single spaces, dashes or dots, the way card and phone numbers
+// are grouped when written by hand. Only some shapes of groups are numbers
+// to mask (see maskGrouped); the others are judged run by run.
 func chunkAt(s string, i int) []span {
 	var runs []span
 	for {
@@ -73,7 +81,7 @@ func chunkAt(s string, i int) []span {
 			i++
 		}
 		runs = append(runs, span{start, i})
-		if i+1 < len(s) && (s[i] == ' ' || s[i] == '-') && isDigit(s[i+1]) {
+		if i+1 < len(s) && (s[i] == ' ' || s[i] == '-' || s[i] == '.') && isDigit(s[i+1]) {
 			i++
 			continue
 		}
@@ -99,31 +107,39 @@ func maskChunk(s string, runs []span) []span {
 	return ms
 }
 
-// maskGrouped recognises a phone number written 3-4-4 and a card written
-// in groups of four (the last group may be shorter), with one kind of
-// separator throughout.
+// maskGrouped recognises a phone number written 3-4-4 (after +86 or not),
+// a national id written 6-8-4, and a card written in groups of four (the
+// last group may be shorter), with one kind of separator throughout. Dots
+// group phone numbers only: dotted groups of four are versions and
+// addresses far more often than cards.
 func maskGrouped(s string, runs []span) (span, bool) {
+	if len(runs) == 4 && runs[0].len() == 2 && s[runs[0].start:runs[0].end] == "86" && runs[0].start > 0 && s[runs[0].start-1] == '+' {
+		// +86 and the separator after it, then the number itself.
+		return maskGroupedMobile(s, runs[1:])
+	}
+	if m, ok := maskGroupedMobile(s, runs); ok {
+		return m, true
+	}
 	first, last := runs[0], runs[len(runs)-1]
-	if !standsAloneLeft(s, first.start) || !standsAloneRight(s, last.end) {
+	sepChar := s[first.end]
+	if sepChar == '.' || !standsAloneLeft(s, first.start) || !sameSeparator(s, runs, sepChar) {
 		return span{}, false
 	}
-	sepChar := s[first.end]
-	total := 0
-	for i, r := range runs {
-		if i > 0 && s[r.start-1] != sepChar {
-			return span{}, false
-		}
-		total += r.end - r.start
+	if m, ok := maskGroupedID(s, runs); ok {
+		return m, true
 	}
-	if len(runs) == 3 && runs[0].end-runs[0].start == 3 && runs[1].end-runs[1].start == 4 && last.end-last.start == 4 &&
-		isMobile(s[runs[0].start:runs[0].end]+s[runs[1].start:runs[1].end]+s[last.start:last.end]) {
-		return runs[1], true
+	if !standsAloneRight(s, last.end) {
+		return span{}, false
+	}
+	total := 0
+	for _, r := range runs {
+		total += r.len()
 	}
 	if len(runs) < 4 || total < 13 || total > 19 {
 		return span{}, false
 	}
 	for _, r := range runs[:len(runs)-1] {
-		if r.end-r.start != 4 {
+		if r.len() != 4 {
 			return span{}, false
 		}
 	}
@@ -142,9 +158,68 @@ func maskGrouped(s string, runs []span) (span, bool) {
 	return span{runs[1].start, end}, true
 }
 
+// sameSeparator reports whether every run after the first follows sep.
+func sameSeparator(s string, runs []span, sep byte) bool {
+	for _, r := range runs[1:] {
+		if s[r.start-1] != sep {
+			return false
+		}
+	}
+	return true
+}
+
+// maskGroupedMobile recognises a mobile number written in groups of 3, 4
+// and 4 and masks the middle group.
+func maskGroupedMobile(s string, runs []span) (span, bool) {
+	if len(runs) != 3 || runs[0].len() != 3 || runs[1].len() != 4 || runs[2].len() != 4 ||
+		!sameSeparator(s, runs, s[runs[0].end]) ||
+		!mobileAloneLeft(s, runs[0].start) || !mobileAloneRight(s, runs[2].end) ||
+		!isMobile(s[runs[0].start:runs[0].end]+s[runs[1].start:runs[1].end]+s[runs[2].start:runs[2].end]) {
+		return span{}, false
+	}
+	return runs[1], true
+}
+
+// maskGroupedID recognises a national id written in groups of 6, 8 and 4
+// (or 3 and the X), the region, birth date and sequence, and keeps the
+// first 4 and last 2 characters. The caller has checked the left edge and
+// the separators.
+func maskGroupedID(s string, runs []span) (span, bool) {
+	if len(runs) != 3 || runs[0].len() != 6 || runs[1].len() != 8 {
+		return span{}, false
+	}
+	last := runs[2]
+	var end int
+	switch {
+	case last.len() == 4 && standsAloneRight(s, last.end):
+		end = last.end - 2
+	case last.len() == 3 && last.end < len(s) && (s[last.end] == 'X' || s[last.end] == 'x') && standsAloneRight(s, last.end+1):
+		end = last.end - 1
+	default:
+		return span{}, false
+	}
+	if s[runs[0].start] < '1' || s[runs[0].start] > '8' || !isBirthDate(s[runs[1].start:runs[1].end]) {
+		return span{}, false
+	}
+	return span{runs[0].start + 4, end}, true
+}
+
+// isBirthDate reports whether eight digits read as a date from 1800 to
+// 2099 (the day is checked against 31 only).
+func isBirthDate(d string) bool {
+	century := d[:2]
+	month := int(d[4]-'0')*10 + int(d[5]-'0')
+	day := int(d[6]-'0')*10 + int(d[7]-'0')
+	return (century == "18" || century == "19" || century == "20") && month >= 1 && month <= 12 && day >= 1 && day <= 31
+}
+
 // maskRun judges one run of digits (with a national id's trailing X).
 func maskRun(s string, r span) (span, bool) {
-	n := r.end - r.start
+	n := r.len()
+	digits := s[r.start:r.end]
+	if n == 11 && isMobile(digits) && mobileAloneLeft(s, r.start) && mobileAloneRight(s, r.end) {
+		return span{r.start + 3, r.start + 7}, true
+	}
 	if !standsAloneLeft(s, r.start) {
 		return span{}, false
 	}
@@ -154,10 +229,7 @@ func maskRun(s string, r span) (span, bool) {
 	if !standsAloneRight(s, r.end) {
 		return span{}, false
 	}
-	digits := s[r.start:r.end]
 	switch {
-	case n == 11 && isMobile(digits):
-		return span{r.start + 3, r.start + 7}, true
 	case n == 13 && r.start > 0 && s[r.start-1] == '+' && digits[:2] == "86" && isMobile(digits[2:]):
 		return span{r.start + 5, r.start + 9}, true
 	case n == 18:
@@ -197,6 +269,51 @@ func standsAloneRight(s string, i int) bool {
 	}
 	return !(c == '.' && i+1 < len(s) && isDigit(s[i+1]))
 }
+
+// mobileAloneLeft is standsAloneLeft for a mobile number, which may also be
+// glued to a word or label before it (tel13812345678): a run of ASCII
+// letters that stands alone itself and is not an upper-case code.
+func mobileAloneLeft(s string, i int) bool {
+	if standsAloneLeft(s, i) {
+		return true
+	}
+	j := i
+	for j > 0 && isLetter(s[j-1]) {
+		j--
+	}
+	return j < i && (j == 0 || !isIdentByte(s[j-1])) && isWordOrLabel(s[j:i])
+}
+
+// mobileAloneRight is mobileAloneLeft for the end of the number
+// (13812345678abc).
+func mobileAloneRight(s string, i int) bool {
+	if standsAloneRight(s, i) {
+		return true
+	}
+	j := i
+	for j < len(s) && isLetter(s[j]) {
+		j++
+	}
+	return j > i && (j == len(s) || !isIdentByte(s[j])) && isWordOrLabel(s[i:j])
+}
+
+// isWordOrLabel reports whether letters glued to a mobile number read as a
+// word (any lower-case letter: tel, Phone, abc) or an upper-case phone
+// label, rather than a code such as SF or JD.
+func isWordOrLabel(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] >= 'a' && w[i] <= 'z' {
+			return true
+		}
+	}
+	switch w {
+	case "TEL", "PHONE", "MOBILE", "MOB", "CELL":
+		return true
+	}
+	return false
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 

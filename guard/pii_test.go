@@ -26,7 +26,8 @@ func TestMaskPII(t *testing.T) {
 		{"phone +86", "+8613812345678", "+86138****5678"},
 		{"two phones", "13812345678 13987654321", "138****5678 139****4321"},
 		{"phone after letter", "SF13812345678", "SF13812345678"},
-		{"phone before letter", "13812345678abc", "13812345678abc"},
+		{"phone before letters", "13812345678abc", "138****5678abc"},
+		{"phone before an upper-case code", "13812345678CN", "13812345678CN"},
 		{"phone in decimal", "0.13812345678", "0.13812345678"},
 		{"phone before decimal", "13812345678.5", "13812345678.5"},
 		{"phone at sentence end", "call 13812345678.", "call 138****5678."},
@@ -63,6 +64,73 @@ func TestMaskPII(t *testing.T) {
 	for _, c := range cases {
 		if got := MaskPII(c.in); got != c.want {
 			t.Errorf("%s: MaskPII(%q) = %q, want %q", c.name, c.in, got, c.want)
+		}
+	}
+}
+
+// TestMaskPIIMoreFormats covers the other ways people write the same
+// numbers: +86 with groups, dots, a label or word glued to a mobile number,
+// and national ids in groups.
+func TestMaskPIIMoreFormats(t *testing.T) {
+	cases := []struct{ name, in, want string }{
+		{"+86 grouped dashes", "+86-138-1234-5678", "+86-138-****-5678"},
+		{"+86 grouped spaces", "+86 138 1234 5678", "+86 138 **** 5678"},
+		{"+86 space then phone", "+86 13812345678", "+86 138****5678"},
+		{"+86 dash then phone", "电话 +86-13812345678。", "电话 +86-138****5678。"},
+		{"dotted", "138.1234.5678", "138.****.5678"},
+		{"dotted at sentence end", "call 138.1234.5678.", "call 138.****.5678."},
+		{"label glued", "tel13812345678", "tel138****5678"},
+		{"title-case label glued", "Tel13812345678", "Tel138****5678"},
+		{"upper-case label glued", "TEL13812345678 / PHONE13987654321", "TEL138****5678 / PHONE139****4321"},
+		{"word glued", "mobile13812345678，", "mobile138****5678，"},
+		{"letters after", "13812345678abc", "138****5678abc"},
+		{"label glued, grouped", "tel138-1234-5678", "tel138-****-5678"},
+		{"id grouped spaces", "110101 19900307 1234", "1101** ******** **34"},
+		{"id grouped dashes X", "110101-19900307-123X", "1101**-********-**3X"},
+		{"id grouped lower x", "身份证 110101 19900307 123x。", "身份证 1101** ******** **3x。"},
+		{"card grouped 4-4-4-4-3", "6222 0212 3456 7890 123", "6222 **** **** ***0 123"},
+	}
+	for _, c := range cases {
+		if got := MaskPII(c.in); got != c.want {
+			t.Errorf("%s: MaskPII(%q) = %q, want %q", c.name, c.in, got, c.want)
+		}
+		if again := MaskPII(c.want); again != c.want {
+			t.Errorf("%s: masking %q again gave %q", c.name, c.want, again)
+		}
+	}
+}
+
+// piiNearMisses look like the numbers of TestMaskPIIMoreFormats but are
+// not personal numbers; none may be changed.
+var piiNearMisses = []string{
+	"12345678901",                           // 11 digits, but not 1[3-9]
+	"call 128.1234.5678",                    // dotted, not a mobile prefix
+	"138.1234.56789",                        // dotted 3-4-5
+	"1.3812345678",                          // a decimal
+	"138-1234-5678-9",                       // four groups, too short for a card
+	"+86-138-1234-56789",                    // one digit too many
+	"tel:+86 10 1234 5678",                  // a Beijing landline
+	"SF13812345678",                         // an upper-case carrier code glued to the digits
+	"a1b13812345678c2",                      // inside a hash
+	"order_13812345678",                     // an identifier
+	"2026-12-01 11:20:00",                   // a timestamp
+	"2026.12.01 11:20",                      // a dotted date
+	"1,234,567.89 元",                        // an amount
+	"¥1,299.00",                             // a price
+	"订单 A-1024 到哪了",                         // an order id
+	"工单 TK-20261130-0001",                   // a ticket id
+	"TK 20261130 0001",                      // a ticket id written with spaces
+	"version 2.10.1, build 10.0.19045.3693", // version numbers
+	"192.168.100.200",                       // an IP address
+	"110101 20261399 1234",                  // an id shape with no valid birth date
+	"900101 19900307 1234",                  // an id shape with no valid region
+	"11010 19900307 12345",                  // groups of the wrong sizes
+}
+
+func TestMaskPIINearMisses(t *testing.T) {
+	for _, s := range piiNearMisses {
+		if got := MaskPII(s); got != s {
+			t.Errorf("MaskPII(%q) = %q, want it unchanged", s, got)
 		}
 	}
 }
@@ -137,6 +205,8 @@ func TestMaskingIsIdempotent(t *testing.T) {
 		"1234 1234 1234 13812345678 1234",
 		"13812345678-1234 6222 0212 3456 7890",
 		"11010519900307123X 6222021234567890123 +8613812345678",
+		"+86-138-1234-5678 138.1234.5678 tel13812345678abc",
+		"110101 19900307 123X 110101-19900307-1234",
 	}
 	for _, in := range inputs {
 		once := MaskPII(in)

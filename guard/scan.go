@@ -129,6 +129,9 @@ const (
 	secretThing = `(?:(?:system|developer)` + sep + `(?:prompts?|instructions?|messages?)|(?:hidden|secret|initial|original)` + sep + `prompts?|your` + sep + `(?:(?:full|entire|whole|initial|original|first|exact)` + sep + `)?prompts?)`
 	// roleNoun is what "you are now a ..." turns the model into.
 	roleNoun = `(?:ai|assistant|bot|chatbot|model|agent|character|persona|hacker|administrator|admin|llm|gpt|dan)`
+	// chatToken is a chat template's special token between "<|" and "|>";
+	// the parts of a name may be joined by spaces, "_" or "-", or nothing.
+	chatToken = `(?:im[\s_-]*(?:start|end|sep)|system|user|assistant|end[\s_-]*of[\s_-]*text|(?:start|end)[\s_-]*header[\s_-]*id|eot[\s_-]*id|(?:begin|end)[\s_-]*of[\s_-]*(?:text|sentence))`
 )
 
 // englishPatterns run against matchForms. The patterns are compiled on
@@ -136,7 +139,10 @@ const (
 // `agentapp serve` (and a chat with no guard on) never scans.
 var englishPatterns = sync.OnceValue(func() []pattern {
 	return []pattern{
-		newPattern("ignore-instructions", true, words(ignoreVerbs), sep+`(?:`+filler+sep+`){0,3}`+qualifier+sep+`(?:`+filler+sep+`){0,3}`+strongNoun+`\b`),
+		// The Chinese words let an English verb govern a Chinese phrase
+		// (ignore 之前的指示); pure English matches as before.
+		newPattern("ignore-instructions", true, words(ignoreVerbs), sep+`(?:(?:`+filler+`|`+zhFiller+`)`+sep+`){0,3}(?:`+qualifier+`|`+zhQualifier+`)`+sep+
+			`(?:(?:`+filler+`|`+zhFiller+`|`+zhQualifier+`)`+sep+`){0,3}(?:`+strongNoun+`\b|`+zhNounHan+`)`),
 		newPattern("ignore-instructions", true, words(ignoreVerbs), sep+`(?:`+filler+sep+`){0,3}`+strictQualifier+sep+`(?:`+filler+sep+`){0,3}`+weakNoun+`\b`),
 		newPattern("ignore-above", true, words("ignore|disregard|forget"), sep+`(?:(?:all|everything|anything|of|the|that|what|is|was|written|stated|said)`+sep+`){0,3}(?:above|foregoing|preceding|before`+sep+`this|prior`+sep+`to`+sep+`this)\b`),
 		newPattern("you-are-now", true, words("you"), sep+`(?:are|re|r)`+sep+`now`+sep+`(?:(?:a|an)`+sep+`(?:[a-z]+`+sep+`){0,2}`+roleNoun+`|no`+sep+`longer`+sep+`(?:a|an|an?`+sep+`ai|bound|restricted|limited)|free|unrestricted|unfiltered|uncensored|jailbroken|dan|in`+sep+`(?:developer|god|admin|dan|jailbreak|unrestricted)`+sep+`mode|called|named|known`+sep+`as)\b`),
@@ -144,8 +150,9 @@ var englishPatterns = sync.OnceValue(func() []pattern {
 		newPattern("roleplay", true, words("role"), sep+`play(?:ing)?`+sep+`as\b`),
 		newPattern("reveal-system-prompt", true, words(revealVerbs), sep+`(?:`+revealFill+sep+`){0,5}`+secretThing+`\b`),
 		newPattern("system-tag", false, words("["), `\s*/?\s*(?:system|inst|sys|system\s*(?:message|prompt|instructions?)|developer)\s*\]`),
-		newPattern("system-tag", false, []string{"<|"}, `\s*(?:im_start|im_end|im_sep|system|user|assistant|endoftext|start_header_id|end_header_id|eot_id|begin_of_text)\s*\|>`),
-		newPattern("system-tag", false, words("<"), `\s*/?\s*(?:system|sys|system_prompt|instructions?|developer)\s*>`),
+		// <system> and the like, and chat templates' special tokens, also
+		// spaced out or with doubled bars: < | im_start | >.
+		newPattern("system-tag", false, words("<"), `(?:\s*/?\s*(?:system|sys|system_prompt|instructions?|developer)\s*>|\s*\|+\s*`+chatToken+`\s*\|+\s*>)`),
 		newPattern("system-tag", false, words("<<"), `\s*/?\s*sys\s*>>`),
 		newPattern("system-tag", false, words("##"), `#*\s*(?:system|instructions?|new\s*instructions?|developer)\b`),
 	}
@@ -154,8 +161,9 @@ var englishPatterns = sync.OnceValue(func() []pattern {
 // Building blocks of the Chinese patterns.
 const (
 	zhIgnoreVerbs = `忽略|忽视|无视|漠视|不要理会|不用理会|别理会|不理会|不要管|别管|忘记|忘掉|抛开|抛弃|丢弃|放弃|跳过|绕过|覆盖|推翻`
-	zhQualifier   = `(?:之前|以前|先前|此前|以上|上面|上述|前面|前述|原来|原先|原有|原始|初始|所有|全部|一切|任何|其他|其它|系统|开发者|默认)`
+	zhQualifier   = `(?:之前|以前|先前|此前|以上|上面|上述|前面|前述|原来|原先|原有|原始|初始|所有|全部|一切|任何|其他|其它|系统|开发者|默认|预设)`
 	zhFiller      = `(?:的|你|您|收到|得到|接收|接到|被|给|设定|设置|了|过|掉|所|这些|那些)`
+	zhNounHan     = `(?:指令|指示|提示词|提示|规则|设定|命令|约束|限制)`
 	zhNoun        = `(?:指令|指示|提示词|提示|规则|设定|命令|约束|限制|prompt|instructions?)`
 	// zhRevealFill may stand between the verb and the system prompt.
 	zhRevealFill = `(?:一下|出来|出|你|您|的|完整|全部|所有|原始|初始|隐藏|内部|真实|当前|这些|最初|被设定|好|给我|我|把)`
@@ -173,7 +181,11 @@ const (
 // englishPatterns.
 var chinesePatterns = sync.OnceValue(func() []pattern {
 	return []pattern{
-		newPattern("zh-ignore-instructions", false, words(zhIgnoreVerbs), zhFiller+`{0,3}`+zhQualifier+`(?:`+zhFiller+`|`+zhQualifier+`){0,4}`+zhNoun),
+		// The English words let a Chinese verb govern an English phrase
+		// (忽略 previous instructions); hanForm has no spaces, so they are
+		// glued together there. Chinese text matches as before.
+		newPattern("zh-ignore-instructions", false, words(zhIgnoreVerbs), `(?:`+zhFiller+`|`+filler+`){0,3}(?:`+zhQualifier+`|`+qualifier+`)`+
+			`(?:`+zhFiller+`|`+zhQualifier+`|`+filler+`){0,4}(?:`+zhNoun+`|`+strongNoun+`)`),
 		newPattern("zh-reveal-system-prompt", false, words("输出|打印|泄露|泄漏|透露|复述|重复|告诉我|说出|写出|公开|列出|发给我|念出|给出"), zhRevealFill+`{0,4}`+zhSecret),
 		newPattern("zh-reveal-system-prompt", false, words("显示|展示|给我看|看看|查看"), zhRevealFill+`{0,4}(?:系统|开发者|初始|原始|隐藏|内部)(?:提示词|prompt)`),
 		// 你现在是… only as a statement: the gap after 是 may not start with
@@ -186,14 +198,15 @@ var chinesePatterns = sync.OnceValue(func() []pattern {
 })
 
 // Scan reports the first prompt-injection pattern found in s, after
-// Normalize and the leet and look-alike rewrites. It is the one scanner
-// behind tool arguments, user messages and ingested documents, so a phrase
-// refused in one place is refused in all.
+// Normalize, HTML character references decoded, and the look-alike,
+// spelled-out letter, leet and traditional Chinese rewrites. It is the one
+// scanner behind tool arguments, user messages and ingested documents, so
+// a phrase refused in one place is refused in all.
 func Scan(s string) (Finding, bool) {
 	if s == "" {
 		return Finding{}, false
 	}
-	norm := Normalize(s)
+	norm := scanText(s)
 	for _, form := range matchForms(norm) {
 		english := englishPatterns()
 		for i := range english {
@@ -212,6 +225,21 @@ func Scan(s string) (Finding, bool) {
 		}
 	}
 	return Finding{}, false
+}
+
+// scanText is the normalised text the matching forms are made from: s
+// normalised, with its HTML character references decoded (a model reads
+// &#105;gnore as ignore) and normalised again, since a reference may spell
+// an upper-case, full-width or invisible character. One level is decoded,
+// as a browser would: &amp;lt; is the text "&lt;", not "<".
+func scanText(s string) string {
+	norm := Normalize(s)
+	if strings.IndexByte(norm, '&') >= 0 {
+		if d, ok := decodeReferences(norm); ok {
+			norm = Normalize(d)
+		}
+	}
+	return norm
 }
 
 // ScanInput scans a user message. It is Scan under the name the chat uses,

@@ -24,8 +24,8 @@ func newTestKB(t testing.TB) (*KB, *store.Store) {
 	return k, st
 }
 
-// ingestCorpus ingests every file of testdata/corpus and returns the doc id
-// of each file name.
+// ingestCorpus ingests every file of testdata/corpus (the ingest root) and
+// returns the doc id of each file name.
 func ingestCorpus(t testing.TB, k *KB) map[string]string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join("testdata", "corpus", "*"))
@@ -38,7 +38,7 @@ func ingestCorpus(t testing.TB, k *KB) map[string]string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := k.Ingest(context.Background(), f, data)
+		res, err := k.Ingest(context.Background(), filepath.Base(f), data)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,11 +3,10 @@ package kb
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -24,13 +23,14 @@ type Status string
 
 // The outcomes of Ingest.
 const (
-	// StatusAdded: a document with this file name was not there before.
+	// StatusAdded: no document had this path before.
 	StatusAdded Status = "added"
-	// StatusReplaced: the file name was there with other content; the old
-	// document and its chunks were replaced in the same transaction.
+	// StatusReplaced: the path was there with other content (or under an
+	// id of the old form); the old document and its chunks were replaced
+	// in the same transaction.
 	StatusReplaced Status = "replaced"
-	// StatusUnchanged: the same file name with the same content was
-	// already there; nothing was written.
+	// StatusUnchanged: the same path with the same content was already
+	// there; nothing was written.
 	StatusUnchanged Status = "unchanged"
 )
 
@@ -56,8 +56,8 @@ func IsIngestible(name string) bool {
 // prepared is a document checked, chunked and tokenised outside the write
 // transaction, so the database lock is held only for the inserts.
 type prepared struct {
-	doc     Doc
-	name    string // file name: documents are replaced by file name
+	doc     Doc    // doc.Path identifies the document
+	name    string // the file as errors name it: its Source, else its path
 	content string
 	chunks  []Chunk
 	index   []indexRow
@@ -77,13 +77,24 @@ func ownHeading(path, title string) string {
 	return h
 }
 
-// prepare validates a document and cuts it into indexed chunks. Errors
-// name the file and say what is wrong with it.
+// prepare validates a document, given its path in the ingest root, and cuts
+// it into indexed chunks. Errors name the file and say what is wrong with it.
 func prepare(name string, data []byte) (*prepared, error) {
-	base := filepath.Base(name)
-	if name == "" || base == "." || base == string(filepath.Separator) {
-		return nil, errors.New("a document needs a file name")
+	return prepareFile(File{Name: name, Data: data})
+}
+
+// prepareFile is prepare for a File, whose Source (when set) is what the
+// errors name and what Doc.Source records.
+func prepareFile(f File) (*prepared, error) {
+	name, data := f.Source, f.Data
+	if name == "" {
+		name = f.Name
 	}
+	dp, err := docPath(f.Name)
+	if err != nil {
+		return nil, err
+	}
+	base := path.Base(dp)
 	if !IsIngestible(base) {
 		return nil, fmt.Errorf("%s: only Markdown (.md) and text (.txt) files can be ingested", name)
 	}
@@ -103,12 +114,12 @@ func prepare(name string, data []byte) (*prepared, error) {
 	if strings.TrimFunc(content, unicode.IsSpace) == "" {
 		return nil, fmt.Errorf("%s contains only whitespace: nothing to ingest", name)
 	}
-	sum := sha256.Sum256(data)
 	p := &prepared{
-		name:    base,
+		name:    name,
 		content: content,
 		doc: Doc{
-			ID:     base + "-" + hex.EncodeToString(sum[:4]),
+			ID:     docID(dp, data),
+			Path:   dp,
 			Title:  documentTitle(base, content),
 			Source: name,
 			Bytes:  len(content),
@@ -133,10 +144,9 @@ func prepare(name string, data []byte) (*prepared, error) {
 	return p, nil
 }
 
-// prepare is the package-level prepare followed by the ingest check, if
-// the KB has one.
-func (k *KB) prepare(name string, data []byte) (*prepared, error) {
-	p, err := prepare(name, data)
+// prepare is prepareFile followed by the ingest check, if the KB has one.
+func (k *KB) prepare(f File) (*prepared, error) {
+	p, err := prepareFile(f)
 	if err != nil || k.check == nil {
 		return p, err
 	}
@@ -144,8 +154,8 @@ func (k *KB) prepare(name string, data []byte) (*prepared, error) {
 	for i, c := range p.chunks {
 		texts[i] = c.Indexed()
 	}
-	if err := k.check(name, texts); err != nil {
-		return nil, fmt.Errorf("%s was refused: %w", name, err)
+	if err := k.check(p.name, texts); err != nil {
+		return nil, fmt.Errorf("%s was refused: %w", p.name, err)
 	}
 	return p, nil
 }
@@ -183,14 +193,15 @@ func documentTitle(base, content string) string {
 	return strings.TrimSuffix(base, filepath.Ext(base))
 }
 
-// Ingest adds a document (a .md or .txt file's name and content) to the
-// knowledge base. Documents are keyed by file name: the same content again
-// is a no-op (StatusUnchanged), other content under the same file name
-// replaces the old document and its chunks in one transaction. Empty,
-// whitespace-only, binary and non-UTF-8 content is refused with an error
-// naming the file.
+// Ingest adds a document (a .md or .txt file's content) to the knowledge
+// base under name, its path relative to the directory it is ingested from
+// ("guides/readme.md"; see File). Documents are identified by that path:
+// the same content again is a no-op (StatusUnchanged), other content under
+// the same path replaces the old document and its chunks in one
+// transaction. Empty, whitespace-only, binary and non-UTF-8 content is
+// refused with an error naming the file.
 func (k *KB) Ingest(ctx context.Context, name string, data []byte) (IngestResult, error) {
-	p, err := k.prepare(name, data)
+	p, err := k.prepare(File{Name: name, Data: data})
 	if err != nil {
 		return IngestResult{}, err
 	}
@@ -209,10 +220,19 @@ func (k *KB) Ingest(ctx context.Context, name string, data []byte) (IngestResult
 	return res, nil
 }
 
-// File is a document to ingest: its name (usually a path) and content.
+// File is a document to ingest.
 type File struct {
+	// Name is the document's path relative to the directory it is ingested
+	// from (the ingest root), with / or the system's separator:
+	// "guides/readme.md". It identifies the document, so two files of the
+	// same name in different folders are two documents. It may not be
+	// absolute or lead out of the root.
 	Name string
 	Data []byte
+	// Source is where the file was read from, as the user named it
+	// ("docs/guides/readme.md"). It is recorded as Doc.Source and named in
+	// errors; empty means Name.
+	Source string
 }
 
 // IngestBatch ingests several files with one write transaction for all of
@@ -227,7 +247,7 @@ func (k *KB) IngestBatch(ctx context.Context, files []File) ([]IngestResult, []e
 	errs := make([]error, len(files))
 	preps := make([]*prepared, len(files))
 	for i, f := range files {
-		preps[i], errs[i] = k.prepare(f.Name, f.Data)
+		preps[i], errs[i] = k.prepare(f)
 	}
 	now := time.Now()
 	err := k.st.Tx(ctx, func(tx *sql.Tx) error {
@@ -241,7 +261,7 @@ func (k *KB) IngestBatch(ctx context.Context, files []File) ([]IngestResult, []e
 			}
 			res, err := it.storePrepared(ctx, p, now)
 			if err != nil {
-				return fmt.Errorf("ingest %s: %w", files[i].Name, err)
+				return fmt.Errorf("ingest %s: %w", p.name, err)
 			}
 			results[i] = res
 		}
@@ -259,8 +279,8 @@ func (k *KB) IngestBatch(ctx context.Context, files []File) ([]IngestResult, []e
 
 // The statements of an ingest, prepared once per KB (see ingestStmts).
 const (
-	sqlDocByName   = `SELECT id FROM kb_documents WHERE name = ?`
-	sqlInsertDoc   = `INSERT INTO kb_documents (id, name, title, source, bytes, chunks, content, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlDocByName   = `SELECT id, name_is_path, source FROM kb_documents WHERE name = ?`
+	sqlInsertDoc   = `INSERT INTO kb_documents (id, name, title, source, bytes, chunks, content, ingested_at, name_is_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1)`
 	sqlInsertChunk = `INSERT INTO kb_chunks (doc_id, seq, heading, text) VALUES (?, ?, ?, ?)`
 	sqlInsertIndex = `INSERT INTO kb_fts (rowid, doc, heading, body) VALUES (?, ?, ?, ?)`
 )
@@ -330,17 +350,50 @@ func (k *KB) ingestTx(ctx context.Context, tx *sql.Tx) (*ingestTx, error) {
 	}, nil
 }
 
-// storePrepared writes a prepared document inside the transaction,
-// replacing an older version with the same file name.
-func (it *ingestTx) storePrepared(ctx context.Context, p *prepared, now time.Time) (IngestResult, error) {
-	tx := it.tx
-	var oldID string
-	err := it.docByName.QueryRowContext(ctx, p.name).Scan(&oldID)
+// previous returns the id of the stored document that an ingest of p
+// replaces or keeps, or "" if there is none: the document with that path,
+// else an old-style document (stored under its file name alone by an older
+// version) ingested from a file whose path ends with p.
+// isPath is false for an old-style document.
+func (it *ingestTx) previous(ctx context.Context, p string) (id string, isPath bool, err error) {
+	var source string
+	err = it.docByName.QueryRowContext(ctx, p).Scan(&id, &isPath, &source)
+	if err == nil || !errors.Is(err, sql.ErrNoRows) {
+		return id, isPath, err
+	}
+	base := path.Base(p)
+	if base == p {
+		return "", false, nil
+	}
+	err = it.docByName.QueryRowContext(ctx, base).Scan(&id, &isPath, &source)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
+		return "", false, nil
+	case err != nil:
+		return "", false, err
+	case isPath || !sourceEndsWith(source, p):
+		return "", false, nil
+	}
+	return id, false, nil
+}
+
+// storePrepared writes a prepared document inside the transaction,
+// replacing an older version with the same path.
+func (it *ingestTx) storePrepared(ctx context.Context, p *prepared, now time.Time) (IngestResult, error) {
+	tx := it.tx
+	oldID, isPath, err := it.previous(ctx, p.doc.Path)
+	switch {
 	case err != nil:
 		return IngestResult{}, err
+	case oldID == "":
 	case oldID == p.doc.ID:
+		if !isPath {
+			// An old-style row of a file at the top of its root: same id,
+			// same content; from now on its name is its path.
+			if _, err := tx.ExecContext(ctx, `UPDATE kb_documents SET name_is_path = 1 WHERE id = ?`, oldID); err != nil {
+				return IngestResult{}, err
+			}
+		}
 		d, err := scanDoc(tx.QueryRowContext(ctx, `SELECT `+docColumns+` FROM kb_documents WHERE id = ?`, oldID))
 		if err != nil {
 			return IngestResult{}, err
@@ -354,7 +407,7 @@ func (it *ingestTx) storePrepared(ctx context.Context, p *prepared, now time.Tim
 	d := p.doc
 	d.IngestedAt = now.UTC()
 	if _, err := it.insertDoc.ExecContext(ctx,
-		d.ID, p.name, d.Title, d.Source, d.Bytes, d.Chunks, p.content, d.IngestedAt.Format(time.RFC3339Nano)); err != nil {
+		d.ID, d.Path, d.Title, d.Source, d.Bytes, d.Chunks, p.content, d.IngestedAt.Format(time.RFC3339Nano)); err != nil {
 		return IngestResult{}, err
 	}
 	for i, c := range p.chunks {

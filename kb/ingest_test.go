@@ -35,15 +35,15 @@ func TestIngestIDTitleAndUnchangedReingest(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256([]byte(sampleMD))
-	wantID := "returns.md-" + hex.EncodeToString(sum[:])[:8]
-	if res.Status != StatusAdded || res.Doc.ID != wantID || res.Doc.Title != "退货说明" || res.Doc.Source != "docs/returns.md" {
+	wantID := "docs~returns.md-" + hex.EncodeToString(sum[:])[:8]
+	if res.Status != StatusAdded || res.Doc.ID != wantID || res.Doc.Path != "docs/returns.md" || res.Doc.Title != "退货说明" || res.Doc.Source != "docs/returns.md" {
 		t.Fatalf("first ingest = %+v, want added %s titled 退货说明 from docs/returns.md", res, wantID)
 	}
 	if res.Doc.Chunks != 1 {
 		t.Errorf("chunks = %d, want 1 (a small section is one chunk)", res.Doc.Chunks)
 	}
 
-	again, err := k.Ingest(ctx, "elsewhere/returns.md", []byte(sampleMD))
+	again, err := k.Ingest(ctx, "docs/returns.md", []byte(sampleMD))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,6 +52,18 @@ func TestIngestIDTitleAndUnchangedReingest(t *testing.T) {
 	}
 	if n := countRows(t, k, `SELECT COUNT(*) FROM kb_chunks`); n != 1 {
 		t.Errorf("%d chunks after an unchanged re-ingest, want 1", n)
+	}
+
+	// The same content under another path is another document.
+	other, err := k.Ingest(ctx, "elsewhere/returns.md", []byte(sampleMD))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.Status != StatusAdded || other.Doc.ID != "elsewhere~returns.md-"+hex.EncodeToString(sum[:])[:8] {
+		t.Fatalf("elsewhere/returns.md = %+v, want a second document", other)
+	}
+	if n := countRows(t, k, `SELECT COUNT(*) FROM kb_documents`); n != 2 {
+		t.Errorf("%d documents, want 2", n)
 	}
 }
 
@@ -327,6 +339,7 @@ func TestIngestBatch(t *testing.T) {
 		{Name: "same.md", Data: []byte("# Same\n\nunchanged text")},
 		{Name: "dir/b.md", Data: []byte("# B\n\nfirst")},
 		{Name: "other/b.md", Data: []byte("# B\n\nsecond")},
+		{Name: "dir/b.md", Data: []byte("# B\n\nthird")},
 	})
 	var got []string
 	for i := range results {
@@ -336,16 +349,16 @@ func TestIngestBatch(t *testing.T) {
 			got = append(got, string(results[i].Status))
 		}
 	}
-	want := []string{"added", "error: empty.txt is empty: nothing to ingest", "unchanged", "added", "replaced"}
+	want := []string{"added", "error: empty.txt is empty: nothing to ingest", "unchanged", "added", "added", "replaced"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("batch outcomes (-want +got):\n%s", diff)
 	}
-	if results[4].ReplacedID != results[3].Doc.ID {
-		t.Errorf("second b.md replaced %q, want the first one %q", results[4].ReplacedID, results[3].Doc.ID)
+	if results[5].ReplacedID != results[3].Doc.ID {
+		t.Errorf("second dir/b.md replaced %q, want the first one %q", results[5].ReplacedID, results[3].Doc.ID)
 	}
 	docs, err := k.List(ctx)
-	if err != nil || len(docs) != 3 {
-		t.Errorf("List = %+v, %v; want a.md, b.md (second) and same.md", docs, err)
+	if err != nil || len(docs) != 4 {
+		t.Errorf("List = %+v, %v; want a.md, dir/b.md (third), other/b.md and same.md", docs, err)
 	}
 }
 

@@ -28,10 +28,17 @@ import (
 // knowledge base; test for it with errors.Is.
 var ErrNotFound = errors.New("document not found")
 
-// notFoundError names the unknown id and matches ErrNotFound.
-type notFoundError struct{ id string }
+// notFoundError names the unknown id and matches ErrNotFound. ref is set
+// when the id was a reference to resolve (an id, its start or a path).
+type notFoundError struct {
+	id  string
+	ref bool
+}
 
 func (e *notFoundError) Error() string {
+	if e.ref {
+		return fmt.Sprintf("no document in the knowledge base has the id, path or id start %q", e.id)
+	}
 	return fmt.Sprintf("no document with id %q in the knowledge base", e.id)
 }
 
@@ -39,8 +46,15 @@ func (e *notFoundError) Is(target error) bool { return target == ErrNotFound }
 
 // Doc describes one ingested document.
 type Doc struct {
-	// ID is "<file name>-<first 8 hex digits of the content's SHA-256>".
+	// ID is Path with "/" written as "~", a dash and the first 8 hex
+	// digits of the content's SHA-256: "guides~readme.md-1a2b3c4d" (see
+	// docID). It changes when the content does.
 	ID string `json:"id"`
+	// Path identifies the document: its path relative to the directory it
+	// was ingested from, slash-separated ("guides/readme.md"). Ingesting
+	// the same path again keeps or replaces the document. Documents stored
+	// before paths identified them have their file name here.
+	Path string `json:"path"`
 	// Title is the document's first Markdown heading, else its file name.
 	Title string `json:"title"`
 	// Source is the name the document was ingested under (usually a path).
@@ -124,6 +138,11 @@ var migrations = []string{
 		DELETE FROM kb_fts WHERE rowid = old.id;
 	END`,
 	`CREATE TABLE kb_seeded (name TEXT PRIMARY KEY, seeded_at TEXT NOT NULL)`,
+	// name_is_path is 1 when name is the document's path in its ingest
+	// root and 0 for rows that store the file name alone (written by older
+	// versions), which an ingest of the same file under its path takes
+	// over instead of duplicating (see ingestTx.previous).
+	`ALTER TABLE kb_documents ADD COLUMN name_is_path INTEGER NOT NULL DEFAULT 0`,
 }
 
 // Open prepares the knowledge-base tables in st (creating them on first
@@ -146,14 +165,14 @@ func Open(ctx context.Context, st *store.Store, opts ...Option) (*KB, error) {
 	return k, nil
 }
 
-const docColumns = `id, title, source, chunks, bytes, ingested_at`
+const docColumns = `id, name, title, source, chunks, bytes, ingested_at`
 
 type rowScanner interface{ Scan(...any) error }
 
 func scanDoc(r rowScanner) (Doc, error) {
 	var d Doc
 	var at string
-	if err := r.Scan(&d.ID, &d.Title, &d.Source, &d.Chunks, &d.Bytes, &at); err != nil {
+	if err := r.Scan(&d.ID, &d.Path, &d.Title, &d.Source, &d.Chunks, &d.Bytes, &at); err != nil {
 		return Doc{}, err
 	}
 	t, err := time.Parse(time.RFC3339Nano, at)
@@ -210,8 +229,8 @@ func (k *KB) Text(ctx context.Context, id string) (Doc, string, error) {
 	defer tx.Rollback()
 	var d Doc
 	var at, content string
-	err = tx.QueryRowContext(ctx, `SELECT id, title, source, chunks, bytes, ingested_at, content FROM kb_documents WHERE id = ?`, id).
-		Scan(&d.ID, &d.Title, &d.Source, &d.Chunks, &d.Bytes, &at, &content)
+	err = tx.QueryRowContext(ctx, `SELECT `+docColumns+`, content FROM kb_documents WHERE id = ?`, id).
+		Scan(&d.ID, &d.Path, &d.Title, &d.Source, &d.Chunks, &d.Bytes, &at, &content)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Doc{}, "", &notFoundError{id: id}
 	}

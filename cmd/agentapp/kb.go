@@ -88,13 +88,26 @@ func notFoundHint(err error) error {
 	return err
 }
 
+// resolveDoc finds the document an argument of show or rm means: an id,
+// the start of one, or a path (see kb.Resolve).
+func resolveDoc(cmd *cobra.Command, k *kb.KB, ref string) (kb.Doc, error) {
+	d, err := k.Resolve(cmd.Context(), ref)
+	return d, notFoundHint(err)
+}
+
 func newKBIngestCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "ingest FILE|DIR...",
 		Short: "Add or update .md/.txt files (directories are walked)",
 		Long: `Ingest Markdown and text files. Directories are walked for .md, .markdown and
-.txt files (hidden directories are skipped). A file whose name is already in
-the knowledge base replaces the old version; identical content is left as is.`,
+.txt files (hidden directories are skipped).
+
+A document is identified by its path inside the directory argument it came
+from (DIR/guides/readme.md is guides/readme.md, its id guides~readme.md-<hash>);
+a FILE argument by its file name alone. Ingesting the same path again leaves
+identical content as it is and replaces changed content, and says which
+documents it replaced. Two files that would get the same path in one run are
+an error: ingest the directory that holds both.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			files, walkErrs := collectFiles(args)
@@ -105,11 +118,41 @@ the knowledge base replaces the old version; identical content is left as is.`,
 	}
 }
 
-// collectFiles expands the arguments into files: a file is taken as is, a
-// directory is walked for ingestible files. Problems are returned per path.
-func collectFiles(args []string) ([]string, []error) {
-	var files []string
+// inputFile is a file to ingest: where it is and its document path.
+type inputFile struct {
+	src  string // as found: the argument, or the argument joined with the walked path
+	path string // the document path: relative to the directory argument, or the file name
+}
+
+// collectFiles expands the arguments into files: a file argument is its own
+// document, named by its file name; a directory argument is walked for
+// ingestible files, each named by its path inside the directory. So
+// `ingest docs` and `ingest docs/faq.md` both store faq.md as faq.md. Two
+// files that would share a document path are refused (the later one), since
+// one would silently replace the other. Problems are returned per path.
+func collectFiles(args []string) ([]inputFile, []error) {
+	var files []inputFile
 	var errs []error
+	byPath := map[string]string{} // document path → the file that has it
+	seen := map[string]bool{}     // absolute file paths already taken
+	add := func(src, docPath string) {
+		abs, err := filepath.Abs(src)
+		if err != nil {
+			abs = filepath.Clean(src)
+		}
+		if seen[abs] {
+			return // the same file named twice
+		}
+		key := filepath.ToSlash(docPath)
+		if first, ok := byPath[key]; ok {
+			errs = append(errs, fmt.Errorf("%s: not ingested: it would be stored as %s, like %s in this run, and replace it; ingest the directory that holds both (agentapp kb ingest %s) so that each keeps its own path",
+				src, key, first, commonDir(first, src)))
+			return
+		}
+		seen[abs] = true
+		byPath[key] = src
+		files = append(files, inputFile{src: src, path: docPath})
+	}
 	for _, arg := range args {
 		info, err := os.Stat(arg)
 		if err != nil {
@@ -117,7 +160,7 @@ func collectFiles(args []string) ([]string, []error) {
 			continue
 		}
 		if !info.IsDir() {
-			files = append(files, arg)
+			add(arg, filepath.Base(arg))
 			continue
 		}
 		err = filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
@@ -135,7 +178,12 @@ func collectFiles(args []string) ([]string, []error) {
 				return nil
 			}
 			if d.Type().IsRegular() && kb.IsIngestible(d.Name()) {
-				files = append(files, p)
+				rel, err := filepath.Rel(arg, p)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("%s: %w", p, err))
+					return nil
+				}
+				add(p, rel)
 			}
 			return nil
 		})
@@ -144,6 +192,34 @@ func collectFiles(args []string) ([]string, []error) {
 		}
 	}
 	return files, errs
+}
+
+// commonDir is the innermost directory holding both files, for the advice
+// to ingest it. Paths are compared as given, or both absolute when only one
+// of them is.
+func commonDir(a, b string) string {
+	if filepath.IsAbs(a) != filepath.IsAbs(b) {
+		if abs, err := filepath.Abs(a); err == nil {
+			a = abs
+		}
+		if abs, err := filepath.Abs(b); err == nil {
+			b = abs
+		}
+	}
+	da := strings.Split(filepath.Dir(filepath.Clean(a)), string(filepath.Separator))
+	db := strings.Split(filepath.Dir(filepath.Clean(b)), string(filepath.Separator))
+	n := 0
+	for n < len(da) && n < len(db) && da[n] == db[n] {
+		n++
+	}
+	dir := strings.Join(da[:n], string(filepath.Separator))
+	switch {
+	case dir == "" && n > 0: // both start at the root
+		return string(filepath.Separator)
+	case dir == "":
+		return "."
+	}
+	return dir
 }
 
 // unwrapPathError drops the *fs.PathError wrapper whose path we already
@@ -165,8 +241,9 @@ const (
 )
 
 // ingestFiles ingests the files in batches, reports failures on stderr as
-// they happen and ends with one summary line on stdout.
-func ingestFiles(cmd *cobra.Command, k *kb.KB, files []string, failures []error) error {
+// they happen, and on stdout each document that replaced an older version
+// (which is gone) and one summary line.
+func ingestFiles(cmd *cobra.Command, k *kb.KB, files []inputFile, failures []error) error {
 	ctx := cmd.Context()
 	stderr := cmd.ErrOrStderr()
 	walkFailures := len(failures)
@@ -182,7 +259,8 @@ func ingestFiles(cmd *cobra.Command, k *kb.KB, files []string, failures []error)
 		fmt.Fprintln(stderr, "error:", err)
 		failures = append(failures, err)
 	}
-	ingested, unchanged, done := 0, 0, 0
+	stdout := cmd.OutOrStdout()
+	ingested, replaced, unchanged, done := 0, 0, 0, 0
 	var batch []kb.File
 	size := 0
 	flush := func() {
@@ -196,12 +274,17 @@ func ingestFiles(cmd *cobra.Command, k *kb.KB, files []string, failures []error)
 				fail(err)
 			case results[i].Status == kb.StatusUnchanged:
 				unchanged++
+			case results[i].Status == kb.StatusReplaced:
+				bar.clear()
+				fmt.Fprintf(stdout, "%s: replaced %s with %s\n", batch[i].Source, results[i].ReplacedID, results[i].Doc.ID)
+				ingested++
+				replaced++
 			default:
 				ingested++
 			}
 		}
 		done += len(batch)
-		bar.show(done, batch[len(batch)-1].Name)
+		bar.show(done, batch[len(batch)-1].Source)
 		batch, size = batch[:0], 0
 	}
 	for _, f := range files {
@@ -209,13 +292,13 @@ func ingestFiles(cmd *cobra.Command, k *kb.KB, files []string, failures []error)
 			bar.clear()
 			return err
 		}
-		data, err := os.ReadFile(f)
+		data, err := os.ReadFile(f.src)
 		if err != nil {
-			fail(fmt.Errorf("%s: %w", f, unwrapPathError(err)))
+			fail(fmt.Errorf("%s: %w", f.src, unwrapPathError(err)))
 			done++
 			continue
 		}
-		batch = append(batch, kb.File{Name: f, Data: data})
+		batch = append(batch, kb.File{Name: f.path, Data: data, Source: f.src})
 		size += len(data)
 		if len(batch) >= ingestBatchFiles || size >= ingestBatchBytes {
 			flush()
@@ -228,7 +311,11 @@ func ingestFiles(cmd *cobra.Command, k *kb.KB, files []string, failures []error)
 			return err
 		}
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "ingested %d, unchanged %d, failed %d\n", ingested, unchanged, len(failures))
+	summary := fmt.Sprintf("ingested %d", ingested)
+	if replaced > 0 {
+		summary += fmt.Sprintf(" (%d replaced)", replaced)
+	}
+	fmt.Fprintf(stdout, "%s, unchanged %d, failed %d\n", summary, unchanged, len(failures))
 	if len(failures) > 0 {
 		return &exitError{code: 1, err: fmt.Errorf("%d of %d paths could not be ingested (listed above)", len(failures), len(files)+walkFailures)}
 	}
@@ -359,12 +446,16 @@ func humanSize(n int) string {
 
 func newKBShowCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "show DOCID",
-		Short: "Print a document's full text",
+		Use:   "show DOC",
+		Short: "Print a document's full text (DOC: its id, the start of its id, or its path)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withKB(cmd, func(k *kb.KB) error {
-				_, text, err := k.Text(cmd.Context(), args[0])
+				d, err := resolveDoc(cmd, k, args[0])
+				if err != nil {
+					return err
+				}
+				_, text, err := k.Text(cmd.Context(), d.ID)
 				if err != nil {
 					return notFoundHint(err)
 				}
@@ -381,15 +472,19 @@ func newKBShowCmd() *cobra.Command {
 
 func newKBRmCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "rm DOCID",
-		Short: "Remove a document",
+		Use:   "rm DOC",
+		Short: "Remove a document (DOC: its id, the start of its id, or its path)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withKB(cmd, func(k *kb.KB) error {
-				if err := k.Remove(cmd.Context(), args[0]); err != nil {
+				d, err := resolveDoc(cmd, k, args[0])
+				if err != nil {
+					return err
+				}
+				if err := k.Remove(cmd.Context(), d.ID); err != nil {
 					return notFoundHint(err)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", args[0])
+				fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", d.ID)
 				return nil
 			})
 		},

@@ -197,3 +197,167 @@ func TestKBIngestRefusesPoisonedDocument(t *testing.T) {
 		t.Errorf("audit log = %s (%v)", b, err)
 	}
 }
+
+// writeDocs writes files (path relative to dir → content) under dir.
+func writeDocs(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// listedDoc is a document of `kb list --json`.
+type listedDoc struct {
+	ID, Path, Source string
+}
+
+// kbListJSON returns the documents of `kb list --json` by path.
+func kbListJSON(t *testing.T, dataDir string) map[string]listedDoc {
+	t.Helper()
+	out, _, err := runKBCLI(t, "--data-dir", dataDir, "kb", "list", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []listedDoc
+	if err := json.Unmarshal([]byte(out), &docs); err != nil {
+		t.Fatalf("kb list --json: %v\n%s", err, out)
+	}
+	byPath := map[string]listedDoc{}
+	for _, d := range docs {
+		byPath[d.Path] = d
+	}
+	return byPath
+}
+
+// TestKBIngestSameFileNameInTwoFolders: d/a/readme.md and d/b/readme.md are
+// two documents; ingesting d again is a no-op; a changed file replaces its
+// own document and the summary says so.
+func TestKBIngestSameFileNameInTwoFolders(t *testing.T) {
+	dir, docs := t.TempDir(), t.TempDir()
+	writeDocs(t, docs, map[string]string{
+		"a/readme.md": "# Alpha readme\n\nAlpha is about otters.",
+		"b/readme.md": "# Beta readme\n\nBeta is about herons.",
+		"a/notes.md":  "# Alpha notes\n\nNotes about lynxes.",
+	})
+	out, stderr, err := runKBCLI(t, "--data-dir", dir, "kb", "ingest", docs)
+	if err != nil || out != "ingested 3, unchanged 0, failed 0\n" {
+		t.Fatalf("first ingest: %q, %v\n%s", out, err, stderr)
+	}
+	for round := range 2 {
+		out, _, err = runKBCLI(t, "--data-dir", dir, "kb", "ingest", docs)
+		if err != nil || out != "ingested 0, unchanged 3, failed 0\n" {
+			t.Errorf("re-ingest %d of an unchanged tree: %q, %v", round+1, out, err)
+		}
+	}
+	before := kbListJSON(t, dir)
+	for _, p := range []string{"a/readme.md", "b/readme.md", "a/notes.md"} {
+		d, ok := before[p]
+		if !ok || !strings.HasPrefix(d.ID, strings.ReplaceAll(p, "/", "~")+"-") {
+			t.Errorf("document %s: %+v, %v; want an id made of its path", p, d, ok)
+		}
+	}
+
+	writeDocs(t, docs, map[string]string{"a/readme.md": "# Alpha readme\n\nAlpha is now about beavers."})
+	out, _, err = runKBCLI(t, "--data-dir", dir, "kb", "ingest", docs)
+	after := kbListJSON(t, dir)
+	want := fmt.Sprintf("%s: replaced %s with %s\ningested 1 (1 replaced), unchanged 2, failed 0\n",
+		filepath.Join(docs, "a", "readme.md"), before["a/readme.md"].ID, after["a/readme.md"].ID)
+	if err != nil || out != want {
+		t.Errorf("ingest of a changed file: %q, %v\nwant %q", out, err, want)
+	}
+	if len(after) != len(before) || after["b/readme.md"] != before["b/readme.md"] {
+		t.Errorf("documents after replacing a/readme.md:\n%+v\nbefore:\n%+v", after, before)
+	}
+}
+
+// TestKBShowAndRmAcceptPathAndPrefix: show and rm take an id, a unique
+// start of one, or a document's path; an ambiguous start lists the
+// candidates. The demo FAQ's ids (file name and hash) keep working.
+func TestKBShowAndRmAcceptPathAndPrefix(t *testing.T) {
+	dir, docs := t.TempDir(), t.TempDir()
+	writeDocs(t, docs, map[string]string{
+		"a/readme.md": "# Alpha readme\n\nAlpha is about otters.",
+		"b/readme.md": "# Beta readme\n\nBeta is about herons.",
+		"a/notes.md":  "# Alpha notes\n\nNotes about lynxes.",
+	})
+	if _, _, err := runKBCLI(t, "--data-dir", dir, "kb", "ingest", docs); err != nil {
+		t.Fatal(err)
+	}
+	byPath := kbListJSON(t, dir)
+
+	for ref, want := range map[string]string{
+		"a/readme.md":                   "# Alpha readme\n\nAlpha is about otters.\n",
+		"b~readme":                      "# Beta readme\n\nBeta is about herons.\n",
+		byPath["a/notes.md"].ID:         "# Alpha notes\n\nNotes about lynxes.\n",
+		byPath["travel.md"].ID:          "",
+		"travel.md":                     "",
+		"it-equipment.md-":              "",
+		filepath.Join("b", "readme.md"): "# Beta readme\n\nBeta is about herons.\n",
+	} {
+		out, _, err := runKBCLI(t, "--data-dir", dir, "kb", "show", ref)
+		if err != nil {
+			t.Errorf("kb show %s: %v", ref, err)
+			continue
+		}
+		if want != "" && out != want {
+			t.Errorf("kb show %s = %q, want %q", ref, out, want)
+		}
+		if want == "" && !strings.HasPrefix(out, "# ") {
+			t.Errorf("kb show %s = %q, want a demo document", ref, out)
+		}
+	}
+
+	_, _, err := runKBCLI(t, "--data-dir", dir, "kb", "show", "a~")
+	if err == nil || !strings.Contains(err.Error(), "matches 2 documents") ||
+		!strings.Contains(err.Error(), byPath["a/readme.md"].ID) || !strings.Contains(err.Error(), byPath["a/notes.md"].ID) {
+		t.Errorf("kb show of an ambiguous prefix: %v; want an error listing both a~ documents", err)
+	}
+	if _, _, err := runKBCLI(t, "--data-dir", dir, "kb", "rm", "a~"); err == nil {
+		t.Error("kb rm of an ambiguous prefix removed something")
+	}
+
+	out, _, err := runKBCLI(t, "--data-dir", dir, "kb", "rm", "b/readme.md")
+	if err != nil || out != "removed "+byPath["b/readme.md"].ID+"\n" {
+		t.Errorf("kb rm b/readme.md = %q, %v", out, err)
+	}
+	out, _, err = runKBCLI(t, "--data-dir", dir, "kb", "rm", "travel.md-")
+	if err != nil || out != "removed "+byPath["travel.md"].ID+"\n" {
+		t.Errorf("kb rm of the demo travel.md by prefix = %q, %v", out, err)
+	}
+	after := kbListJSON(t, dir)
+	if _, ok := after["b/readme.md"]; ok || len(after) != len(byPath)-2 {
+		t.Errorf("after two removals: %+v", after)
+	}
+	if _, _, err := runKBCLI(t, "--data-dir", dir, "kb", "show", "b/readme.md"); err == nil || !strings.Contains(err.Error(), "agentapp kb list") {
+		t.Errorf("kb show of a removed path: %v, want a not-found error suggesting kb list", err)
+	}
+}
+
+// TestKBIngestTwoFilesWithTheSameName: file arguments are stored under
+// their file names, so two readme.md files in one run would be one
+// document; the second is refused with what to do instead.
+func TestKBIngestTwoFilesWithTheSameName(t *testing.T) {
+	dir, docs := t.TempDir(), t.TempDir()
+	writeDocs(t, docs, map[string]string{
+		"a/readme.md": "# Alpha readme\n\nAlpha is about otters.",
+		"b/readme.md": "# Beta readme\n\nBeta is about herons.",
+	})
+	a, b := filepath.Join(docs, "a", "readme.md"), filepath.Join(docs, "b", "readme.md")
+	out, stderr, err := runKBCLI(t, "--data-dir", dir, "kb", "ingest", a, b)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != 1 || out != "ingested 1, unchanged 0, failed 1\n" {
+		t.Fatalf("ingest of two readme.md files: %q, %v", out, err)
+	}
+	if !strings.Contains(stderr, b) || !strings.Contains(stderr, a) || !strings.Contains(stderr, "agentapp kb ingest "+docs) {
+		t.Errorf("stderr should name both files and suggest ingesting their folder:\n%s", stderr)
+	}
+	if got := kbListJSON(t, dir)["readme.md"]; got.Source != a {
+		t.Errorf("readme.md comes from %q, want %q", got.Source, a)
+	}
+}
