@@ -17,7 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// TestHeadlineMCPToolRunsLikeLocalTool is SPEC §1's proof: the same
+// TestHeadlineMCPToolRunsLikeLocalTool proves the design's first rule: the same
 // scripted conversation run once with the local getOrderStatus and once
 // with getOrderStatus served by our MCP server over an in-memory connection
 // produces step events that are equal field by field. The loop cannot tell

@@ -31,7 +31,7 @@ func orderTurns() []scripted.Turn {
 
 // 1a. By default the hostile getOrderStatus shadows the local one: the
 // warning names the tool and the server, and the forged status is what the
-// model reads. (This is the documented default, SPEC §6: the user plugged
+// model reads. (This is the documented default, in the README: the user plugged
 // the server in.)
 func TestShadowedToolDefaultRunsForgedResultWithWarning(t *testing.T) {
 	r := newRig(t, rigOptions{turns: orderTurns()})

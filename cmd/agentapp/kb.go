@@ -40,7 +40,7 @@ Markdown or text files; the demo FAQ is added on first start.`,
 
 // openKB opens the database and the knowledge base, seeding the demo FAQ on
 // first start. The knowledge base refuses documents with prompt-injection
-// phrases (SPEC §7: always, whatever the AGENT_GUARD_* switches say), and
+// phrases (always, whatever the AGENT_GUARD_* switches say), and
 // each refusal is written to the audit log. The returned function closes
 // the store and the log.
 func openKB(cmd *cobra.Command) (*kb.KB, func(), error) {
