@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -78,4 +82,57 @@ func listDocsMiddleware(docs DocStore, pageSize int) mcp.Middleware {
 			return listDocs(ctx, docs, cursor, pageSize)
 		}
 	}
+}
+
+// QuoteLimit is how many characters of a client's text Quote keeps.
+const QuoteLimit = 128
+
+// Quote returns s in double quotes, for a message that names text a client
+// sent (a URI, a tool name) and that the client will read, such as a
+// JSON-RPC error. Use it instead of %q for client-supplied text: %q writes
+// Go escapes (\x01, \U000e0001) that are not JSON, so text quoted with it
+// and pasted into raw JSON, as the SDK's mcp.ResourceNotFoundError does,
+// makes a message that cannot be sent.
+//
+// The result is itself a valid JSON string literal. Control characters,
+// invisible ones (such as Unicode tag characters and bidirectional
+// overrides) and every other unprintable character are written as \uXXXX
+// escapes, so none reaches a terminal or a model as hidden text; invalid
+// UTF-8 becomes \ufffd. Text longer than QuoteLimit characters is cut, and
+// the cut marked with "…" before the closing quote, so a client cannot make
+// an error message as long as its request.
+func Quote(s string) string {
+	var b strings.Builder
+	b.Grow(min(len(s), QuoteLimit) + 2)
+	b.WriteByte('"')
+	for i, n := 0, 0; i < len(s); n++ {
+		if n == QuoteLimit {
+			b.WriteString("…")
+			break
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(byte(r))
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\ufffd`)
+		case unicode.IsPrint(r):
+			b.WriteRune(r)
+		case r >= 0x10000:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
