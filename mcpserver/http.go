@@ -1,11 +1,13 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,6 +15,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,16 +24,62 @@ import (
 // HTTPPath is the endpoint of the streamable HTTP transport.
 const HTTPPath = "/mcp"
 
-// DefaultShutdownGrace is how long RunHTTP lets in-flight requests finish
-// after it is told to stop.
-const DefaultShutdownGrace = 5 * time.Second
-
 // HTTPOptions configure NewHTTPHandler; nil means the defaults.
 type HTTPOptions struct {
 	// Token, when not empty, is the bearer token every request must carry
 	// ("Authorization: Bearer <token>").
 	Token string
 	// Logger receives transport activity; nil discards. Never stdout.
+	Logger *slog.Logger
+}
+
+// Defaults of RunOptions.
+const (
+	// DefaultShutdownGrace is how long RunHTTP lets in-flight requests
+	// finish after it is told to stop.
+	DefaultShutdownGrace = 5 * time.Second
+	// DefaultReadHeaderTimeout bounds reading a request's headers.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultBodyReadTimeout bounds reading a request's body (a JSON-RPC
+	// message, at most 4 MiB) once its headers are in.
+	DefaultBodyReadTimeout = 30 * time.Second
+	// DefaultIdleTimeout is how long a kept-alive connection may wait for
+	// its next request. Clients open a new connection when they need one.
+	DefaultIdleTimeout = 30 * time.Second
+	// DefaultMaxConnections bounds the connections open at once. Each MCP
+	// client of the streamable transport holds one or two (its GET event
+	// stream and its POSTs).
+	DefaultMaxConnections = 256
+)
+
+// RunOptions configure RunHTTP; nil, and every zero field, means the
+// default, and a negative timeout means none. The timeouts are what stops
+// a client that opens connections and sends nothing, or sends slowly, from
+// holding them: without them, every connection a client opened would stay
+// open for as long as it liked.
+type RunOptions struct {
+	// ShutdownGrace is how long in-flight requests may finish after ctx
+	// is done; 0 (or less) means DefaultShutdownGrace.
+	ShutdownGrace time.Duration
+	// ReadHeaderTimeout bounds reading the headers of a request, from
+	// the moment the connection is ready for it; 0 means
+	// DefaultReadHeaderTimeout.
+	ReadHeaderTimeout time.Duration
+	// BodyReadTimeout bounds reading the body of a request once its
+	// headers are read; 0 means DefaultBodyReadTimeout. It applies to
+	// requests with a body only, never to the GET event stream, which
+	// stays open as long as the session wants it; once the body is read,
+	// the request may take as long as its tool call does.
+	BodyReadTimeout time.Duration
+	// IdleTimeout is how long a kept-alive connection may wait for its
+	// next request; 0 means DefaultIdleTimeout. An open event stream is a
+	// request in progress, not an idle connection.
+	IdleTimeout time.Duration
+	// MaxConnections bounds the connections open at once; 0 means
+	// DefaultMaxConnections and a negative value sets no bound. Beyond it,
+	// new connections wait in the listen queue until one closes.
+	MaxConnections int
+	// Logger receives the server's activity; nil discards. Never stdout.
 	Logger *slog.Logger
 }
 
@@ -96,6 +145,11 @@ func hostOnly(hostport string) string {
 //   - Bearer token: with opts.Token set, a request without the right
 //     "Authorization: Bearer" header gets 401. Tokens are compared in
 //     constant time.
+//
+// Both are decided on the headers alone. A refused request's body is never
+// read: the refusal is written at once and the connection closed after it
+// (Connection: close), so a client cannot hold a connection by sending a
+// body slowly, nor keep one alive without the token.
 func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 	if opts == nil {
 		opts = &HTTPOptions{}
@@ -118,20 +172,29 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 	mux.HandleFunc(HTTPPath, func(w http.ResponseWriter, r *http.Request) {
 		if msg := rebindingProblem(r); msg != "" {
 			logger.Warn("refused a request with a foreign Host or Origin", "host", r.Host, "origin", r.Header.Get("Origin"), "remote", r.RemoteAddr)
-			http.Error(w, "Forbidden: "+msg, http.StatusForbidden)
+			refuse(w, "Forbidden: "+msg, http.StatusForbidden)
 			return
 		}
 		if opts.Token != "" && !bearerMatches(r.Header.Get("Authorization"), wantSum) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentapp"`)
-			http.Error(w, "Unauthorized: send the header \"Authorization: Bearer <token>\" with the token the server was started with (--token or AGENTAPP_SERVER_TOKEN)", http.StatusUnauthorized)
+			refuse(w, "Unauthorized: send the header \"Authorization: Bearer <token>\" with the token the server was started with (--token or AGENTAPP_SERVER_TOKEN)", http.StatusUnauthorized)
 			return
 		}
 		mcpHandler.ServeHTTP(w, r)
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "Not Found: the MCP endpoint is "+HTTPPath, http.StatusNotFound)
+		refuse(w, "Not Found: the MCP endpoint is "+HTTPPath, http.StatusNotFound)
 	})
 	return &HTTPHandler{mux: mux, server: server.mcp}
+}
+
+// refuse answers a request the server will not serve, without reading its
+// body, and closes the connection once the answer is written. Left open,
+// the connection would be kept alive, and the server would first read
+// (and discard) the rest of the body, however slowly it came.
+func refuse(w http.ResponseWriter, msg string, code int) {
+	w.Header().Set("Connection", "close")
+	http.Error(w, msg, code)
 }
 
 // SessionIdleTimeout is how long an HTTP session may go without a request
@@ -162,7 +225,7 @@ func rebindingProblem(r *http.Request) string {
 	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	onLoopback := local != nil && isLoopbackHost(hostOnly(local.String()))
 	if onLoopback && !isLoopbackHost(hostOnly(r.Host)) {
-		return fmt.Sprintf("Host %q is not a loopback name; this server only answers requests addressed to localhost, 127.0.0.1 or [::1]", r.Host)
+		return fmt.Sprintf("Host %s is not a loopback name; this server only answers requests addressed to localhost, 127.0.0.1 or [::1]", Quote(r.Host))
 	}
 	origin := r.Header.Get("Origin")
 	if origin == "" {
@@ -170,12 +233,12 @@ func rebindingProblem(r *http.Request) string {
 	}
 	u, err := url.Parse(origin)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Sprintf("Origin %q is not allowed", origin)
+		return fmt.Sprintf("Origin %s is not allowed", Quote(origin))
 	}
 	if isLoopbackHost(u.Hostname()) || strings.EqualFold(u.Host, r.Host) {
 		return ""
 	}
-	return fmt.Sprintf("Origin %q is not allowed; only pages served from localhost or from this server may call it", origin)
+	return fmt.Sprintf("Origin %s is not allowed; only pages served from localhost or from this server may call it", Quote(origin))
 }
 
 // bearerMatches reports whether an Authorization header carries the token
@@ -192,16 +255,30 @@ func bearerMatches(header string, want [32]byte) bool {
 
 // RunHTTP serves handler on ln until ctx is done, then shuts down
 // gracefully: it stops accepting, ends the open server-to-client event
-// streams (GET requests, which would otherwise never finish), and gives
-// in-flight requests up to grace (0 means DefaultShutdownGrace) before
-// closing what is left, and finally closes every MCP session. It returns nil after a shutdown that ctx asked
-// for, and the serving error otherwise.
-func RunHTTP(ctx context.Context, ln net.Listener, handler *HTTPHandler, grace time.Duration, logger *slog.Logger) error {
+// streams (GET requests, which would otherwise never finish), gives
+// in-flight requests up to opts.ShutdownGrace before closing what is left,
+// and finally closes every MCP session. It returns nil after a shutdown
+// that ctx asked for, and the serving error otherwise.
+//
+// While serving, it bounds how long a client may take to send a request
+// and how long a connection may stay idle, and how many connections are
+// open at once (see RunOptions; nil means the defaults).
+func RunHTTP(ctx context.Context, ln net.Listener, handler *HTTPHandler, opts *RunOptions) error {
+	if opts == nil {
+		opts = &RunOptions{}
+	}
+	grace := opts.ShutdownGrace
 	if grace <= 0 {
 		grace = DefaultShutdownGrace
 	}
+	bodyTimeout := timeoutOr(opts.BodyReadTimeout, DefaultBodyReadTimeout)
+	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	addr := ln.Addr()
+	if limit := cmp.Or(opts.MaxConnections, DefaultMaxConnections); limit > 0 {
+		ln = newLimitListener(ln, limit)
 	}
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
@@ -213,10 +290,13 @@ func RunHTTP(ctx context.Context, ln net.Listener, handler *HTTPHandler, grace t
 				stop := context.AfterFunc(streams, cancel)
 				defer stop()
 				r = r.WithContext(rctx)
+			} else if bodyTimeout > 0 && r.Body != nil && r.Body != http.NoBody {
+				r.Body = newDeadlineBody(w, r.Body, bodyTimeout)
 			}
 			handler.ServeHTTP(w, r)
 		}),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: timeoutOr(opts.ReadHeaderTimeout, DefaultReadHeaderTimeout),
+		IdleTimeout:       timeoutOr(opts.IdleTimeout, DefaultIdleTimeout),
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	srv.RegisterOnShutdown(endStreams)
@@ -226,7 +306,7 @@ func RunHTTP(ctx context.Context, ln net.Listener, handler *HTTPHandler, grace t
 	select {
 	case err := <-served:
 		handler.CloseSessions()
-		return fmt.Errorf("HTTP server on %s stopped: %w", ln.Addr(), err)
+		return fmt.Errorf("HTTP server on %s stopped: %w", addr, err)
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down", "grace", grace)
@@ -238,7 +318,106 @@ func RunHTTP(ctx context.Context, ln net.Listener, handler *HTTPHandler, grace t
 	}
 	handler.CloseSessions()
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("HTTP server on %s: %w", ln.Addr(), err)
+		return fmt.Errorf("HTTP server on %s: %w", addr, err)
 	}
 	return nil
+}
+
+// timeoutOr returns d, or def if d is 0; a negative d means no timeout,
+// which the http.Server and newDeadlineBody write as 0.
+func timeoutOr(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
+// deadlineBody is a request body that must be read within a deadline.
+// The http.Server's own ReadTimeout cannot do this: it covers every
+// request, the GET event stream included, and once it passes, the server
+// cancels the request, ending the stream. So each request with a body
+// gets its own read deadline, lifted as soon as the body has been read:
+// after that the connection is only watched for the client going away,
+// and the tool call may take as long as it needs.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	once sync.Once
+}
+
+// newDeadlineBody sets a read deadline of timeout from now on the
+// connection of w and returns body, which lifts it at its end. If the
+// connection cannot take a deadline (a ResponseWriter that is not the
+// server's), body is returned as it is.
+func newDeadlineBody(w http.ResponseWriter, body io.ReadCloser, timeout time.Duration) io.ReadCloser {
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(time.Now().Add(timeout)) != nil {
+		return body
+	}
+	return &deadlineBody{ReadCloser: body, rc: rc}
+}
+
+// Read reads the body and lifts the deadline at its end. After a failure
+// (the deadline passing among them) the deadline stays: the server may
+// try to read the rest of the body before it answers, and that must fail
+// at once too.
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.once.Do(func() { _ = b.rc.SetReadDeadline(time.Time{}) })
+	}
+	return n, err
+}
+
+// limitListener is a listener that keeps at most cap(slots) accepted
+// connections open: Accept waits for one to close before taking another,
+// leaving the rest in the kernel's listen queue.
+type limitListener struct {
+	net.Listener
+	slots     chan struct{}
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+func newLimitListener(ln net.Listener, n int) *limitListener {
+	return &limitListener{Listener: ln, slots: make(chan struct{}, n), closed: make(chan struct{})}
+}
+
+// Accept waits for a free slot, then accepts a connection that frees its
+// slot when it is closed.
+func (l *limitListener) Accept() (net.Conn, error) {
+	select {
+	case l.slots <- struct{}{}:
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.slots
+		return nil, err
+	}
+	return &limitedConn{Conn: c, release: func() { <-l.slots }}, nil
+}
+
+// Close closes the listener and ends an Accept waiting for a slot.
+func (l *limitListener) Close() error {
+	l.closeOnce.Do(func() { close(l.closed) })
+	return l.Listener.Close()
+}
+
+// limitedConn is a connection of a limitListener.
+type limitedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+// Close closes the connection and frees its slot, once.
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
 }

@@ -148,7 +148,7 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) erro
 	}
 	printBanner(stderr, "http://"+ln.Addr().String()+mcpserver.HTTPPath, opts.Tools, len(docs), dir, auth, guardCfg.PII)
 	handler := mcpserver.NewHTTPHandler(server, &mcpserver.HTTPOptions{Token: token, Logger: logger})
-	if err := mcpserver.RunHTTP(ctx, ln, handler, mcpserver.DefaultShutdownGrace, logger); err != nil {
+	if err := mcpserver.RunHTTP(ctx, ln, handler, &mcpserver.RunOptions{Logger: logger}); err != nil {
 		return err
 	}
 	fmt.Fprintln(stderr, "agentapp serve: stopped")
