@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +25,19 @@ import (
 // HTTPPath is the endpoint of the streamable HTTP transport.
 const HTTPPath = "/mcp"
 
+// Defaults of HTTPOptions.
+const (
+	// DefaultMaxSessions bounds the HTTP sessions open at once. A session
+	// costs the server about 13 KB while it lasts, so the bound keeps a
+	// client that opens sessions and never ends them to about 13 MB.
+	DefaultMaxSessions = 1000
+	// DefaultSessionIdleTimeout is how long an HTTP session may go without
+	// a request before the server forgets it. A client that comes back
+	// later gets 404 for the old session and, as the protocol prescribes,
+	// starts a new one; clients that want to keep a session longer ping.
+	DefaultSessionIdleTimeout = 5 * time.Minute
+)
+
 // HTTPOptions configure NewHTTPHandler; nil means the defaults.
 type HTTPOptions struct {
 	// Token, when not empty, is the bearer token every request must carry
@@ -31,6 +45,20 @@ type HTTPOptions struct {
 	Token string
 	// Logger receives transport activity; nil discards. Never stdout.
 	Logger *slog.Logger
+	// MaxSessions bounds the MCP sessions open at once; 0 means
+	// DefaultMaxSessions and a negative value sets no bound. When a new
+	// session would go over it, the session that has been idle longest
+	// (no POST or DELETE in progress, the oldest last request) is closed
+	// to make room; its client gets 404 on its next request and starts a
+	// new session. If every session is busy, the new one is refused with
+	// 503.
+	MaxSessions int
+	// SessionIdleTimeout is how long a session may go without a request
+	// before it is closed; 0 means DefaultSessionIdleTimeout and a
+	// negative value keeps idle sessions until the server stops (or
+	// MaxSessions evicts them). An open GET event stream does not count as
+	// a request, as in the SDK; clients keep a session with pings.
+	SessionIdleTimeout time.Duration
 }
 
 // Defaults of RunOptions.
@@ -150,6 +178,9 @@ func hostOnly(hostport string) string {
 // read: the refusal is written at once and the connection closed after it
 // (Connection: close), so a client cannot hold a connection by sending a
 // body slowly, nor keep one alive without the token.
+//
+// The handler also bounds the sessions open at once and closes idle ones
+// (HTTPOptions.MaxSessions, SessionIdleTimeout).
 func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 	if opts == nil {
 		opts = &HTTPOptions{}
@@ -158,16 +189,28 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	idle := opts.SessionIdleTimeout
+	switch {
+	case idle == 0:
+		idle = DefaultSessionIdleTimeout
+	case idle < 0:
+		idle = 0 // the SDK's "never"
+	}
+	maxSessions := opts.MaxSessions
+	if maxSessions == 0 {
+		maxSessions = DefaultMaxSessions
+	}
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server.mcp }, &mcp.StreamableHTTPOptions{
 		Logger: logger,
 		// A client that goes away without ending its session (DELETE)
 		// would otherwise hold its state for the server's lifetime.
-		SessionTimeout: SessionIdleTimeout,
+		SessionTimeout: idle,
 	})
 	var wantSum [32]byte
 	if opts.Token != "" {
 		wantSum = sha256.Sum256([]byte(opts.Token))
 	}
+	h := &HTTPHandler{server: server.mcp, sessions: &sessionCap{max: maxSessions, server: server.mcp, open: map[string]*capSession{}}}
 	mux := http.NewServeMux()
 	mux.HandleFunc(HTTPPath, func(w http.ResponseWriter, r *http.Request) {
 		if msg := rebindingProblem(r); msg != "" {
@@ -180,12 +223,13 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 			refuse(w, "Unauthorized: send the header \"Authorization: Bearer <token>\" with the token the server was started with (--token or AGENTAPP_SERVER_TOKEN)", http.StatusUnauthorized)
 			return
 		}
-		mcpHandler.ServeHTTP(w, r)
+		h.sessions.serve(w, r, mcpHandler, logger)
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		refuse(w, "Not Found: the MCP endpoint is "+HTTPPath, http.StatusNotFound)
 	})
-	return &HTTPHandler{mux: mux, server: server.mcp}
+	h.mux = mux
+	return h
 }
 
 // refuse answers a request the server will not serve, without reading its
@@ -197,15 +241,11 @@ func refuse(w http.ResponseWriter, msg string, code int) {
 	http.Error(w, msg, code)
 }
 
-// SessionIdleTimeout is how long an HTTP session may go without a request
-// before the server forgets it. A client that comes back later gets 404
-// for the old session and, as the protocol prescribes, starts a new one.
-const SessionIdleTimeout = 30 * time.Minute
-
 // HTTPHandler is the MCP endpoint built by NewHTTPHandler.
 type HTTPHandler struct {
-	mux    *http.ServeMux
-	server *mcp.Server
+	mux      *http.ServeMux
+	server   *mcp.Server
+	sessions *sessionCap
 }
 
 // ServeHTTP implements http.Handler.
@@ -216,6 +256,150 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.
 func (h *HTTPHandler) CloseSessions() {
 	for ss := range h.server.Sessions() {
 		ss.Close()
+	}
+}
+
+// sessionIDHeader carries the streamable transport's session id.
+const sessionIDHeader = "Mcp-Session-Id"
+
+// sessionCap keeps the HTTP sessions within a bound (HTTPOptions
+// MaxSessions). It sees every request: a POST without a session id asks
+// for a new session, and is let through only once there is room for it,
+// made if need be by closing the session idle longest; a request with an
+// id marks that session in use until it ends.
+//
+// A session being created counts against the bound from the moment room
+// is made for it, so concurrent initializes cannot overshoot it.
+type sessionCap struct {
+	max    int // < 0: no bound
+	server *mcp.Server
+
+	mu      sync.Mutex
+	open    map[string]*capSession // by session id
+	pending int                    // sessions being created
+}
+
+// capSession is what sessionCap knows of one session.
+type capSession struct {
+	ss   *mcp.ServerSession
+	busy int       // POST and DELETE requests in progress
+	last time.Time // the end of its last request, or its creation
+}
+
+// serve passes r to next, the SDK's handler, keeping the session count
+// (see sessionCap).
+func (c *sessionCap) serve(w http.ResponseWriter, r *http.Request, next http.Handler, logger *slog.Logger) {
+	id := r.Header.Get(sessionIDHeader)
+	if id != "" || r.Method != http.MethodPost {
+		if id != "" {
+			defer c.use(id, r.Method != http.MethodGet)()
+		}
+		next.ServeHTTP(w, r)
+		return
+	}
+	victims, ok := c.reserve()
+	if !ok {
+		logger.Warn("refused a new session: every session is busy", "max", c.max)
+		w.Header().Set("Retry-After", "1")
+		refuse(w, fmt.Sprintf("Service Unavailable: the server already has %d MCP sessions, all busy; try again shortly", c.max), http.StatusServiceUnavailable)
+		return
+	}
+	for _, v := range victims {
+		logger.Info("closed the MCP session idle longest to make room for a new one", "session", v.ID(), "max", c.max)
+		v.Close()
+	}
+	created := ""
+	defer func() { c.created(created) }()
+	next.ServeHTTP(w, r)
+	created = w.Header().Get(sessionIDHeader)
+}
+
+// reserve makes room for one new session and counts it as pending. It
+// returns the sessions to close for it, the longest idle first, or false
+// if there are not enough idle ones.
+func (c *sessionCap) reserve() (victims []*mcp.ServerSession, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if need := len(c.open) + c.pending + 1 - c.max; c.max >= 0 && need > 0 {
+		type idle struct {
+			id string
+			s  *capSession
+		}
+		var candidates []idle
+		for id, s := range c.open {
+			if s.busy == 0 {
+				candidates = append(candidates, idle{id, s})
+			}
+		}
+		if len(candidates) < need {
+			return nil, false
+		}
+		slices.SortFunc(candidates, func(a, b idle) int { return a.s.last.Compare(b.s.last) })
+		for _, v := range candidates[:need] {
+			delete(c.open, v.id)
+			victims = append(victims, v.s.ss)
+		}
+	}
+	c.pending++
+	return victims, true
+}
+
+// created ends a reservation. id is the session the request created, or
+// "" if it created none (a failed initialize, or a request that was not
+// one); the session is counted until it ends.
+func (c *sessionCap) created(id string) {
+	var ss *mcp.ServerSession
+	if id != "" {
+		for s := range c.server.Sessions() {
+			if s.ID() == id {
+				ss = s
+				break
+			}
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pending--
+	if ss == nil {
+		// No session, or it ended already (the SDK closes a session
+		// whose initialize failed before the request returns).
+		return
+	}
+	entry := &capSession{ss: ss, last: time.Now()}
+	c.open[id] = entry
+	go func() {
+		// Forget the session when it ends, however it ends: DELETE, the
+		// idle timeout, eviction or shutdown.
+		_ = ss.Wait()
+		c.mu.Lock()
+		if c.open[id] == entry {
+			delete(c.open, id)
+		}
+		c.mu.Unlock()
+	}()
+}
+
+// use marks the session id in use by a request; busy requests (POST,
+// DELETE) keep it from eviction until they end. The returned function ends
+// the use. An unknown id is left to the SDK, which answers 404.
+func (c *sessionCap) use(id string, busy bool) func() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.open[id]
+	if s == nil {
+		return func() {}
+	}
+	s.last = time.Now()
+	if busy {
+		s.busy++
+	}
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		s.last = time.Now()
+		if busy {
+			s.busy--
+		}
 	}
 }
 

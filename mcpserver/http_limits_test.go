@@ -8,7 +8,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -262,5 +264,142 @@ func TestHTTPMaxConnections(t *testing.T) {
 	held[0].c.Close()
 	if res, _ := third.response(); res.StatusCode != http.StatusNotFound {
 		t.Fatalf("third connection, once one closed: status %d, want 404", res.StatusCode)
+	}
+}
+
+// sessionClient opens and uses streamable HTTP sessions on url.
+type sessionClient struct {
+	t   *testing.T
+	url string
+}
+
+func (c sessionClient) do(session, body string) (int, string) {
+	c.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, c.url, strings.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	res, err := (&http.Client{Timeout: connBound}).Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	io.Copy(io.Discard, res.Body)
+	return res.StatusCode, res.Header.Get("Mcp-Session-Id")
+}
+
+// open initializes a session and returns its id, or "" with the status
+// if the server refused.
+func (c sessionClient) open() (string, int) {
+	c.t.Helper()
+	status, id := c.do("", initializeBody)
+	if status != http.StatusOK {
+		return "", status
+	}
+	if s, _ := c.do(id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); s != http.StatusAccepted {
+		c.t.Fatalf("notifications/initialized: status %d", s)
+	}
+	return id, status
+}
+
+// alive pings the session: 200 if it is open, 404 if the server forgot it.
+func (c sessionClient) alive(id string) int {
+	c.t.Helper()
+	status, _ := c.do(id, `{"jsonrpc":"2.0","id":99,"method":"ping"}`)
+	return status
+}
+
+func TestHTTPSessionCap(t *testing.T) {
+	srv := mcpserver.New(&mcpserver.Options{Version: "test"})
+	ts := httptest.NewServer(mcpserver.NewHTTPHandler(srv, &mcpserver.HTTPOptions{MaxSessions: 3}))
+	defer ts.Close()
+	c := sessionClient{t: t, url: ts.URL + mcpserver.HTTPPath}
+
+	var ids []string
+	for i := range 5 {
+		id, status := c.open()
+		if id == "" {
+			t.Fatalf("session %d: status %d", i+1, status)
+		}
+		ids = append(ids, id)
+		if i == 2 {
+			// The first session is used again: now the second has been
+			// idle longest, then the third.
+			if s := c.alive(ids[0]); s != http.StatusOK {
+				t.Fatalf("ping the first session: %d", s)
+			}
+		}
+	}
+	want := []int{http.StatusOK, http.StatusNotFound, http.StatusNotFound, http.StatusOK, http.StatusOK}
+	for i, id := range ids {
+		if got := c.alive(id); got != want[i] {
+			t.Errorf("session %d of 5 with a cap of 3: ping status %d, want %d", i+1, got, want[i])
+		}
+	}
+}
+
+func TestHTTPSessionCapConcurrent(t *testing.T) {
+	const limit, clients = 4, 24
+	srv := mcpserver.New(&mcpserver.Options{Version: "test"})
+	ts := httptest.NewServer(mcpserver.NewHTTPHandler(srv, &mcpserver.HTTPOptions{MaxSessions: limit}))
+	defer ts.Close()
+	c := sessionClient{t: t, url: ts.URL + mcpserver.HTTPPath}
+
+	var mu sync.Mutex
+	var ids []string
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			status, id := c.do("", initializeBody)
+			switch status {
+			case http.StatusOK:
+				mu.Lock()
+				ids = append(ids, id)
+				mu.Unlock()
+			case http.StatusServiceUnavailable:
+				// Every session was being created or busy: refused, to be retried.
+			default:
+				t.Errorf("initialize: status %d", status)
+			}
+		})
+	}
+	wg.Wait()
+	live := 0
+	for _, id := range ids {
+		if c.alive(id) == http.StatusOK {
+			live++
+		}
+	}
+	if live == 0 || live > limit {
+		t.Fatalf("%d sessions open after %d initializes with a cap of %d (%d accepted)", live, clients, limit, len(ids))
+	}
+}
+
+func TestHTTPSessionIdleTimeout(t *testing.T) {
+	srv := mcpserver.New(&mcpserver.Options{Version: "test"})
+	ts := httptest.NewServer(mcpserver.NewHTTPHandler(srv, &mcpserver.HTTPOptions{SessionIdleTimeout: 100 * time.Millisecond}))
+	defer ts.Close()
+	c := sessionClient{t: t, url: ts.URL + mcpserver.HTTPPath}
+	id, status := c.open()
+	if id == "" {
+		t.Fatalf("initialize: %d", status)
+	}
+	// Each ping restarts the idle timer, so the pings are spaced well
+	// beyond it.
+	deadline := time.Now().Add(connBound)
+	for {
+		time.Sleep(300 * time.Millisecond)
+		if c.alive(id) == http.StatusNotFound {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a session idle for 300ms at a time is still open after %v with an idle timeout of 100ms", connBound)
+		}
 	}
 }
