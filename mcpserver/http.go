@@ -41,7 +41,10 @@ const (
 // HTTPOptions configure NewHTTPHandler; nil means the defaults.
 type HTTPOptions struct {
 	// Token, when not empty, is the bearer token every request must carry
-	// ("Authorization: Bearer <token>").
+	// ("Authorization: Bearer <token>"). Surrounding white space is not
+	// part of it, as it is not of the token a client sends. ResolveHTTPAddr
+	// refuses a token that is only white space; given one anyway, the
+	// handler refuses every request rather than none.
 	Token string
 	// Logger receives transport activity; nil discards. Never stdout.
 	Logger *slog.Logger
@@ -112,12 +115,26 @@ type RunOptions struct {
 }
 
 // ResolveHTTPAddr checks and completes the address given to
-// `agentapp serve --http`. A missing host means loopback (":8080" and
-// "8080" both become "127.0.0.1:8080"): the server is for local clients
-// unless told otherwise. Any address that is not loopback needs a bearer
-// token, because everyone who can reach it could otherwise call the tools
-// and read the documents; without one, ResolveHTTPAddr refuses.
+// `agentapp serve --http`, and the bearer token. A missing host means
+// loopback (":8080" and "8080" both become "127.0.0.1:8080"): the server is
+// for local clients unless told otherwise. Any address that is not
+// loopback needs a bearer token, because everyone who can reach it could
+// otherwise call the tools and read the documents; without one,
+// ResolveHTTPAddr refuses.
+//
+// A name under .localhost (app.localhost) is loopback by RFC 6761, and
+// the server treats it so, but resolvers need not know that: left to DNS,
+// such a name could resolve to any address, and a server started on it
+// without a token would listen there. So it becomes 127.0.0.1, which is
+// what the name means. ("localhost" itself is kept: the system resolves it
+// from its hosts file.)
+//
+// A token that is set but blank would refuse every client, and one with
+// control characters cannot be sent in a header; both are refused here.
 func ResolveHTTPAddr(addr, token string) (string, error) {
+	if err := checkToken(token); err != nil {
+		return "", err
+	}
 	addr = strings.TrimSpace(addr)
 	if addr == "" {
 		return "", errors.New("empty --http address; use host:port, for example 127.0.0.1:8080 (port 0 picks a free one)")
@@ -132,7 +149,7 @@ func ResolveHTTPAddr(addr, token string) (string, error) {
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 		return "", fmt.Errorf("invalid port %q in --http address %q; use a number from 0 to 65535", port, addr)
 	}
-	if host == "" {
+	if host == "" || isLocalhostSubdomain(host) {
 		host = "127.0.0.1"
 	}
 	if !isLoopbackHost(host) && token == "" {
@@ -142,15 +159,37 @@ func ResolveHTTPAddr(addr, token string) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
+// checkToken refuses a bearer token no client could send (see
+// ResolveHTTPAddr). The empty token means none.
+func checkToken(token string) error {
+	if token == "" {
+		return nil
+	}
+	trimmed := strings.TrimSpace(token)
+	if trimmed == "" {
+		return errors.New("the bearer token (--token or AGENTAPP_SERVER_TOKEN) is only white space, so every client would be refused; " +
+			"set a token of printable characters (for example the output of `openssl rand -hex 32`), or unset it to serve on a loopback address without one")
+	}
+	if strings.ContainsFunc(trimmed, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return errors.New("the bearer token (--token or AGENTAPP_SERVER_TOKEN) holds a control character, which no client can send in an HTTP header; use printable characters only")
+	}
+	return nil
+}
+
 // isLoopbackHost reports whether host (a name or an IP, without port or
-// brackets) is "localhost" or a loopback address.
+// brackets) is "localhost", a name under .localhost or a loopback address.
 func isLoopbackHost(host string) bool {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+	if host == "localhost" || isLocalhostSubdomain(host) {
 		return true
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// isLocalhostSubdomain reports whether host is a name under .localhost.
+func isLocalhostSubdomain(host string) bool {
+	return strings.HasSuffix(strings.TrimSuffix(strings.ToLower(host), "."), ".localhost")
 }
 
 // hostOnly returns the host part of a Host header value ("[::1]:80" →
@@ -206,9 +245,15 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 		// would otherwise hold its state for the server's lifetime.
 		SessionTimeout: idle,
 	})
+	token := strings.TrimSpace(opts.Token)
 	var wantSum [32]byte
 	if opts.Token != "" {
-		wantSum = sha256.Sum256([]byte(opts.Token))
+		if token == "" {
+			// Fail closed: a blank token must not mean no token.
+			logger.Error("the bearer token is only white space; every request will be refused")
+			token = opts.Token
+		}
+		wantSum = sha256.Sum256([]byte(token))
 	}
 	h := &HTTPHandler{server: server.mcp, sessions: &sessionCap{max: maxSessions, server: server.mcp, open: map[string]*capSession{}}}
 	mux := http.NewServeMux()
