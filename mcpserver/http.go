@@ -1,18 +1,22 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,26 +25,116 @@ import (
 // HTTPPath is the endpoint of the streamable HTTP transport.
 const HTTPPath = "/mcp"
 
-// DefaultShutdownGrace is how long RunHTTP lets in-flight requests finish
-// after it is told to stop.
-const DefaultShutdownGrace = 5 * time.Second
+// Defaults of HTTPOptions.
+const (
+	// DefaultMaxSessions bounds the HTTP sessions open at once. A session
+	// costs the server about 13 KB while it lasts, so the bound keeps a
+	// client that opens sessions and never ends them to about 13 MB.
+	DefaultMaxSessions = 1000
+	// DefaultSessionIdleTimeout is how long an HTTP session may go without
+	// a request before the server forgets it. A client that comes back
+	// later gets 404 for the old session and, as the protocol prescribes,
+	// starts a new one; clients that want to keep a session longer ping.
+	DefaultSessionIdleTimeout = 5 * time.Minute
+)
 
 // HTTPOptions configure NewHTTPHandler; nil means the defaults.
 type HTTPOptions struct {
 	// Token, when not empty, is the bearer token every request must carry
-	// ("Authorization: Bearer <token>").
+	// ("Authorization: Bearer <token>"). Surrounding white space is not
+	// part of it, as it is not of the token a client sends. ResolveHTTPAddr
+	// refuses a token that is only white space; given one anyway, the
+	// handler refuses every request rather than none.
 	Token string
 	// Logger receives transport activity; nil discards. Never stdout.
+	Logger *slog.Logger
+	// MaxSessions bounds the MCP sessions open at once; 0 means
+	// DefaultMaxSessions and a negative value sets no bound. When a new
+	// session would go over it, the session that has been idle longest
+	// (no POST or DELETE in progress, the oldest last request) is closed
+	// to make room; its client gets 404 on its next request and starts a
+	// new session. If every session is busy, the new one is refused with
+	// 503.
+	MaxSessions int
+	// SessionIdleTimeout is how long a session may go without a request
+	// before it is closed; 0 means DefaultSessionIdleTimeout and a
+	// negative value keeps idle sessions until the server stops (or
+	// MaxSessions evicts them). An open GET event stream does not count as
+	// a request, as in the SDK; clients keep a session with pings.
+	SessionIdleTimeout time.Duration
+}
+
+// Defaults of RunOptions.
+const (
+	// DefaultShutdownGrace is how long RunHTTP lets in-flight requests
+	// finish after it is told to stop.
+	DefaultShutdownGrace = 5 * time.Second
+	// DefaultReadHeaderTimeout bounds reading a request's headers.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultBodyReadTimeout bounds reading a request's body (a JSON-RPC
+	// message, at most 4 MiB) once its headers are in.
+	DefaultBodyReadTimeout = 30 * time.Second
+	// DefaultIdleTimeout is how long a kept-alive connection may wait for
+	// its next request. Clients open a new connection when they need one.
+	DefaultIdleTimeout = 30 * time.Second
+	// DefaultMaxConnections bounds the connections open at once. Each MCP
+	// client of the streamable transport holds one or two (its GET event
+	// stream and its POSTs).
+	DefaultMaxConnections = 256
+)
+
+// RunOptions configure RunHTTP; nil, and every zero field, means the
+// default, and a negative timeout means none. The timeouts are what stops
+// a client that opens connections and sends nothing, or sends slowly, from
+// holding them: without them, every connection a client opened would stay
+// open for as long as it liked.
+type RunOptions struct {
+	// ShutdownGrace is how long in-flight requests may finish after ctx
+	// is done; 0 (or less) means DefaultShutdownGrace.
+	ShutdownGrace time.Duration
+	// ReadHeaderTimeout bounds reading the headers of a request, from
+	// the moment the connection is ready for it; 0 means
+	// DefaultReadHeaderTimeout.
+	ReadHeaderTimeout time.Duration
+	// BodyReadTimeout bounds reading the body of a request once its
+	// headers are read; 0 means DefaultBodyReadTimeout. It applies to
+	// requests with a body only, never to the GET event stream, which
+	// stays open as long as the session wants it; once the body is read,
+	// the request may take as long as its tool call does.
+	BodyReadTimeout time.Duration
+	// IdleTimeout is how long a kept-alive connection may wait for its
+	// next request; 0 means DefaultIdleTimeout. An open event stream is a
+	// request in progress, not an idle connection.
+	IdleTimeout time.Duration
+	// MaxConnections bounds the connections open at once; 0 means
+	// DefaultMaxConnections and a negative value sets no bound. Beyond it,
+	// new connections wait in the listen queue until one closes.
+	MaxConnections int
+	// Logger receives the server's activity; nil discards. Never stdout.
 	Logger *slog.Logger
 }
 
 // ResolveHTTPAddr checks and completes the address given to
-// `agentapp serve --http`. A missing host means loopback (":8080" and
-// "8080" both become "127.0.0.1:8080"): the server is for local clients
-// unless told otherwise. Any address that is not loopback needs a bearer
-// token, because everyone who can reach it could otherwise call the tools
-// and read the documents; without one, ResolveHTTPAddr refuses.
+// `agentapp serve --http`, and the bearer token. A missing host means
+// loopback (":8080" and "8080" both become "127.0.0.1:8080"): the server is
+// for local clients unless told otherwise. Any address that is not
+// loopback needs a bearer token, because everyone who can reach it could
+// otherwise call the tools and read the documents; without one,
+// ResolveHTTPAddr refuses.
+//
+// A name under .localhost (app.localhost) is loopback by RFC 6761, and
+// the server treats it so, but resolvers need not know that: left to DNS,
+// such a name could resolve to any address, and a server started on it
+// without a token would listen there. So it becomes 127.0.0.1, which is
+// what the name means. ("localhost" itself is kept: the system resolves it
+// from its hosts file.)
+//
+// A token that is set but blank would refuse every client, and one with
+// control characters cannot be sent in a header; both are refused here.
 func ResolveHTTPAddr(addr, token string) (string, error) {
+	if err := checkToken(token); err != nil {
+		return "", err
+	}
 	addr = strings.TrimSpace(addr)
 	if addr == "" {
 		return "", errors.New("empty --http address; use host:port, for example 127.0.0.1:8080 (port 0 picks a free one)")
@@ -55,7 +149,7 @@ func ResolveHTTPAddr(addr, token string) (string, error) {
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 		return "", fmt.Errorf("invalid port %q in --http address %q; use a number from 0 to 65535", port, addr)
 	}
-	if host == "" {
+	if host == "" || isLocalhostSubdomain(host) {
 		host = "127.0.0.1"
 	}
 	if !isLoopbackHost(host) && token == "" {
@@ -65,15 +159,37 @@ func ResolveHTTPAddr(addr, token string) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
+// checkToken refuses a bearer token no client could send (see
+// ResolveHTTPAddr). The empty token means none.
+func checkToken(token string) error {
+	if token == "" {
+		return nil
+	}
+	trimmed := strings.TrimSpace(token)
+	if trimmed == "" {
+		return errors.New("the bearer token (--token or AGENTAPP_SERVER_TOKEN) is only white space, so every client would be refused; " +
+			"set a token of printable characters (for example the output of `openssl rand -hex 32`), or unset it to serve on a loopback address without one")
+	}
+	if strings.ContainsFunc(trimmed, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return errors.New("the bearer token (--token or AGENTAPP_SERVER_TOKEN) holds a control character, which no client can send in an HTTP header; use printable characters only")
+	}
+	return nil
+}
+
 // isLoopbackHost reports whether host (a name or an IP, without port or
-// brackets) is "localhost" or a loopback address.
+// brackets) is "localhost", a name under .localhost or a loopback address.
 func isLoopbackHost(host string) bool {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+	if host == "localhost" || isLocalhostSubdomain(host) {
 		return true
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// isLocalhostSubdomain reports whether host is a name under .localhost.
+func isLocalhostSubdomain(host string) bool {
+	return strings.HasSuffix(strings.TrimSuffix(strings.ToLower(host), "."), ".localhost")
 }
 
 // hostOnly returns the host part of a Host header value ("[::1]:80" →
@@ -96,6 +212,14 @@ func hostOnly(hostport string) string {
 //   - Bearer token: with opts.Token set, a request without the right
 //     "Authorization: Bearer" header gets 401. Tokens are compared in
 //     constant time.
+//
+// Both are decided on the headers alone. A refused request's body is never
+// read: the refusal is written at once and the connection closed after it
+// (Connection: close), so a client cannot hold a connection by sending a
+// body slowly, nor keep one alive without the token.
+//
+// The handler also bounds the sessions open at once and closes idle ones
+// (HTTPOptions.MaxSessions, SessionIdleTimeout).
 func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 	if opts == nil {
 		opts = &HTTPOptions{}
@@ -104,45 +228,69 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	idle := opts.SessionIdleTimeout
+	switch {
+	case idle == 0:
+		idle = DefaultSessionIdleTimeout
+	case idle < 0:
+		idle = 0 // the SDK's "never"
+	}
+	maxSessions := opts.MaxSessions
+	if maxSessions == 0 {
+		maxSessions = DefaultMaxSessions
+	}
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server.mcp }, &mcp.StreamableHTTPOptions{
 		Logger: logger,
 		// A client that goes away without ending its session (DELETE)
 		// would otherwise hold its state for the server's lifetime.
-		SessionTimeout: SessionIdleTimeout,
+		SessionTimeout: idle,
 	})
+	token := strings.TrimSpace(opts.Token)
 	var wantSum [32]byte
 	if opts.Token != "" {
-		wantSum = sha256.Sum256([]byte(opts.Token))
+		if token == "" {
+			// Fail closed: a blank token must not mean no token.
+			logger.Error("the bearer token is only white space; every request will be refused")
+			token = opts.Token
+		}
+		wantSum = sha256.Sum256([]byte(token))
 	}
+	h := &HTTPHandler{server: server.mcp, sessions: &sessionCap{max: maxSessions, server: server.mcp, open: map[string]*capSession{}}}
 	mux := http.NewServeMux()
 	mux.HandleFunc(HTTPPath, func(w http.ResponseWriter, r *http.Request) {
 		if msg := rebindingProblem(r); msg != "" {
 			logger.Warn("refused a request with a foreign Host or Origin", "host", r.Host, "origin", r.Header.Get("Origin"), "remote", r.RemoteAddr)
-			http.Error(w, "Forbidden: "+msg, http.StatusForbidden)
+			refuse(w, "Forbidden: "+msg, http.StatusForbidden)
 			return
 		}
 		if opts.Token != "" && !bearerMatches(r.Header.Get("Authorization"), wantSum) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentapp"`)
-			http.Error(w, "Unauthorized: send the header \"Authorization: Bearer <token>\" with the token the server was started with (--token or AGENTAPP_SERVER_TOKEN)", http.StatusUnauthorized)
+			refuse(w, "Unauthorized: send the header \"Authorization: Bearer <token>\" with the token the server was started with (--token or AGENTAPP_SERVER_TOKEN)", http.StatusUnauthorized)
 			return
 		}
-		mcpHandler.ServeHTTP(w, r)
+		h.sessions.serve(w, r, mcpHandler, logger)
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "Not Found: the MCP endpoint is "+HTTPPath, http.StatusNotFound)
+		refuse(w, "Not Found: the MCP endpoint is "+HTTPPath, http.StatusNotFound)
 	})
-	return &HTTPHandler{mux: mux, server: server.mcp}
+	h.mux = mux
+	return h
 }
 
-// SessionIdleTimeout is how long an HTTP session may go without a request
-// before the server forgets it. A client that comes back later gets 404
-// for the old session and, as the protocol prescribes, starts a new one.
-const SessionIdleTimeout = 30 * time.Minute
+// refuse answers a request the server will not serve, without reading its
+// body, and closes the connection once the answer is written. Left open,
+// the connection would be kept alive, and the server would first read
+// (and discard) the rest of the body, however slowly it came.
+func refuse(w http.ResponseWriter, msg string, code int) {
+	w.Header().Set("Connection", "close")
+	http.Error(w, msg, code)
+}
 
 // HTTPHandler is the MCP endpoint built by NewHTTPHandler.
 type HTTPHandler struct {
-	mux    *http.ServeMux
-	server *mcp.Server
+	mux      *http.ServeMux
+	server   *mcp.Server
+	sessions *sessionCap
 }
 
 // ServeHTTP implements http.Handler.
@@ -156,13 +304,157 @@ func (h *HTTPHandler) CloseSessions() {
 	}
 }
 
+// sessionIDHeader carries the streamable transport's session id.
+const sessionIDHeader = "Mcp-Session-Id"
+
+// sessionCap keeps the HTTP sessions within a bound (HTTPOptions
+// MaxSessions). It sees every request: a POST without a session id asks
+// for a new session, and is let through only once there is room for it,
+// made if need be by closing the session idle longest; a request with an
+// id marks that session in use until it ends.
+//
+// A session being created counts against the bound from the moment room
+// is made for it, so concurrent initializes cannot overshoot it.
+type sessionCap struct {
+	max    int // < 0: no bound
+	server *mcp.Server
+
+	mu      sync.Mutex
+	open    map[string]*capSession // by session id
+	pending int                    // sessions being created
+}
+
+// capSession is what sessionCap knows of one session.
+type capSession struct {
+	ss   *mcp.ServerSession
+	busy int       // POST and DELETE requests in progress
+	last time.Time // the end of its last request, or its creation
+}
+
+// serve passes r to next, the SDK's handler, keeping the session count
+// (see sessionCap).
+func (c *sessionCap) serve(w http.ResponseWriter, r *http.Request, next http.Handler, logger *slog.Logger) {
+	id := r.Header.Get(sessionIDHeader)
+	if id != "" || r.Method != http.MethodPost {
+		if id != "" {
+			defer c.use(id, r.Method != http.MethodGet)()
+		}
+		next.ServeHTTP(w, r)
+		return
+	}
+	victims, ok := c.reserve()
+	if !ok {
+		logger.Warn("refused a new session: every session is busy", "max", c.max)
+		w.Header().Set("Retry-After", "1")
+		refuse(w, fmt.Sprintf("Service Unavailable: the server already has %d MCP sessions, all busy; try again shortly", c.max), http.StatusServiceUnavailable)
+		return
+	}
+	for _, v := range victims {
+		logger.Info("closed the MCP session idle longest to make room for a new one", "session", v.ID(), "max", c.max)
+		v.Close()
+	}
+	created := ""
+	defer func() { c.created(created) }()
+	next.ServeHTTP(w, r)
+	created = w.Header().Get(sessionIDHeader)
+}
+
+// reserve makes room for one new session and counts it as pending. It
+// returns the sessions to close for it, the longest idle first, or false
+// if there are not enough idle ones.
+func (c *sessionCap) reserve() (victims []*mcp.ServerSession, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if need := len(c.open) + c.pending + 1 - c.max; c.max >= 0 && need > 0 {
+		type idle struct {
+			id string
+			s  *capSession
+		}
+		var candidates []idle
+		for id, s := range c.open {
+			if s.busy == 0 {
+				candidates = append(candidates, idle{id, s})
+			}
+		}
+		if len(candidates) < need {
+			return nil, false
+		}
+		slices.SortFunc(candidates, func(a, b idle) int { return a.s.last.Compare(b.s.last) })
+		for _, v := range candidates[:need] {
+			delete(c.open, v.id)
+			victims = append(victims, v.s.ss)
+		}
+	}
+	c.pending++
+	return victims, true
+}
+
+// created ends a reservation. id is the session the request created, or
+// "" if it created none (a failed initialize, or a request that was not
+// one); the session is counted until it ends.
+func (c *sessionCap) created(id string) {
+	var ss *mcp.ServerSession
+	if id != "" {
+		for s := range c.server.Sessions() {
+			if s.ID() == id {
+				ss = s
+				break
+			}
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pending--
+	if ss == nil {
+		// No session, or it ended already (the SDK closes a session
+		// whose initialize failed before the request returns).
+		return
+	}
+	entry := &capSession{ss: ss, last: time.Now()}
+	c.open[id] = entry
+	go func() {
+		// Forget the session when it ends, however it ends: DELETE, the
+		// idle timeout, eviction or shutdown.
+		_ = ss.Wait()
+		c.mu.Lock()
+		if c.open[id] == entry {
+			delete(c.open, id)
+		}
+		c.mu.Unlock()
+	}()
+}
+
+// use marks the session id in use by a request; busy requests (POST,
+// DELETE) keep it from eviction until they end. The returned function ends
+// the use. An unknown id is left to the SDK, which answers 404.
+func (c *sessionCap) use(id string, busy bool) func() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.open[id]
+	if s == nil {
+		return func() {}
+	}
+	s.last = time.Now()
+	if busy {
+		s.busy++
+	}
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		s.last = time.Now()
+		if busy {
+			s.busy--
+		}
+	}
+}
+
 // rebindingProblem says why r looks like a DNS-rebinding or cross-site
 // request, or returns "" if it does not.
 func rebindingProblem(r *http.Request) string {
 	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	onLoopback := local != nil && isLoopbackHost(hostOnly(local.String()))
 	if onLoopback && !isLoopbackHost(hostOnly(r.Host)) {
-		return fmt.Sprintf("Host %q is not a loopback name; this server only answers requests addressed to localhost, 127.0.0.1 or [::1]", r.Host)
+		return fmt.Sprintf("Host %s is not a loopback name; this server only answers requests addressed to localhost, 127.0.0.1 or [::1]", Quote(r.Host))
 	}
 	origin := r.Header.Get("Origin")
 	if origin == "" {
@@ -170,12 +462,12 @@ func rebindingProblem(r *http.Request) string {
 	}
 	u, err := url.Parse(origin)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Sprintf("Origin %q is not allowed", origin)
+		return fmt.Sprintf("Origin %s is not allowed", Quote(origin))
 	}
 	if isLoopbackHost(u.Hostname()) || strings.EqualFold(u.Host, r.Host) {
 		return ""
 	}
-	return fmt.Sprintf("Origin %q is not allowed; only pages served from localhost or from this server may call it", origin)
+	return fmt.Sprintf("Origin %s is not allowed; only pages served from localhost or from this server may call it", Quote(origin))
 }
 
 // bearerMatches reports whether an Authorization header carries the token
@@ -192,16 +484,30 @@ func bearerMatches(header string, want [32]byte) bool {
 
 // RunHTTP serves handler on ln until ctx is done, then shuts down
 // gracefully: it stops accepting, ends the open server-to-client event
-// streams (GET requests, which would otherwise never finish), and gives
-// in-flight requests up to grace (0 means DefaultShutdownGrace) before
-// closing what is left, and finally closes every MCP session. It returns nil after a shutdown that ctx asked
-// for, and the serving error otherwise.
-func RunHTTP(ctx context.Context, ln net.Listener, handler *HTTPHandler, grace time.Duration, logger *slog.Logger) error {
+// streams (GET requests, which would otherwise never finish), gives
+// in-flight requests up to opts.ShutdownGrace before closing what is left,
+// and finally closes every MCP session. It returns nil after a shutdown
+// that ctx asked for, and the serving error otherwise.
+//
+// While serving, it bounds how long a client may take to send a request
+// and how long a connection may stay idle, and how many connections are
+// open at once (see RunOptions; nil means the defaults).
+func RunHTTP(ctx context.Context, ln net.Listener, handler *HTTPHandler, opts *RunOptions) error {
+	if opts == nil {
+		opts = &RunOptions{}
+	}
+	grace := opts.ShutdownGrace
 	if grace <= 0 {
 		grace = DefaultShutdownGrace
 	}
+	bodyTimeout := timeoutOr(opts.BodyReadTimeout, DefaultBodyReadTimeout)
+	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	addr := ln.Addr()
+	if limit := cmp.Or(opts.MaxConnections, DefaultMaxConnections); limit > 0 {
+		ln = newLimitListener(ln, limit)
 	}
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
@@ -213,10 +519,13 @@ func RunHTTP(ctx context.Context, ln net.Listener, handler *HTTPHandler, grace t
 				stop := context.AfterFunc(streams, cancel)
 				defer stop()
 				r = r.WithContext(rctx)
+			} else if bodyTimeout > 0 && r.Body != nil && r.Body != http.NoBody {
+				r.Body = newDeadlineBody(w, r.Body, bodyTimeout)
 			}
 			handler.ServeHTTP(w, r)
 		}),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: timeoutOr(opts.ReadHeaderTimeout, DefaultReadHeaderTimeout),
+		IdleTimeout:       timeoutOr(opts.IdleTimeout, DefaultIdleTimeout),
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	srv.RegisterOnShutdown(endStreams)
@@ -226,7 +535,7 @@ func RunHTTP(ctx context.Context, ln net.Listener, handler *HTTPHandler, grace t
 	select {
 	case err := <-served:
 		handler.CloseSessions()
-		return fmt.Errorf("HTTP server on %s stopped: %w", ln.Addr(), err)
+		return fmt.Errorf("HTTP server on %s stopped: %w", addr, err)
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down", "grace", grace)
@@ -238,7 +547,106 @@ func RunHTTP(ctx context.Context, ln net.Listener, handler *HTTPHandler, grace t
 	}
 	handler.CloseSessions()
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("HTTP server on %s: %w", ln.Addr(), err)
+		return fmt.Errorf("HTTP server on %s: %w", addr, err)
 	}
 	return nil
+}
+
+// timeoutOr returns d, or def if d is 0; a negative d means no timeout,
+// which the http.Server and newDeadlineBody write as 0.
+func timeoutOr(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
+// deadlineBody is a request body that must be read within a deadline.
+// The http.Server's own ReadTimeout cannot do this: it covers every
+// request, the GET event stream included, and once it passes, the server
+// cancels the request, ending the stream. So each request with a body
+// gets its own read deadline, lifted as soon as the body has been read:
+// after that the connection is only watched for the client going away,
+// and the tool call may take as long as it needs.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	once sync.Once
+}
+
+// newDeadlineBody sets a read deadline of timeout from now on the
+// connection of w and returns body, which lifts it at its end. If the
+// connection cannot take a deadline (a ResponseWriter that is not the
+// server's), body is returned as it is.
+func newDeadlineBody(w http.ResponseWriter, body io.ReadCloser, timeout time.Duration) io.ReadCloser {
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(time.Now().Add(timeout)) != nil {
+		return body
+	}
+	return &deadlineBody{ReadCloser: body, rc: rc}
+}
+
+// Read reads the body and lifts the deadline at its end. After a failure
+// (the deadline passing among them) the deadline stays: the server may
+// try to read the rest of the body before it answers, and that must fail
+// at once too.
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.once.Do(func() { _ = b.rc.SetReadDeadline(time.Time{}) })
+	}
+	return n, err
+}
+
+// limitListener is a listener that keeps at most cap(slots) accepted
+// connections open: Accept waits for one to close before taking another,
+// leaving the rest in the kernel's listen queue.
+type limitListener struct {
+	net.Listener
+	slots     chan struct{}
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+func newLimitListener(ln net.Listener, n int) *limitListener {
+	return &limitListener{Listener: ln, slots: make(chan struct{}, n), closed: make(chan struct{})}
+}
+
+// Accept waits for a free slot, then accepts a connection that frees its
+// slot when it is closed.
+func (l *limitListener) Accept() (net.Conn, error) {
+	select {
+	case l.slots <- struct{}{}:
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.slots
+		return nil, err
+	}
+	return &limitedConn{Conn: c, release: func() { <-l.slots }}, nil
+}
+
+// Close closes the listener and ends an Accept waiting for a slot.
+func (l *limitListener) Close() error {
+	l.closeOnce.Do(func() { close(l.closed) })
+	return l.Listener.Close()
+}
+
+// limitedConn is a connection of a limitListener.
+type limitedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+// Close closes the connection and frees its slot, once.
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
 }

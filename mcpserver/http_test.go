@@ -39,7 +39,9 @@ func startHTTP(t *testing.T, token string) *httpFixture {
 	done := make(chan error, 1)
 	// A long grace: a shutdown that has to wait it out is reported in the
 	// log, which the shutdown test checks.
-	go func() { done <- mcpserver.RunHTTP(ctx, ln, handler, time.Minute, logger) }()
+	go func() {
+		done <- mcpserver.RunHTTP(ctx, ln, handler, &mcpserver.RunOptions{ShutdownGrace: time.Minute, Logger: logger})
+	}()
 	var once sync.Once
 	var runErr error
 	stop := func() error {

@@ -1,9 +1,11 @@
 package mcpserver
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -130,14 +132,14 @@ func readDocHandler(docs DocStore) mcp.ResourceHandler {
 		uri := req.Params.URI
 		id, ok := docIDFromURI(uri)
 		if !ok {
-			return nil, mcp.ResourceNotFoundError(uri)
+			return nil, resourceNotFound(uri)
 		}
 		d, text, err := docs.ReadDoc(ctx, id)
 		if errors.Is(err, ErrDocNotFound) {
-			return nil, mcp.ResourceNotFoundError(uri)
+			return nil, resourceNotFound(uri)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", uri, err)
+			return nil, fmt.Errorf("reading %s: %w", Quote(uri), err)
 		}
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
 			URI:      uri,
@@ -145,6 +147,30 @@ func readDocHandler(docs DocStore) mcp.ResourceHandler {
 			Text:     text,
 		}}}, nil
 	}
+}
+
+// resourceNotFound is the error mcp.ResourceNotFoundError returns, with its
+// data encoded as JSON: the SDK's writes the URI into the raw data with %q,
+// which is not JSON when the URI holds a control character, and an error
+// that cannot be encoded cannot be sent.
+func resourceNotFound(uri string) error {
+	return &jsonrpc.Error{
+		Code:    mcp.CodeResourceNotFound,
+		Message: "Resource not found",
+		Data:    uriData(uri),
+	}
+}
+
+// uriData is the data of a resource-not-found error: {"uri": uri}, encoded
+// as the SDK encodes messages (no HTML escaping).
+func uriData(uri string) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(struct {
+		URI string `json:"uri"`
+	}{uri}) // a struct of one string always encodes
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // listDocs answers one resources/list page. Documents are ordered by id;

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -84,6 +85,13 @@ type Server struct {
 	// for every line, so a change applies to sessions already connected.
 	direct atomic.Bool
 	taken  atomic.Int64 // calls answered on the direct path, for tests
+
+	// caller is the caller's middleware (Options.Middleware,
+	// AddReceivingMiddleware) around the server's inner handlers. It sits
+	// inside the server's own recovery and error guard; middleware added
+	// to the SDK's server directly would wrap them instead.
+	callerMu sync.Mutex
+	caller   atomic.Pointer[mcp.MethodHandler]
 }
 
 // New returns an unconnected server that publishes opts.Tools and, if
@@ -148,8 +156,10 @@ func New(opts *Options) *Server {
 	}
 
 	// Middleware order: the first runs outermost, so recovery also covers
-	// the resources/list answer and the caller's middleware below it.
-	mw := []mcp.Middleware{recoverMiddleware(logger)}
+	// the caller's middleware and the resources/list answer below it, and
+	// every error from below, the SDK's own included, is made sendable
+	// (wireSafeMiddleware) before it leaves.
+	mw := []mcp.Middleware{recoverMiddleware(logger), wireSafeMiddleware, s.callerMiddleware}
 	if opts.Docs != nil {
 		s.mcp.AddResourceTemplate(docTemplate(), readDocHandler(opts.Docs))
 		mw = append(mw, listDocsMiddleware(opts.Docs, pageSize))
@@ -164,12 +174,33 @@ func New(opts *Options) *Server {
 // mcp.Server.AddReceivingMiddleware does. Adding any turns the direct
 // tools/call path off, for this and for sessions already connected, so
 // that the middleware sees every request.
+//
+// The middleware runs inside the server's panic recovery and its guard
+// that keeps every error sendable, so neither a panic nor an error of its
+// own can end a session. As with the SDK, the first of mw runs outermost,
+// and middleware added later wraps middleware added before.
 func (s *Server) AddReceivingMiddleware(mw ...mcp.Middleware) {
 	if len(mw) == 0 {
 		return
 	}
 	s.direct.Store(false)
-	s.mcp.AddReceivingMiddleware(mw...)
+	s.callerMu.Lock()
+	defer s.callerMu.Unlock()
+	h := *s.caller.Load()
+	for _, m := range slices.Backward(mw) {
+		h = m(h)
+	}
+	s.caller.Store(&h)
+}
+
+// callerMiddleware is where the caller's middleware goes in the server's
+// chain (see AddReceivingMiddleware). The SDK calls it once, when New
+// installs it, with the handler the caller's middleware wraps.
+func (s *Server) callerMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	s.caller.Store(&next)
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		return (*s.caller.Load())(ctx, method, req)
+	}
 }
 
 // Connect connects the server to one client over t, as mcp.Server.Connect

@@ -65,15 +65,17 @@ other AGENT_GUARD_* variables guard agentapp chat and are ignored here.`,
 	return cmd
 }
 
-// runServe opens the data, builds the server and serves it until the
-// client goes away (stdio: stdin reaches EOF) or a signal arrives.
+// runServe checks the configuration, listens (HTTP), opens the data,
+// builds the server and serves it until the client goes away (stdio: stdin
+// reaches EOF) or a signal arrives. Everything that can be refused is
+// refused before the data directory is created.
 func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) error {
 	tuneServeGC(os.Getenv)
 	addr := ""
 	if httpAddr != "" {
 		var err error
-		// Check the address before touching the data, so a refused
-		// configuration fails fast and changes nothing.
+		// Check the address and the token before touching the data, so
+		// a refused configuration fails fast and changes nothing.
 		if addr, err = mcpserver.ResolveHTTPAddr(httpAddr, token); err != nil {
 			return err
 		}
@@ -97,6 +99,17 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) erro
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+
+	// Listen before the data is touched: a port already in use is the
+	// likeliest failure, and it must leave no data directory behind
+	// (opening the store creates and seeds one).
+	var ln net.Listener
+	if addr != "" {
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			return fmt.Errorf("cannot listen on %s: %w (is another server using the port? try another port, or port 0 for a free one)", addr, err)
+		}
+		defer ln.Close() // RunHTTP closes it too; this covers a failure before
+	}
 
 	st, err := openStore(cmd)
 	if err != nil {
@@ -140,17 +153,13 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) erro
 		return server.ServeStdio(ctx)
 	}
 
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("cannot listen on %s: %w (is another server using the port? try another port, or port 0 for a free one)", addr, err)
-	}
 	auth := "none (loopback clients only)"
 	if token != "" {
 		auth = "bearer token required"
 	}
 	printBanner(stderr, "http://"+ln.Addr().String()+mcpserver.HTTPPath, opts.Tools, len(docs), dir, auth, guardCfg.PII)
 	handler := mcpserver.NewHTTPHandler(server, &mcpserver.HTTPOptions{Token: token, Logger: logger})
-	if err := mcpserver.RunHTTP(ctx, ln, handler, mcpserver.DefaultShutdownGrace, logger); err != nil {
+	if err := mcpserver.RunHTTP(ctx, ln, handler, &mcpserver.RunOptions{Logger: logger}); err != nil {
 		return err
 	}
 	fmt.Fprintln(stderr, "agentapp serve: stopped")

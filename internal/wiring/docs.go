@@ -29,7 +29,9 @@ func (d kbDocs) ListDocs(ctx context.Context) ([]mcpserver.DocInfo, error) {
 func (d kbDocs) ReadDoc(ctx context.Context, id string) (mcpserver.DocInfo, string, error) {
 	doc, text, err := d.k.Text(ctx, id)
 	if errors.Is(err, kb.ErrNotFound) {
-		return mcpserver.DocInfo{}, "", fmt.Errorf("%w: %q", mcpserver.ErrDocNotFound, id)
+		// Quote, not %q: the id is the client's, and this text may reach
+		// it in an error message, which must be JSON.
+		return mcpserver.DocInfo{}, "", fmt.Errorf("%w: %s", mcpserver.ErrDocNotFound, mcpserver.Quote(id))
 	}
 	if err != nil {
 		return mcpserver.DocInfo{}, "", err
