@@ -63,3 +63,41 @@ func TestStderrRing(t *testing.T) {
 		t.Errorf("oldest kept line %q, want llH", all[0])
 	}
 }
+
+// BenchmarkFrameFilterLine is the filter's work for one line a server
+// writes on stdout: read it and check that it is a JSON-RPC message.
+func BenchmarkFrameFilterLine(b *testing.B) {
+	line := `{"jsonrpc":"2.0","id":12345,"result":{"content":[{"type":"text","text":"{\"echo\":\"where is A-1024?\"}"}],"structuredContent":{"echo":"where is A-1024?"}}}`
+	var data []byte
+	for range 64 {
+		data = append(data, line+"\n"...)
+	}
+	f := &frameFilter{server: "bench", maxFrame: MaxFrameSize, logger: slog.New(slog.DiscardHandler)}
+	br := bufio.NewReaderSize(&endlessReader{data: data}, 64<<10)
+	b.ReportAllocs()
+	for b.Loop() {
+		ln, err := readBoundedLine(br, f.maxFrame)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if fr := f.accept(ln); len(fr) != len(line)+1 {
+			b.Fatalf("%q", fr)
+		}
+	}
+}
+
+// endlessReader reads its data over and over.
+type endlessReader struct {
+	data []byte
+	off  int
+}
+
+func (r *endlessReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		k := copy(p[n:], r.data[r.off:])
+		n += k
+		r.off = (r.off + k) % len(r.data)
+	}
+	return n, nil
+}
