@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
+	"github.com/agentapp/agentapp/internal/jsonscan"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -276,7 +276,7 @@ func (c *lineConn) decodeLine(line []byte) (msgs []jsonrpc.Message, answer []byt
 	if !json.Valid(line) {
 		return nil, appendErrorResponse(nil, jsonrpc.ID{}, jsonrpc.CodeParseError, "parse error: the line is not valid JSON")
 	}
-	i := skipSpace(line, 0)
+	i := jsonscan.SkipSpace(line, 0)
 	if line[i] != '[' {
 		msg, id, problem := decodeMessage(line[i:])
 		if problem != "" {
@@ -285,7 +285,7 @@ func (c *lineConn) decodeLine(line []byte) (msgs []jsonrpc.Message, answer []byt
 		return []jsonrpc.Message{msg}, nil
 	}
 	var elems [][]byte
-	forEachElement(line[i:], func(v []byte) { elems = append(elems, v) })
+	jsonscan.ForEachElement(line[i:], func(v []byte) { elems = append(elems, v) })
 	if len(elems) == 0 {
 		return nil, appendErrorResponse(nil, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "invalid request: empty batch")
 	}
@@ -473,7 +473,7 @@ func decodeMessage(v []byte) (msg jsonrpc.Message, id jsonrpc.ID, problem string
 		return nil, id, "a message must be a JSON object"
 	}
 	var version, rawID, method, params, result, wireErr []byte
-	forEachMember(v, func(key, val []byte) {
+	jsonscan.ForEachMember(v, func(key, val []byte) {
 		switch string(key) {
 		case "jsonrpc":
 			version = val
@@ -492,7 +492,7 @@ func decodeMessage(v []byte) (msg jsonrpc.Message, id jsonrpc.ID, problem string
 	if rawID != nil && !bytes.Equal(rawID, []byte("null")) {
 		switch rawID[0] {
 		case '"':
-			s, ok := jsonString(rawID)
+			s, ok := jsonscan.String(rawID)
 			if !ok {
 				return nil, id, "the id is not a valid string"
 			}
@@ -507,11 +507,11 @@ func decodeMessage(v []byte) (msg jsonrpc.Message, id jsonrpc.ID, problem string
 			return nil, id, "the id must be a string or a number"
 		}
 	}
-	if s, ok := jsonString(version); !ok || s != "2.0" {
+	if s, ok := jsonscan.String(version); !ok || s != "2.0" {
 		return nil, id, `"jsonrpc" must be "2.0"`
 	}
 	if method != nil {
-		name, ok := jsonString(method)
+		name, ok := jsonscan.String(method)
 		if !ok {
 			return nil, id, "the method must be a string"
 		}
@@ -529,117 +529,4 @@ func decodeMessage(v []byte) (msg jsonrpc.Message, id jsonrpc.ID, problem string
 		resp.Error = &e
 	}
 	return resp, id, ""
-}
-
-// jsonString returns the value of the JSON string v, or false if v is not a
-// string. A string without escapes and in valid UTF-8, the usual case, is
-// read without decoding.
-func jsonString(v []byte) (string, bool) {
-	if len(v) < 2 || v[0] != '"' {
-		return "", false
-	}
-	body := v[1 : len(v)-1]
-	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
-		return string(body), true
-	}
-	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
-		return "", false
-	}
-	return s, true
-}
-
-// The scanners below walk a JSON text that json.Valid has accepted, so they
-// only find boundaries and never need to report a syntax error.
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// valueEnd returns the index just past the value that starts at b[i].
-func valueEnd(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return stringEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = stringEnd(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
-	}
-	for i < len(b) {
-		switch b[i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return i
-		}
-		i++
-	}
-	return i
-}
-
-// stringEnd returns the index just past the string that starts at b[i].
-func stringEnd(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return i
-}
-
-// forEachMember calls fn with each key (its JSON text decoded when it has
-// escapes) and raw value of the object that starts at b[0]. A repeated key
-// is reported each time, so the last one wins, as in encoding/json.
-func forEachMember(b []byte, fn func(key, val []byte)) {
-	i := skipSpace(b, 1)
-	for i < len(b) && b[i] == '"' {
-		kEnd := stringEnd(b, i)
-		key := b[i+1 : kEnd-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			if s, ok := jsonString(b[i:kEnd]); ok {
-				key = []byte(s)
-			}
-		}
-		i = skipSpace(b, kEnd)
-		i = skipSpace(b, i+1) // past ':'
-		vEnd := valueEnd(b, i)
-		fn(key, b[i:vEnd])
-		i = skipSpace(b, vEnd)
-		if i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
-		}
-	}
-}
-
-// forEachElement calls fn with each raw element of the array that starts
-// at b[0].
-func forEachElement(b []byte, fn func(val []byte)) {
-	i := skipSpace(b, 1)
-	for i < len(b) && b[i] != ']' {
-		vEnd := valueEnd(b, i)
-		fn(b[i:vEnd])
-		i = skipSpace(b, vEnd)
-		if i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
-		}
-	}
 }
