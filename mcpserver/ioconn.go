@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentapp/agentapp/internal/jsonscan"
+	"github.com/agentapp/agentapp/internal/lineread"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -155,15 +156,16 @@ const maxKeptWriteBuffer = 64 << 10
 // one goroutine handoff fewer per call than going through the SDK's
 // reader.
 func (c *lineConn) readLines() {
-	br := bufio.NewReaderSize(c.r, 64<<10)
+	lr := lineread.NewReader(bufio.NewReaderSize(c.r, 64<<10), c.limit, 0)
 	for {
-		line, dropped, err := readLine(br, c.limit)
+		line, err := lr.ReadLine()
 		var item lineItem
 		send := false
 		switch {
-		case dropped > 0:
-			item, send = lineItem{tooLong: dropped}, true
+		case lr.TooLong():
+			item, send = lineItem{tooLong: lr.Len()}, true
 		case len(bytes.TrimSpace(line)) > 0:
+			line = bytes.Clone(line)
 			item.msgs, item.answer = c.decodeLine(line)
 			send = !(len(item.msgs) == 1 && item.answer == nil && c.srv != nil && !isBatch(line) && c.takeDirect(item.msgs[0]))
 		}
@@ -181,36 +183,6 @@ func (c *lineConn) readLines() {
 			}
 			return
 		}
-	}
-}
-
-// readLine reads one line, without its "\n" or "\r\n". A line longer than
-// limit (not counting its ending) is consumed to its end and reported by its
-// length instead. At the end of the input the last line, if not empty, comes
-// with the error.
-func readLine(br *bufio.Reader, limit int) (line []byte, dropped int, err error) {
-	n := 0
-	for {
-		frag, err := br.ReadSlice('\n')
-		body := bytes.TrimSuffix(frag, []byte{'\n'})
-		n += len(body)
-		// Keep one byte over the limit: it may be the '\r' of "\r\n".
-		if n <= limit+1 {
-			if line == nil && err == nil {
-				line = make([]byte, 0, len(body))
-			}
-			line = append(line, body...)
-		} else {
-			line = nil
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		line = bytes.TrimSuffix(line, []byte{'\r'})
-		if n > limit+1 || len(line) > limit {
-			return nil, len(line) + max(0, n-limit-1), err
-		}
-		return line, 0, err
 	}
 }
 

@@ -2,9 +2,11 @@ package mcpserver
 
 import (
 	"bufio"
+	"bytes"
 	"testing"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/internal/lineread"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -48,12 +50,13 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 // BenchmarkReadLine frames the input into lines as readLines does, each
 // line in its own backing array.
 func BenchmarkReadLine(b *testing.B) {
-	br := bufio.NewReaderSize(&repeatReader{data: []byte(benchCallLine + "\n")}, 64<<10)
+	lr := lineread.NewReader(bufio.NewReaderSize(&repeatReader{data: []byte(benchCallLine + "\n")}, 64<<10), 1<<20, 0)
 	b.ReportAllocs()
 	for b.Loop() {
-		line, dropped, err := readLine(br, 1<<20)
-		if err != nil || dropped != 0 || len(line) != len(benchCallLine) {
-			b.Fatalf("%q %d %v", line, dropped, err)
+		line, err := lr.ReadLine()
+		line = bytes.Clone(line)
+		if err != nil || lr.TooLong() || len(line) != len(benchCallLine) {
+			b.Fatalf("%q %v", line, err)
 		}
 	}
 }
