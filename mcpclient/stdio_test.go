@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/agentapp/agentapp/internal/lineread"
 )
 
 func TestFrameFilter(t *testing.T) {
@@ -73,14 +75,14 @@ func BenchmarkFrameFilterLine(b *testing.B) {
 		data = append(data, line+"\n"...)
 	}
 	f := &frameFilter{server: "bench", maxFrame: MaxFrameSize, logger: slog.New(slog.DiscardHandler)}
-	br := bufio.NewReaderSize(&endlessReader{data: data}, 64<<10)
+	lr := lineread.NewReader(bufio.NewReaderSize(&endlessReader{data: data}, 64<<10), f.maxFrame, idWindow)
 	b.ReportAllocs()
 	for b.Loop() {
-		ln, err := readBoundedLine(br, f.maxFrame)
+		got, err := lr.ReadLine()
 		if err != nil {
 			b.Fatal(err)
 		}
-		if fr := f.accept(ln); len(fr) != len(line)+1 {
+		if fr := f.accept(lr, got); len(fr) != len(line)+1 {
 			b.Fatalf("%q", fr)
 		}
 	}
