@@ -3,6 +3,8 @@ package guard
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/agentapp/agentapp/internal/jsonscan"
 )
 
 // maskChar replaces each hidden digit. It also counts as part of an
@@ -351,14 +353,14 @@ func MaskJSON(raw []byte) []byte {
 		out = append(out, with...)
 		last = to
 	}
+	// Outside strings, a digit or a minus sign can only start a number.
 	for i := 0; i < len(raw); {
 		switch c := raw[i]; {
 		case c == '"':
-			end := stringEnd(raw, i)
+			end := jsonscan.StringEnd(raw, i)
 			lit := raw[i:end]
 			if bytes.IndexByte(lit, '\\') >= 0 || countDigits(lit) >= 11 {
-				var s string
-				if json.Unmarshal(lit, &s) == nil {
+				if s, ok := jsonscan.String(lit); ok {
 					if m := MaskPII(s); m != s {
 						replace(i, end, encodeString(m))
 					}
@@ -366,10 +368,7 @@ func MaskJSON(raw []byte) []byte {
 			}
 			i = end
 		case c == '-' || isDigit(c):
-			end := i + 1
-			for end < len(raw) && bytes.IndexByte([]byte("0123456789+-.eE"), raw[end]) >= 0 {
-				end++
-			}
+			end := jsonscan.ValueEnd(raw, i)
 			num := string(raw[i:end])
 			if allDigits(num) {
 				if m := MaskPII(num); m != num {
@@ -385,20 +384,6 @@ func MaskJSON(raw []byte) []byte {
 		return raw
 	}
 	return append(out, raw[last:]...)
-}
-
-// stringEnd returns the index just after the string literal starting at i
-// in valid JSON.
-func stringEnd(raw []byte, i int) int {
-	for j := i + 1; j < len(raw); j++ {
-		switch raw[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return len(raw)
 }
 
 func countDigits(b []byte) int {

@@ -12,13 +12,14 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentapp/agentapp/internal/lineread"
 	"github.com/agentapp/agentapp/internal/textsafe"
 )
 
-// MaxFrameSize is the largest line a stdio server may write on stdout. A
-// longer line is refused (logged, and turned into an error response when it
-// answers one of our calls) instead of being buffered, so a runaway server
-// cannot eat the host's memory.
+// MaxFrameSize is the largest line a stdio server may write on stdout, not
+// counting its line ending. A longer line is refused (logged, and turned
+// into an error response when it answers one of our calls) instead of
+// being buffered, so a runaway server cannot eat the host's memory.
 const MaxFrameSize = 16 << 20
 
 // frameFilter sits between a stdio server's stdout and the SDK's
@@ -95,11 +96,11 @@ func (f *frameFilter) Close() error {
 func (f *frameFilter) run() {
 	defer close(f.exited)
 	defer close(f.frames)
-	br := bufio.NewReaderSize(f.src, 64<<10)
+	lr := lineread.NewReader(bufio.NewReaderSize(f.src, 64<<10), f.maxFrame, idWindow)
 	for {
-		ln, err := readBoundedLine(br, f.maxFrame)
-		if ln.size > 0 {
-			if fr := f.accept(ln); fr != nil {
+		line, err := lr.ReadLine()
+		if lr.Len()+lr.EndLen() > 0 {
+			if fr := f.accept(lr, line); fr != nil {
 				select {
 				case f.frames <- fr:
 				case <-f.done:
@@ -116,17 +117,21 @@ func (f *frameFilter) run() {
 	}
 }
 
-// accept returns the frame to pass on for one stdout line, or nil to skip it.
-func (f *frameFilter) accept(ln boundedLine) []byte {
-	if ln.oversize {
-		return f.refuse(ln)
+// accept returns the frame to pass on for the stdout line lr has just
+// read, or nil to skip it. The frame is a copy: line is lr's buffer.
+func (f *frameFilter) accept(lr *lineread.Reader, line []byte) []byte {
+	if lr.TooLong() {
+		return f.refuse(lr)
 	}
-	line := bytes.TrimSpace(ln.data)
+	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return nil
 	}
 	if (line[0] == '{' || line[0] == '[') && json.Valid(line) {
-		return append(line, '\n')
+		fr := make([]byte, len(line)+1)
+		copy(fr, line)
+		fr[len(line)] = '\n'
+		return fr
 	}
 	f.logger.Warn("mcp: server wrote a line on stdout that is not a JSON-RPC message; skipped (servers must log to stderr)",
 		"server", f.server, "line", textsafe.Preview(string(line), 300))
@@ -141,67 +146,31 @@ var (
 // refuse logs an oversized line and, when it is recognisably the response
 // to one of our calls, returns an error response for that call so the caller
 // fails at once with the reason instead of waiting for its timeout.
-func (f *frameFilter) refuse(ln boundedLine) []byte {
+func (f *frameFilter) refuse(lr *lineread.Reader) []byte {
+	size := lr.Len() + lr.EndLen()
 	f.logger.Error("mcp: server wrote a message larger than the limit on stdout; refused",
-		"server", f.server, "bytes", ln.size, "limit", f.maxFrame, "start", textsafe.Preview(string(ln.head), 120))
-	if bytes.Contains(ln.head, []byte(`"method"`)) {
+		"server", f.server, "bytes", size, "limit", f.maxFrame, "start", textsafe.Preview(string(lr.Head()), 120))
+	if bytes.Contains(lr.Head(), []byte(`"method"`)) {
 		return nil // a request or notification from the server: nobody waits for it
 	}
 	var id []byte
-	if m := headID.FindSubmatch(ln.head); m != nil {
+	if m := headID.FindSubmatch(lr.Head()); m != nil {
 		id = m[1]
-	} else if m := tailID.FindSubmatch(ln.tail); m != nil {
+	} else if m := tailID.FindSubmatch(lr.Tail()); m != nil {
 		id = m[1]
 	}
 	if id == nil {
 		return nil
 	}
 	msg := fmt.Sprintf("server %s sent a response of %d bytes, over the %d-byte limit; it was refused (ask for less data, e.g. a smaller page or range)",
-		f.server, ln.size, f.maxFrame)
+		f.server, size, f.maxFrame)
 	b, _ := json.Marshal(msg)
 	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":%s}}`+"\n", id, b)
 }
 
-// boundedLine is one stdout line. An oversized line keeps only its first and
-// last bytes, enough to find its JSON-RPC id.
-type boundedLine struct {
-	data       []byte
-	size       int
-	oversize   bool
-	head, tail []byte
-}
-
+// idWindow is how many bytes of each end of an oversized line are kept:
+// enough to find its JSON-RPC id, and for a preview of a stderr line.
 const idWindow = 256
-
-// readBoundedLine reads one line without ever holding more than max bytes of
-// it: past max, the rest is discarded while the size is counted.
-func readBoundedLine(br *bufio.Reader, max int) (boundedLine, error) {
-	var ln boundedLine
-	for {
-		chunk, err := br.ReadSlice('\n')
-		ln.size += len(chunk)
-		if !ln.oversize {
-			if len(ln.data)+len(chunk) > max+1 { // +1: the newline itself
-				ln.oversize = true
-				head := append(ln.data, chunk...)
-				ln.head = bytes.Clone(head[:min(len(head), idWindow)])
-				ln.data = nil
-			} else {
-				ln.data = append(ln.data, chunk...)
-			}
-		}
-		if ln.oversize {
-			ln.tail = append(ln.tail, chunk...)
-			if len(ln.tail) > idWindow {
-				ln.tail = append(ln.tail[:0:0], ln.tail[len(ln.tail)-idWindow:]...)
-			}
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		return ln, err
-	}
-}
 
 func isClosedPipe(err error) bool {
 	return strings.Contains(err.Error(), "file already closed") || strings.Contains(err.Error(), "closed pipe")
@@ -252,15 +221,15 @@ func (r *stderrRing) tail(n int) []string {
 // pumpStderr reads a server's stderr line by line into ring until EOF, and
 // echoes each line (prefixed with the server name) to echo when it is set.
 func pumpStderr(server string, src io.Reader, ring *stderrRing, echo io.Writer, logger *slog.Logger) {
-	br := bufio.NewReaderSize(src, 4096)
+	lr := lineread.NewReader(bufio.NewReaderSize(src, 4096), stderrMaxLine, idWindow)
 	for {
-		ln, err := readBoundedLine(br, stderrMaxLine)
-		if ln.size > 0 {
+		line, err := lr.ReadLine()
+		if lr.Len()+lr.EndLen() > 0 {
 			var s string
-			if ln.oversize {
-				s = string(ln.head) + fmt.Sprintf("… (%d bytes)", ln.size)
+			if lr.TooLong() {
+				s = string(lr.Head()) + fmt.Sprintf("… (%d bytes)", lr.Len()+lr.EndLen())
 			} else {
-				s = strings.TrimRight(string(ln.data), "\r\n")
+				s = strings.TrimRight(string(line), "\r")
 			}
 			ring.add(s)
 			if echo != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentapp/agentapp/internal/lineread"
 	"github.com/agentapp/agentapp/internal/testkit"
 )
 
@@ -102,4 +103,42 @@ func TestFrameFilterEscapesLoggedLines(t *testing.T) {
 	if want := `{"jsonrpc":"2.0","id":3,"result":"\u2066yyy`; !strings.HasPrefix(start, want) || !strings.Contains(start, " total)") {
 		t.Errorf("oversized line's start logged as %q, want it to begin %q and end with the cut note", start, want)
 	}
+}
+
+// BenchmarkFrameFilterLine is the filter's work for one line a server
+// writes on stdout: read it and check that it is a JSON-RPC message.
+func BenchmarkFrameFilterLine(b *testing.B) {
+	line := `{"jsonrpc":"2.0","id":12345,"result":{"content":[{"type":"text","text":"{\"echo\":\"where is A-1024?\"}"}],"structuredContent":{"echo":"where is A-1024?"}}}`
+	var data []byte
+	for range 64 {
+		data = append(data, line+"\n"...)
+	}
+	f := &frameFilter{server: "bench", maxFrame: MaxFrameSize, logger: slog.New(slog.DiscardHandler)}
+	lr := lineread.NewReader(bufio.NewReaderSize(&endlessReader{data: data}, 64<<10), f.maxFrame, idWindow)
+	b.ReportAllocs()
+	for b.Loop() {
+		got, err := lr.ReadLine()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if fr := f.accept(lr, got); len(fr) != len(line)+1 {
+			b.Fatalf("%q", fr)
+		}
+	}
+}
+
+// endlessReader reads its data over and over.
+type endlessReader struct {
+	data []byte
+	off  int
+}
+
+func (r *endlessReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		k := copy(p[n:], r.data[r.off:])
+		n += k
+		r.off = (r.off + k) % len(r.data)
+	}
+	return n, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/internal/jsonscan"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -19,7 +20,7 @@ func (s *Server) matchDirect(req *jsonrpc.Request) (*agent.Tool, json.RawMessage
 	}
 	var name, args []byte
 	plain := true
-	forEachMember(req.Params, func(key, val []byte) {
+	jsonscan.ForEachMember(req.Params, func(key, val []byte) {
 		switch string(key) {
 		case "name":
 			name = val
@@ -32,7 +33,7 @@ func (s *Server) matchDirect(req *jsonrpc.Request) (*agent.Tool, json.RawMessage
 	if !plain || (args != nil && args[0] != '{') {
 		return nil, nil
 	}
-	n, ok := jsonString(name)
+	n, ok := jsonscan.String(name)
 	if !ok {
 		return nil, nil
 	}
@@ -180,7 +181,7 @@ func sizeOfRaw(v any) int {
 
 // isBatch reports whether a valid JSON line is an array (a batch).
 func isBatch(line []byte) bool {
-	i := skipSpace(line, 0)
+	i := jsonscan.SkipSpace(line, 0)
 	return i < len(line) && line[i] == '['
 }
 

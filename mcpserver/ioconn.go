@@ -12,8 +12,9 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
+	"github.com/agentapp/agentapp/internal/jsonscan"
+	"github.com/agentapp/agentapp/internal/lineread"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -155,15 +156,16 @@ const maxKeptWriteBuffer = 64 << 10
 // one goroutine handoff fewer per call than going through the SDK's
 // reader.
 func (c *lineConn) readLines() {
-	br := bufio.NewReaderSize(c.r, 64<<10)
+	lr := lineread.NewReader(bufio.NewReaderSize(c.r, 64<<10), c.limit, 0)
 	for {
-		line, dropped, err := readLine(br, c.limit)
+		line, err := lr.ReadLine()
 		var item lineItem
 		send := false
 		switch {
-		case dropped > 0:
-			item, send = lineItem{tooLong: dropped}, true
+		case lr.TooLong():
+			item, send = lineItem{tooLong: lr.Len()}, true
 		case len(bytes.TrimSpace(line)) > 0:
+			line = bytes.Clone(line)
 			item.msgs, item.answer = c.decodeLine(line)
 			send = !(len(item.msgs) == 1 && item.answer == nil && c.srv != nil && !isBatch(line) && c.takeDirect(item.msgs[0]))
 		}
@@ -181,36 +183,6 @@ func (c *lineConn) readLines() {
 			}
 			return
 		}
-	}
-}
-
-// readLine reads one line, without its "\n" or "\r\n". A line longer than
-// limit (not counting its ending) is consumed to its end and reported by its
-// length instead. At the end of the input the last line, if not empty, comes
-// with the error.
-func readLine(br *bufio.Reader, limit int) (line []byte, dropped int, err error) {
-	n := 0
-	for {
-		frag, err := br.ReadSlice('\n')
-		body := bytes.TrimSuffix(frag, []byte{'\n'})
-		n += len(body)
-		// Keep one byte over the limit: it may be the '\r' of "\r\n".
-		if n <= limit+1 {
-			if line == nil && err == nil {
-				line = make([]byte, 0, len(body))
-			}
-			line = append(line, body...)
-		} else {
-			line = nil
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		line = bytes.TrimSuffix(line, []byte{'\r'})
-		if n > limit+1 || len(line) > limit {
-			return nil, len(line) + max(0, n-limit-1), err
-		}
-		return line, 0, err
 	}
 }
 
@@ -276,7 +248,7 @@ func (c *lineConn) decodeLine(line []byte) (msgs []jsonrpc.Message, answer []byt
 	if !json.Valid(line) {
 		return nil, appendErrorResponse(nil, jsonrpc.ID{}, jsonrpc.CodeParseError, "parse error: the line is not valid JSON")
 	}
-	i := skipSpace(line, 0)
+	i := jsonscan.SkipSpace(line, 0)
 	if line[i] != '[' {
 		msg, id, problem := decodeMessage(line[i:])
 		if problem != "" {
@@ -285,7 +257,7 @@ func (c *lineConn) decodeLine(line []byte) (msgs []jsonrpc.Message, answer []byt
 		return []jsonrpc.Message{msg}, nil
 	}
 	var elems [][]byte
-	forEachElement(line[i:], func(v []byte) { elems = append(elems, v) })
+	jsonscan.ForEachElement(line[i:], func(v []byte) { elems = append(elems, v) })
 	if len(elems) == 0 {
 		return nil, appendErrorResponse(nil, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "invalid request: empty batch")
 	}
@@ -473,7 +445,7 @@ func decodeMessage(v []byte) (msg jsonrpc.Message, id jsonrpc.ID, problem string
 		return nil, id, "a message must be a JSON object"
 	}
 	var version, rawID, method, params, result, wireErr []byte
-	forEachMember(v, func(key, val []byte) {
+	jsonscan.ForEachMember(v, func(key, val []byte) {
 		switch string(key) {
 		case "jsonrpc":
 			version = val
@@ -492,7 +464,7 @@ func decodeMessage(v []byte) (msg jsonrpc.Message, id jsonrpc.ID, problem string
 	if rawID != nil && !bytes.Equal(rawID, []byte("null")) {
 		switch rawID[0] {
 		case '"':
-			s, ok := jsonString(rawID)
+			s, ok := jsonscan.String(rawID)
 			if !ok {
 				return nil, id, "the id is not a valid string"
 			}
@@ -507,11 +479,11 @@ func decodeMessage(v []byte) (msg jsonrpc.Message, id jsonrpc.ID, problem string
 			return nil, id, "the id must be a string or a number"
 		}
 	}
-	if s, ok := jsonString(version); !ok || s != "2.0" {
+	if s, ok := jsonscan.String(version); !ok || s != "2.0" {
 		return nil, id, `"jsonrpc" must be "2.0"`
 	}
 	if method != nil {
-		name, ok := jsonString(method)
+		name, ok := jsonscan.String(method)
 		if !ok {
 			return nil, id, "the method must be a string"
 		}
@@ -529,117 +501,4 @@ func decodeMessage(v []byte) (msg jsonrpc.Message, id jsonrpc.ID, problem string
 		resp.Error = &e
 	}
 	return resp, id, ""
-}
-
-// jsonString returns the value of the JSON string v, or false if v is not a
-// string. A string without escapes and in valid UTF-8, the usual case, is
-// read without decoding.
-func jsonString(v []byte) (string, bool) {
-	if len(v) < 2 || v[0] != '"' {
-		return "", false
-	}
-	body := v[1 : len(v)-1]
-	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
-		return string(body), true
-	}
-	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
-		return "", false
-	}
-	return s, true
-}
-
-// The scanners below walk a JSON text that json.Valid has accepted, so they
-// only find boundaries and never need to report a syntax error.
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// valueEnd returns the index just past the value that starts at b[i].
-func valueEnd(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return stringEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = stringEnd(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
-	}
-	for i < len(b) {
-		switch b[i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return i
-		}
-		i++
-	}
-	return i
-}
-
-// stringEnd returns the index just past the string that starts at b[i].
-func stringEnd(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return i
-}
-
-// forEachMember calls fn with each key (its JSON text decoded when it has
-// escapes) and raw value of the object that starts at b[0]. A repeated key
-// is reported each time, so the last one wins, as in encoding/json.
-func forEachMember(b []byte, fn func(key, val []byte)) {
-	i := skipSpace(b, 1)
-	for i < len(b) && b[i] == '"' {
-		kEnd := stringEnd(b, i)
-		key := b[i+1 : kEnd-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			if s, ok := jsonString(b[i:kEnd]); ok {
-				key = []byte(s)
-			}
-		}
-		i = skipSpace(b, kEnd)
-		i = skipSpace(b, i+1) // past ':'
-		vEnd := valueEnd(b, i)
-		fn(key, b[i:vEnd])
-		i = skipSpace(b, vEnd)
-		if i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
-		}
-	}
-}
-
-// forEachElement calls fn with each raw element of the array that starts
-// at b[0].
-func forEachElement(b []byte, fn func(val []byte)) {
-	i := skipSpace(b, 1)
-	for i < len(b) && b[i] != ']' {
-		vEnd := valueEnd(b, i)
-		fn(b[i:vEnd])
-		i = skipSpace(b, vEnd)
-		if i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
-		}
-	}
 }

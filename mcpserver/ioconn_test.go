@@ -160,8 +160,16 @@ func TestIOTransportLongLines(t *testing.T) {
 	}
 	s.write(atLimit + "\r\n") // the line ending does not count
 	wantBytes(t, s.next(), 10, pad)
-	s.write(callLine(11, strings.Repeat("z", pad+1)) + "\n")
-	wantError(t, s.next(), nil, jsonrpc.CodeInvalidRequest)
+	// Over the limit, the answer says by how much.
+	for _, ending := range []string{"\n", "\r\n"} {
+		s.write(callLine(11, strings.Repeat("z", pad+1)) + ending)
+		r := s.next()
+		wantError(t, r, nil, jsonrpc.CodeInvalidRequest)
+		want := fmt.Sprintf("invalid request: the line is %d bytes long; the limit is %d bytes", limit+1, limit)
+		if msg := r["error"].(map[string]any)["message"]; msg != want {
+			t.Errorf("message %q, want %q", msg, want)
+		}
+	}
 	s.write(callLine(12, "ok") + "\n") // the session goes on
 	wantBytes(t, s.next(), 12, 2)
 

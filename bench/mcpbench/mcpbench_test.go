@@ -205,6 +205,21 @@ func TestFraming(t *testing.T) {
 	if _, err := ReadFrame(bufio.NewReaderSize(strings.NewReader(long+"\n"), 16), 100); !errors.Is(err, ErrFrameTooLong) {
 		t.Errorf("over the limit: %v", err)
 	}
+	// A line over the limit is read to its end, so the next frame is whole.
+	br = bufio.NewReaderSize(strings.NewReader(long+"\r\n"+`{"id":1}`+"\n"), 16)
+	if _, err := ReadFrame(br, 100); !errors.Is(err, ErrFrameTooLong) {
+		t.Errorf("over the limit: %v", err)
+	}
+	if f, err := ReadFrame(br, 100); err != nil || string(f) != `{"id":1}` {
+		t.Errorf("after a line over the limit: %q, %v", f, err)
+	}
+	// The limit counts the line ending.
+	if f, err := ReadFrame(bufio.NewReaderSize(strings.NewReader(`{"id":12}`+"\n"), 16), 10); err != nil || string(f) != `{"id":12}` {
+		t.Errorf("at the limit: %q, %v", f, err)
+	}
+	if _, err := ReadFrame(bufio.NewReaderSize(strings.NewReader(`{"id":12}`+"\r\n"), 16), 10); !errors.Is(err, ErrFrameTooLong) {
+		t.Errorf("one over the limit: %v", err)
+	}
 	for _, bad := range []string{`not json`, `{"jsonrpc":"2.0"}`} {
 		if _, err := DecodeMessage([]byte(bad)); err == nil {
 			t.Errorf("DecodeMessage accepted %s", bad)

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/agentapp/agentapp/internal/lineread"
 )
 
 // ProtocolVersion is offered in initialize. Both servers measured today
@@ -106,28 +108,17 @@ var ErrFrameTooLong = errors.New("frame longer than the limit")
 
 // ReadFrame returns the next non-empty line of br without its line ending
 // ("\n" or "\r\n"). The slice is only valid until the next read. A final
-// line without a newline is returned with a nil error; then io.EOF.
+// line without a newline is returned with a nil error; then io.EOF. A
+// line longer than max bytes, its ending included, is read to its end and
+// refused with ErrFrameTooLong.
 func ReadFrame(br *bufio.Reader, max int) ([]byte, error) {
-	var long []byte
+	lr := lineread.NewReader(br, max, 0)
 	for {
-		line, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			long = append(long, line...)
-			if len(long) > max {
-				return nil, ErrFrameTooLong
-			}
-			continue
-		}
-		if long != nil {
-			long = append(long, line...)
-			line = long
-			long = nil
-		}
-		if len(line) > max {
+		line, err := lr.ReadLine()
+		if lr.TooLong() || lr.Len()+lr.EndLen() > max {
 			return nil, ErrFrameTooLong
 		}
-		trimmed := bytes.TrimRight(line, "\r\n")
-		if len(bytes.TrimSpace(trimmed)) == 0 {
+		if len(bytes.TrimSpace(line)) == 0 {
 			if err != nil {
 				return nil, err
 			}
@@ -135,7 +126,7 @@ func ReadFrame(br *bufio.Reader, max int) ([]byte, error) {
 		}
 		// A last line without a newline is handed out too; the error
 		// (io.EOF) comes with the next read.
-		return trimmed, nil
+		return line, nil
 	}
 }
 

@@ -1,6 +1,10 @@
 package mcpbench
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/agentapp/agentapp/internal/jsonscan"
+)
 
 // The reader checks every frame the server writes. Decoding each one with
 // json.Unmarshal into a Message, and each tools/call result once more into
@@ -15,8 +19,14 @@ import "bytes"
 // matches one of ours only case-insensitively, a member given twice, an
 // "error" that is not null, a method with an escape or non-ASCII — and
 // whatever is not valid JSON goes to DecodeMessage and CheckToolResult,
-// which give the same answers (and the same error messages) as before.
-// The fuzz tests hold both paths to that.
+// which decode with encoding/json. The fuzz tests hold both paths to the
+// same answers and the same error messages.
+//
+// The validating walk below (walkObject, walkArray, validValue and the
+// functions under it) is this reader's own: the other readers of JSON in
+// agentapp run json.Valid first and then only find boundaries, with
+// package jsonscan, which this reader uses too for the values it has
+// already checked.
 
 // decodeFrame is DecodeMessage, faster for the common shapes. The ID and
 // Result of the Message it returns may alias frame.
@@ -42,7 +52,7 @@ const (
 // reports ok=false when it is not or only json.Unmarshal can be trusted
 // to read it.
 func scanMessage(frame []byte) (m Message, ok bool) {
-	i := skipWS(frame, 0)
+	i := jsonscan.SkipSpace(frame, 0)
 	if i >= len(frame) || frame[i] != '{' {
 		return m, false
 	}
@@ -62,7 +72,11 @@ func scanMessage(frame []byte) (m Message, ok bool) {
 			bit = memberMethod
 			switch {
 			case string(val) == "null": // leaves the string empty
-			case val[0] == '"' && plainASCII(val[1:len(val)-1]):
+			case val[0] == '"':
+				// Plain ASCII only: json.Unmarshal gives it back as it is.
+				if end, ascii := jsonscan.PlainStringEnd(val, 0); end != len(val) || !ascii {
+					return -1
+				}
 				m.Method = string(val[1 : len(val)-1])
 			default:
 				return -1
@@ -87,7 +101,7 @@ func scanMessage(frame []byte) (m Message, ok bool) {
 		seen |= bit
 		return end
 	})
-	return m, end >= 0 && skipWS(frame, end) == len(frame)
+	return m, end >= 0 && jsonscan.SkipSpace(frame, end) == len(frame)
 }
 
 // toolResultOK reports whether CheckToolResult surely accepts a message
@@ -96,7 +110,7 @@ func scanMessage(frame []byte) (m Message, ok bool) {
 // null), and an "isError" that is absent, false or null. false means "ask
 // CheckToolResult", not "bad". result must be valid JSON.
 func toolResultOK(result []byte) bool {
-	i := skipWS(result, 0)
+	i := jsonscan.SkipSpace(result, 0)
 	if i >= len(result) || result[i] != '{' {
 		return false
 	}
@@ -120,7 +134,7 @@ func toolResultOK(result []byte) bool {
 		if !plainKey(key, "content", "isError") {
 			return -1
 		}
-		return endValue(result, v)
+		return jsonscan.ValueEnd(result, v)
 	})
 	return end >= 0 && content == 1
 }
@@ -153,14 +167,14 @@ func contentEnd(b []byte, v int) int {
 				if !plainKey(key, "type", "text") {
 					return -1
 				}
-				return endValue(b, v)
+				return jsonscan.ValueEnd(b, v)
 			}
 			if typ > 1 || text > 1 {
 				return -1
 			}
 			switch b[v] {
 			case '"':
-				return endString(b, v)
+				return jsonscan.StringEnd(b, v)
 			case 'n': // null
 				return v + 4
 			}
@@ -198,24 +212,13 @@ func plainKey(key []byte, names ...string) bool {
 	return true
 }
 
-// plainASCII reports whether the contents of a JSON string need no
-// unescaping and no UTF-8 repair: json.Unmarshal gives them back as is.
-func plainASCII(s []byte) bool {
-	for _, c := range s {
-		if c == '\\' || c >= 0x80 {
-			return false
-		}
-	}
-	return true
-}
-
 // walkObject walks the object that starts at b[i] ('{'), checking its
 // syntax and keys but leaving the values to fn: fn gets each key (without
 // the quotes, not unescaped) and the index where its value starts, and
 // returns the index after the value, or -1 to stop. walkObject returns
 // the index after the object, or -1.
 func walkObject(b []byte, i int, fn func(key []byte, v int) int) int {
-	i = skipWS(b, i+1)
+	i = jsonscan.SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1
 	}
@@ -225,23 +228,23 @@ func walkObject(b []byte, i int, fn func(key []byte, v int) int) int {
 			return -1
 		}
 		key := b[i+1 : end-1]
-		if i = skipWS(b, end); i >= len(b) || b[i] != ':' {
+		if i = jsonscan.SkipSpace(b, end); i >= len(b) || b[i] != ':' {
 			return -1
 		}
-		if i = skipWS(b, i+1); i >= len(b) {
+		if i = jsonscan.SkipSpace(b, i+1); i >= len(b) {
 			return -1
 		}
 		if i = fn(key, i); i < 0 {
 			return -1
 		}
-		if i = skipWS(b, i); i >= len(b) {
+		if i = jsonscan.SkipSpace(b, i); i >= len(b) {
 			return -1
 		}
 		switch b[i] {
 		case '}':
 			return i + 1
 		case ',':
-			i = skipWS(b, i+1)
+			i = jsonscan.SkipSpace(b, i+1)
 		default:
 			return -1
 		}
@@ -251,7 +254,7 @@ func walkObject(b []byte, i int, fn func(key []byte, v int) int) int {
 
 // walkArray is walkObject for the array that starts at b[i] ('[').
 func walkArray(b []byte, i int, fn func(v int) int) int {
-	i = skipWS(b, i+1)
+	i = jsonscan.SkipSpace(b, i+1)
 	if i < len(b) && b[i] == ']' {
 		return i + 1
 	}
@@ -259,14 +262,14 @@ func walkArray(b []byte, i int, fn func(v int) int) int {
 		if i = fn(i); i < 0 {
 			return -1
 		}
-		if i = skipWS(b, i); i >= len(b) {
+		if i = jsonscan.SkipSpace(b, i); i >= len(b) {
 			return -1
 		}
 		switch b[i] {
 		case ']':
 			return i + 1
 		case ',':
-			i = skipWS(b, i+1)
+			i = jsonscan.SkipSpace(b, i+1)
 		default:
 			return -1
 		}
@@ -397,64 +400,4 @@ func digits(b []byte, i int) int {
 		i++
 	}
 	return i
-}
-
-// The walkers below assume valid JSON (the caller ran json.Valid); on
-// anything unexpected they report false rather than index out of range.
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// endString returns the index after the string that starts at b[i] ('"'),
-// or -1. (A byte loop: the strings are short, and bytes.IndexByte's setup
-// cost more than it saves, the more so as it stops at each \".)
-func endString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			return i + 1
-		case '\\':
-			i++
-		}
-	}
-	return -1
-}
-
-// endValue returns the index after the value that starts at b[i], or -1.
-func endValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return endString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				if i = endString(b, i); i < 0 {
-					return -1
-				}
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return -1
-	default: // a number, true, false or null
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return i
-			}
-		}
-		return i
-	}
 }

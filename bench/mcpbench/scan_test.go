@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agentapp/agentapp/internal/jsonscan"
 )
 
 // jsonSeeds are inputs for validJSON: valid and invalid ones at the edges
@@ -22,12 +24,12 @@ var jsonSeeds = []string{
 
 // validJSON is json.Valid done by validValue, which scanMessage uses.
 func validJSON(b []byte) bool {
-	i := skipWS(b, 0)
+	i := jsonscan.SkipSpace(b, 0)
 	if i == len(b) {
 		return false
 	}
 	i = validValue(b, i, 0)
-	return i >= 0 && skipWS(b, i) == len(b)
+	return i >= 0 && jsonscan.SkipSpace(b, i) == len(b)
 }
 
 func TestValidJSON(t *testing.T) {
