@@ -326,7 +326,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		}
 		c.batchMu.Unlock()
 		if batch != nil {
-			enc, err := encodeMessage(nil, msg)
+			enc, err := c.encode(nil, msg)
 			if err != nil {
 				return err
 			}
@@ -343,7 +343,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	buf, err := encodeMessage(c.wbuf[:0], msg)
+	buf, err := c.encode(c.wbuf[:0], msg)
 	if err != nil {
 		return err
 	}
@@ -355,6 +355,35 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.wbuf = nil
 	}
 	return err
+}
+
+// encode appends msg's wire form to dst. An error response is first made
+// safe to send (see wireSafeError: the SDK raises some errors, such as a
+// params decoding failure, before any middleware sees them), and a response
+// that still cannot be encoded is answered with an internal error for its
+// id: failing the write would end the session, and the client would wait
+// for an answer that never comes.
+func (c *lineConn) encode(dst []byte, msg jsonrpc.Message) ([]byte, error) {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return encodeMessage(dst, msg)
+	}
+	if resp.Error != nil {
+		safe := *resp
+		if we, ok := wireSafeError("", nil, resp.Error).(*jsonrpc.Error); ok {
+			safe.Error = we
+		}
+		msg = &safe
+	}
+	out, err := encodeMessage(dst, msg)
+	if err == nil {
+		return out, nil
+	}
+	if c.srv != nil {
+		c.srv.logger.Error("cannot encode a response; answered with an internal error instead", "error", err)
+	}
+	return appendErrorResponse(dst[:0], resp.ID, jsonrpc.CodeInternalError,
+		"internal error: the answer to this request could not be encoded; the server is still running"), nil
 }
 
 // writeLine writes one encoded message (or batch) and its line ending.

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -364,5 +365,43 @@ func TestIOTransportConcurrentWrites(t *testing.T) {
 	}
 	if len(seen) != n {
 		t.Fatalf("%d distinct answers, want %d", len(seen), n)
+	}
+}
+
+// TestIOTransportWritesUnencodableErrorsSafely: an error response whose
+// data is not valid JSON (as go-sdk's ResourceNotFoundError builds it for a
+// URI with a control character) is still answered, for its id, with valid
+// JSON, and the connection stays usable. Raised before any middleware, such
+// an error would otherwise fail the write and end the session.
+func TestIOTransportWritesUnencodableErrorsSafely(t *testing.T) {
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	var out bytes.Buffer
+	conn, err := (&IOTransport{Reader: inR, Writer: nopWriteCloser{&out}}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	id, _ := jsonrpc.MakeID(float64(7))
+	bad := &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: -32002, Message: "Resource not found", Data: json.RawMessage(`{"uri":"docs://kb/` + "\\x01" + `"}`)}}
+	if err := conn.Write(context.Background(), bad); err != nil {
+		t.Fatalf("Write: %v (the session would end here)", err)
+	}
+	ok := &jsonrpc.Response{ID: id, Result: json.RawMessage(`{}`)}
+	if err := conn.Write(context.Background(), ok); err != nil {
+		t.Fatalf("a Write after the bad one: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("wrote %q, want two lines", out.String())
+	}
+	var got struct {
+		ID    int `json:"id"`
+		Error struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &got); err != nil || got.ID != 7 || got.Error.Code != -32002 {
+		t.Errorf("error answer %s: %+v, %v; want valid JSON for id 7 with code -32002", lines[0], got, err)
 	}
 }
