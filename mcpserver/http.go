@@ -1,10 +1,12 @@
 package mcpserver
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -268,6 +271,9 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 			refuse(w, "Unauthorized: send the header \"Authorization: Bearer <token>\" with the token the server was started with (--token or AGENTAPP_SERVER_TOKEN)", http.StatusUnauthorized)
 			return
 		}
+		if r.Method == http.MethodPost && !checkBodyIDs(w, r) {
+			return
+		}
 		h.sessions.serve(w, r, mcpHandler, logger)
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -275,6 +281,33 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 	})
 	h.mux = mux
 	return h
+}
+
+// checkBodyIDs reads the body of a POST (within the SDK's own bound) and
+// refuses it with a JSON-RPC error when a message's id could not be echoed
+// exactly (see idProblem); otherwise it puts the body back for the SDK and
+// reports true. It writes the answer itself when it reports false.
+func checkBodyIDs(w http.ResponseWriter, r *http.Request) bool {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			refuse(w, fmt.Sprintf("Request Entity Too Large: the body is over the %d-byte limit", mbe.Limit), http.StatusRequestEntityTooLarge)
+			return false
+		}
+		refuse(w, "Bad Request: the body could not be read: "+err.Error(), http.StatusBadRequest)
+		return false
+	}
+	if json.Valid(body) {
+		if problem := idProblem(body); problem != "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write(appendErrorResponse(nil, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "invalid request: "+problem))
+			return false
+		}
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return true
 }
 
 // refuse answers a request the server will not serve, without reading its

@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -225,5 +226,36 @@ func TestResolveHTTPAddr(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("mcpserver.ResolveHTTPAddr(%q, %q) = %q, %v; want %q", tc.addr, tc.token, got, err, tc.want)
 		}
+	}
+}
+
+// TestHTTPRefusesIDsItCannotEcho: over HTTP too, an id the SDK would change
+// (1.5 answered as 1, 2^53+1 as 2^53) or a null request id is refused with
+// -32600 instead of being answered under another number.
+func TestHTTPRefusesIDsItCannotEcho(t *testing.T) {
+	f := startHTTP(t, "")
+	for _, id := range []string{"1.5", "1e29", "9007199254740993", "null"} {
+		body := strings.Replace(initializeBody, `"id":1`, `"id":`+id, 1)
+		for _, b := range []string{body, "[" + body + "]"} {
+			req, _ := http.NewRequest(http.MethodPost, f.url, strings.NewReader(b))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			var msg struct {
+				ID    any                `json:"id"`
+				Error struct{ Code int } `json:"error"`
+			}
+			if res.StatusCode != http.StatusBadRequest || json.Unmarshal(got, &msg) != nil || msg.Error.Code != -32600 || msg.ID != nil {
+				t.Errorf("id %s in %.1s…: status %d, body %s; want 400 with a -32600 error for id null", id, b, res.StatusCode, got)
+			}
+		}
+	}
+	if status, body := f.post(t, nil); status != http.StatusOK {
+		t.Fatalf("a good initialize after the refusals: %d %s", status, body)
 	}
 }

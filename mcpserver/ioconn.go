@@ -490,22 +490,11 @@ func decodeMessage(v []byte) (msg jsonrpc.Message, id jsonrpc.ID, problem string
 			wireErr = val
 		}
 	})
-	if rawID != nil && !bytes.Equal(rawID, []byte("null")) {
-		switch rawID[0] {
-		case '"':
-			s, ok := jsonscan.String(rawID)
-			if !ok {
-				return nil, id, "the id is not a valid string"
-			}
-			id, _ = jsonrpc.MakeID(s) // a string always makes an id
-		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-			f, err := strconv.ParseFloat(string(rawID), 64)
-			if err != nil {
-				return nil, id, "the id is not a usable number"
-			}
-			id, _ = jsonrpc.MakeID(f) // a float64 always makes an id
-		default:
-			return nil, id, "the id must be a string or a number"
+	nullID := rawID != nil && bytes.Equal(rawID, []byte("null"))
+	if rawID != nil && !nullID {
+		var problem string
+		if id, problem = decodeID(rawID); problem != "" {
+			return nil, id, problem
 		}
 	}
 	if s, ok := jsonscan.String(version); !ok || s != "2.0" {
@@ -515,6 +504,11 @@ func decodeMessage(v []byte) (msg jsonrpc.Message, id jsonrpc.ID, problem string
 		name, ok := jsonscan.String(method)
 		if !ok {
 			return nil, id, "the method must be a string"
+		}
+		if nullID {
+			// JSON-RPC only discourages a null id; MCP forbids it. Read
+			// as a notification it would never be answered.
+			return nil, id, "the id must not be null: MCP requires a string or an integer (leave the id out for a notification)"
 		}
 		return &jsonrpc.Request{ID: id, Method: name, Params: params}, id, ""
 	}
@@ -530,4 +524,82 @@ func decodeMessage(v []byte) (msg jsonrpc.Message, id jsonrpc.ID, problem string
 		resp.Error = &e
 	}
 	return resp, id, ""
+}
+
+// maxExactID is the largest integer id taken: the SDK's jsonrpc.MakeID
+// makes integer ids from float64, which holds every integer up to 2^53
+// exactly and no larger range.
+const maxExactID = 1 << 53
+
+// decodeID reads a request or response id that is not null. Ids are
+// echoed in answers, so only ids that jsonrpc.ID holds exactly are taken:
+// strings, and integers written as plain integers within ±maxExactID. A
+// fraction, an exponent or a larger integer would come back as another
+// number, and the client could match the answer to the wrong request, so
+// such ids are refused instead.
+func decodeID(raw []byte) (id jsonrpc.ID, problem string) {
+	switch raw[0] {
+	case '"':
+		s, ok := jsonscan.String(raw)
+		if !ok {
+			return id, "the id is not a valid string"
+		}
+		id, _ = jsonrpc.MakeID(s) // a string always makes an id
+		return id, ""
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil || strconv.FormatInt(n, 10) != string(raw) || n > maxExactID || n < -maxExactID {
+			return id, "the id must be a string or an integer from -2^53 to 2^53 written without a fraction or exponent, so that it can be echoed exactly"
+		}
+		id, _ = jsonrpc.MakeID(float64(n)) // exact: |n| <= 2^53
+		return id, ""
+	}
+	return id, "the id must be a string or an integer"
+}
+
+// idProblem returns what is wrong with the id of a message, or of any
+// message of a batch, in the valid JSON text body (see decodeID), or "".
+// The HTTP handler asks it before the SDK decodes a body, since the SDK
+// would change such ids as jsonrpc.MakeID does.
+func idProblem(body []byte) string {
+	i := jsonscan.SkipSpace(body, 0)
+	if i >= len(body) {
+		return ""
+	}
+	check := func(v []byte) (problem string) {
+		if len(v) == 0 || v[0] != '{' {
+			return ""
+		}
+		var rawID []byte
+		hasMethod := false
+		jsonscan.ForEachMember(v, func(key, val []byte) {
+			switch string(key) {
+			case "id":
+				rawID = val
+			case "method":
+				hasMethod = true
+			}
+		})
+		switch {
+		case rawID == nil:
+			return ""
+		case bytes.Equal(rawID, []byte("null")):
+			if hasMethod {
+				return "the id must not be null: MCP requires a string or an integer (leave the id out for a notification)"
+			}
+			return ""
+		}
+		_, problem = decodeID(rawID)
+		return problem
+	}
+	if body[i] != '[' {
+		return check(body[i:])
+	}
+	var problem string
+	jsonscan.ForEachElement(body[i:], func(v []byte) {
+		if problem == "" {
+			problem = check(v)
+		}
+	})
+	return problem
 }

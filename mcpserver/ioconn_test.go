@@ -287,7 +287,8 @@ func TestIOTransportMessages(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,{"b":"}"}]}}}`,
 		` { "params" : { "s" : "a\"]}" } , "method" : "m\u00e9" , "id" : "k\\1" , "jsonrpc" : "2.0" } `,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-		`{"jsonrpc":"2.0","id":3.0,"method":"ping","params":null}`,
+		`{"jsonrpc":"2.0","id":3,"method":"ping","params":null}`,
+		`{"jsonrpc":"2.0","id":9007199254740992,"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":-4,"result":{"roots":[]}}`,
 		`{"jsonrpc":"2.0","id":"r","error":{"code":-32601,"message":"no","data":{"x":1}}}`,
 		`{"jsonrpc":"2.0","id":5,"method":"a","method":"b"}`,
@@ -403,5 +404,40 @@ func TestIOTransportWritesUnencodableErrorsSafely(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(lines[0]), &got); err != nil || got.ID != 7 || got.Error.Code != -32002 {
 		t.Errorf("error answer %s: %+v, %v; want valid JSON for id 7 with code -32002", lines[0], got, err)
+	}
+}
+
+// TestIOTransportRefusesIDsItCannotEcho: ids are echoed in answers, so an
+// id the SDK's jsonrpc.ID would change (a fraction, an exponent, an integer
+// past 2^53, -0) is refused with -32600 rather than answered under another
+// number, and a request with a null id is refused rather than taken for a
+// notification and never answered.
+func TestIOTransportRefusesIDsItCannotEcho(t *testing.T) {
+	for _, id := range []string{"1.5", "3.0", "1e29", "1E2", "9007199254740993", "-9007199254740993", "-0", "null"} {
+		line := `{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`
+		c := &lineConn{}
+		msgs, answer := c.decodeLine([]byte(line))
+		var got struct {
+			ID    any `json:"id"`
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if len(msgs) != 0 || json.Unmarshal(answer, &got) != nil || got.ID != nil || got.Error.Code != -32600 {
+			t.Errorf("id %s: %d messages, answer %s; want no message and a -32600 error for id null", id, len(msgs), answer)
+		}
+	}
+	for _, id := range []string{"0", "-4", "9007199254740992", "-9007199254740992", `"1.5"`} {
+		line := `{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`
+		c := &lineConn{}
+		msgs, answer := c.decodeLine([]byte(line))
+		if answer != nil || len(msgs) != 1 {
+			t.Fatalf("id %s: answered %s", id, answer)
+		}
+		wire, _ := jsonrpc.EncodeMessage(msgs[0])
+		if !strings.Contains(string(wire), `"id":`+id+`,`) {
+			t.Errorf("id %s is re-encoded as %s", id, wire)
+		}
 	}
 }
