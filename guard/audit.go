@@ -109,6 +109,14 @@ func (a *Audit) Record(e Event) {
 			a.failLocked("open audit log", err)
 			return
 		}
+		// The mode given to OpenFile applies only to a new file; a log made
+		// by an older version or by hand may be readable by others, and it
+		// holds what users asked for. Only the owner keeps access.
+		if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			if err := f.Chmod(fi.Mode().Perm() &^ 0o077); err != nil {
+				a.failLocked("restrict the audit log's mode", err)
+			}
+		}
 		a.f = f
 	}
 	// One Write per line: with O_APPEND the line lands whole at the end

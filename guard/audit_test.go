@@ -163,3 +163,26 @@ func TestAuditConcurrentLinesStayWhole(t *testing.T) {
 		t.Errorf("got %d lines, want 50", n)
 	}
 }
+
+// TestAuditTightensAnExistingLogsMode: a log that already exists readable
+// by others (made by hand or an older version) is made owner-only when it
+// is opened, since it records what users asked for.
+func TestAuditTightensAnExistingLogsMode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	a := NewAudit(path, nil)
+	a.Record(Event{Event: EventInputRejected})
+	a.Close()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm != 0o600 {
+		t.Errorf("audit log mode = %o after use, want 600", perm)
+	}
+}

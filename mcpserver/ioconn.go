@@ -217,7 +217,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		msgs, answer := item.msgs, item.answer
 		if item.tooLong > 0 {
 			answer = appendErrorResponse(nil, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
-				fmt.Sprintf("invalid request: the line is %d bytes long; the limit is %d bytes", item.tooLong, c.limit))
+				fmt.Sprintf("invalid request: the line is %d bytes long, over the %d-byte limit; send smaller messages", item.tooLong, c.limit))
 		}
 		if answer != nil {
 			if err := c.writeLine(answer); err != nil {

@@ -166,7 +166,7 @@ func TestIOTransportLongLines(t *testing.T) {
 		s.write(callLine(11, strings.Repeat("z", pad+1)) + ending)
 		r := s.next()
 		wantError(t, r, nil, jsonrpc.CodeInvalidRequest)
-		want := fmt.Sprintf("invalid request: the line is %d bytes long; the limit is %d bytes", limit+1, limit)
+		want := fmt.Sprintf("invalid request: the line is %d bytes long, over the %d-byte limit; send smaller messages", limit+1, limit)
 		if msg := r["error"].(map[string]any)["message"]; msg != want {
 			t.Errorf("message %q, want %q", msg, want)
 		}
