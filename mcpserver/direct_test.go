@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync/atomic"
@@ -278,5 +279,44 @@ func benchInMemoryRaw(b *testing.B, direct bool) {
 	}
 	if direct && d.DirectTaken() == 0 {
 		b.Fatal("the direct path answered nothing")
+	}
+}
+
+// TestDirectPathStepsAsideForMiddleware: middleware must see every request,
+// so a server with receiving middleware (in its options, or added to a
+// session already connected) answers tools/call through the SDK only.
+func TestDirectPathStepsAsideForMiddleware(t *testing.T) {
+	var seen atomic.Int32
+	count := func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/call" {
+				seen.Add(1)
+			}
+			return next(ctx, method, req)
+		}
+	}
+	call := `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-1024"}}}`
+
+	opts := newDomain(t).options()
+	opts.Middleware = []mcp.Middleware{count}
+	r, d := directSession(t, opts, true)
+	r.handshake()
+	r.send(fmt.Sprintf(call, 1))
+	if line := r.receive(); !strings.Contains(string(line), "已发货") || seen.Load() != 1 || d.DirectTaken() != 0 {
+		t.Fatalf("with Options.Middleware: %s; middleware saw %d calls, direct path took %d; want 1 and 0", line, seen.Load(), d.DirectTaken())
+	}
+
+	seen.Store(0)
+	r, d = directSession(t, newDomain(t).options(), true)
+	r.handshake()
+	r.send(fmt.Sprintf(call, 1))
+	r.receive()
+	if d.DirectTaken() != 1 {
+		t.Fatalf("without middleware the direct path took %d calls, want 1", d.DirectTaken())
+	}
+	d.AddReceivingMiddleware(count)
+	r.send(fmt.Sprintf(call, 2))
+	if line := r.receive(); !strings.Contains(string(line), "已发货") || seen.Load() != 1 || d.DirectTaken() != 1 {
+		t.Fatalf("middleware added while connected: %s; middleware saw %d calls, direct path took %d in all; want 1 and 1", line, seen.Load(), d.DirectTaken())
 	}
 }
