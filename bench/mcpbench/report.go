@@ -89,7 +89,8 @@ type ReportInput struct {
 	Now        time.Time // zero: time.Now()
 }
 
-// Target is one of issue 9's goals, checked on a run's figures.
+// Target is one of the performance goals BENCHMARKS.md reports on, checked
+// on a run's figures.
 type Target struct {
 	What     string
 	Goal     string
@@ -98,7 +99,8 @@ type Target struct {
 	Gap      string // how far off, when missed
 }
 
-// Targets evaluates issue 9's goals: ours = Results[0], ref = Results[1].
+// Targets evaluates the performance goals: ours = Results[0], ref =
+// Results[1].
 func Targets(in ReportInput) []Target {
 	ours, ref := in.Results[0], in.Results[1]
 	var ts []Target
