@@ -27,7 +27,7 @@ import (
 // resilience. The SDK decodes every incoming line three times with its
 // internal JSON decoder (once trying it as a batch, once as a message, once
 // more for the method name), and that decoder allocates and clears a fresh
-// 32 KiB buffer each time: about half of the bytes allocated per tools/call.
+// 32 KiB buffer each time (bench/NOTES.md has the allocation figures).
 // This transport checks each line once with the standard library and
 // slices the envelope fields out of it without allocating beyond one copy
 // of the line, then builds the jsonrpc.Request or jsonrpc.Response the SDK
