@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/internal/ctxtime"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -59,17 +60,6 @@ func DefaultBackoff(n int) time.Duration {
 	return min(d, 10*time.Second)
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 func (p RestartPolicy) withDefaults() RestartPolicy {
 	if p.MaxRestarts <= 0 {
 		p.MaxRestarts = DefaultMaxRestarts
@@ -84,7 +74,7 @@ func (p RestartPolicy) withDefaults() RestartPolicy {
 		p.Now = time.Now
 	}
 	if p.Sleep == nil {
-		p.Sleep = sleepCtx
+		p.Sleep = ctxtime.Sleep
 	}
 	return p
 }

@@ -315,18 +315,3 @@ func DefaultBackoff(attempt int, err *APIError) time.Duration {
 	jitter := time.Duration(rand.Int64N(int64(d / 4)))
 	return min(d-d/8+jitter, 8*time.Second)
 }
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}

@@ -33,6 +33,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/agentapp/agentapp/internal/ctxtime"
 	"github.com/agentapp/agentapp/model"
 )
 
@@ -179,7 +180,7 @@ func (m *Model) do(ctx context.Context, attempt func(ctx context.Context) (progr
 		if progressed || !apiErr.Retryable() || n >= m.maxAttempts {
 			return apiErr
 		}
-		if err := sleep(ctx, m.backoff(n, apiErr)); err != nil {
+		if err := ctxtime.Sleep(ctx, m.backoff(n, apiErr)); err != nil {
 			return err
 		}
 	}
