@@ -718,9 +718,10 @@ func (b *Bridge) requestFailed(ctx context.Context, c *conn, err error, bound ti
 
 // Close ends the connection: calls in flight (and a restart in progress)
 // are cancelled first, then the session is closed; a stdio server gets
-// stdin EOF, then SIGTERM, then SIGKILL, each to its whole process group,
-// after the grace periods. Close is idempotent and never blocks much
-// longer than the two grace periods.
+// stdin EOF, then SIGTERM, then SIGKILL, each to its whole process group
+// and to the helpers it started that left the group (found on Linux
+// only; see AdoptOrphans), after the grace periods. Close is idempotent
+// and never blocks much longer than the two grace periods.
 func (b *Bridge) Close() error {
 	b.closeOnce.Do(func() {
 		b.calls.cancelAll()
