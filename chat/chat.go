@@ -28,6 +28,7 @@ import (
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/internal/term"
+	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/store"
 )
@@ -175,11 +176,11 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 		return nil, err
 	}
 	for _, w := range report.Warnings {
-		fmt.Fprintln(cfg.Err, "warning:", w)
+		fmt.Fprintln(cfg.Err, "warning:", textsafe.Escape(w))
 	}
 	c.live = liveTools{set: set, report: report, gens: gens, names: make([][]string, len(cfg.Servers))}
 	for i, s := range cfg.Servers {
-		c.live.names[i] = toolNames(s.Tools())
+		c.live.names[i] = namedTools(s.Tools())
 	}
 	c.live.offered = c.live.names
 
@@ -241,7 +242,8 @@ func (c *Chat) MergeReport() MergeReport {
 
 // Banner writes what the user needs to know before the first prompt: the
 // model and how to switch, the tools, the connected servers, the guards and
-// the session.
+// the session. What came from a server (its name, its tools' names) is
+// escaped (textsafe), here and in every other line the chat prints.
 func (c *Chat) Banner(w io.Writer) {
 	fmt.Fprintln(w, "agentapp chat: customer-service assistant")
 	if c.cfg.ModelInfo != "" {
@@ -263,7 +265,7 @@ func (c *Chat) Banner(w io.Writer) {
 		if sk := u.skippedText(); sk != "" {
 			line += "; " + sk
 		}
-		fmt.Fprintln(w, line)
+		fmt.Fprintln(w, textsafe.Escape(line))
 	}
 	if active := c.guards.Config().Active(); len(active) > 0 {
 		fmt.Fprintf(w, "Guards: %s\n", strings.Join(active, "\n        "))
@@ -282,6 +284,18 @@ func toolNames(tools []*agent.Tool) []string {
 	names := make([]string, len(tools))
 	for i, t := range tools {
 		names[i] = t.Name
+	}
+	return names
+}
+
+// namedTools returns the names of the tools that have one, which are the
+// tools a table can hold (merge skips the others).
+func namedTools(tools []*agent.Tool) []string {
+	var names []string
+	for _, t := range tools {
+		if t != nil && t.Name != "" {
+			names = append(names, t.Name)
+		}
 	}
 	return names
 }

@@ -453,3 +453,41 @@ func compact(raw json.RawMessage) string {
 	}
 	return b.String()
 }
+
+// TestServerStringsAreEscaped: what a server named (itself, its tools)
+// reaches the terminal escaped, in the banner, /tools and /mcp.
+func TestServerStringsAreEscaped(t *testing.T) {
+	m := &ruleModel{}
+	srv := &fakeServer{name: "evil\x1b[31m", tools: []*agent.Tool{constTool("red\x1b[31m\nforged", "evil\x1b[31m", "x")}}
+	h := newHarness(t, m, openTestStore(t), "/tools\n/mcp\n/exit\n")
+	h.cfg.Servers = []Server{srv}
+	h.run(t)
+	if out := h.out.String() + h.err.String(); strings.ContainsAny(out, "\x1b\r") {
+		t.Errorf("raw escape in the output:\n%q", out)
+	}
+	for _, want := range []string{
+		`MCP server evil\x1b[31m: connected, 1 tool (red\x1b[31m\nforged)`, // banner
+		`red\x1b[31m\nforged  MCP server evil\x1b[31m`,                     // /tools
+		`evil\x1b[31m: connected, 1 tool`,                                  // /mcp
+	} {
+		if !strings.Contains(h.out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, h.out.String())
+		}
+	}
+}
+
+// TestNamelessToolDoesNotStopTheChat: a server's tool without a name is
+// skipped with a warning; the chat starts with the others.
+func TestNamelessToolDoesNotStopTheChat(t *testing.T) {
+	m := &ruleModel{}
+	srv := &fakeServer{name: "broken", tools: []*agent.Tool{constTool("", "broken", "x"), constTool("fine", "broken", "x")}}
+	h := newHarness(t, m, openTestStore(t), "/exit\n")
+	h.cfg.Servers = []Server{srv}
+	h.run(t)
+	if !strings.Contains(h.out.String(), "MCP server broken: connected, 1 tool (fine)") {
+		t.Errorf("banner:\n%s", h.out.String())
+	}
+	if !strings.Contains(h.err.String(), `warning: MCP server "broken" offered 1 tool without a name; skipped`) {
+		t.Errorf("stderr:\n%s", h.err.String())
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/agentapp/agentapp/mcpclient"
 )
 
@@ -169,14 +170,14 @@ func (c *Chat) refreshTools(ctx context.Context) *agent.ToolSet {
 	defer c.toolsMu.Unlock()
 	gens, err := generations(ctx, c.cfg.Servers)
 	if err != nil {
-		fmt.Fprintln(c.cfg.Err, "warning:", err)
+		fmt.Fprintln(c.cfg.Err, "warning:", textsafe.Escape(err.Error()))
 	}
 	if slices.Equal(gens, c.live.gens) {
 		return c.live.set
 	}
 	next, err := buildLive(c.cfg.Local, c.cfg.Servers, c.guards, c.live, gens)
 	if err != nil {
-		fmt.Fprintf(c.cfg.Err, "warning: the tool table could not be refreshed, the previous one is kept: %v\n", err)
+		fmt.Fprintf(c.cfg.Err, "warning: the tool table could not be refreshed, the previous one is kept: %s\n", textsafe.Escape(err.Error()))
 		return c.live.set
 	}
 	for i, s := range c.cfg.Servers {
@@ -191,16 +192,16 @@ func (c *Chat) refreshTools(ctx context.Context) *agent.ToolSet {
 		if len(removed) > 0 {
 			parts = append(parts, "removed "+strings.Join(removed, ", "))
 		}
-		fmt.Fprintf(c.cfg.Err, "MCP server %s: tool list changed: %s\n", s.Name(), strings.Join(parts, "; "))
+		fmt.Fprintln(c.cfg.Err, textsafe.Escape(fmt.Sprintf("MCP server %s: tool list changed: %s", s.Name(), strings.Join(parts, "; "))))
 	}
 	for _, w := range next.report.Warnings {
 		if !slices.Contains(c.live.report.Warnings, w) {
-			fmt.Fprintln(c.cfg.Err, "warning:", w)
+			fmt.Fprintln(c.cfg.Err, "warning:", textsafe.Escape(w))
 		}
 	}
 	for _, w := range next.skipped {
 		if !slices.Contains(c.live.skipped, w) {
-			fmt.Fprintln(c.cfg.Err, "warning:", w)
+			fmt.Fprintln(c.cfg.Err, "warning:", textsafe.Escape(w))
 		}
 	}
 	c.live = next
@@ -297,6 +298,16 @@ func buildLive(local []*agent.Tool, servers []Server, g *guard.Guards, prev live
 	return next, nil
 }
 
+// escapeLines escapes each line of s (textsafe) and keeps the line breaks:
+// for a message of ours that spans lines on purpose.
+func escapeLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = textsafe.Escape(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
 // diffNames returns the names only in after (added) and only in before
 // (removed), each in its list's order.
 func diffNames(before, after []string) (added, removed []string) {
@@ -343,7 +354,7 @@ func (c *Chat) printServers(w io.Writer) {
 	for i, s := range c.cfg.Servers {
 		sv, ok := s.(Supervised)
 		if !ok {
-			fmt.Fprintf(w, "  %s: connected, %s\n", s.Name(), use[i].count())
+			fmt.Fprintln(w, textsafe.Escape(fmt.Sprintf("  %s: connected, %s", s.Name(), use[i].count())))
 			continue
 		}
 		st := sv.Status()
@@ -354,9 +365,9 @@ func (c *Chat) printServers(w io.Writer) {
 		if st.Detail != "" {
 			line += " (" + st.Detail + ")"
 		}
-		fmt.Fprintln(w, line)
+		fmt.Fprintln(w, textsafe.Escape(line))
 		if st.State == mcpclient.StateDown {
-			fmt.Fprintf(w, "    restart it with /mcp restart %s\n", s.Name())
+			fmt.Fprintf(w, "    restart it with /mcp restart %s\n", textsafe.Escape(s.Name()))
 		}
 	}
 }
@@ -379,9 +390,9 @@ func (c *Chat) restartServer(ctx context.Context, name string) {
 	}
 	if target == nil {
 		if len(names) == 0 {
-			fmt.Fprintf(out, "No MCP server is named %s; no servers are connected.\n", name)
+			fmt.Fprintf(out, "No MCP server is named %s; no servers are connected.\n", textsafe.Escape(name))
 		} else {
-			fmt.Fprintf(out, "No MCP server is named %s; the servers are: %s.\n", name, strings.Join(names, ", "))
+			fmt.Fprintln(out, textsafe.Escape(fmt.Sprintf("No MCP server is named %s; the servers are: %s.", name, strings.Join(names, ", "))))
 		}
 		return
 	}
@@ -396,12 +407,14 @@ func (c *Chat) restartServer(ctx context.Context, name string) {
 		case <-stop:
 		}
 	}()
-	fmt.Fprintf(out, "Restarting MCP server %s…\n", name)
+	fmt.Fprintf(out, "Restarting MCP server %s…\n", textsafe.Escape(name))
 	if err := target.Restart(ctx); err != nil {
-		fmt.Fprintf(c.cfg.Err, "error: restarting MCP server %s failed: %v\n", name, err)
+		// The error may span lines (the server's last stderr lines, each
+		// escaped by the bridge); each line is escaped again here.
+		fmt.Fprintf(c.cfg.Err, "error: restarting MCP server %s failed: %s\n", textsafe.Escape(name), escapeLines(err.Error()))
 		return
 	}
 	c.refreshTools(ctx)
 	st := target.Status()
-	fmt.Fprintf(out, "MCP server %s: %s, %s\n", name, st.State, c.toolUse()[index].count())
+	fmt.Fprintln(out, textsafe.Escape(fmt.Sprintf("MCP server %s: %s, %s", name, st.State, c.toolUse()[index].count())))
 }

@@ -54,7 +54,10 @@ func (c Clash) String() string { return fmt.Sprintf("%s (from %s)", c.Tool, c.Se
 // The same name from two MCP servers is an error that names both servers
 // and suggests toolPrefix: there is no sensible winner, and picking one
 // silently would depend on connection order. A duplicate within the local
-// tools or within one server is an error too.
+// tools or within one server is an error too. A server's tool without a
+// name is skipped with a warning: it cannot be offered to a model, and one
+// broken tool must not keep the chat from starting (the bridge already
+// skips such tools; this covers any other Server).
 func merge(local []*agent.Tool, servers []serverTools, strict bool) (*agent.ToolSet, MergeReport, error) {
 	var report MergeReport
 	localIdx := make(map[string]int, len(local))
@@ -74,9 +77,11 @@ func merge(local []*agent.Tool, servers []serverTools, strict bool) (*agent.Tool
 	var fromServers []*agent.Tool
 	for _, s := range servers {
 		seen := map[string]bool{}
+		nameless := 0
 		for _, t := range s.tools {
 			if t == nil || t.Name == "" {
-				return nil, report, fmt.Errorf("MCP server %q offered a tool without a name", s.server)
+				nameless++
+				continue
 			}
 			if seen[t.Name] {
 				return nil, report, fmt.Errorf("MCP server %q offered two tools named %q; the server is misbehaving, use allowedTools or excludedTools to pick one", s.server, t.Name)
@@ -96,6 +101,9 @@ func merge(local []*agent.Tool, servers []serverTools, strict bool) (*agent.Tool
 				report.Overridden = append(report.Overridden, c)
 			}
 			fromServers = append(fromServers, t)
+		}
+		if nameless > 0 {
+			report.Warnings = append(report.Warnings, fmt.Sprintf("MCP server %q offered %d %s without a name; skipped", s.server, nameless, plural(nameless, "tool", "tools")))
 		}
 	}
 

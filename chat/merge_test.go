@@ -188,3 +188,19 @@ func TestMergeDuplicatesWithinOneSource(t *testing.T) {
 		t.Error("nil local tool: no error")
 	}
 }
+
+// TestMergeSkipsNamelessTools: a server's tool without a name is skipped
+// with a warning, not an error that would keep the chat from starting.
+func TestMergeSkipsNamelessTools(t *testing.T) {
+	s := serverTools{server: "broken", tools: []*agent.Tool{mergeTool("", "broken"), nil, mergeTool("fine", "broken")}}
+	set, rep, err := merge(localTools(), []serverTools{s}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := origins(set); got[len(got)-1] != "fine@broken" || len(got) != 5 {
+		t.Errorf("table %v", got)
+	}
+	if len(rep.Warnings) != 1 || rep.Warnings[0] != `MCP server "broken" offered 2 tools without a name; skipped` {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
+}

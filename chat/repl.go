@@ -9,8 +9,10 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentapp/agentapp/internal/term"
+	"github.com/agentapp/agentapp/internal/textsafe"
 )
 
 // Run is the REPL: it writes the banner, then reads lines until /exit, the
@@ -135,19 +137,19 @@ func (c *Chat) printTools(w io.Writer) {
 	c.toolsMu.Unlock()
 	width := 0
 	for _, t := range tools {
-		width = max(width, len(t.Name))
+		width = max(width, utf8.RuneCountInString(textsafe.Escape(t.Name)))
 	}
 	fmt.Fprintf(w, "%d %s:\n", len(tools), plural(len(tools), "tool", "tools"))
 	for _, t := range tools {
 		origin := "local"
 		if !t.IsLocal() {
-			origin = "MCP server " + t.Origin
+			origin = "MCP server " + textsafe.Escape(t.Origin)
 		}
-		fmt.Fprintf(w, "  %-*s  %s\n", width, t.Name, origin)
+		fmt.Fprintf(w, "  %-*s  %s\n", width, textsafe.Escape(t.Name), origin)
 	}
 	for i, s := range c.cfg.Servers {
 		for _, sk := range use[i].skipped {
-			fmt.Fprintf(w, "  (%s from MCP server %s is skipped: %s)\n", sk.name, s.Name(), sk.why())
+			fmt.Fprintln(w, textsafe.Escape(fmt.Sprintf("  (%s from MCP server %s is skipped: %s)", sk.name, s.Name(), sk.why())))
 		}
 	}
 }

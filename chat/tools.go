@@ -77,7 +77,10 @@ func guardAndMerge(local []*agent.Tool, lists []serverTools, g *guard.Guards) (*
 	for i, l := range lists {
 		wrapped := make([]*agent.Tool, len(l.tools))
 		for j, t := range l.tools {
-			if t != nil && t.IsLocal() {
+			if t == nil {
+				continue // merge skips it with a warning
+			}
+			if t.IsLocal() {
 				return nil, MergeReport{}, fmt.Errorf("MCP server %q offered tool %q without an origin, so the guards could not tell it from a local tool; this is a bug in the server bridge", l.server, t.Name)
 			}
 			wrapped[j] = guard.Wrap(t, g)

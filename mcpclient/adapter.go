@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -164,9 +165,9 @@ func callAdapted(ctx context.Context, c ToolCaller, server, name, remote string,
 			return nil, fail(KindConnection, err, "tool %s could not be called: %v", name, err)
 		}
 		if rpcErr, ok := serverRejected(err); ok {
-			return nil, fail(KindRejected, err, "tool %s was rejected by server %s: %s (JSON-RPC error %d); check the tool name and arguments", name, server, rpcErr.Message, rpcErr.Code)
+			return nil, fail(KindRejected, err, "tool %s was rejected by server %s: %s (JSON-RPC error %d); check the tool name and arguments", name, server, textsafe.Preview(rpcErr.Message, maxErrorText), rpcErr.Code)
 		}
-		return nil, fail(KindConnection, err, "tool %s could not be called: %v (connection to server %s)", name, err, server)
+		return nil, fail(KindConnection, err, "tool %s could not be called: %s (connection to server %s)", name, safeText(err), server)
 	}
 	if res == nil {
 		return nil, fail(KindUnmappable, nil, "tool %s returned no result (server %s)", name, server)

@@ -47,6 +47,16 @@ func (c *capture) schemas(tool string) (in, out json.RawMessage) {
 	return c.input[tool], c.output[tool]
 }
 
+// resetTools forgets the schemas recorded so far, before a new listing:
+// the tools a server no longer offers must not keep their schemas for the
+// life of the connection.
+func (c *capture) resetTools() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.input)
+	clear(c.output)
+}
+
 func (c *capture) expect(id jsonrpc.ID, method string) {
 	c.mu.Lock()
 	c.pending[id] = method

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/agentapp/agentapp/mcpconfig"
 
 	"github.com/agentapp/agentapp/agent"
@@ -25,7 +26,9 @@ import (
 const (
 	// DefaultConnectTimeout bounds spawn (or dial) + initialize + tools/list.
 	DefaultConnectTimeout = 30 * time.Second
-	// DefaultCallTimeout bounds one tools/call.
+	// DefaultCallTimeout bounds one request after connecting: a
+	// tools/call, a listing of resources, templates or prompts, a
+	// resources/read.
 	DefaultCallTimeout = 60 * time.Second
 )
 
@@ -51,6 +54,7 @@ type connectOptions struct {
 	stderrEcho          io.Writer
 	logger              *slog.Logger
 	maxFrame            int
+	lists               ListLimits
 	restart             RestartPolicy
 	httpBase            http.RoundTripper // tests: the transport under the HTTP client
 }
@@ -88,6 +92,10 @@ func buildOptions(opts []ConnectOption) *connectOptions {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
 	o.restart = o.restart.withDefaults()
+	o.lists = o.lists.withDefaults()
+	if o.maxFrame <= 0 {
+		o.maxFrame = MaxFrameSize
+	}
 	return o
 }
 
@@ -108,17 +116,16 @@ type Bridge struct {
 	opts *connectOptions
 	// dial starts a new session (spawning the process for stdio) and lists
 	// the tools; Connect and every restart use it.
-	dial func(ctx context.Context) (*conn, []*agent.Tool, error)
+	dial func(ctx context.Context) (*conn, toolList, error)
 
 	mu       sync.Mutex
 	cur      *conn // nil while a restart is in progress or after Close
 	state    ServerState
-	tools    []*agent.Tool
-	gen      uint64          // generation of tools
-	restarts []time.Time     // automatic restarts within the policy's window
-	lastStop string          // why the server last stopped
-	readOnly map[string]bool // remote tool names with readOnlyHint
-	proc     *process        // the latest process, for StderrTail
+	tools    toolList
+	gen      uint64      // generation of tools
+	restarts []time.Time // automatic restarts within the policy's window
+	lastStop string      // why the server last stopped
+	proc     *process    // the latest process, for StderrTail
 
 	sem     chan struct{} // one restart or re-listing at a time
 	stale   atomic.Bool   // the server announced a tool list change
@@ -149,7 +156,38 @@ func (b *Bridge) Name() string { return b.name }
 func (b *Bridge) Tools() []*agent.Tool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return slices.Clone(b.tools)
+	return slices.Clone(b.tools.tools)
+}
+
+// RemoteName returns the server's own name for the tool the bridge offers
+// as name (they differ when ExposedName had to map it, and by ToolPrefix),
+// and false when the bridge offers no such tool.
+func (b *Bridge) RemoteName(name string) (string, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r, ok := b.tools.remote[name]
+	return r, ok
+}
+
+// CallTimeout returns the bound of one request to the server:
+// mcpconfig.Server.CallTimeout, or DefaultCallTimeout when that is 0.
+func (b *Bridge) CallTimeout() time.Duration {
+	if b.cfg.CallTimeout > 0 {
+		return b.cfg.CallTimeout
+	}
+	return DefaultCallTimeout
+}
+
+// bound returns ctx limited to CallTimeout when it has no deadline of its
+// own, so that no request the bridge sends can wait for ever, and the
+// bound it set (0 when ctx had its own deadline).
+func (b *Bridge) bound(ctx context.Context) (context.Context, context.CancelFunc, time.Duration) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}, 0
+	}
+	d := b.CallTimeout()
+	ctx, cancel := context.WithTimeout(ctx, d)
+	return ctx, cancel, d
 }
 
 // Session returns the current MCP session, for requests the bridge does
@@ -219,7 +257,7 @@ func (b *Bridge) first(ctx context.Context) error {
 // install makes c the live connection; b.mu is held. A server that
 // stopped between listing its tools and now (its watcher found it was not
 // the live connection yet) is installed as stopped, with its reason.
-func (b *Bridge) install(c *conn, tools []*agent.Tool) {
+func (b *Bridge) install(c *conn, tools toolList) {
 	b.cur = c
 	if c.proc != nil {
 		b.proc = c.proc
@@ -238,13 +276,13 @@ func (b *Bridge) connectTimeout() time.Duration {
 	return DefaultConnectTimeout
 }
 
-func (b *Bridge) dialStdio(ctx context.Context) (_ *conn, _ []*agent.Tool, err error) {
+func (b *Bridge) dialStdio(ctx context.Context) (_ *conn, _ toolList, err error) {
 	timeout := b.connectTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	p, err := startProcess(&b.cfg, b.opts)
 	if err != nil {
-		return nil, nil, fmt.Errorf("MCP server %s: %w", b.name, err)
+		return nil, toolList{}, fmt.Errorf("MCP server %s: %w", b.name, err)
 	}
 	c := &conn{proc: p, capture: newCapture()}
 	phase := "initialize"
@@ -261,12 +299,12 @@ func (b *Bridge) dialStdio(ctx context.Context) (_ *conn, _ []*agent.Tool, err e
 		MaxLineLength: -1,
 	}
 	if err := b.open(ctx, c, &captureTransport{inner: t, cap: c.capture}, stdioProtocolVersion); err != nil {
-		return nil, nil, err
+		return nil, toolList{}, err
 	}
 	phase = "tools/list"
 	tools, err := b.listTools(ctx, c)
 	if err != nil {
-		return nil, nil, err
+		return nil, toolList{}, err
 	}
 	b.start(c)
 	return c, tools, nil
@@ -291,9 +329,9 @@ func (b *Bridge) failStdio(ctx context.Context, c *conn, phase string, timeout t
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		fmt.Fprintf(&msg, "no answer within %s (the connect timeout); is it an MCP server speaking stdio?", timeout)
 	case exitedByItself:
-		fmt.Fprintf(&msg, "the server exited (%s): %v", p.exitStatus(), cause)
+		fmt.Fprintf(&msg, "the server exited (%s): %s", p.exitStatus(), safeText(cause))
 	default:
-		msg.WriteString(cause.Error())
+		msg.WriteString(safeText(cause))
 	}
 	if tail := p.stderr.tail(10); len(tail) > 0 {
 		msg.WriteString("\nlast lines on its stderr:\n  " + strings.Join(tail, "\n  "))
@@ -313,13 +351,19 @@ type ConnectError struct {
 func (e *ConnectError) Error() string { return e.msg }
 func (e *ConnectError) Unwrap() error { return e.Err }
 
-func (b *Bridge) dialHTTP(ctx context.Context) (*conn, []*agent.Tool, error) {
+func (b *Bridge) dialHTTP(ctx context.Context) (*conn, toolList, error) {
 	timeout := b.connectTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	hc, ht := newHTTPClient(&b.cfg, b.opts)
 	c := &conn{release: hc.CloseIdleConnections, ht: ht, capture: ht.capture}
-	t := &mcp.StreamableClientTransport{Endpoint: b.cfg.URL, HTTPClient: hc}
+	t := &mcp.StreamableClientTransport{
+		Endpoint:   b.cfg.URL,
+		HTTPClient: hc,
+		// One server-sent event is one message: the same bound as a stdio
+		// frame. Plain JSON bodies are bounded by headerTransport.
+		MaxEventSize: b.opts.maxFrame,
+	}
 	fail := func(phase string, err error) error {
 		if c.session != nil {
 			_ = c.session.Close()
@@ -330,18 +374,18 @@ func (b *Bridge) dialHTTP(ctx context.Context) (*conn, []*agent.Tool, error) {
 		}
 		err = ht.explain(err)
 		return &ConnectError{Server: b.name, Err: err,
-			msg: fmt.Sprintf("connecting to MCP server %s (%s) failed during %s: %v", b.name, b.cfg.URL, phase, err)}
+			msg: fmt.Sprintf("connecting to MCP server %s (%s) failed during %s: %s", b.name, b.cfg.URL, phase, safeText(err))}
 	}
 	// No connection wrapper here: the SDK opens the standalone SSE stream
 	// (which carries notifications such as tools/list_changed) only on its
 	// own connection type. The raw schema bytes are captured in the HTTP
 	// round tripper instead.
 	if err := b.open(ctx, c, t, ""); err != nil {
-		return nil, nil, fail("initialize", err)
+		return nil, toolList{}, fail("initialize", err)
 	}
 	tools, err := b.listTools(ctx, c)
 	if err != nil {
-		return nil, nil, fail("tools/list", err)
+		return nil, toolList{}, fail("tools/list", err)
 	}
 	b.start(c)
 	return c, tools, nil
@@ -360,11 +404,11 @@ type InProcessServer interface {
 // reconnected on the next call, like a restarted stdio server.
 func ConnectInMemory(ctx context.Context, name string, srv InProcessServer, opts ...ConnectOption) (*Bridge, error) {
 	b := newBridge(mcpconfig.Server{Name: name}, buildOptions(opts))
-	b.dial = func(ctx context.Context) (*conn, []*agent.Tool, error) {
+	b.dial = func(ctx context.Context) (*conn, toolList, error) {
 		ct, st := mcp.NewInMemoryTransports()
 		ss, err := srv.Connect(ctx, st, nil)
 		if err != nil {
-			return nil, nil, fmt.Errorf("starting in-memory MCP server %s: %w", name, err)
+			return nil, toolList{}, fmt.Errorf("starting in-memory MCP server %s: %w", name, err)
 		}
 		c := &conn{capture: newCapture(), release: func() {
 			_ = ss.Close()
@@ -372,12 +416,12 @@ func ConnectInMemory(ctx context.Context, name string, srv InProcessServer, opts
 		}}
 		if err := b.open(ctx, c, &captureTransport{inner: ct, cap: c.capture}, stdioProtocolVersion); err != nil {
 			c.release()
-			return nil, nil, fmt.Errorf("connecting to in-memory MCP server %s: %w", name, err)
+			return nil, toolList{}, fmt.Errorf("connecting to in-memory MCP server %s: %w", name, err)
 		}
 		tools, err := b.listTools(ctx, c)
 		if err != nil {
 			_ = b.closeConn(c, false)
-			return nil, nil, fmt.Errorf("listing tools of in-memory MCP server %s: %w", name, err)
+			return nil, toolList{}, fmt.Errorf("listing tools of in-memory MCP server %s: %w", name, err)
 		}
 		b.start(c)
 		return c, tools, nil
@@ -410,21 +454,86 @@ func (b *Bridge) open(ctx context.Context, c *conn, t mcp.Transport, version str
 	return nil
 }
 
-// listTools reads every page of tools/list on c and adapts the tools the
-// config lets through.
-func (b *Bridge) listTools(ctx context.Context, c *conn) ([]*agent.Tool, error) {
-	var tools []*agent.Tool
-	for t, err := range c.session.Tools(ctx, nil) {
+// toolList is one listing of a server's tools as the bridge offers them.
+type toolList struct {
+	tools []*agent.Tool
+	// remote maps each offered name to the server's name of the tool.
+	remote map[string]string
+	// readOnly holds the server's names of the tools with readOnlyHint.
+	readOnly map[string]bool
+}
+
+// listTools reads every page of tools/list on c (within the ListLimits)
+// and adapts the tools the config lets through, under the names
+// ExposedName gives them. What a model provider would refuse, and what
+// would make the table ambiguous, is skipped with a warning: a tool
+// without a name, a second tool of the same name, and a tool whose mapped
+// name another tool of the server already has. A valid name always keeps
+// its tool, whatever order the server lists them in: a mapped name never
+// shadows a real one.
+func (b *Bridge) listTools(ctx context.Context, c *conn) (toolList, error) {
+	c.capture.resetTools()
+	listed, err := listAll(ctx, b.name, "tools/list", b.opts.lists, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
+		res, err := c.session.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		if !b.keep(t.Name) {
+		return res.Tools, res.NextCursor, nil
+	})
+	if err != nil {
+		return toolList{}, err
+	}
+	log := b.opts.logger
+	names := make([]string, len(listed))
+	taken := map[string]bool{}
+	for i, t := range listed {
+		if t == nil || !b.keep(t.Name) {
+			continue
+		}
+		if t.Name == "" {
+			log.Warn("mcp: the server offered a tool without a name; skipped", "server", b.name)
+			continue
+		}
+		name, mapped := ExposedName(b.cfg.ToolPrefix, t.Name)
+		if mapped {
+			continue // second pass
+		}
+		if taken[name] {
+			log.Warn("mcp: the server offered a second tool of the same name; skipped", "server", b.name, "tool", name)
+			continue
+		}
+		taken[name], names[i] = true, name
+	}
+	for i, t := range listed {
+		if t == nil || t.Name == "" || names[i] != "" || !b.keep(t.Name) {
+			continue
+		}
+		name, mapped := ExposedName(b.cfg.ToolPrefix, t.Name)
+		if !mapped {
+			continue // a duplicate, reported above
+		}
+		if taken[name] {
+			log.Warn("mcp: a tool's name is not one model providers accept, and its mapped name is taken by another tool of the server; skipped",
+				"server", b.name, "tool", textsafe.Preview(t.Name, 100), "mapped", name)
+			continue
+		}
+		log.Warn("mcp: a tool's name is not one model providers accept (1 to 64 letters, digits, _ and -); it is offered under a mapped name",
+			"server", b.name, "tool", textsafe.Preview(t.Name, 100), "as", name)
+		taken[name], names[i] = true, name
+	}
+	tl := toolList{remote: map[string]string{}, readOnly: map[string]bool{}}
+	for i, t := range listed {
+		if names[i] == "" {
 			continue
 		}
 		in, out := c.capture.schemas(t.Name)
-		tools = append(tools, adaptTool(b, b.name, t, b.cfg.ToolPrefix+t.Name, in, out, b.cfg.CallTimeout))
+		tl.tools = append(tl.tools, adaptTool(b, b.name, t, names[i], in, out, b.cfg.CallTimeout))
+		tl.remote[names[i]] = t.Name
+		if t.Annotations != nil && t.Annotations.ReadOnlyHint {
+			tl.readOnly[t.Name] = true
+		}
 	}
-	return tools, nil
+	return tl, nil
 }
 
 func (b *Bridge) keep(name string) bool {
@@ -449,6 +558,8 @@ func (b *Bridge) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Call
 		return nil, err
 	}
 	defer done()
+	ctx, cancel, _ := b.bound(ctx)
+	defer cancel()
 	c, err := b.ready(ctx)
 	if err != nil {
 		return nil, err
@@ -482,7 +593,7 @@ func (b *Bridge) mayRetry(ctx context.Context, err error) bool {
 func (b *Bridge) isReadOnly(remote string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.readOnly[remote]
+	return b.tools.readOnly[remote]
 }
 
 // callFailed words the error of a request that failed: the bridge was
@@ -506,50 +617,111 @@ func (b *Bridge) callFailed(ctx context.Context, c *conn, err error) error {
 	return err
 }
 
-// ListResources lists every resource the server offers (all pages).
+// ListResources lists every resource the server offers, all pages within
+// the ListLimits. Like every request of the bridge it is bounded by
+// CallTimeout when ctx has no deadline.
 func (b *Bridge) ListResources(ctx context.Context) ([]*mcp.Resource, error) {
-	ctx, done, err := b.calls.track(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	c, err := b.ready(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("listing resources of MCP server %s: %w", b.name, err)
-	}
-	var out []*mcp.Resource
-	for r, err := range c.session.Resources(ctx, nil) {
+	return listOn(b, ctx, "listing resources", "resources/list", func(ctx context.Context, s *mcp.ClientSession, cursor string) ([]*mcp.Resource, string, error) {
+		res, err := s.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
 		if err != nil {
-			return nil, fmt.Errorf("listing resources of MCP server %s: %w", b.name, b.callFailed(ctx, c, err))
+			return nil, "", err
 		}
-		out = append(out, r)
-	}
-	return out, nil
+		return res.Resources, res.NextCursor, nil
+	})
 }
 
-// ReadResource reads one resource by URI.
-func (b *Bridge) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+// ListResourceTemplates lists every resource template the server offers,
+// like ListResources.
+func (b *Bridge) ListResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemplate, error) {
+	return listOn(b, ctx, "listing resource templates", "resources/templates/list", func(ctx context.Context, s *mcp.ClientSession, cursor string) ([]*mcp.ResourceTemplate, string, error) {
+		res, err := s.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
+		}
+		return res.ResourceTemplates, res.NextCursor, nil
+	})
+}
+
+// ListPrompts lists every prompt the server offers, like ListResources.
+func (b *Bridge) ListPrompts(ctx context.Context) ([]*mcp.Prompt, error) {
+	return listOn(b, ctx, "listing prompts", "prompts/list", func(ctx context.Context, s *mcp.ClientSession, cursor string) ([]*mcp.Prompt, string, error) {
+		res, err := s.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
+		}
+		return res.Prompts, res.NextCursor, nil
+	})
+}
+
+// listOn runs one paginated listing on the live session (restarting the
+// server first when it had stopped), bounded like every request and
+// within the ListLimits.
+func listOn[T any](b *Bridge, ctx context.Context, what, method string, page func(context.Context, *mcp.ClientSession, string) ([]*T, string, error)) ([]*T, error) {
 	ctx, done, err := b.calls.track(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s of MCP server %s: %w", what, b.name, err)
 	}
 	defer done()
+	ctx, cancel, bound := b.bound(ctx)
+	defer cancel()
 	c, err := b.ready(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s from MCP server %s: %w", uri, b.name, err)
+		return nil, fmt.Errorf("%s of MCP server %s: %w", what, b.name, b.requestFailed(ctx, nil, err, bound))
+	}
+	items, err := listAll(ctx, b.name, method, b.opts.lists, func(ctx context.Context, cursor string) ([]*T, string, error) {
+		return page(ctx, c.session, cursor)
+	})
+	if err != nil {
+		var le *ListLimitError
+		if errors.As(err, &le) {
+			return nil, err // it names the server and the limit
+		}
+		return nil, fmt.Errorf("%s of MCP server %s: %w", what, b.name, b.requestFailed(ctx, c, err, bound))
+	}
+	return items, nil
+}
+
+// ReadResource reads one resource by URI, bounded like every request.
+func (b *Bridge) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+	what := fmt.Sprintf("reading %s from MCP server %s", textsafe.Preview(uri, 200), b.name)
+	ctx, done, err := b.calls.track(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer done()
+	ctx, cancel, bound := b.bound(ctx)
+	defer cancel()
+	c, err := b.ready(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, b.requestFailed(ctx, nil, err, bound))
 	}
 	res, err := c.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 	if err != nil {
-		return nil, fmt.Errorf("reading %s from MCP server %s: %w", uri, b.name, b.callFailed(ctx, c, err))
+		return nil, fmt.Errorf("%s: %w", what, b.requestFailed(ctx, c, err, bound))
 	}
 	return res, nil
 }
 
+// requestFailed words the error of a request other than tools/call (whose
+// errors the adapter words for the model): the server stopped under it,
+// or the bound the bridge set expired, or the error as it is, with the
+// server's words in it escaped for the terminal.
+func (b *Bridge) requestFailed(ctx context.Context, c *conn, err error, bound time.Duration) error {
+	if c != nil {
+		err = b.callFailed(ctx, c, err)
+	}
+	if bound > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.Is(context.Cause(ctx), errBridgeClosed) {
+		return fmt.Errorf("no answer within %s (the call timeout; the server's \"timeout\" in the config sets it): %w", bound, escaped(err))
+	}
+	return escaped(err)
+}
+
 // Close ends the connection: calls in flight (and a restart in progress)
 // are cancelled first, then the session is closed; a stdio server gets
-// stdin EOF, then SIGTERM, then SIGKILL, each to its whole process group,
-// after the grace periods. Close is idempotent and never blocks much
-// longer than the two grace periods.
+// stdin EOF, then SIGTERM, then SIGKILL, each to its whole process group
+// and to the helpers it started that left the group (found on Linux
+// only; see AdoptOrphans), after the grace periods. Close is idempotent
+// and never blocks much longer than the two grace periods.
 func (b *Bridge) Close() error {
 	b.closeOnce.Do(func() {
 		b.calls.cancelAll()

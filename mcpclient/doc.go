@@ -16,6 +16,15 @@
 // adapted tools. What to connect is described by mcpconfig.Server values,
 // which package mcpconfig reads from mcpServers files and --mcp flags.
 //
+// A Bridge assumes its server may misbehave, and bounds what that costs:
+// every request has a deadline (CallTimeout when the caller gives none);
+// every listing follows at most ListLimits of pages, items and bytes and
+// stops at a repeated cursor; one message is at most MaxFrameSize bytes on
+// stdio and HTTP alike; tool names are offered as ExposedName makes them;
+// what a server writes outside the protocol reaches the user's terminal
+// escaped and rate-limited; and Close stops the helpers a stdio server
+// started outside its process group (on Linux).
+//
 // The package takes its configuration from its callers and reads the
 // environment only where the environment is what the servers run in, not
 // a setting of the package:

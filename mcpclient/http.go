@@ -23,16 +23,24 @@ import (
 const (
 	httpDialRetries = 3
 	httpRetryBase   = 200 * time.Millisecond
+	// httpDeleteTimeout bounds the DELETE that ends a session: a courtesy
+	// to the server, which one that is stuck (in a request it never
+	// answers, say) must not turn into seconds of waiting on close.
+	httpDeleteTimeout = time.Second
 )
 
 // headerTransport adds the configured headers and bearer token to every
 // request to a streamable HTTP server, remembers a 401 so the error the
 // user sees can say what to fix, retries requests that never reached the
-// server, and captures the raw tools/list bytes.
+// server, bounds the responses, and captures the raw tools/list bytes.
 type headerTransport struct {
 	base    http.RoundTripper
+	server  string
 	headers map[string]string
 	token   string
+	// maxBody bounds a response body that is not an event stream (the
+	// SDK reads those whole); the SDK bounds each event of a stream.
+	maxBody int
 	// capture receives the tools/list answers byte for byte. It is done
 	// here rather than by wrapping the SDK's connection, because the SDK
 	// opens its standalone SSE stream (the one notifications such as
@@ -51,20 +59,106 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.token != "" {
 		req.Header.Set("Authorization", "Bearer "+t.token)
 	}
-	watch := req.Method == http.MethodPost && isToolsList(req)
+	var msg rpcRequest
+	if req.Method == http.MethodPost {
+		msg = peekRequest(req)
+	}
+	stop := func() {}
+	if req.Method == http.MethodDelete {
+		ctx, cancel := context.WithTimeout(req.Context(), httpDeleteTimeout)
+		req, stop = req.WithContext(ctx), cancel
+	}
 	resp, err := t.send(req)
 	if err != nil {
+		stop()
 		return nil, err
+	}
+	if req.Method == http.MethodDelete {
+		resp.Body = &stopOnClose{ReadCloser: resp.Body, stop: stop}
 	}
 	if resp.StatusCode == http.StatusUnauthorized {
 		t.unauthorized.Store(true)
 	}
-	if watch && resp.StatusCode == http.StatusOK {
-		mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-		resp.Body = &captureBody{ReadCloser: resp.Body, cap: t.capture, sse: mt == "text/event-stream"}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	sse := mt == "text/event-stream"
+	if !sse && resp.Body != nil && resp.Body != http.NoBody {
+		ok := resp.StatusCode/100 == 2 && mt == "application/json"
+		resp.Body = &boundedBody{src: resp.Body, t: t, size: resp.ContentLength, id: msg.ID, answer: ok && msg.ID != nil}
+	}
+	if msg.Method == "tools/list" && resp.StatusCode == http.StatusOK {
+		resp.Body = &captureBody{ReadCloser: resp.Body, cap: t.capture, sse: sse}
 	}
 	return resp, err
 }
+
+// stopOnClose releases a request's context once its body is closed.
+type stopOnClose struct {
+	io.ReadCloser
+	stop func()
+}
+
+func (b *stopOnClose) Close() error {
+	defer b.stop()
+	return b.ReadCloser.Close()
+}
+
+// boundedBody reads a response body that is not an event stream whole,
+// up to the transport's maxBody, before handing it on: the SDK reads such
+// a body whole, and a server could otherwise make it read gigabytes. An
+// answer over the limit is replaced by a JSON-RPC error response to the
+// request, so that the call fails at once with the reason while the
+// session lives on (the SDK would take a body it failed to read for a
+// broken connection); any other body over the limit reads as an error.
+type boundedBody struct {
+	src    io.ReadCloser
+	t      *headerTransport
+	size   int64           // Content-Length, -1 when unknown
+	id     json.RawMessage // the request's id
+	answer bool            // a JSON-RPC answer to the request is expected
+
+	read bool
+	buf  *bytes.Reader
+	err  error
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if !b.read {
+		b.read = true
+		b.fill()
+	}
+	if b.buf != nil && b.buf.Len() > 0 {
+		return b.buf.Read(p)
+	}
+	if b.err != nil {
+		return 0, b.err
+	}
+	return 0, io.EOF
+}
+
+func (b *boundedBody) fill() {
+	limit := int64(b.t.maxBody)
+	if b.size <= limit {
+		data, err := io.ReadAll(io.LimitReader(b.src, limit+1))
+		if int64(len(data)) <= limit {
+			b.buf, b.err = bytes.NewReader(data), err
+			return
+		}
+	}
+	_ = b.src.Close()
+	size := fmt.Sprintf("more than %d bytes", limit)
+	if b.size > limit {
+		size = fmt.Sprintf("%d bytes", b.size)
+	}
+	msg := fmt.Sprintf("server %s sent a response of %s, over the %d-byte limit; it was refused (ask for less data, e.g. a smaller page or range)", b.t.server, size, limit)
+	if !b.answer {
+		b.err = errors.New(msg)
+		return
+	}
+	m, _ := json.Marshal(msg)
+	b.buf = bytes.NewReader(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":%s}}`, b.id, m))
+}
+
+func (b *boundedBody) Close() error { return b.src.Close() }
 
 // send sends req, and sends it again (with backoff) while it fails before
 // reaching the server. Such a retry is safe whatever the request: the
@@ -103,21 +197,32 @@ func notDelivered(err error) bool {
 	return errors.As(err, &dns) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
-// isToolsList peeks at a POST body (a JSON-RPC message the SDK encoded)
-// without consuming it.
-func isToolsList(req *http.Request) bool {
+// rpcRequest is what the transport needs to know of a request it sends.
+type rpcRequest struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+// peekRequest reads the method and id of a POST body (a JSON-RPC message
+// the SDK encoded) without consuming it; both are empty when the body is
+// not one.
+func peekRequest(req *http.Request) rpcRequest {
+	var msg rpcRequest
 	if req.GetBody == nil {
-		return false
+		return msg
 	}
 	body, err := req.GetBody()
 	if err != nil {
-		return false
+		return msg
 	}
 	defer body.Close()
-	var msg struct {
-		Method string `json:"method"`
+	if json.NewDecoder(io.LimitReader(body, 1<<20)).Decode(&msg) != nil {
+		return rpcRequest{}
 	}
-	return json.NewDecoder(io.LimitReader(body, 1<<20)).Decode(&msg) == nil && msg.Method == "tools/list"
+	if len(msg.ID) == 0 || string(msg.ID) == "null" {
+		msg.ID = nil
+	}
+	return msg
 }
 
 // captureBody passes a tools/list answer through to the SDK and records its
@@ -146,7 +251,10 @@ func (b *captureBody) Read(p []byte) (int, error) {
 		return n, err
 	}
 	if !b.sse {
-		if err != nil || json.Valid(b.buf) {
+		// A JSON body is complete at its end, or once it parses; only a
+		// buffer that ends like an object is worth parsing, so that a big
+		// body read in many pieces is not parsed once per piece.
+		if err != nil || endsObject(b.buf) && json.Valid(b.buf) {
 			b.record(b.buf)
 			b.done = true
 		}
@@ -174,6 +282,11 @@ func (b *captureBody) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+func endsObject(b []byte) bool {
+	b = bytes.TrimRight(b, " \t\r\n")
+	return len(b) > 0 && b[len(b)-1] == '}'
 }
 
 // record stores the tools of a JSON-RPC response message.
@@ -215,6 +328,6 @@ func newHTTPClient(cfg *mcpconfig.Server, o *connectOptions) (*http.Client, *hea
 	if o.httpBase != nil {
 		base = o.httpBase
 	}
-	ht := &headerTransport{base: base, headers: cfg.Headers, token: cfg.Token, capture: newCapture(), sleep: o.restart.Sleep}
+	ht := &headerTransport{base: base, server: cfg.Name, headers: cfg.Headers, token: cfg.Token, maxBody: o.maxFrame, capture: newCapture(), sleep: o.restart.Sleep}
 	return &http.Client{Transport: ht}, ht
 }

@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentapp/agentapp/mcpconfig"
@@ -30,16 +32,50 @@ const (
 	groupPoll = 20 * time.Millisecond
 )
 
+// serverIDEnv is set in the environment of every stdio server to a value
+// unique to that one process (serverID), which whatever the server starts
+// inherits: it is how the close sequence finds a helper that left the
+// server's process group and process tree (see process.scan).
+const serverIDEnv = "AGENTAPP_MCP_SERVER_ID"
+
+// serverSeq numbers the servers this process starts.
+var serverSeq atomic.Uint64
+
+// newServerID returns a value for serverIDEnv that no other server of
+// this or another process on the machine has: our pid, a counter and
+// random bits.
+func newServerID() string {
+	var r [6]byte
+	_, _ = rand.Read(r[:])
+	return fmt.Sprintf("%d-%d-%x", os.Getpid(), serverSeq.Add(1), r)
+}
+
+// spawned holds the pids of the servers whose exec.Cmd has not yet waited
+// for them, so that the orphan reaper (AdoptOrphans) never takes their
+// exit status. spawnMu is held across cmd.Start, so that a server that
+// exits at once is in the set before the reaper can see it.
+var (
+	spawnMu sync.Mutex
+	spawned = map[int]bool{}
+)
+
 // process is a running stdio server: the child, its pipes and the goroutines
 // that read them. It owns the whole process group the child leads, so
 // anything the child spawns (npx → node, a wrapper script → the real server)
-// is signalled and killed with it.
+// is signalled and killed with it, and the strays that left the group (see
+// scan).
 type process struct {
 	server  string
 	cmdLine string
 	cmd     *exec.Cmd
+	pid     int
 	pgid    int
+	start   uint64       // the child's start time (Linux), to tell it from a reused pid
 	logger  *slog.Logger // the bridge's (WithLogger)
+
+	serverID string // its serverIDEnv value
+	idMu     sync.Mutex
+	idSeen   map[[2]uint64]bool // pid and start time → carries serverID
 
 	stdin     *os.File
 	stdinOnce sync.Once
@@ -68,7 +104,8 @@ func startProcess(cfg *mcpconfig.Server, o *connectOptions) (*process, error) {
 	cmd.Dir = cfg.Dir
 	// The server inherits our environment with cfg.Env merged over it, a
 	// deliberate read of the environment (see the package documentation).
-	cmd.Env = mergeEnv(os.Environ(), cfg.Env)
+	serverID := newServerID()
+	cmd.Env = append(mergeEnv(os.Environ(), cfg.Env), serverIDEnv+"="+serverID)
 	setProcessGroup(cmd)
 	// WaitDelay bounds Wait once the child has exited while something else
 	// (a grandchild) still holds a pipe we gave it; our pipes are plain
@@ -91,7 +128,12 @@ func startProcess(cfg *mcpconfig.Server, o *connectOptions) (*process, error) {
 		return nil, fmt.Errorf("creating stderr pipe: %w", err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
+	spawnMu.Lock()
 	err = cmd.Start()
+	if err == nil {
+		spawned[cmd.Process.Pid] = true
+	}
+	spawnMu.Unlock()
 	// The child has its copies; ours of its ends must go so that EOF is seen
 	// when the child (and everything it spawned) is gone.
 	closeAll(stdinR, stdoutW, stderrW)
@@ -103,8 +145,11 @@ func startProcess(cfg *mcpconfig.Server, o *connectOptions) (*process, error) {
 		server:    cfg.Name,
 		cmdLine:   cfg.CommandLine(),
 		cmd:       cmd,
+		pid:       cmd.Process.Pid,
 		pgid:      cmd.Process.Pid, // Setpgid with Pgid 0: the group id is the child's pid
+		start:     startTime(cmd.Process.Pid),
 		logger:    o.logger,
+		serverID:  serverID,
 		stdin:     stdinW,
 		stderrR:   stderrR,
 		stderrEnd: make(chan struct{}),
@@ -112,6 +157,9 @@ func startProcess(cfg *mcpconfig.Server, o *connectOptions) (*process, error) {
 	}
 	go func() {
 		p.waitErr = cmd.Wait()
+		spawnMu.Lock()
+		delete(spawned, p.pid)
+		spawnMu.Unlock()
 		close(p.exited)
 	}()
 	go func() {
@@ -186,14 +234,14 @@ func (p *process) waitExit(d time.Duration) bool {
 }
 
 // waitGone waits until deadline for the child to exit and every other
-// member of its process group to be gone.
+// member of its process group, and every stray, to be gone.
 func (p *process) waitGone(deadline time.Time) bool {
 	if !p.waitExit(time.Until(deadline)) {
 		return false
 	}
 	tick := time.NewTicker(groupPoll)
 	defer tick.Stop()
-	for p.groupAlive() {
+	for p.treeAlive() {
 		if !time.Now().Before(deadline) {
 			return false
 		}
@@ -203,11 +251,11 @@ func (p *process) waitGone(deadline time.Time) bool {
 }
 
 // stop runs the close sequence: stdin EOF → eofGrace → SIGTERM to the group
-// → termGrace → SIGKILL to the group. It returns once the child has been
-// reaped (or killWait after SIGKILL), so it never blocks much longer than
-// eofGrace + termGrace. Survivors in the group are handled even when the
+// and the strays → termGrace → SIGKILL to them. It returns once the child
+// has been reaped (or killWait after SIGKILL), so it never blocks much
+// longer than eofGrace + termGrace. Survivors are handled even when the
 // direct child exits politely: a wrapper script that exits on EOF must not
-// leave its server behind.
+// leave its server behind, nor a server the daemon it started.
 func (p *process) stop(eofGrace, termGrace time.Duration) {
 	p.stopOnce.Do(func() {
 		p.closeStdin()

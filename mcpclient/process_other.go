@@ -50,5 +50,8 @@ func (p *process) terminate() {}
 // kill kills the direct child.
 func (p *process) kill() { _ = p.cmd.Process.Kill() }
 
-// groupAlive: without process groups only the child is tracked.
-func (p *process) groupAlive() bool { return !p.hasExited() }
+// treeAlive: without process groups only the child is tracked.
+func (p *process) treeAlive() bool { return !p.hasExited() }
+
+// startTime is not needed here.
+func startTime(int) uint64 { return 0 }

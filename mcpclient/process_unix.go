@@ -39,16 +39,26 @@ func hasPathSeparator(s string) bool {
 	return false
 }
 
-// terminate sends SIGTERM to the whole process group.
-func (p *process) terminate() { _ = syscall.Kill(-p.pgid, syscall.SIGTERM) }
+// terminate sends SIGTERM to the whole process group and the strays.
+func (p *process) terminate() { p.signal(syscall.SIGTERM) }
 
-// kill sends SIGKILL to the whole process group.
-func (p *process) kill() { _ = syscall.Kill(-p.pgid, syscall.SIGKILL) }
+// kill sends SIGKILL to the whole process group and the strays.
+func (p *process) kill() { p.signal(syscall.SIGKILL) }
 
-// groupAlive reports whether any process of the group is still running.
-func (p *process) groupAlive() bool {
-	if err := syscall.Kill(-p.pgid, 0); err == syscall.ESRCH {
-		return false
+// signal sends sig to the server's process group and to each of its
+// strays (see scan), found afresh: a helper may have started since the
+// last look.
+func (p *process) signal(sig syscall.Signal) {
+	_ = syscall.Kill(-p.pgid, sig)
+	_, strays := p.scan()
+	for _, pid := range strays {
+		_ = syscall.Kill(pid, sig)
 	}
-	return len(liveGroupMembers(p.pgid)) > 0
+}
+
+// treeAlive reports whether any process of the group, or any stray, is
+// still running.
+func (p *process) treeAlive() bool {
+	group, strays := p.scan()
+	return group || len(strays) > 0
 }

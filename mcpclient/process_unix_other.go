@@ -2,7 +2,15 @@
 
 package mcpclient
 
-// liveGroupMembers cannot tell zombies apart without /proc; kill(-pgid, 0)
-// succeeded, so the group is reported alive and the caller escalates to
-// SIGKILL after the grace period at worst.
-func liveGroupMembers(pgid int) []int { return []int{pgid} }
+import "syscall"
+
+// scan cannot tell zombies apart, nor find processes that left the group,
+// without /proc: the group counts as alive while kill(-pgid, 0) succeeds,
+// so the caller escalates to SIGKILL after the grace periods at worst, and
+// a helper that called setsid is not found.
+func (p *process) scan() (groupLive bool, strays []int) {
+	return syscall.Kill(-p.pgid, 0) != syscall.ESRCH, nil
+}
+
+// startTime is not needed without /proc.
+func startTime(int) uint64 { return 0 }

@@ -28,8 +28,11 @@ const MaxFrameSize = 16 << 20
 // The SDK treats one undecodable line as a broken connection and ends the
 // session. Real servers print banners, debug output and progress bars on
 // stdout, so the filter passes on only lines that parse as JSON objects (or
-// JSON-RPC batch arrays), logs every other line with the server's name and
-// skips it.
+// JSON-RPC batch arrays), and skips every other line. Skipped lines are
+// logged with the server's name, skipLogLines of them per skipLogWindow;
+// the others are counted and summarised once per window and when the
+// filter ends, so a server flooding stdout cannot flood the user's
+// terminal.
 //
 // Read is unblocked by Close, which the SDK's connection relies on: its read
 // goroutine would otherwise leak while the child keeps stdout open.
@@ -38,6 +41,7 @@ type frameFilter struct {
 	src      io.ReadCloser
 	maxFrame int
 	logger   *slog.Logger
+	skipped  *lineGate // the run goroutine's
 
 	frames chan []byte
 	done   chan struct{}
@@ -56,6 +60,7 @@ func newFrameFilter(server string, src io.ReadCloser, maxFrame int, logger *slog
 		src:      src,
 		maxFrame: maxFrame,
 		logger:   logger,
+		skipped:  newLineGate(skipLogLines, 0, skipLogWindow),
 		frames:   make(chan []byte),
 		done:     make(chan struct{}),
 		exited:   make(chan struct{}),
@@ -96,6 +101,10 @@ func (f *frameFilter) Close() error {
 func (f *frameFilter) run() {
 	defer close(f.exited)
 	defer close(f.frames)
+	defer func() {
+		held, _ := f.skipped.flush()
+		f.reportSkipped(held)
+	}()
 	lr := lineread.NewReader(bufio.NewReaderSize(f.src, 64<<10), f.maxFrame, idWindow)
 	for {
 		line, err := lr.ReadLine()
@@ -133,9 +142,23 @@ func (f *frameFilter) accept(lr *lineread.Reader, line []byte) []byte {
 		fr[len(line)] = '\n'
 		return fr
 	}
-	f.logger.Warn("mcp: server wrote a line on stdout that is not a JSON-RPC message; skipped (servers must log to stderr)",
-		"server", f.server, "line", textsafe.Preview(string(line), 300))
+	show, held, _ := f.skipped.admit(len(line))
+	f.reportSkipped(held)
+	if show {
+		f.logger.Warn("mcp: server wrote a line on stdout that is not a JSON-RPC message; skipped (servers must log to stderr)",
+			"server", f.server, "line", textsafe.Preview(string(line), 300))
+	}
 	return nil
+}
+
+// reportSkipped logs how many non-JSON lines were skipped without being
+// logged one by one, if any were.
+func (f *frameFilter) reportSkipped(held int64) {
+	if held == 0 {
+		return
+	}
+	f.logger.Warn(fmt.Sprintf("mcp: … and %s more non-JSON %s on stdout skipped without being logged (servers must log to stderr)", commas(held), plural(int(min(held, 2)), "line", "lines")),
+		"server", f.server)
 }
 
 var (
@@ -219,23 +242,46 @@ func (r *stderrRing) tail(n int) []string {
 }
 
 // pumpStderr reads a server's stderr line by line into ring until EOF, and
-// echoes each line (prefixed with the server name) to echo when it is set.
+// echoes each line (prefixed with the server name) to echo when it is set,
+// else logs it at debug level. Every line is escaped (textsafe) before it
+// is kept or shown: it goes to the user's terminal, in the echo and in
+// error messages, and a server must not be able to write escape sequences
+// there. The echo is bounded like a flood: echoLines lines and echoBytes
+// bytes per echoWindow, then a line saying how many were not shown.
 func pumpStderr(server string, src io.Reader, ring *stderrRing, echo io.Writer, logger *slog.Logger) {
+	prefix := "[" + textsafe.Escape(server) + "] "
+	gate := newLineGate(echoLines, echoBytes, echoWindow)
+	report := func(held, heldBytes int64) {
+		if held == 0 {
+			return
+		}
+		msg := fmt.Sprintf("… %s more stderr %s (%s) not shown", commas(held), plural(int(min(held, 2)), "line", "lines"), approxSize(heldBytes))
+		if echo != nil {
+			fmt.Fprintf(echo, "%s%s\n", prefix, msg)
+		} else {
+			logger.Debug("mcp server stderr: "+msg, "server", server)
+		}
+	}
+	defer func() { report(gate.flush()) }()
 	lr := lineread.NewReader(bufio.NewReaderSize(src, 4096), stderrMaxLine, idWindow)
 	for {
 		line, err := lr.ReadLine()
 		if lr.Len()+lr.EndLen() > 0 {
 			var s string
 			if lr.TooLong() {
-				s = string(lr.Head()) + fmt.Sprintf("… (%d bytes)", lr.Len()+lr.EndLen())
+				s = textsafe.Escape(string(lr.Head())) + fmt.Sprintf("… (%d bytes)", lr.Len()+lr.EndLen())
 			} else {
-				s = strings.TrimRight(string(line), "\r")
+				s = textsafe.Preview(strings.TrimRight(string(line), "\r"), stderrMaxLine)
 			}
 			ring.add(s)
-			if echo != nil {
-				fmt.Fprintf(echo, "[%s] %s\n", server, s)
-			} else {
-				logger.Debug("mcp server stderr", "server", server, "line", s)
+			show, held, heldBytes := gate.admit(len(s))
+			report(held, heldBytes)
+			if show {
+				if echo != nil {
+					fmt.Fprintf(echo, "%s%s\n", prefix, s)
+				} else {
+					logger.Debug("mcp server stderr", "server", server, "line", s)
+				}
 			}
 		}
 		if err != nil {

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/internal/ctxtime"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -135,7 +134,7 @@ func (b *Bridge) Status() Status {
 	b.current().settle()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	st := Status{State: b.state, Tools: len(b.tools), Restarts: len(b.restarts)}
+	st := Status{State: b.state, Tools: len(b.tools.tools), Restarts: len(b.restarts)}
 	if st.State != StateConnected {
 		st.Detail = b.lastStop
 	}
@@ -296,7 +295,7 @@ func (b *Bridge) describeEnd(c *conn, err error) string {
 		if err == nil || isBenignCloseError(err) {
 			return "the server closed the connection"
 		}
-		return "the connection failed: " + err.Error()
+		return "the connection failed: " + safeText(err)
 	}
 	p := c.proc
 	var s string
@@ -430,7 +429,7 @@ func (b *Bridge) recover(ctx context.Context, manual bool) (*conn, error) {
 	}
 	b.install(c, tools)
 	b.stale.Store(false)
-	b.opts.logger.Info("mcp: server restarted", "server", b.name, "tools", len(tools))
+	b.opts.logger.Info("mcp: server restarted", "server", b.name, "tools", len(tools.tools))
 	return c, nil
 }
 
@@ -466,15 +465,9 @@ func (b *Bridge) Restart(ctx context.Context) error {
 
 // setToolsLocked replaces the tool list and bumps its generation; b.mu is
 // held.
-func (b *Bridge) setToolsLocked(tools []*agent.Tool) {
+func (b *Bridge) setToolsLocked(tools toolList) {
 	b.tools = tools
 	b.gen++
-	b.readOnly = map[string]bool{}
-	for _, t := range tools {
-		if t.ReadOnly {
-			b.readOnly[strings.TrimPrefix(t.Name, b.cfg.ToolPrefix)] = true
-		}
-	}
 }
 
 // ToolsChanged returns a channel that receives a value (coalesced) each
@@ -531,7 +524,7 @@ func (b *Bridge) Refresh(ctx context.Context) (uint64, error) {
 	tools, err := b.listTools(lctx, c)
 	if err != nil {
 		b.stale.Store(true)
-		return b.generation(), fmt.Errorf("re-listing the tools of MCP server %s after it announced a change: %w", b.name, err)
+		return b.generation(), fmt.Errorf("re-listing the tools of MCP server %s after it announced a change: %w", b.name, escaped(err))
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

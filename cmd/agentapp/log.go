@@ -5,13 +5,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/agentapp/agentapp/internal/textsafe"
 )
 
 // cliHandler writes log records for a person at a terminal: one line on
 // stderr, "agentapp: message key=value …", with "warning:" or "error:" in
-// front of the message when the level says so. The default slog handler
+// front of the message when the level says so. Messages and values are
+// escaped (textsafe), so a record never carries a control character or
+// escape sequence to the terminal, whoever logged it. The default slog handler
 // prefixes a date and time, which is noise in a CLI whose lines are read
 // as they come. Records below the handler's level are dropped.
 type cliHandler struct {
@@ -40,14 +45,16 @@ func (h *cliHandler) Handle(_ context.Context, r slog.Record) error {
 	case r.Level >= slog.LevelWarn:
 		b.WriteString("warning: ")
 	}
-	b.WriteString(r.Message)
+	b.WriteString(textsafe.Escape(r.Message))
 	write := func(a slog.Attr) bool {
 		if a.Equal(slog.Attr{}) {
 			return true
 		}
 		v := a.Value.Resolve().String()
-		if v == "" || strings.ContainsAny(v, " \t\n\"=") {
-			v = fmt.Sprintf("%q", v)
+		if v == "" || strings.ContainsAny(v, " \t\n\"=") || textsafe.Escape(v) != v {
+			// Quoted, control characters escaped: values quote servers
+			// and files, and must not reach the terminal as they are.
+			v = strconv.Quote(v)
 		}
 		fmt.Fprintf(&b, " %s=%s", a.Key, v)
 		return true

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/spf13/cobra"
 )
 
@@ -53,6 +54,12 @@ func run(args []string) int {
 	// the default logger is for dependencies that log on it, so their lines
 	// look like ours.
 	slog.SetDefault(cliLogger(os.Stderr, slog.LevelInfo))
+	// A stdio MCP server's helper that left its process group (setsid) is
+	// reparented to us when the server exits, so that the bridge can still
+	// stop it and we reap it. Only here, not in newRootCmd: the tests that
+	// run the commands in their own process start children of their own.
+	// Where it is not supported, the bridges stop process groups only.
+	_ = mcpclient.AdoptOrphans()
 	root := newRootCmd()
 	root.SetArgs(args)
 	err := root.Execute()

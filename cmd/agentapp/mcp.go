@@ -17,6 +17,7 @@ import (
 	"github.com/agentapp/agentapp/mcpconfig"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -72,7 +73,7 @@ printed), 2 usage, 3 connection or protocol failure (message on stderr).`,
 	pf.StringVar(&f.config, "config", "", "mcpServers config file to look --server NAME up in")
 	pf.StringVar(&f.token, "token", "", "bearer token for an HTTP server (default $AGENTAPP_MCP_TOKEN)")
 	pf.StringArrayVar(&f.headers, "header", nil, "extra HTTP header as Name: value (repeatable)")
-	pf.DurationVar(&f.callTimeout, "timeout", 0, "per-call timeout (default 60s, or the config's)")
+	pf.DurationVar(&f.callTimeout, "timeout", 0, "timeout of each request: call, resources, read (default the config's \"timeout\", else 60s)")
 	pf.DurationVar(&f.connectTimeout, "connect-timeout", 0, "connect timeout (default 30s, or the config's)")
 	pf.BoolVarP(&f.verbose, "verbose", "v", false, "echo the stdio server's stderr on our stderr")
 	cmd.AddCommand(
@@ -106,7 +107,7 @@ printed), 2 usage, 3 connection or protocol failure (message on stderr).`,
 					if len(own) == 2 {
 						raw = json.RawMessage(own[1])
 					}
-					return mcpCall(ctx, cmd.OutOrStdout(), b, own[0], raw, f.callTimeout)
+					return mcpCall(ctx, cmd.OutOrStdout(), b, own[0], raw)
 				})
 			},
 		},
@@ -153,6 +154,12 @@ func mcpUsageError(cmd *cobra.Command, format string, a ...any) error {
 // withBridge splits args into the subcommand's own (at most maxOwn) and the
 // stdio command after "--", resolves the server, connects, runs fn and
 // closes the connection, also on Ctrl-C.
+//
+// Every request is bounded: connecting (initialize and tools/list) by the
+// connect timeout, and each request fn sends by the call timeout
+// (--timeout, else the config's "timeout", else the default), which the
+// bridge applies to a request without a deadline and mcpCall passes to the
+// adapter; closing by the bridge's grace periods.
 func withBridge(cmd *cobra.Command, f *mcpFlags, args []string, maxOwn int, fn func(context.Context, *mcpclient.Bridge, []string) error) error {
 	own, command := args, []string(nil)
 	if at := cmd.ArgsLenAtDash(); at >= 0 {
@@ -247,9 +254,12 @@ func resolveServer(f *mcpFlags, command []string, logger *slog.Logger) (mcpconfi
 }
 
 // mcpToolJSON is one tool as `mcp tools` prints it; the schemas are the
-// server's bytes.
+// server's bytes. RemoteName is the server's own name for the tool when it
+// differs from Name (a toolPrefix, or a name mapped to one model providers
+// accept).
 type mcpToolJSON struct {
 	Name         string          `json:"name"`
+	RemoteName   string          `json:"remoteName,omitempty"`
 	Title        string          `json:"title,omitempty"`
 	Description  string          `json:"description,omitempty"`
 	InputSchema  json.RawMessage `json:"inputSchema"`
@@ -261,8 +271,12 @@ type mcpToolJSON struct {
 func mcpTools(w io.Writer, b *mcpclient.Bridge) error {
 	tools := []mcpToolJSON{}
 	for _, t := range b.Tools() {
+		remote, _ := b.RemoteName(t.Name)
+		if remote == t.Name {
+			remote = ""
+		}
 		tools = append(tools, mcpToolJSON{
-			Name: t.Name, Title: t.Title, Description: t.Description,
+			Name: t.Name, RemoteName: remote, Title: t.Title, Description: t.Description,
 			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
 			ReadOnly: t.ReadOnly, Idempotent: t.Idempotent,
 		})
@@ -285,9 +299,15 @@ func (r *recordingCaller) CallTool(ctx context.Context, p *mcp.CallToolParams) (
 
 // mcpCall calls one tool through the same adapter the chat uses and prints
 // {"output": what the model sees, "error": …, "result": the raw result}.
-func mcpCall(ctx context.Context, w io.Writer, b *mcpclient.Bridge, name string, args json.RawMessage, timeout time.Duration) error {
+// The tool is named as `mcp tools` lists it or as the server names it. The
+// call is bounded by the bridge's call timeout.
+func mcpCall(ctx context.Context, w io.Writer, b *mcpclient.Bridge, name string, args json.RawMessage) error {
 	rec := &recordingCaller{next: b}
-	tool := mcpclient.AdaptTool(rec, b.Name(), &mcp.Tool{Name: name}, nil, timeout)
+	remote := name
+	if r, ok := b.RemoteName(name); ok {
+		remote = r
+	}
+	tool := mcpclient.AdaptTool(rec, b.Name(), &mcp.Tool{Name: remote}, nil, b.CallTimeout())
 	out, err := tool.Execute(ctx, args)
 	var doc struct {
 		Output *string             `json:"output"`
@@ -313,6 +333,9 @@ func mcpCall(ctx context.Context, w io.Writer, b *mcpclient.Bridge, name string,
 	if err == nil {
 		return nil
 	}
+	// The message, as printed on stderr, may quote the server (a tool's
+	// error text); stdout has it as it is, JSON-encoded.
+	err = &safeError{err}
 	var ce *mcpclient.CallError
 	if errors.As(err, &ce) && ce.Kind == mcpclient.KindConnection {
 		return &exitError{mcpExitConnection, err}
@@ -322,6 +345,13 @@ func mcpCall(ctx context.Context, w io.Writer, b *mcpclient.Bridge, name string,
 	}
 	return &exitError{mcpExitToolError, err}
 }
+
+// safeError is an error whose message quotes a server, escaped for the
+// terminal (textsafe) while errors.As still sees the original.
+type safeError struct{ err error }
+
+func (e *safeError) Error() string { return textsafe.Preview(e.err.Error(), 2000) }
+func (e *safeError) Unwrap() error { return e.err }
 
 func mcpWriteJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

@@ -14,6 +14,15 @@
 //	raw          a hand-written JSON-RPC responder: tools/list in two pages
 //	             with schemas whose bytes (spacing, key order) must survive,
 //	             and a tool answering with a legacy toolResult
+//	setsid       like normal, but first starts a copy of itself in sleeper
+//	             mode in a session of its own (setsid), out of the process
+//	             group, and writes its pid to -grandchild-pidfile
+//	sleeper      sleeps until killed (the setsid grandchild)
+//
+// The hostile modes (hostile.go) attack the client: hang-tools,
+// hang-resources, endless-pages, repeat-cursor, huge-pages (-page-bytes;
+// the paging modes in every list method, or in -only's), bad-names,
+// stdout-flood and stderr-flood (-flood lines before serving).
 //
 // It writes its pid and process group id to the file named by -pidfile, so tests can check the
 // process table for it.
@@ -39,6 +48,10 @@ func main() {
 	pidfile := flag.String("pidfile", "", "write our pid to this file")
 	flag.IntVar(&crashEvery, "crash-every", 0, "exit with status 7 on every Nth tools/call (0: never)")
 	flag.BoolVar(&live, "live", false, "also offer addtool and lookup")
+	grandchild := flag.String("grandchild-pidfile", "", "setsid mode: write the grandchild's pid to this file")
+	flood := flag.Int("flood", 200000, "stdout-flood and stderr-flood modes: how many lines to write")
+	flag.IntVar(&pageBytes, "page-bytes", 10<<20, "huge-pages mode: the size of a page")
+	flag.StringVar(&onlyList, "only", "", "paging modes: be hostile in this list method only (e.g. resources/list)")
 	flag.Parse()
 	if *pidfile != "" {
 		if err := os.WriteFile(*pidfile, fmt.Appendf(nil, "%d %d", os.Getpid(), processGroup()), 0o644); err != nil {
@@ -75,7 +88,23 @@ func main() {
 		os.Exit(3)
 	case "raw":
 		raw()
+	case "setsid":
+		if err := startSetsidSleeper(*grandchild); err != nil {
+			fmt.Fprintln(os.Stderr, "testserver:", err)
+			os.Exit(1)
+		}
+		serve()
+	case "sleeper":
+		select {}
+	case "stdout-flood":
+		hostile(func(m string, p rawParams) (string, bool) { return plainAnswer(m, p) }, *flood, 0)
+	case "stderr-flood":
+		hostile(func(m string, p rawParams) (string, bool) { return plainAnswer(m, p) }, 0, *flood)
 	default:
+		if answer, ok := hostileModes[*mode]; ok {
+			hostile(answer, 0, 0)
+			return
+		}
 		fmt.Fprintf(os.Stderr, "testserver: unknown mode %q\n", *mode)
 		os.Exit(2)
 	}

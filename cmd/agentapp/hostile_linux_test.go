@@ -1,0 +1,547 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentapp/agentapp/internal/testkit"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The hostile-server suite runs the agentapp binary (`mcp tools|call|
+// resources|read` and the chat) against each misbehaving mode of
+// mcpclient's test server, and against HTTP servers that misbehave the
+// same way, and bounds what each run may cost:
+//   - time: every run has a deadline (hostileDeadline unless the case sets
+//     one); a run killed at its deadline is a hang, and fails the test;
+//   - memory: the peak RSS of the agentapp process stays under hostileRSS;
+//   - processes: nothing that carries the run's marker in its environment
+//     (the server, its children, a setsid grandchild) is alive afterwards;
+//   - the terminal: stdout and stderr hold no control character and no
+//     escape sequence from the server.
+
+const (
+	hostileDeadline = 20 * time.Second
+	hostileRSS      = 200 << 20
+	// hostileOutputCap is how much of a run's stdout and stderr is kept:
+	// a flood that gets through must fail the test, not fill its memory.
+	hostileOutputCap = 1 << 20
+)
+
+// hostileRun is one finished run of agentapp.
+type hostileRun struct {
+	stdout, stderr *cappedBuffer
+	code           int
+	took           time.Duration
+	rss            int64 // peak RSS in bytes
+}
+
+// cappedBuffer keeps the first hostileOutputCap bytes written to it and
+// counts all of them.
+type cappedBuffer struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	total int64
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.total += int64(len(p))
+	if room := hostileOutputCap - b.buf.Len(); room > 0 {
+		b.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+func (b *cappedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *cappedBuffer) Total() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.total
+}
+
+// hostileCase is one run of agentapp.
+type hostileCase struct {
+	args     []string
+	stdin    string
+	deadline time.Duration // 0: hostileDeadline
+}
+
+// runHostile runs agentapp with c's arguments and checks the bounds every
+// run shares: it finished before its deadline, within hostileRSS, leaving
+// no process behind and nothing unescaped on the terminal.
+func runHostile(t *testing.T, c hostileCase) hostileRun {
+	t.Helper()
+	deadline := c.deadline
+	if deadline == 0 {
+		deadline = hostileDeadline
+	}
+	var tag [8]byte
+	_, _ = rand.Read(tag[:])
+	marker := "AGENTAPP_HOSTILE_RUN=" + hex.EncodeToString(tag[:])
+	data := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, agentappBin(t), c.args...)
+	cmd.Dir = data
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + data, "AGENTAPP_DATA_DIR=" + data, marker}
+	cmd.Stdin = strings.NewReader(c.stdin)
+	r := hostileRun{stdout: &cappedBuffer{}, stderr: &cappedBuffer{}}
+	cmd.Stdout, cmd.Stderr = r.stdout, r.stderr
+	cmd.WaitDelay = 2 * time.Second
+	start := time.Now()
+	err := cmd.Run()
+	r.took = time.Since(start)
+	if ctx.Err() != nil {
+		t.Errorf("agentapp %s hung: killed at its %v deadline\nstderr (%d bytes):\n%s", strings.Join(c.args, " "), deadline, r.stderr.Total(), tail(r.stderr.String(), 2000))
+	} else if err != nil && cmd.ProcessState == nil {
+		t.Fatalf("running agentapp: %v", err)
+	}
+	if ps := cmd.ProcessState; ps != nil {
+		r.code = ps.ExitCode()
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			r.rss = ru.Maxrss << 10 // KiB on Linux
+		}
+	}
+	if r.rss > hostileRSS {
+		t.Errorf("agentapp %s: peak RSS %d MiB, over the %d MiB bound", strings.Join(c.args, " "), r.rss>>20, hostileRSS>>20)
+	}
+	checkNoneLeft(t, marker)
+	for name, b := range map[string]*cappedBuffer{"stdout": r.stdout, "stderr": r.stderr} {
+		if at, what := unsafeByte(b.String()); at >= 0 {
+			t.Errorf("agentapp %s: %s has %s at byte %d: %q", strings.Join(c.args, " "), name, what, at, around(b.String(), at))
+		}
+	}
+	return r
+}
+
+// checkNoneLeft fails the test if a live process carries marker in its
+// environment once a run is over: the server, or anything it started.
+// The close sequence waits for them to be gone, so the short wait only
+// covers the kernel finishing a SIGKILL.
+func checkNoneLeft(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		var left []testkit.Proc
+		for _, p := range testkit.Procs(t) {
+			if p.Live() && p.PID != os.Getpid() && p.HasEnv(marker) {
+				left = append(left, p)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("processes outlived agentapp: %v", left)
+			for _, p := range left {
+				_ = syscall.Kill(p.PID, syscall.SIGKILL)
+			}
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// unsafeByte returns where s has a control character other than newline
+// and tab, a DEL, or a C1 control (U+0080–U+009F, which some terminals
+// obey too), and what it is; -1 when it has none.
+func unsafeByte(s string) (int, string) {
+	for i, r := range s {
+		switch {
+		case r == '\n' || r == '\t':
+		case r < 0x20 || r == 0x7f:
+			return i, fmt.Sprintf("the control character %#x", r)
+		case r >= 0x80 && r <= 0x9f:
+			return i, fmt.Sprintf("the C1 control U+%04X", r)
+		}
+	}
+	return -1, ""
+}
+
+func around(s string, i int) string { return s[max(0, i-60):min(len(s), i+60)] }
+
+func tail(s string, n int) string { return s[max(0, len(s)-n):] }
+
+// hostileServer returns the command line of the test server in mode.
+func hostileServer(t *testing.T, mode string, args ...string) []string {
+	return append([]string{mcpTestServerBin(t), "-mode", mode}, args...)
+}
+
+func mcpArgs(sub string, own []string, server []string, flags ...string) []string {
+	a := append([]string{"mcp", sub}, own...)
+	a = append(a, flags...)
+	return append(append(a, "--"), server...)
+}
+
+func wantExit(t *testing.T, r hostileRun, code int, stderrHas ...string) {
+	t.Helper()
+	if r.code != code {
+		t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, tail(r.stdout.String(), 2000), tail(r.stderr.String(), 2000))
+	}
+	for _, s := range stderrHas {
+		if !strings.Contains(r.stderr.String(), s) {
+			t.Errorf("stderr lacks %q:\n%s", s, tail(r.stderr.String(), 3000))
+		}
+	}
+}
+
+// TestHostileListPagination: endless, looping and huge tools/list and
+// resources/list pages fail the command within seconds, naming the limit,
+// instead of growing memory until the connect timeout (or for ever, for
+// resources).
+func TestHostileListPagination(t *testing.T) {
+	cases := []struct {
+		name, sub, mode string
+		want            string
+	}{
+		{"tools endless", "tools", "endless-pages", `server "testserver" sent page 100 of tools/list with a cursor to page 101; the limit is 100 pages: the server is probably paginating in a loop`},
+		{"tools repeated cursor", "tools", "repeat-cursor", `server "testserver" sent the cursor "again" again on page 2 of tools/list (first on page 1): the server is paginating in a loop`},
+		{"tools huge pages", "tools", "huge-pages", `server "testserver" sent more than 16 MiB in 2 pages of tools/list; the limit is 16 MiB across all pages`},
+		{"resources endless", "resources", "endless-pages", `server "testserver" sent page 100 of resources/list with a cursor to page 101; the limit is 100 pages`},
+		{"resources repeated cursor", "resources", "repeat-cursor", `server "testserver" sent the cursor "again" again on page 2 of resources/list`},
+		{"resources huge pages", "resources", "huge-pages", `server "testserver" sent more than 16 MiB in 2 pages of resources/list`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			// The mode is hostile in this one list: the others answer, so
+			// that connecting (which lists the tools) succeeds.
+			server := hostileServer(t, c.mode, "-only", c.sub+"/list")
+			r := runHostile(t, hostileCase{args: mcpArgs(c.sub, nil, server)})
+			wantExit(t, r, mcpExitConnection, c.want)
+			if r.took > 10*time.Second {
+				t.Errorf("took %v; a limit should stop the listing within seconds", r.took)
+			}
+		})
+	}
+}
+
+// TestHostileNoAnswer: a server that never answers a request fails the
+// command after the timeout the user set, stdio and HTTP, for every
+// subcommand.
+func TestHostileNoAnswer(t *testing.T) {
+	hs := hangingHTTPServer(t)
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"tools/list, stdio", mcpArgs("tools", nil, hostileServer(t, "hang-tools"), "--connect-timeout", "1s"), "no answer within 1s (the connect timeout)"},
+		{"resources, stdio", mcpArgs("resources", nil, hostileServer(t, "hang-resources"), "--timeout", "1s"), "no answer within 1s (the call timeout"},
+		{"read, stdio", mcpArgs("read", []string{"test://hello"}, hostileServer(t, "hang-resources"), "--timeout", "1s"), "no answer within 1s (the call timeout"},
+		{"resources, HTTP", []string{"mcp", "resources", "--server", hs.URL, "--timeout", "1s"}, "no answer within 1s (the call timeout"},
+		{"read, HTTP", []string{"mcp", "read", "test://hello", "--server", hs.URL, "--timeout", "1s"}, "no answer within 1s (the call timeout"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := runHostile(t, hostileCase{args: c.args})
+			wantExit(t, r, mcpExitConnection, c.want)
+			if r.took > 8*time.Second {
+				t.Errorf("took %v with a 1 s timeout", r.took)
+			}
+		})
+	}
+}
+
+// hangingHTTPServer is a streamable HTTP server that lists one tool and
+// one resource, and never answers resources/list or resources/read.
+func hangingHTTPServer(t *testing.T) *httptest.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "hang", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "ping", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	srv.AddResource(&mcp.Resource{URI: "test://hello", Name: "hello"},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{}, nil
+		})
+	stop := make(chan struct{})
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "resources/list" || method == "resources/read" {
+				select {
+				case <-ctx.Done():
+				case <-stop:
+				}
+				return nil, context.Canceled
+			}
+			return next(ctx, method, req)
+		}
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(func() {
+		close(stop)
+		hs.Close()
+	})
+	return hs
+}
+
+// TestHostileCallTimeoutFromConfig: `mcp call` bounds the call by the
+// config's "timeout" when --timeout is not given, and by --timeout when
+// it is, whichever is shorter or longer.
+func TestHostileCallTimeoutFromConfig(t *testing.T) {
+	ts := mcpTestServerBin(t)
+	config := func(t *testing.T, timeout int) string {
+		p := filepath.Join(t.TempDir(), "mcp.json")
+		doc := fmt.Sprintf(`{"mcpServers":{"ts":{"command":%q,"timeout":%d}}}`, ts, timeout)
+		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cases := []struct {
+		name  string
+		args  func(t *testing.T) []string
+		after string
+	}{
+		{"config timeout", func(t *testing.T) []string {
+			return []string{"mcp", "call", "sleep", "--server", "ts", "--config", config(t, 1)}
+		}, "1 s"},
+		{"flag over config", func(t *testing.T) []string {
+			return []string{"mcp", "call", "sleep", "--server", "ts", "--config", config(t, 600), "--timeout", "1500ms"}
+		}, "1.5 s"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := runHostile(t, hostileCase{args: c.args(t)})
+			wantExit(t, r, mcpExitToolError, "tool sleep timed out after "+c.after+" and was cancelled")
+			if r.took > 8*time.Second {
+				t.Errorf("took %v with a timeout of %s", r.took, c.after)
+			}
+		})
+	}
+}
+
+// TestHostileFloods: a server flooding stdout with non-JSON lines, or
+// stderr (echoed with -v or --trace), costs the user a bounded number of
+// lines with a summary of the rest, all escaped.
+func TestHostileFloods(t *testing.T) {
+	cases := []struct {
+		name     string
+		args     []string
+		stdin    string
+		maxBytes int64
+		want     string
+	}{
+		{"stdout, mcp tools", mcpArgs("tools", nil, hostileServer(t, "stdout-flood", "-flood", "300000")),
+			"", 16 << 10, "… and 299,995 more non-JSON lines on stdout skipped without being logged"},
+		{"stderr echoed, mcp tools -v", mcpArgs("tools", nil, hostileServer(t, "stderr-flood", "-flood", "200000"), "-v"),
+			"", 64 << 10, "more stderr lines"},
+		{"stdout, chat", []string{"chat", "--model", "offline", "--mcp", strings.Join(hostileServer(t, "stdout-flood", "-flood", "300000"), " ")},
+			"/exit\n", 16 << 10, "more non-JSON lines on stdout skipped"},
+		{"stderr echoed, chat --trace", []string{"chat", "--model", "offline", "--trace", "--mcp", strings.Join(hostileServer(t, "stderr-flood", "-flood", "200000"), " ")},
+			"/exit\n", 64 << 10, "more stderr lines"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := runHostile(t, hostileCase{args: c.args, stdin: c.stdin})
+			wantExit(t, r, 0, c.want)
+			if n := r.stderr.Total(); n > c.maxBytes {
+				t.Errorf("stderr has %d bytes, over the %d the flood may cost", n, c.maxBytes)
+			}
+		})
+	}
+}
+
+// validName is what model providers accept as a function name.
+var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// TestHostileToolNames: names no provider accepts are mapped (or, empty
+// or duplicated, skipped with a warning) by `mcp tools`, a mapped name
+// calls the server's tool, and the chat starts with them and prints
+// nothing unescaped.
+func TestHostileToolNames(t *testing.T) {
+	server := hostileServer(t, "bad-names")
+	t.Run("mcp tools", func(t *testing.T) {
+		t.Parallel()
+		r := runHostile(t, hostileCase{args: mcpArgs("tools", nil, server)})
+		wantExit(t, r, 0, "a tool without a name; skipped", "a second tool of the same name; skipped server=testserver tool=dup")
+		var doc struct {
+			Tools []struct{ Name, RemoteName string }
+		}
+		if err := json.Unmarshal([]byte(r.stdout.String()), &doc); err != nil {
+			t.Fatalf("stdout: %v\n%s", err, r.stdout.String())
+		}
+		var names, remote []string
+		for _, tl := range doc.Tools {
+			if !validName.MatchString(tl.Name) {
+				t.Errorf("tool name %q is not one providers accept", tl.Name)
+			}
+			names = append(names, tl.Name)
+			remote = append(remote, tl.RemoteName)
+		}
+		// ok, the five mapped names, dup (once), and a.b and a b apart.
+		if len(names) != 9 || names[0] != "ok" || names[6] != "dup" {
+			t.Errorf("names %q (server names %q), want 9: ok, 5 mapped, dup, 2 mapped", names, remote)
+		}
+		if names[7] == names[8] || !strings.HasPrefix(names[7], "a_b_") || !strings.HasPrefix(names[8], "a_b_") {
+			t.Errorf("a.b and a b offered as %q and %q; want two names a_b_<hash>", names[7], names[8])
+		}
+		if remote[2] != "esc\x1b[31mred" {
+			t.Errorf("remoteName of %s = %q", names[2], remote[2])
+		}
+	})
+	t.Run("mcp call by mapped name", func(t *testing.T) {
+		t.Parallel()
+		r := runHostile(t, hostileCase{args: mcpArgs("tools", nil, server)})
+		m := regexp.MustCompile(`"name": "(esc__31mred_[0-9a-f]{8})"`).FindStringSubmatch(r.stdout.String())
+		if m == nil {
+			t.Fatalf("no mapped name for esc\\x1b[31mred in:\n%s", r.stdout.String())
+		}
+		r = runHostile(t, hostileCase{args: mcpArgs("call", []string{m[1]}, server)})
+		wantExit(t, r, 0)
+		if out := decodeMCPOutput(t, r.stdout.String())["output"]; out != "called esc\x1b[31mred" {
+			t.Errorf("output %q, want the server's tool called by its own name", out)
+		}
+	})
+	t.Run("chat", func(t *testing.T) {
+		t.Parallel()
+		r := runHostile(t, hostileCase{
+			args:  []string{"chat", "--model", "offline", "--mcp", strings.Join(server, " ")},
+			stdin: "/tools\n/mcp\n/exit\n",
+		})
+		wantExit(t, r, 0, "a tool without a name; skipped")
+		out := r.stdout.String()
+		if !strings.Contains(out, "MCP server testserver: connected, 9 tools") {
+			t.Errorf("banner:\n%s", out)
+		}
+		listed := 0
+		for _, line := range strings.Split(out, "\n") {
+			if name, ok := strings.CutSuffix(strings.TrimSpace(line), "MCP server testserver"); ok {
+				listed++
+				if name = strings.TrimSpace(name); !validName.MatchString(name) {
+					t.Errorf("/tools lists %q", name)
+				}
+			}
+		}
+		if listed != 9 {
+			t.Errorf("/tools lists %d tools of the server, want 9:\n%s", listed, out)
+		}
+	})
+}
+
+// TestHostileSetsidGrandchild: a helper the server started in a session
+// of its own (setsid), which no process-group signal reaches, is gone
+// when `mcp call` or the chat ends.
+func TestHostileSetsidGrandchild(t *testing.T) {
+	cases := []struct {
+		name  string
+		args  func(server []string) []string
+		stdin string
+	}{
+		{"mcp call", func(server []string) []string {
+			return mcpArgs("call", []string{"echo", `{"text":"x"}`}, server)
+		}, ""},
+		{"mcp call that crashes the server", func(server []string) []string {
+			return mcpArgs("call", []string{"echo", `{"text":"x"}`}, append(server, "-crash-every", "1"))
+		}, ""},
+		{"chat", func(server []string) []string {
+			return []string{"chat", "--model", "offline", "--mcp", strings.Join(server, " ")}
+		}, "/mcp\n/exit\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			pidfile := filepath.Join(t.TempDir(), "grandchild")
+			r := runHostile(t, hostileCase{args: c.args(hostileServer(t, "setsid", "-grandchild-pidfile", pidfile)), stdin: c.stdin})
+			if r.code != 0 && r.code != mcpExitConnection {
+				t.Errorf("exit %d\n%s", r.code, r.stderr.String())
+			}
+			b, err := os.ReadFile(pidfile)
+			if err != nil {
+				t.Fatalf("the server did not start its grandchild: %v\n%s", err, r.stderr.String())
+			}
+			pid, _ := strconv.Atoi(string(b))
+			if p, ok := testkit.ReadProc(pid); ok && p.Live() {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				t.Errorf("the setsid grandchild %v outlived agentapp", p)
+			}
+		})
+	}
+}
+
+// TestHostileOrphanAdoptedAndReaped: when a server dies and leaves its
+// setsid helper behind, the chat adopts the helper (it is the child
+// subreaper), kills it when the server is restarted, and reaps it: the
+// helper leaves the process table while the chat still runs, rather
+// than living on, or staying a zombie.
+func TestHostileOrphanAdoptedAndReaped(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "grandchild")
+	server := hostileServer(t, "setsid", "-grandchild-pidfile", pidfile, "-pidfile", pidfile+".server")
+	p := startChat(t, agentappBin(t), "--model", "offline", "--mcp", strings.Join(server, " "))
+	p.expect("MCP server testserver: connected")
+	var spid int
+	b, err := os.ReadFile(pidfile + ".server")
+	if err == nil {
+		_, err = fmt.Sscan(string(b), &spid)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err = os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpid, _ := strconv.Atoi(string(b))
+	t.Cleanup(func() { _ = syscall.Kill(gpid, syscall.SIGKILL) })
+
+	if err := syscall.Kill(spid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitGone(t, spid, 10*time.Second) // reaped by the chat's bridge
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		g, ok := testkit.ReadProc(gpid)
+		if ok && g.PPID == p.cmd.Process.Pid {
+			break // adopted
+		}
+		if !ok || time.Now().After(deadline) {
+			t.Fatalf("the orphaned grandchild %v (found: %v) was not adopted by the chat %d", g, ok, p.cmd.Process.Pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	p.send("/mcp restart testserver")
+	p.expect("MCP server testserver: connected")
+	testkit.WaitGone(t, gpid, 10*time.Second) // killed and reaped, not a zombie
+	if p.cmd.ProcessState != nil {
+		t.Fatal("the chat ended")
+	}
+	p.send("/exit")
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("chat: %v\nstderr:\n%s", err, p.err.String())
+	}
+	if b, err := os.ReadFile(pidfile); err == nil {
+		if pid, _ := strconv.Atoi(string(b)); pid != gpid {
+			if g, ok := testkit.ReadProc(pid); ok && g.Live() {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				t.Errorf("the restarted server's grandchild %v outlived the chat", g)
+			}
+		}
+	}
+}

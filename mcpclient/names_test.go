@@ -1,0 +1,113 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/agentapp/agentapp/internal/testkit"
+	"github.com/agentapp/agentapp/mcpconfig"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestToolNamesMappedOrSkipped: names providers refuse are mapped; a tool
+// without a name, the second of two tools of one name and a mapped name
+// that another tool has are skipped with a warning; a valid name is never
+// shadowed, whatever the order.
+func TestToolNamesMappedOrSkipped(t *testing.T) {
+	logger, logs := testkit.NewLogger()
+	cfg := mcpconfig.Server{Name: "bad", Command: testServerPath(t), Args: []string{"-mode", "bad-names"}, ToolPrefix: "p_"}
+	b, err := Connect(context.Background(), cfg, WithLogger(logger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var names []string
+	for _, tl := range b.Tools() {
+		if !ValidToolName(tl.Name) {
+			t.Errorf("offered %q", tl.Name)
+		}
+		names = append(names, tl.Name)
+	}
+	want := []string{"p_ok"}
+	for _, n := range []string{"new\nline", "esc\x1b[31mred", "with space", "ünïcødé", strings.Repeat("long", 17)} {
+		m, _ := ExposedName("p_", n)
+		want = append(want, m)
+	}
+	a1, _ := ExposedName("p_", "a.b")
+	a2, _ := ExposedName("p_", "a b")
+	want = append(want, "p_dup", a1, a2)
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Errorf("tools\n%q\nwant\n%q", names, want)
+	}
+	if r, ok := b.RemoteName(want[2]); !ok || r != "esc\x1b[31mred" {
+		t.Errorf("RemoteName(%s) = %q, %v", want[2], r, ok)
+	}
+	if got, err := adExec(t, b.Tools()[2], `{}`); err != nil || got != "called esc\x1b[31mred" {
+		t.Errorf("the mapped tool called %q, %v", got, err)
+	}
+	for _, w := range []string{"a tool without a name; skipped", "a second tool of the same name; skipped", "it is offered under a mapped name", "as=" + want[2]} {
+		if !strings.Contains(logs.String(), w) {
+			t.Errorf("log lacks %q:\n%s", w, logs)
+		}
+	}
+
+	// A mapped name that a valid name of the server already has: the
+	// valid one keeps it, wherever it is listed.
+	shadow, _ := ExposedName("", "a b")
+	for _, order := range [][]string{{"a b", shadow}, {shadow, "a b"}} {
+		srv := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+		for _, n := range order {
+			srv.AddTool(&mcp.Tool{Name: n, InputSchema: json.RawMessage(`{"type":"object"}`)}, adFixed(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "from " + n}}}))
+		}
+		logger, logs := testkit.NewLogger()
+		b, err := ConnectInMemory(context.Background(), "mem", srv, WithLogger(logger))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		if tools := b.Tools(); len(tools) != 1 || tools[0].Name != shadow {
+			t.Fatalf("order %q: tools %v", order, toolNames(b))
+		}
+		if got, _ := adExec(t, b.Tools()[0], `{}`); got != "from "+shadow {
+			t.Errorf("order %q: %s calls %q, want the valid tool", order, shadow, got)
+		}
+		if !strings.Contains(logs.String(), "its mapped name is taken by another tool of the server; skipped") {
+			t.Errorf("order %q: log:\n%s", order, logs)
+		}
+	}
+}
+
+func TestExposedName(t *testing.T) {
+	for _, c := range []struct {
+		prefix, in string
+		mapped     bool
+		start      string
+	}{
+		{"", "get_order-2", false, "get_order-2"},
+		{"x_", "get", false, "x_get"},
+		{"", strings.Repeat("a", 64), false, strings.Repeat("a", 64)},
+		{"", strings.Repeat("a", 65), true, strings.Repeat("a", 55) + "_"},
+		{"pre_", strings.Repeat("a", 61), true, "pre_" + strings.Repeat("a", 51) + "_"},
+		{"", "files.read", true, "files_read_"},
+		{"", "日本", true, "___"},
+		{"", "a\x1b[31m\n", true, "a__31m__"},
+		{"", "\xff", true, "__"},
+	} {
+		got, mapped := ExposedName(c.prefix, c.in)
+		if mapped != c.mapped || !strings.HasPrefix(got, c.start) || !ValidToolName(got) {
+			t.Errorf("ExposedName(%q, %q) = %q, %v; want %v, starting %q, valid", c.prefix, c.in, got, mapped, c.mapped, c.start)
+		}
+		if again, _ := ExposedName(c.prefix, c.in); again != got {
+			t.Errorf("ExposedName(%q) is not deterministic: %q, %q", c.in, got, again)
+		}
+	}
+	space, _ := ExposedName("", "a b")
+	if dot, _ := ExposedName("", "a.b"); space == dot {
+		t.Errorf("a b and a.b both map to %q", space)
+	}
+	if got, mapped := ExposedName("p_", ""); got != "" || mapped {
+		t.Errorf("empty name: %q, %v", got, mapped)
+	}
+}

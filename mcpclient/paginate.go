@@ -1,0 +1,195 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/agentapp/agentapp/internal/textsafe"
+)
+
+// Defaults of ListLimits.
+const (
+	// DefaultMaxListPages bounds the pages of one listing: a real server
+	// with more than this many pages has more than a model can use, and a
+	// server that keeps sending cursors is paginating in a loop.
+	DefaultMaxListPages = 100
+	// DefaultMaxListItems bounds the items (tools, resources, templates,
+	// prompts) of one listing across all its pages.
+	DefaultMaxListItems = 10_000
+	// DefaultMaxListBytes bounds the size of one listing across all its
+	// pages; each page is bounded by MaxFrameSize on its own.
+	DefaultMaxListBytes = 16 << 20
+)
+
+// ListLimits bound what one paginated listing (tools/list, resources/list,
+// resources/templates/list, prompts/list) may bring into memory, so that a
+// server sending endless, looping or huge pages fails the listing in
+// seconds instead of growing the client until a timeout. A field left at
+// 0 takes its default.
+type ListLimits struct {
+	// MaxPages is the most pages one listing may take (default
+	// DefaultMaxListPages).
+	MaxPages int
+	// MaxItems is the most items across the pages (default
+	// DefaultMaxListItems).
+	MaxItems int
+	// MaxBytes is the most bytes across the pages (default
+	// DefaultMaxListBytes). A page is measured by encoding its items
+	// again as JSON once the SDK has decoded them: the size of what the
+	// client keeps, which the wire size exceeds only by whitespace and
+	// fields the client does not know.
+	MaxBytes int64
+}
+
+func (l ListLimits) withDefaults() ListLimits {
+	if l.MaxPages <= 0 {
+		l.MaxPages = DefaultMaxListPages
+	}
+	if l.MaxItems <= 0 {
+		l.MaxItems = DefaultMaxListItems
+	}
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultMaxListBytes
+	}
+	return l
+}
+
+// WithListLimits sets the bounds of every paginated listing (see
+// ListLimits; the zero value is the defaults).
+func WithListLimits(l ListLimits) ConnectOption {
+	return func(o *connectOptions) { o.lists = l }
+}
+
+// ListLimitError is a listing stopped because the server went past one of
+// the ListLimits, or sent a cursor it had sent before. Its message says
+// which limit was hit and what to do.
+type ListLimitError struct {
+	Server string
+	// Method is the list method, such as "tools/list".
+	Method string
+	// Limit is what was hit: "pages", "items", "bytes" or "cursor" (a
+	// repeated cursor).
+	Limit string
+	msg   string
+}
+
+func (e *ListLimitError) Error() string { return e.msg }
+
+// listNouns names the items of each list method in messages.
+var listNouns = map[string]string{
+	"tools/list":               "tools",
+	"resources/list":           "resources",
+	"resources/templates/list": "resource templates",
+	"prompts/list":             "prompts",
+}
+
+// listAll reads every page of one list method, asking page for the page at
+// a cursor ("" for the first), and enforces lim on the way: a cursor seen
+// before, a page past MaxPages, and more than MaxItems items or MaxBytes
+// bytes across the pages each stop the listing with a *ListLimitError.
+// It is the one paginator of the bridge: the SDK's iterators follow
+// cursors for as long as the server sends them.
+func listAll[T any](ctx context.Context, server, method string, lim ListLimits, page func(ctx context.Context, cursor string) ([]*T, string, error)) ([]*T, error) {
+	lim = lim.withDefaults()
+	noun := listNouns[method]
+	if noun == "" {
+		noun = "items"
+	}
+	fail := func(limit, format string, a ...any) error {
+		return &ListLimitError{Server: server, Method: method, Limit: limit, msg: fmt.Sprintf(format, a...)}
+	}
+	var (
+		all    []*T
+		bytes  int64
+		cursor string
+		seen   = map[string]int{} // cursor → the page that sent it
+	)
+	for n := 1; ; n++ {
+		items, next, err := page(ctx, cursor)
+		if err != nil {
+			if n > 1 {
+				return nil, fmt.Errorf("%s, page %d: %w", method, n, err)
+			}
+			return nil, err
+		}
+		if len(all)+len(items) > lim.MaxItems {
+			return nil, fail("items", "server %q listed more than %s %s in %s (page %d); the limit is %s: the server offers more than a client can use, or is paginating in a loop; configure it to offer fewer",
+				server, commas(int64(lim.MaxItems)), noun, method, n, commas(int64(lim.MaxItems)))
+		}
+		size, err := json.Marshal(items)
+		if err != nil {
+			return nil, fmt.Errorf("%s, page %d: %w", method, n, err)
+		}
+		bytes += int64(len(size)) + int64(len(next))
+		if bytes > lim.MaxBytes {
+			return nil, fail("bytes", "server %q sent more than %s in %d %s of %s; the limit is %s across all pages: the server sends too much (huge descriptions or schemas?) or is paginating in a loop",
+				server, sizeText(lim.MaxBytes), n, plural(n, "page", "pages"), method, sizeText(lim.MaxBytes))
+		}
+		all = append(all, items...)
+		if next == "" {
+			return all, nil
+		}
+		if first, dup := seen[next]; dup {
+			return nil, fail("cursor", "server %q sent the cursor %s again on page %d of %s (first on page %d): the server is paginating in a loop; report it to its maintainers",
+				server, textsafe.Preview(strconv.Quote(next), 80), n, method, first)
+		}
+		if n >= lim.MaxPages {
+			return nil, fail("pages", "server %q sent page %d of %s with a cursor to page %d; the limit is %d pages: the server is probably paginating in a loop",
+				server, n, method, n+1, lim.MaxPages)
+		}
+		seen[next] = n
+		cursor = next
+	}
+}
+
+// commas writes n with thousands separators, as in "1,299,998".
+func commas(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := len(s) > 0 && s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	var b []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b = append(b, ',')
+		}
+		b = append(b, s[i])
+	}
+	if neg {
+		return "-" + string(b)
+	}
+	return string(b)
+}
+
+// sizeText writes a byte count for people: "16 MiB", "512 KiB", "300 bytes".
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + " KiB"
+	}
+	return commas(n) + " bytes"
+}
+
+// approxSize writes a byte count rounded for people: "12.3 MiB", "45.6 KiB",
+// "300 bytes".
+func approxSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
+	case n >= 1<<10:
+		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KiB"
+	}
+	return commas(n) + " bytes"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
