@@ -160,7 +160,7 @@ func (b *Bridge) Tools() []*agent.Tool {
 }
 
 // RemoteName returns the server's own name for the tool the bridge offers
-// as name (they differ when ExposedName had to map it, and by ToolPrefix),
+// as name (they differ when mcpconfig.ExposedName had to map it, and by ToolPrefix),
 // and false when the bridge offers no such tool.
 func (b *Bridge) RemoteName(name string) (string, bool) {
 	b.mu.Lock()
@@ -465,7 +465,7 @@ type toolList struct {
 
 // listTools reads every page of tools/list on c (within the ListLimits)
 // and adapts the tools the config lets through, under the names
-// ExposedName gives them. What a model provider would refuse, and what
+// mcpconfig.ExposedName gives them. What a model provider would refuse, and what
 // would make the table ambiguous, is skipped with a warning: a tool
 // without a name, a second tool of the same name, and a tool whose mapped
 // name another tool of the server already has. A valid name always keeps
@@ -494,7 +494,7 @@ func (b *Bridge) listTools(ctx context.Context, c *conn) (toolList, error) {
 			log.Warn("mcp: the server offered a tool without a name; skipped", "server", b.name)
 			continue
 		}
-		name, mapped := ExposedName(b.cfg.ToolPrefix, t.Name)
+		name, mapped := mcpconfig.ExposedName(b.cfg.ToolPrefix, t.Name)
 		if mapped {
 			continue // second pass
 		}
@@ -508,7 +508,7 @@ func (b *Bridge) listTools(ctx context.Context, c *conn) (toolList, error) {
 		if t == nil || t.Name == "" || names[i] != "" || !b.keep(t.Name) {
 			continue
 		}
-		name, mapped := ExposedName(b.cfg.ToolPrefix, t.Name)
+		name, mapped := mcpconfig.ExposedName(b.cfg.ToolPrefix, t.Name)
 		if !mapped {
 			continue // a duplicate, reported above
 		}

@@ -25,18 +25,18 @@ func TestToolNamesMappedOrSkipped(t *testing.T) {
 	defer b.Close()
 	var names []string
 	for _, tl := range b.Tools() {
-		if !ValidToolName(tl.Name) {
+		if !mcpconfig.ValidToolName(tl.Name) {
 			t.Errorf("offered %q", tl.Name)
 		}
 		names = append(names, tl.Name)
 	}
 	want := []string{"p_ok"}
 	for _, n := range []string{"new\nline", "esc\x1b[31mred", "with space", "ünïcødé", strings.Repeat("long", 17)} {
-		m, _ := ExposedName("p_", n)
+		m, _ := mcpconfig.ExposedName("p_", n)
 		want = append(want, m)
 	}
-	a1, _ := ExposedName("p_", "a.b")
-	a2, _ := ExposedName("p_", "a b")
+	a1, _ := mcpconfig.ExposedName("p_", "a.b")
+	a2, _ := mcpconfig.ExposedName("p_", "a b")
 	want = append(want, "p_dup", a1, a2)
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Errorf("tools\n%q\nwant\n%q", names, want)
@@ -55,7 +55,7 @@ func TestToolNamesMappedOrSkipped(t *testing.T) {
 
 	// A mapped name that a valid name of the server already has: the
 	// valid one keeps it, wherever it is listed.
-	shadow, _ := ExposedName("", "a b")
+	shadow, _ := mcpconfig.ExposedName("", "a b")
 	for _, order := range [][]string{{"a b", shadow}, {shadow, "a b"}} {
 		srv := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
 		for _, n := range order {
@@ -76,38 +76,5 @@ func TestToolNamesMappedOrSkipped(t *testing.T) {
 		if !strings.Contains(logs.String(), "its mapped name is taken by another tool of the server; skipped") {
 			t.Errorf("order %q: log:\n%s", order, logs)
 		}
-	}
-}
-
-func TestExposedName(t *testing.T) {
-	for _, c := range []struct {
-		prefix, in string
-		mapped     bool
-		start      string
-	}{
-		{"", "get_order-2", false, "get_order-2"},
-		{"x_", "get", false, "x_get"},
-		{"", strings.Repeat("a", 64), false, strings.Repeat("a", 64)},
-		{"", strings.Repeat("a", 65), true, strings.Repeat("a", 55) + "_"},
-		{"pre_", strings.Repeat("a", 61), true, "pre_" + strings.Repeat("a", 51) + "_"},
-		{"", "files.read", true, "files_read_"},
-		{"", "日本", true, "___"},
-		{"", "a\x1b[31m\n", true, "a__31m__"},
-		{"", "\xff", true, "__"},
-	} {
-		got, mapped := ExposedName(c.prefix, c.in)
-		if mapped != c.mapped || !strings.HasPrefix(got, c.start) || !ValidToolName(got) {
-			t.Errorf("ExposedName(%q, %q) = %q, %v; want %v, starting %q, valid", c.prefix, c.in, got, mapped, c.mapped, c.start)
-		}
-		if again, _ := ExposedName(c.prefix, c.in); again != got {
-			t.Errorf("ExposedName(%q) is not deterministic: %q, %q", c.in, got, again)
-		}
-	}
-	space, _ := ExposedName("", "a b")
-	if dot, _ := ExposedName("", "a.b"); space == dot {
-		t.Errorf("a b and a.b both map to %q", space)
-	}
-	if got, mapped := ExposedName("p_", ""); got != "" || mapped {
-		t.Errorf("empty name: %q, %v", got, mapped)
 	}
 }

@@ -11,16 +11,16 @@ import (
 
 // Defaults of ListLimits.
 const (
-	// DefaultMaxListPages bounds the pages of one listing: a real server
+	// defaultMaxListPages bounds the pages of one listing: a real server
 	// with more than this many pages has more than a model can use, and a
 	// server that keeps sending cursors is paginating in a loop.
-	DefaultMaxListPages = 100
-	// DefaultMaxListItems bounds the items (tools, resources, templates,
+	defaultMaxListPages = 100
+	// defaultMaxListItems bounds the items (tools, resources, templates,
 	// prompts) of one listing across all its pages.
-	DefaultMaxListItems = 10_000
-	// DefaultMaxListBytes bounds the size of one listing across all its
+	defaultMaxListItems = 10_000
+	// defaultMaxListBytes bounds the size of one listing across all its
 	// pages; each page is bounded by MaxFrameSize on its own.
-	DefaultMaxListBytes = 16 << 20
+	defaultMaxListBytes = 16 << 20
 )
 
 // ListLimits bound what one paginated listing (tools/list, resources/list,
@@ -29,14 +29,11 @@ const (
 // seconds instead of growing the client until a timeout. A field left at
 // 0 takes its default.
 type ListLimits struct {
-	// MaxPages is the most pages one listing may take (default
-	// DefaultMaxListPages).
+	// MaxPages is the most pages one listing may take (default 100).
 	MaxPages int
-	// MaxItems is the most items across the pages (default
-	// DefaultMaxListItems).
+	// MaxItems is the most items across the pages (default 10,000).
 	MaxItems int
-	// MaxBytes is the most bytes across the pages (default
-	// DefaultMaxListBytes). A page is measured by encoding its items
+	// MaxBytes is the most bytes across the pages (default 16 MiB). A page is measured by encoding its items
 	// again as JSON once the SDK has decoded them: the size of what the
 	// client keeps, which the wire size exceeds only by whitespace and
 	// fields the client does not know.
@@ -45,13 +42,13 @@ type ListLimits struct {
 
 func (l ListLimits) withDefaults() ListLimits {
 	if l.MaxPages <= 0 {
-		l.MaxPages = DefaultMaxListPages
+		l.MaxPages = defaultMaxListPages
 	}
 	if l.MaxItems <= 0 {
-		l.MaxItems = DefaultMaxListItems
+		l.MaxItems = defaultMaxListItems
 	}
 	if l.MaxBytes <= 0 {
-		l.MaxBytes = DefaultMaxListBytes
+		l.MaxBytes = defaultMaxListBytes
 	}
 	return l
 }

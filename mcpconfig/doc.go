@@ -2,7 +2,8 @@
 // mcpServers files of Claude Desktop and Cursor (stdio command/args/env,
 // HTTP url/headers, ${VAR} expansion) plus agentapp's own fields
 // (disabled, timeout, allowedTools, excludedTools, toolPrefix), and the
-// one-line --mcp form.
+// one-line --mcp form, and the names tools are offered under (toolPrefix,
+// and ExposedName's mapping of names model providers would refuse).
 //
 // It is apart from package mcpclient, which connects what it describes,
 // because where servers are configured (files, scopes, flags) is a concern
