@@ -18,7 +18,7 @@ import (
 	"github.com/agentapp/agentapp/mcpconfig"
 )
 
-// Grace periods of the close sequence of a stdio server (SPEC §5): stdin EOF,
+// Grace periods of the close sequence of a stdio server: stdin EOF,
 // then DefaultEOFGrace to exit on its own, then SIGTERM to the process group,
 // then DefaultTermGrace, then SIGKILL.
 const (
