@@ -114,7 +114,7 @@ func BenchmarkFrameFilterLine(b *testing.B) {
 		data = append(data, line+"\n"...)
 	}
 	f := &frameFilter{server: "bench", maxFrame: MaxFrameSize, logger: slog.New(slog.DiscardHandler)}
-	lr := lineread.NewReader(bufio.NewReaderSize(&endlessReader{data: data}, 64<<10), f.maxFrame, idWindow)
+	lr := lineread.NewReader(bufio.NewReaderSize(&testkit.RepeatReader{Data: data}, 64<<10), f.maxFrame, idWindow)
 	b.ReportAllocs()
 	for b.Loop() {
 		got, err := lr.ReadLine()
@@ -125,20 +125,4 @@ func BenchmarkFrameFilterLine(b *testing.B) {
 			b.Fatalf("%q", fr)
 		}
 	}
-}
-
-// endlessReader reads its data over and over.
-type endlessReader struct {
-	data []byte
-	off  int
-}
-
-func (r *endlessReader) Read(p []byte) (int, error) {
-	n := 0
-	for n < len(p) {
-		k := copy(p[n:], r.data[r.off:])
-		n += k
-		r.off = (r.off + k) % len(r.data)
-	}
-	return n, nil
 }

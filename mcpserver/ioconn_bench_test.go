@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/internal/lineread"
+	"github.com/agentapp/agentapp/internal/testkit"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -31,26 +32,10 @@ func BenchmarkDecodeCall(b *testing.B) {
 	}
 }
 
-// repeatReader reads its data over and over, without end.
-type repeatReader struct {
-	data []byte
-	off  int
-}
-
-func (r *repeatReader) Read(p []byte) (int, error) {
-	n := 0
-	for n < len(p) {
-		k := copy(p[n:], r.data[r.off:])
-		n += k
-		r.off = (r.off + k) % len(r.data)
-	}
-	return n, nil
-}
-
 // BenchmarkReadLine frames the input into lines as readLines does, each
 // line in its own backing array.
 func BenchmarkReadLine(b *testing.B) {
-	lr := lineread.NewReader(bufio.NewReaderSize(&repeatReader{data: []byte(benchCallLine + "\n")}, 64<<10), 1<<20, 0)
+	lr := lineread.NewReader(bufio.NewReaderSize(&testkit.RepeatReader{Data: []byte(benchCallLine + "\n")}, 64<<10), 1<<20, 0)
 	b.ReportAllocs()
 	for b.Loop() {
 		line, err := lr.ReadLine()

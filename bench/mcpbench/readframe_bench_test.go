@@ -3,27 +3,13 @@ package mcpbench
 import (
 	"bufio"
 	"testing"
+
+	"github.com/agentapp/agentapp/internal/testkit"
 )
-
-// endless reads its data over and over.
-type endless struct {
-	data []byte
-	off  int
-}
-
-func (r *endless) Read(p []byte) (int, error) {
-	n := 0
-	for n < len(p) {
-		k := copy(p[n:], r.data[r.off:])
-		n += k
-		r.off = (r.off + k) % len(r.data)
-	}
-	return n, nil
-}
 
 // BenchmarkReadFrame is the reader's framing of each frame a server writes.
 func BenchmarkReadFrame(b *testing.B) {
-	br := bufio.NewReaderSize(&endless{data: append(benchFrame[:len(benchFrame):len(benchFrame)], '\n')}, 64<<10)
+	br := bufio.NewReaderSize(&testkit.RepeatReader{Data: append(benchFrame[:len(benchFrame):len(benchFrame)], '\n')}, 64<<10)
 	b.ReportAllocs()
 	for b.Loop() {
 		f, err := ReadFrame(br, MaxFrame)
