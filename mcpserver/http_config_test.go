@@ -9,35 +9,6 @@ import (
 	"github.com/agentapp/agentapp/mcpserver"
 )
 
-func TestResolveHTTPAddrLocalhostNamesAndTokens(t *testing.T) {
-	for _, tc := range []struct {
-		addr, token, want, wantErr string
-	}{
-		// A name under .localhost is bound as 127.0.0.1, never resolved.
-		{addr: "app.localhost:9", want: "127.0.0.1:9"},
-		{addr: "App.LocalHost.:9", want: "127.0.0.1:9"},
-		{addr: "a.b.localhost:0", token: "t", want: "127.0.0.1:0"},
-		{addr: "localhost.example.com:9", wantErr: "without a bearer token"},
-		{addr: "notlocalhost:9", wantErr: "without a bearer token"},
-		// A token no client could send is refused, wherever it is used.
-		{addr: "0.0.0.0:8080", token: "   ", wantErr: "only white space"},
-		{addr: "127.0.0.1:8080", token: "\t\n", wantErr: "only white space"},
-		{addr: "0.0.0.0:8080", token: "to\x01ken", wantErr: "control character"},
-		{addr: "0.0.0.0:8080", token: " token\n", want: "0.0.0.0:8080"},
-	} {
-		got, err := mcpserver.ResolveHTTPAddr(tc.addr, tc.token)
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("mcpserver.ResolveHTTPAddr(%q, %q) = %q, %v; want an error containing %q", tc.addr, tc.token, got, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil || got != tc.want {
-			t.Errorf("mcpserver.ResolveHTTPAddr(%q, %q) = %q, %v; want %q", tc.addr, tc.token, got, err, tc.want)
-		}
-	}
-}
-
 // TestHTTPTokenWhiteSpace checks that white space around the server's
 // token is not part of it, as it is not of the client's, and that a blank
 // token refuses everyone rather than no one.

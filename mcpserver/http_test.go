@@ -215,6 +215,17 @@ func TestResolveHTTPAddr(t *testing.T) {
 		{addr: "", wantErr: "empty --http address"},
 		{addr: "127.0.0.1", wantErr: "host:port"},
 		{addr: "127.0.0.1:99999", wantErr: "invalid port"},
+		// A name under .localhost is bound as 127.0.0.1, never resolved.
+		{addr: "app.localhost:9", want: "127.0.0.1:9"},
+		{addr: "App.LocalHost.:9", want: "127.0.0.1:9"},
+		{addr: "a.b.localhost:0", token: "t", want: "127.0.0.1:0"},
+		{addr: "localhost.example.com:9", wantErr: "without a bearer token"},
+		{addr: "notlocalhost:9", wantErr: "without a bearer token"},
+		// A token no client could send is refused, wherever it is used.
+		{addr: "0.0.0.0:8080", token: "   ", wantErr: "only white space"},
+		{addr: "127.0.0.1:8080", token: "\t\n", wantErr: "only white space"},
+		{addr: "0.0.0.0:8080", token: "to\x01ken", wantErr: "control character"},
+		{addr: "0.0.0.0:8080", token: " token\n", want: "0.0.0.0:8080"},
 	} {
 		got, err := mcpserver.ResolveHTTPAddr(tc.addr, tc.token)
 		if tc.wantErr != "" {
