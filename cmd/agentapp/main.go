@@ -59,8 +59,12 @@ func run(args []string) int {
 	// stop it and we reap it. Only here, not in newRootCmd: the tests that
 	// run the commands in their own process start children of their own.
 	// Where it is not supported, the bridges stop process groups only.
-	_ = mcpclient.AdoptOrphans()
+	// Commands that start no MCP server (serve, kb) skip it: it costs a
+	// signal handler and a reaper for nothing.
 	root := newRootCmd()
+	if startsServers(root, args) {
+		_ = mcpclient.AdoptOrphans()
+	}
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {
@@ -72,4 +76,19 @@ func run(args []string) int {
 		return ee.code
 	}
 	return 1
+}
+
+// startsServers reports whether the command args select may start stdio
+// MCP servers: chat and the mcp client commands.
+func startsServers(root *cobra.Command, args []string) bool {
+	cmd, _, err := root.Find(args)
+	if err != nil {
+		return false
+	}
+	for c := cmd; c != nil && c != root; c = c.Parent() {
+		if c.Parent() == root && (c.Name() == "chat" || c.Name() == "mcp") {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/agentapp/agentapp/internal/testkit"
@@ -36,4 +37,26 @@ func agentappBin(t *testing.T) string {
 func mcpTestServerBin(t *testing.T) string {
 	t.Helper()
 	return mcpTestServer.Path(t)
+}
+
+// TestStartsServers: the commands that can start stdio MCP servers (and so
+// adopt their orphans) are chat and the mcp client commands, wherever the
+// global flags stand; serve and kb are not.
+func TestStartsServers(t *testing.T) {
+	root := newRootCmd()
+	for args, want := range map[string]bool{
+		"chat":                         true,
+		"--data-dir /tmp/x chat -p hi": true,
+		"mcp tools -- agentapp serve":  true,
+		"mcp call getOrderStatus {}":   true,
+		"serve":                        false,
+		"serve --http 127.0.0.1:0":     false,
+		"kb list":                      false,
+		"":                             false,
+		"no-such-command":              false,
+	} {
+		if got := startsServers(root, strings.Fields(args)); got != want {
+			t.Errorf("startsServers(%q) = %v, want %v", args, got, want)
+		}
+	}
 }
