@@ -4,11 +4,13 @@ import (
 	"context"
 	"sync/atomic"
 
-	"github.com/agentapp/agentapp/guard"
 	"io"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/internal/textsafe"
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/model"
@@ -28,11 +30,13 @@ type spinner struct {
 var spinFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
 // start shows label with an animated frame until stop. Starting a running
-// spinner replaces its label.
+// spinner replaces its label. The label is escaped: it names tools the
+// model asked for, and a model can be talked into any name.
 func (s *spinner) start(label string) {
 	if s == nil {
 		return
 	}
+	label = textsafe.Escape(label)
 	s.halt()
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/internal/testkit"
@@ -51,5 +52,19 @@ func TestPausingConfirmerStopsTheSpinner(t *testing.T) {
 	var none atomic.Pointer[spinner]
 	if d := (&pausingConfirmer{inner: &recordingConfirmer{spin: &spinner{}}, spin: &none}).Confirm(context.Background(), guard.ConfirmRequest{Tool: "x"}); !d.Approved {
 		t.Fatal("decision lost without a spinner")
+	}
+}
+
+// TestSpinnerEscapesItsLabel: the label names tools the model asked for,
+// which can hold anything; a terminal escape in one is shown escaped.
+func TestSpinnerEscapesItsLabel(t *testing.T) {
+	out := &testkit.SyncBuffer{}
+	s := &spinner{w: out}
+	s.start("running evil\x1b[2J\u202e…")
+	out.WaitFor(t, "running", 10*time.Second)
+	s.halt()
+	got := strings.ReplaceAll(strings.ReplaceAll(out.String(), "\x1b[K", ""), "\r\x1b", "")
+	if strings.Contains(got, "\x1b[2J") || strings.Contains(got, "\u202e") || !strings.Contains(got, `evil\x1b[2J\u202e`) {
+		t.Errorf("spinner wrote %q; want the escape and the override escaped", out.String())
 	}
 }
