@@ -17,9 +17,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "0.1.0-dev"
-
 // exitError carries a process exit code through cobra.
 type exitError struct {
 	code int
@@ -30,18 +27,24 @@ func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
 func newRootCmd() *cobra.Command {
+	info := readBuildInfo()
 	root := &cobra.Command{
 		Use:   "agentapp",
 		Short: "A customer-service agent runtime that speaks MCP in both directions",
 		Long: `agentapp runs a customer-service assistant (orders, tickets, hand-off to a human,
 a company knowledge base) with a tool-calling model. Its tools are served as an
 MCP server, and any external MCP server's tools can be plugged into the chat.`,
-		Version:       version,
+		Version:       info.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// The version flag is declared here rather than by cobra so that it has
+	// no -v shorthand: under mcp, -v means --verbose, and one letter should
+	// mean one thing everywhere.
+	root.Flags().Bool("version", false, "print the version, VCS revision and Go version")
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.PersistentFlags().String("data-dir", "", "data directory (default $AGENTAPP_DATA_DIR or the user data dir)")
-	root.AddCommand(newChatCmd(), newServeCmd(), newKBCmd(), newMCPCmd())
+	root.AddCommand(newChatCmd(), newServeCmd(), newKBCmd(), newMCPCmd(), newVersionCmd(info))
 	return root
 }
 

@@ -134,6 +134,7 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) erro
 		return err
 	}
 
+	version := readBuildInfo().Short()
 	opts := wiring.ServerOptions(svc, k, version)
 	opts.Logger = logger
 	if guardCfg.PII {
@@ -149,7 +150,7 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) erro
 	dir = filepath.Dir(st.Path)
 
 	if addr == "" {
-		printBanner(stderr, "stdio (stdout carries MCP frames only)", opts.Tools, len(docs), dir, "", guardCfg.PII)
+		printBanner(stderr, version, "stdio (stdout carries MCP frames only)", opts.Tools, len(docs), dir, "", guardCfg.PII)
 		return server.ServeStdio(ctx)
 	}
 
@@ -157,7 +158,7 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) erro
 	if token != "" {
 		auth = "bearer token required"
 	}
-	printBanner(stderr, "http://"+ln.Addr().String()+mcpserver.HTTPPath, opts.Tools, len(docs), dir, auth, guardCfg.PII)
+	printBanner(stderr, version, "http://"+ln.Addr().String()+mcpserver.HTTPPath, opts.Tools, len(docs), dir, auth, guardCfg.PII)
 	handler := mcpserver.NewHTTPHandler(server, &mcpserver.HTTPOptions{Token: token, Logger: logger})
 	if err := mcpserver.RunHTTP(ctx, ln, handler, &mcpserver.RunOptions{Logger: logger}); err != nil {
 		return err
@@ -168,7 +169,7 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) erro
 
 // printBanner tells the person starting the server what it offers. It goes
 // to stderr: on stdio, stdout belongs to the protocol.
-func printBanner(w io.Writer, endpoint string, tools []*agent.Tool, ndocs int, dir, auth string, pii bool) {
+func printBanner(w io.Writer, version, endpoint string, tools []*agent.Tool, ndocs int, dir, auth string, pii bool) {
 	names := make([]string, len(tools))
 	for i, t := range tools {
 		names[i] = t.Name
