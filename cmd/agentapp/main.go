@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/spf13/cobra"
@@ -45,9 +46,75 @@ MCP server, and any external MCP server's tools can be plugged into the chat.`,
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.PersistentFlags().String("data-dir", "", "data directory (default $AGENTAPP_DATA_DIR or the user data dir)")
 	root.AddCommand(newChatCmd(), newServeCmd(), newKBCmd(), newMCPCmd(), newVersionCmd(info))
+	markUsageErrors(root)
 	return root
 }
 
+// exitUsage is the exit status of every usage error: an unknown command or
+// flag, a bad flag value, or the wrong number of arguments. Scripts can
+// tell "you called me wrong" from "the work failed" (1) this way.
+const exitUsage = 2
+
+// markUsageErrors makes every usage error cobra detects in the tree under
+// cmd exit with exitUsage and point to the command's --help. Cobra reports
+// them as plain errors, which would otherwise exit 1 like a failed command.
+// A command group (kb, the root) becomes runnable, showing its help, so
+// that an unknown subcommand reaches its argument check instead of
+// printing the help and exiting 0.
+func markUsageErrors(cmd *cobra.Command) {
+	if cmd.HasSubCommands() && !cmd.Runnable() {
+		cmd.Args = unknownSubcommand
+		// Cobra's own unknown-command error suggests names within two
+		// edits; SuggestionsFor only does when this is set.
+		if cmd.SuggestionsMinimumDistance <= 0 {
+			cmd.SuggestionsMinimumDistance = 2
+		}
+		cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	}
+	if check := cmd.Args; check != nil {
+		cmd.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return usageHint(cmd, err)
+			}
+			return nil
+		}
+	}
+	flagErr := cmd.FlagErrorFunc()
+	cmd.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return usageHint(cmd, flagErr(cmd, err))
+	})
+	for _, c := range cmd.Commands() {
+		markUsageErrors(c)
+	}
+}
+
+// unknownSubcommand is the argument check of a command group: any argument
+// is a subcommand it does not have.
+func unknownSubcommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += fmt.Sprintf("; did you mean %q?", s[0])
+	}
+	return errors.New(msg)
+}
+
+// usageHint returns err as a usage error (exit status exitUsage) that
+// names the --help to read, unless it already does.
+func usageHint(cmd *cobra.Command, err error) error {
+	var ee *exitError
+	if errors.As(err, &ee) && ee.code != exitUsage {
+		return err
+	}
+	if !strings.Contains(err.Error(), "--help") {
+		err = fmt.Errorf("%w (see %s --help)", err, cmd.CommandPath())
+	} else if ee != nil {
+		return err
+	}
+	return &exitError{code: exitUsage, err: err}
+}
 func main() {
 	os.Exit(run(os.Args[1:]))
 }

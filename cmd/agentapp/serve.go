@@ -55,7 +55,7 @@ other AGENT_GUARD_* variables guard agentapp chat and are ignored here.`,
 				token = os.Getenv(serverTokenEnv)
 			}
 			if cmd.Flags().Changed("token") && httpAddr == "" {
-				return errors.New("--token only applies to HTTP; add --http ADDR, or drop --token (stdio needs no token)")
+				return usageHint(cmd, errors.New("--token only applies to HTTP; add --http ADDR, or drop --token (stdio needs no token)"))
 			}
 			return runServe(cmd, httpAddr, token, cmd.ErrOrStderr())
 		},
