@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/agentapp/agentapp/internal/private"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -57,13 +58,18 @@ func DefaultDir(getenv func(string) string) (string, error) {
 	return userDataDir(getenv)
 }
 
-// Open opens (creating if needed) the database in dir.
+// Open opens (creating if needed) the database in dir. The directory is
+// made, or restricted to, mode 0700: it holds the database, the chat line
+// history and the audit log, which no other local user should list or read.
 func Open(dir string) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("store: empty data directory")
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cannot create the data directory %s: %w (set AGENTAPP_DATA_DIR or --data-dir to a writable directory)", dir, err)
+	}
+	if err := private.Restrict(dir); err != nil {
+		return nil, fmt.Errorf("%w (chmod 700 the data directory, or choose another with AGENTAPP_DATA_DIR or --data-dir)", err)
 	}
 	path := filepath.Join(dir, FileName)
 	return OpenFile(path)
@@ -74,7 +80,21 @@ func Open(dir string) (*Store, error) {
 const maxConns = 4
 
 // OpenFile opens (creating if needed) the database at path.
+//
+// The database and its -wal and -shm files are readable by their owner
+// only (0600). SQLite would create the database 0644 (0666 less the
+// umask) and gives the -wal and -shm files the database's mode, so the
+// database is created here first, and files an older version left more
+// open are tightened.
 func OpenFile(path string) (*Store, error) {
+	if err := private.CreateFile(path); err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if err := private.Restrict(path + suffix); err != nil {
+			return nil, fmt.Errorf("open database %s: %w", path, err)
+		}
+	}
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")

@@ -121,3 +121,44 @@ func TestPoolKeepsItsConnections(t *testing.T) {
 		t.Fatalf("after %d concurrent connections: %d idle, %d closed for the idle limit; want all kept", maxConns, st.Idle, st.MaxIdleClosed)
 	}
 }
+
+// TestFileModes: a fresh data directory is 0700 and the database with its
+// -wal and -shm files 0600; a directory and files an older version made
+// 0755 and 0644 are tightened on the next Open.
+func TestFileModes(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows has no Unix permission bits")
+	}
+	dir := filepath.Join(t.TempDir(), "data")
+	check := func(when string) {
+		t.Helper()
+		s, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		// A write makes sure the -wal and -shm files exist.
+		if _, err := s.DB.Exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('k', 'v')`); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]os.FileMode{dir: 0o700}
+		for _, name := range []string{FileName, FileName + "-wal", FileName + "-shm"} {
+			want[filepath.Join(dir, name)] = 0o600
+		}
+		for path, mode := range want {
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatalf("%s: %v", when, err)
+			}
+			if got := fi.Mode().Perm(); got != mode {
+				t.Errorf("%s: %s has mode %o, want %o", when, path, got, mode)
+			}
+		}
+	}
+	check("fresh data dir")
+	os.Chmod(dir, 0o755)
+	for _, name := range []string{FileName, FileName + "-wal", FileName + "-shm"} {
+		os.Chmod(filepath.Join(dir, name), 0o644)
+	}
+	check("after chmod 644")
+}
