@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentapp/agentapp/internal/private"
 	"github.com/chzyer/readline"
 )
 
@@ -56,7 +57,22 @@ type readlineSource struct {
 	errw io.Writer
 }
 
+// newReadlineSource edits lines on the terminal in, keeping the history in
+// historyFile (none if empty).
+//
+// The history holds everything the user typed, so it is kept 0600:
+// readline creates the file 0666 less the umask, and rewrites it through a
+// new file of that mode when it trims an overlong history at start-up. The
+// file is created here first and restricted again once readline has loaded
+// it. A history that cannot be kept private is left out, with a warning:
+// the chat works without one.
 func newReadlineSource(in *os.File, out, errw io.Writer, historyFile string) (*readlineSource, error) {
+	if historyFile != "" {
+		if err := private.CreateFile(historyFile); err != nil {
+			fmt.Fprintf(errw, "warning: no line history this chat: %v\n", err)
+			historyFile = ""
+		}
+	}
 	fd := int(in.Fd())
 	var saved *readline.State
 	cfg := &readline.Config{
@@ -93,6 +109,11 @@ func newReadlineSource(in *os.File, out, errw io.Writer, historyFile string) (*r
 	rl, err := readline.NewEx(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if historyFile != "" {
+		if err := private.Restrict(historyFile); err != nil {
+			fmt.Fprintf(errw, "warning: %v\n", err)
+		}
 	}
 	return &readlineSource{rl: rl, errw: errw}, nil
 }
