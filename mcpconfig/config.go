@@ -15,6 +15,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"mvdan.cc/sh/v3/shell"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Error is a problem in an mcpServers config file. It names the file,
@@ -451,19 +454,210 @@ func validVarName(n string) bool {
 }
 
 // ParseCommandLine turns the value of one --mcp flag into a stdio server
-// config. The value is split on whitespace (no quoting: a config file is
-// the place for arguments with spaces); the first word is the command. The
-// server is named after what it runs (see CommandName).
-func ParseCommandLine(s string) (Server, error) {
-	words := strings.Fields(s)
-	if len(words) == 0 {
-		return Server{}, errors.New(`--mcp needs a command line that starts an MCP server on stdio, e.g. --mcp "npx -y @modelcontextprotocol/server-memory" or --mcp "agentapp serve"`)
+// config. The value is split into words with the quoting rules of a POSIX
+// shell, so a path with spaces (every macOS "Application Support" path)
+// can be given in quotes or with backslashes:
+//
+//	node "$HOME/Library/Application Support/x/server.js" --stdio
+//
+// No shell is run. $NAME, ${NAME} and ${NAME:-default} are expanded
+// through lookupEnv, because a value the user single-quoted reaches
+// agentapp with "$HOME" still in it and should mean what it means in an
+// mcpServers file; a variable that is unset and has no default is an
+// error naming it, rather than a silently empty argument. A nil lookupEnv
+// means no variable is set. Command substitution ($(...) and backquotes),
+// process substitution, arithmetic and the other parameter expansions are
+// refused, since running them would need a shell. Globs are kept as they
+// are, and a leading ~ is the HOME that lookupEnv gives. Unlike in a
+// shell, a backslash before a character that means nothing special to a
+// shell is kept, so that a Windows path like C:\tools\server.exe works
+// unquoted.
+//
+// A first word of the form NAME=COMMAND names the server, as in
+// "files=npx -y @modelcontextprotocol/server-filesystem /tmp"; named
+// reports that it did, so that the caller can refuse two servers with the
+// same chosen name instead of renaming one. NAME is letters, digits, '_'
+// and '-' (see ValidServerName). An environment-style assignment such as
+// "DEBUG=1 node x.js" is refused with a pointer to the config file's env
+// field: without a shell it would not set anything, and guessing which
+// words are assignments would make the server name depend on case. Without
+// a NAME the server is named after what it runs (see CommandName).
+func ParseCommandLine(s string, lookupEnv func(string) (string, bool)) (cfg Server, named bool, err error) {
+	if lookupEnv == nil {
+		lookupEnv = func(string) (string, bool) { return "", false }
 	}
-	cfg := Server{Name: CommandName(words[0], words[1:]), Command: words[0]}
-	if len(words) > 1 {
-		cfg.Args = words[1:]
+	src := keepPlainBackslashes(s)
+	var words []*syntax.Word
+	for w, err := range syntax.NewParser().WordsSeq(strings.NewReader(src)) {
+		if err != nil {
+			return Server{}, false, fmt.Errorf("--mcp %q: %v; quote arguments with spaces like a shell would, e.g. --mcp 'node \"$HOME/my servers/x.js\"'", s, err)
+		}
+		words = append(words, w)
 	}
-	return cfg, nil
+	for _, w := range words {
+		if err := checkWord(w, lookupEnv); err != nil {
+			return Server{}, false, fmt.Errorf("--mcp %q: %v", s, err)
+		}
+	}
+	fields, err := shell.Fields(src, func(n string) string {
+		v, _ := lookupEnv(n)
+		return v
+	})
+	if err != nil {
+		return Server{}, false, fmt.Errorf("--mcp %q: %v", s, err)
+	}
+	if len(fields) == 0 || strings.TrimSpace(fields[0]) == "" {
+		return Server{}, false, errors.New(`--mcp needs a command line that starts an MCP server on stdio, e.g. --mcp "npx -y @modelcontextprotocol/server-memory" or --mcp "agentapp serve"`)
+	}
+	name, command, err := splitName(fields[0])
+	if err != nil {
+		return Server{}, false, fmt.Errorf("--mcp %q: %v", s, err)
+	}
+	if strings.TrimSpace(command) == "" {
+		return Server{}, false, fmt.Errorf("--mcp %q: %s= names the server but no command follows; write %s=COMMAND ARGS..., e.g. --mcp \"%s=agentapp serve\"", s, name, name, name)
+	}
+	args := fields[1:]
+	if len(args) == 0 {
+		args = nil
+	}
+	named = name != ""
+	if !named {
+		name = CommandName(command, args)
+	}
+	return Server{Name: name, Command: command, Args: args}, named, nil
+}
+
+// shellSpecial are the characters a backslash escapes in --mcp: those
+// that mean something to a shell outside quotes.
+const shellSpecial = " \t\n\\'\"$`;&|<>()*?[]#~{}!"
+
+// keepPlainBackslashes doubles each backslash outside quotes that is not
+// followed by a character in shellSpecial, so that the shell parser keeps
+// it instead of dropping it. Inside double quotes POSIX already keeps such
+// a backslash, and inside single quotes every backslash is literal.
+func keepPlainBackslashes(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	var quote byte // 0, '\'' or '"'
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote == '\'':
+			if c == '\'' {
+				quote = 0
+			}
+		case c == '\\':
+			next := i+1 < len(s)
+			if quote == 0 && (!next || !strings.ContainsRune(shellSpecial, rune(s[i+1]))) {
+				b.WriteByte('\\')
+			} else if next {
+				b.WriteByte(c)
+				i++
+				c = s[i]
+			}
+		case quote == '"':
+			if c == '"' {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// MaxServerName bounds a server name given with NAME= in --mcp.
+const MaxServerName = 64
+
+// ValidServerName reports whether name may be given to a server with
+// NAME= in --mcp: 1 to MaxServerName ASCII letters, digits, '_' and '-',
+// starting with a letter or digit. These are the characters of a
+// toolPrefix, so a name can be used as one, and a name never needs quoting
+// in "agentapp mcp tools --server NAME" or "/mcp restart NAME".
+func ValidServerName(name string) bool {
+	return len(name) <= MaxServerName && ValidToolName(name) && name[0] != '-' && name[0] != '_'
+}
+
+// splitName splits NAME=COMMAND. A word whose part before '=' contains a
+// path separator is a command (/opt/a=b/server); one that looks like an
+// environment variable assignment is refused.
+func splitName(word string) (name, command string, err error) {
+	before, after, ok := strings.Cut(word, "=")
+	if !ok || strings.ContainsAny(before, `/\`) {
+		return "", word, nil
+	}
+	if envStyle(before) {
+		return "", "", fmt.Errorf("%s=%s looks like an environment variable assignment, which --mcp cannot make (it runs no shell); export %s before starting agentapp, or use a config file with \"env\": {\"%s\": \"...\"}. To name the server, use a name with a lowercase letter, e.g. files=COMMAND", before, after, before, before)
+	}
+	if !ValidServerName(before) {
+		return "", "", fmt.Errorf("%q is not a valid server name; use 1 to %d letters, digits, '_' and '-', starting with a letter or digit, e.g. files=COMMAND", before, MaxServerName)
+	}
+	return before, after, nil
+}
+
+// envStyle reports whether s is written like an environment variable
+// name: upper-case letters, digits and '_'.
+func envStyle(s string) bool {
+	if !validVarName(s) {
+		return false
+	}
+	return strings.ToUpper(s) == s
+}
+
+// checkWord refuses the parts of a shell word that only a shell could
+// expand, and $NAME or ${NAME} whose variable is not set.
+func checkWord(w *syntax.Word, lookupEnv func(string) (string, bool)) error {
+	var err error
+	syntax.Walk(w, func(n syntax.Node) bool {
+		if err != nil {
+			return false
+		}
+		switch n := n.(type) {
+		case *syntax.CmdSubst:
+			form := "$(...)"
+			if n.Backquotes {
+				form = "`...`"
+			}
+			err = fmt.Errorf("command substitution %s is not run: --mcp starts the command without a shell; put the command's output in the command line yourself", form)
+		case *syntax.ProcSubst:
+			err = errors.New("process substitution <(...) is not run: --mcp starts the command without a shell")
+		case *syntax.ArithmExp:
+			err = errors.New("arithmetic $((...)) is not expanded: --mcp starts the command without a shell; write the number")
+		case *syntax.ParamExp:
+			err = checkParam(n, lookupEnv)
+		}
+		return err == nil
+	})
+	return err
+}
+
+// checkParam accepts the expansions an mcpServers file has: $NAME,
+// ${NAME} and ${NAME:-default} (and ${NAME-default}).
+func checkParam(p *syntax.ParamExp, lookupEnv func(string) (string, bool)) error {
+	const only = "only $NAME, ${NAME} and ${NAME:-default} are expanded"
+	if p.Param == nil || !validVarName(p.Param.Value) {
+		name := "$"
+		if p.Param != nil {
+			name += p.Param.Value
+		}
+		return fmt.Errorf("%s is not an environment variable (there are no shell arguments here); %s, or quote a literal $ as '$'", name, only)
+	}
+	name := p.Param.Value
+	hasDefault := p.Exp != nil && (p.Exp.Op == syntax.DefaultUnset || p.Exp.Op == syntax.DefaultUnsetOrNull)
+	other := p.Flags != nil || p.Excl || p.Length || p.Width || p.IsSet ||
+		p.Split != syntax.OptUnset || p.GlobSubst != syntax.OptUnset || p.RcExpand != syntax.OptUnset ||
+		p.NestedParam != nil || p.Index != nil || len(p.Modifiers) > 0 || p.Slice != nil ||
+		p.Repl != nil || p.Names != 0
+	if other || (p.Exp != nil && !hasDefault) {
+		return fmt.Errorf("${%s...} uses a shell expansion that is not supported; %s", name, only)
+	}
+	if _, ok := lookupEnv(name); !ok && !hasDefault {
+		return fmt.Errorf("environment variable %s is not set; set it, or write ${%s:-default} to give a default", name, name)
+	}
+	return nil
 }
 
 // launchers are commands that run another program named by their first

@@ -270,7 +270,10 @@ func TestParseCommandLine(t *testing.T) {
 		{`C:\tools\fs-server.exe`, Server{Name: "fs-server", Command: `C:\tools\fs-server.exe`}},
 	}
 	for _, c := range cases {
-		got, err := ParseCommandLine(c.in)
+		got, named, err := ParseCommandLine(c.in, nil)
+		if named {
+			t.Errorf("ParseCommandLine(%q) says the server is named", c.in)
+		}
 		if err != nil {
 			t.Errorf("ParseCommandLine(%q): %v", c.in, err)
 			continue
@@ -280,9 +283,83 @@ func TestParseCommandLine(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"", "   ", "\t\n"} {
-		_, err := ParseCommandLine(in)
+		_, _, err := ParseCommandLine(in, nil)
 		wantErr(t, err, "--mcp", "e.g.")
 	}
+}
+
+// TestParseCommandLineQuoting: --mcp splits like a shell, expands only
+// environment variables and only through the lookup it is given, and
+// refuses what would need a shell to run.
+func TestParseCommandLineQuoting(t *testing.T) {
+	env := map[string]string{"HOME": "/Users/ann", "DIR": "my servers", "EMPTY": ""}
+	lookup := func(n string) (string, bool) { v, ok := env[n]; return v, ok }
+	const appSupport = "/Users/ann/Library/Application Support/x/server.js"
+	cases := []struct {
+		in    string
+		want  Server
+		named bool
+	}{
+		{`node "$HOME/Library/Application Support/x/server.js"`, Server{Name: "server", Command: "node", Args: []string{appSupport}}, false},
+		{`node '/Users/ann/Library/Application Support/x/server.js' --stdio`, Server{Name: "server", Command: "node", Args: []string{appSupport, "--stdio"}}, false},
+		{`node /Users/ann/Library/Application\ Support/x/server.js`, Server{Name: "server", Command: "node", Args: []string{appSupport}}, false},
+		{`"/opt/my tools/srv" a"b c"d 'it''s' "say \"hi\""`, Server{Name: "srv", Command: "/opt/my tools/srv", Args: []string{"ab cd", "its", `say "hi"`}}, false},
+		{`srv ${HOME}/x "$DIR" $DIR`, Server{Name: "srv", Command: "srv", Args: []string{"/Users/ann/x", "my servers", "my", "servers"}}, false},
+		{`srv ${UNSET:-/tmp} ${EMPTY:-dflt} "${EMPTY}"`, Server{Name: "srv", Command: "srv", Args: []string{"/tmp", "dflt", ""}}, false},
+		{`srv '$HOME' \$HOME ~/x`, Server{Name: "srv", Command: "srv", Args: []string{"$HOME", "$HOME", "/Users/ann/x"}}, false},
+		{`srv *.go '[ab]' ?`, Server{Name: "srv", Command: "srv", Args: []string{"*.go", "[ab]", "?"}}, false},
+		{`C:\tools\fs-server.exe --root "C:\My Files"`, Server{Name: "fs-server", Command: `C:\tools\fs-server.exe`, Args: []string{"--root", `C:\My Files`}}, false},
+		{`files=npx -y @modelcontextprotocol/server-filesystem /tmp`, Server{Name: "files", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/tmp"}}, true},
+		{`mine="/tmp/a dir/agentapp" serve`, Server{Name: "mine", Command: "/tmp/a dir/agentapp", Args: []string{"serve"}}, true},
+		{`My_Server-2=srv`, Server{Name: "My_Server-2", Command: "srv"}, true},
+		{`/opt/a=b/srv x=y`, Server{Name: "srv", Command: "/opt/a=b/srv", Args: []string{"x=y"}}, false},
+	}
+	for _, c := range cases {
+		got, named, err := ParseCommandLine(c.in, lookup)
+		if err != nil {
+			t.Errorf("ParseCommandLine(%q): %v", c.in, err)
+			continue
+		}
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			t.Errorf("ParseCommandLine(%q) (-want +got):\n%s", c.in, diff)
+		}
+		if named != c.named {
+			t.Errorf("ParseCommandLine(%q) named = %v, want %v", c.in, named, c.named)
+		}
+	}
+
+	errs := []struct {
+		in   string
+		subs []string
+	}{
+		{`srv $(id)`, []string{"command substitution $(...) is not run", "without a shell"}},
+		{"srv `id`", []string{"command substitution `...` is not run"}},
+		{`srv "$(id)"`, []string{"command substitution"}},
+		{`srv <(id)`, []string{"process substitution"}},
+		{`srv $((1+2))`, []string{"arithmetic"}},
+		{`srv ${#HOME}`, []string{"not supported", "${NAME:-default}"}},
+		{`srv $1`, []string{"$1 is not an environment variable"}},
+		{`srv $UNSET`, []string{"UNSET is not set", "${UNSET:-default}"}},
+		{`srv "${UNSET}"`, []string{"UNSET is not set"}},
+		{`node "/my servers/x.js`, []string{"closing quote", "quote arguments"}},
+		{`node 'x.js`, []string{"closing quote"}},
+		{`srv; rm -rf /`, []string{"not a valid word"}},
+		{`srv | tee log`, []string{"not a valid word"}},
+		{`DEBUG=1 node x.js`, []string{"DEBUG=1 looks like an environment variable assignment", `"env"`, "export DEBUG"}},
+		{`my.srv=node x.js`, []string{`"my.srv" is not a valid server name`, "letters, digits"}},
+		{`-x=node`, []string{"not a valid server name"}},
+		{`files= npx x`, []string{"files= names the server but no command follows"}},
+		{`'   '`, []string{"--mcp needs a command line"}},
+	}
+	for _, c := range errs {
+		_, _, err := ParseCommandLine(c.in, lookup)
+		wantErr(t, err, c.subs...)
+	}
+
+	// A nil lookup expands nothing: the process environment is not read.
+	t.Setenv("AGENTAPP_TEST_SET", "x")
+	_, _, err := ParseCommandLine("srv $AGENTAPP_TEST_SET", nil)
+	wantErr(t, err, "AGENTAPP_TEST_SET is not set")
 }
 
 func TestUniqueName(t *testing.T) {

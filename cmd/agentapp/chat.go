@@ -91,7 +91,7 @@ data directory), one JSON line each.`,
 	fl.BoolVar(&f.trace, "trace", false, "trace think/act/observe/done on stderr (also AGENT_TRACE=1)")
 	fl.StringVarP(&f.prompt, "prompt", "p", "", `ask one question, print the answer and exit ("-" reads it from stdin)`)
 	fl.BoolVar(&f.json, "json", false, "with -p: print {answer, steps, model, session} as JSON")
-	fl.StringArrayVar(&f.mcp, "mcp", nil, `connect an MCP server started by this command line (repeatable; split on whitespace), e.g. --mcp "agentapp serve"`)
+	fl.StringArrayVar(&f.mcp, "mcp", nil, `connect an MCP server started by this command line (repeatable); quote paths with spaces as in a shell, $VAR and ${VAR:-default} are expanded, no shell is run; NAME=COMMAND names the server, e.g. --mcp 'files=npx -y @modelcontextprotocol/server-filesystem /tmp'`)
 	fl.StringVar(&f.config, "config", "", "mcpServers config file (default ./"+defaultConfigFile+" when it exists)")
 	fl.StringVar(&f.session, "session", "", "resume the chat session with this id")
 	fl.BoolVar(&f.cont, "continue", false, "resume the most recent chat session")
@@ -274,7 +274,10 @@ func chooseModel(flag string) (m model.Model, info string, hint func(error) stri
 }
 
 // serverConfigs gathers the MCP servers: the config file's (sorted by
-// name) first, then the --mcp flags in order, renamed when a name is taken.
+// name) first, then the --mcp flags in order. A name given with NAME= in
+// --mcp must be free, since the user chose it to refer to the server (in
+// /mcp restart NAME, say) and a silent rename would break that; a name
+// derived from the command is made unique instead.
 func serverConfigs(f *chatFlags, logger *slog.Logger) ([]mcpconfig.Server, error) {
 	var cfgs []mcpconfig.Server
 	path := f.config
@@ -290,7 +293,35 @@ func serverConfigs(f *chatFlags, logger *slog.Logger) ([]mcpconfig.Server, error
 		}
 		cfgs = loaded
 	}
+	type flagServer struct {
+		cfg   mcpconfig.Server
+		named bool
+		line  string
+	}
+	var flags []flagServer
+	chosen := map[string]string{} // explicit name -> the --mcp value that chose it
+	for _, line := range f.mcp {
+		c, named, err := mcpconfig.ParseCommandLine(line, os.LookupEnv)
+		if err != nil {
+			return nil, usageError("%v", err)
+		}
+		if named {
+			if prev, dup := chosen[c.Name]; dup {
+				return nil, usageError("--mcp %q and --mcp %q both name a server %q; give each a different name", prev, line, c.Name)
+			}
+			for _, fc := range cfgs {
+				if fc.Name == c.Name {
+					return nil, usageError("--mcp %q names a server %q, but %s already has a server of that name; choose another name", line, c.Name, path)
+				}
+			}
+			chosen[c.Name] = line
+		}
+		flags = append(flags, flagServer{c, named, line})
+	}
 	taken := func(n string) bool {
+		if _, ok := chosen[n]; ok {
+			return true
+		}
 		for _, c := range cfgs {
 			if c.Name == n {
 				return true
@@ -298,13 +329,11 @@ func serverConfigs(f *chatFlags, logger *slog.Logger) ([]mcpconfig.Server, error
 		}
 		return false
 	}
-	for _, line := range f.mcp {
-		c, err := mcpconfig.ParseCommandLine(line)
-		if err != nil {
-			return nil, usageError("%v", err)
+	for _, fs := range flags {
+		if !fs.named {
+			fs.cfg.Name = mcpconfig.UniqueName(fs.cfg.Name, taken)
 		}
-		c.Name = mcpconfig.UniqueName(c.Name, taken)
-		cfgs = append(cfgs, c)
+		cfgs = append(cfgs, fs.cfg)
 	}
 	return cfgs, nil
 }

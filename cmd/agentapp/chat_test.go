@@ -545,3 +545,74 @@ func TestChatSIGTERMClosesEverything(t *testing.T) {
 // bridgeCloseBound is the close sequence's worst case (EOF grace, TERM
 // grace, the wait after KILL) plus a generous margin.
 const bridgeCloseBound = mcpclient.DefaultEOFGrace + mcpclient.DefaultTermGrace + 2*time.Second + 5*time.Second
+
+// TestChatMCPQuotedPathAndName: --mcp takes a shell-quoted command line,
+// so the server binary can live in a directory with a space in its name
+// (as every macOS "Application Support" path does), and NAME= names the
+// server. The chat, a real subprocess, connects to it under that name.
+func TestChatMCPQuotedPathAndName(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "my servers")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(agentappBin(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "agentapp")
+	if err := os.WriteFile(bin, src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	// $SERVERS is single-quoted here as a user would, so agentapp expands it.
+	cmd := exec.Command(bin, "chat", "--model", "offline", "-p", "订单 A-1024 到哪了？",
+		"--mcp", `mine="$SERVERS/agentapp" serve`)
+	cmd.Dir = t.TempDir()
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + data, "AGENTAPP_DATA_DIR=" + data, "SERVERS=" + dir}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chat: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "已发货") {
+		t.Errorf("stdout lacks the order status:\n%s", out.String())
+	}
+	if !strings.Contains(errOut.String(), "getOrderStatus (from mine)") {
+		t.Errorf("stderr does not show the tools of server mine:\n%s", errOut.String())
+	}
+}
+
+// TestChatMCPNameClash: a name chosen with NAME= is never silently
+// renamed, so two servers given the same name, or one named like a server
+// of the config file, are a usage error naming both.
+func TestChatMCPNameClash(t *testing.T) {
+	chatEnv(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "agentapp.json")
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers": {"files": {"command": "npx", "args": ["-y", "server"]}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--mcp", "mine=agentapp serve", "--mcp", "mine=other serve"},
+			[]string{`--mcp "mine=agentapp serve" and --mcp "mine=other serve" both name a server "mine"`}},
+		{[]string{"--config", cfg, "--mcp", "files=agentapp serve"},
+			[]string{`--mcp "files=agentapp serve" names a server "files"`, "agentapp.json already has"}},
+		{[]string{"--mcp", "agentapp serve $(id)"}, []string{"command substitution", "without a shell"}},
+		{[]string{"--mcp", "DEBUG=1 agentapp serve"}, []string{"environment variable assignment", `"env"`}},
+	}
+	for _, c := range cases {
+		args := append([]string{"chat", "--data-dir", dir, "--model", "offline", "-p", "hi"}, c.args...)
+		_, errOut, code := runChatCLI(t, "", args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2; stderr %q", c.args, code, errOut)
+		}
+		for _, s := range c.want {
+			if !strings.Contains(errOut, s) {
+				t.Errorf("%v: stderr %q lacks %q", c.args, errOut, s)
+			}
+		}
+	}
+}
