@@ -17,8 +17,8 @@ const messages = {
   },
 };
 
-let lang = localStorage.getItem("lang") || (navigator.language || "zh").toLowerCase().startsWith("zh") ? "zh" : "en";
-if (localStorage.getItem("lang")) lang = localStorage.getItem("lang");
+// The language is the one chosen last on this page, else the browser's.
+let lang = localStorage.getItem("lang") || ((navigator.language || "zh").toLowerCase().startsWith("zh") ? "zh" : "en");
 let sessionId = null;
 let busy = false;
 
