@@ -30,7 +30,7 @@ type testEnv struct {
 
 // newEnv starts a Server with the real local tools (plus extra) on a
 // fresh database; edit adjusts the options first.
-func newEnv(t *testing.T, m model.Model, edit func(*Options)) *testEnv {
+func newEnv(t testing.TB, m model.Model, edit func(*Options)) *testEnv {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(t.TempDir())
@@ -63,7 +63,7 @@ func newEnv(t *testing.T, m model.Model, edit func(*Options)) *testEnv {
 func (e *testEnv) url(path string) string { return e.ts.URL + path }
 
 // post sends a JSON body and returns the response.
-func (e *testEnv) post(t *testing.T, path, body string, hdr ...string) *http.Response {
+func (e *testEnv) post(t testing.TB, path, body string, hdr ...string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, e.url(path), strings.NewReader(body))
 	if err != nil {
@@ -80,7 +80,7 @@ func (e *testEnv) post(t *testing.T, path, body string, hdr ...string) *http.Res
 	return resp
 }
 
-func (e *testEnv) newSession(t *testing.T) string {
+func (e *testEnv) newSession(t testing.TB) string {
 	t.Helper()
 	resp := e.post(t, "/api/sessions", "")
 	defer resp.Body.Close()
