@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -55,7 +56,13 @@ start without one; the operator then signs in with that token as the password.`,
   AGENT_GUARD_CONFIRM=createTicket agentapp web --mcp "agentapp serve"
   ` + webTokenEnv + `=secret agentapp web --http 0.0.0.0:8080`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runWeb(cmd, &f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			err := runWeb(cmd, &f)
+			if ee := (*exitError)(nil); errors.As(err, &ee) && ee.code == exitUsage {
+				return usageHint(cmd, err)
+			}
+			return err
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.http, "http", "127.0.0.1:8080", "listen on `ADDR` (port 0 picks a free port); a non-loopback address needs "+webTokenEnv)
