@@ -187,6 +187,12 @@ type ErrorEvent struct {
 
 func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	// The id is checked first: only an id the server could have issued
+	// may become a key of the session limiter's table.
+	if !validSessionID(id) {
+		writeError(w, http.StatusNotFound, "no such session; POST /api/sessions starts one")
+		return
+	}
 	if limited(w, s.addrLim, clientAddr(r), "from this address", writeError) ||
 		limited(w, s.sessLim, id, "in this session", writeError) {
 		return
@@ -202,10 +208,6 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	text := strings.TrimSpace(in.Content)
 	if text == "" {
 		writeError(w, http.StatusBadRequest, `the message is empty; send {"content": "your question"}`)
-		return
-	}
-	if !validSessionID(id) {
-		writeError(w, http.StatusNotFound, "no such session; POST /api/sessions starts one")
 		return
 	}
 	if ok, err := s.sessions.Exists(r.Context(), id); err != nil || !ok {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentapp/agentapp/chat"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/scripted"
 	"github.com/openai/openai-go/v3"
@@ -111,5 +112,36 @@ func TestOpenAIClient(t *testing.T) {
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(strings.Repeat("x", 8001))}})
 	if !asError(err, &apiErr) || apiErr.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("long message: %v", err)
+	}
+}
+
+// Over the OpenAI endpoint nobody can click Allow, so a call that needs
+// confirmation is refused at once, and the answer still comes.
+func TestOpenAIRefusesConfirmedTools(t *testing.T) {
+	shop, bridge := connectShop(t)
+	m := scripted.New(
+		scripted.Turn{Calls: []model.ToolCall{scripted.Call("r1", "refund", map[string]string{"orderId": "A-1024"})}},
+		scripted.Turn{Text: "退款需要您在页面上确认。"},
+	)
+	e := newEnv(t, m, func(o *Options) {
+		o.Servers = []chat.Server{bridge}
+		o.Guards = confirmGuards(t, "refund")
+	})
+	client := openai.NewClient(option.WithBaseURL(e.url("/v1/")), option.WithHTTPClient(e.ts.Client()), option.WithMaxRetries(0))
+	c, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{Model: DefaultModelID,
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("给 A-1024 退款")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Choices[0].Message.Content != "退款需要您在页面上确认。" {
+		t.Errorf("content %q", c.Choices[0].Message.Content)
+	}
+	if got := shop.called(); len(got) != 0 {
+		t.Errorf("refund ran without approval: %v", got)
+	}
+	reqs := m.Requests()
+	last := reqs[len(reqs)-1].Messages
+	if tool := last[len(last)-1].Content; !strings.Contains(tool, `"denied":true`) || !strings.Contains(tool, "nobody can approve") {
+		t.Errorf("the model was told %q", tool)
 	}
 }
