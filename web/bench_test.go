@@ -185,6 +185,7 @@ func BenchmarkOpenStreamMemory(b *testing.B) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
+		goroutines := runtime.NumGoroutine()
 		b.StartTimer()
 		var wg sync.WaitGroup
 		for _, id := range ids {
@@ -204,7 +205,7 @@ func BenchmarkOpenStreamMemory(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		b.ReportMetric(float64(after.HeapInuse-before.HeapInuse)/benchSessions, "heap-B/stream")
-		b.ReportMetric(float64(runtime.NumGoroutine())/benchSessions, "goroutines/stream")
+		b.ReportMetric(float64(runtime.NumGoroutine()-goroutines)/benchSessions, "goroutines/stream")
 		close(release)
 		wg.Wait()
 	}
