@@ -37,6 +37,7 @@ function applyLang() {
   document.querySelectorAll("[data-i18n]").forEach((e) => { e.textContent = t(e.dataset.i18n); });
   document.querySelectorAll("[data-i18n-placeholder]").forEach((e) => { e.placeholder = t(e.dataset.i18nPlaceholder); });
   $("#lang").textContent = lang === "zh" ? "EN" : "中文";
+  document.querySelectorAll(".welcome").forEach((e) => { e.textContent = t("welcome"); });
 }
 
 function scrollDown() { window.scrollTo(0, document.body.scrollHeight); }
