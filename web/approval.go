@@ -75,6 +75,8 @@ func (c *confirmer) Confirm(ctx context.Context, req guard.ConfirmRequest) guard
 		}
 	case <-timeout:
 		ev.Decision, d = "timeout", guard.Decision{Reason: fmt.Sprintf("no answer within %v", s.opts.ApprovalTimeout)}
+	case <-s.drained:
+		ev.Decision, d = "denied", guard.Decision{Reason: "the server is shutting down, so the call could not wait for approval"}
 	case <-ctx.Done():
 		return guard.Decision{Reason: "the turn was cancelled while waiting for approval"}
 	}

@@ -134,6 +134,10 @@ type Server struct {
 	addrLim  *limiter
 	sessLim  *limiter
 	draining atomic.Bool
+	// drained is closed when a shutdown begins: pending approvals are
+	// refused then, so their turns can finish within the drain.
+	drained   chan struct{}
+	drainOnce sync.Once
 
 	mu        sync.Mutex
 	active    map[string]bool      // sessions with a turn running
@@ -198,6 +202,7 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 		log:       opts.Logger,
 		clock:     opts.Clock,
 		streams:   make(chan struct{}, opts.MaxStreams),
+		drained:   make(chan struct{}),
 		active:    map[string]bool{},
 		approvals: map[string]*approval{},
 		metrics:   newMetrics(),
@@ -261,7 +266,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	case serveErr = <-errc:
 	}
-	s.draining.Store(true)
+	s.startDrain()
 	drainCtx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(drainCtx); err != nil {
@@ -274,6 +279,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return serveErr
 	}
 	return closeErr
+}
+
+// startDrain refuses new turns and pending approvals from now on.
+func (s *Server) startDrain() {
+	s.draining.Store(true)
+	s.drainOnce.Do(func() { close(s.drained) })
 }
 
 // Close cancels any turn still running and closes every MCP server; it is

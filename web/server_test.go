@@ -127,3 +127,30 @@ func TestShutdownCancelsTurnsAfterTheDrain(t *testing.T) {
 		t.Fatal("the turn was not cancelled when the drain ran out")
 	}
 }
+
+// A shutdown refuses the approvals that are waiting, so their turns end
+// within the drain instead of waiting out the 60 s.
+func TestShutdownRefusesPendingApprovals(t *testing.T) {
+	shop, bridge := connectShop(t)
+	m := scripted.New(
+		scripted.Turn{Calls: []model.ToolCall{scripted.Call("r1", "refund", map[string]string{"orderId": "A-1024"})}},
+		scripted.Turn{Text: "没有退款。"},
+	)
+	base, _, stop := serveEnv(t, m, func(o *Options) {
+		o.Servers = []chat.Server{bridge}
+		o.Guards = confirmGuards(t, "refund")
+	})
+	s := startTurn(t, base)
+	s.until(t, "approval")
+	start := time.Now()
+	if err := stop(); err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("shutdown took %v with an approval pending", d)
+	}
+	evs := s.rest(t)
+	if names(evs)[len(evs)-1] != "done" || len(shop.called()) != 0 {
+		t.Errorf("events %v, refund calls %v: want the turn finished without the call", names(evs), shop.called())
+	}
+}
