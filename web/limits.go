@@ -29,9 +29,10 @@ var (
 	DefaultSessionRate = Rate{PerMinute: 20, Burst: 6}
 )
 
-// maxLimiterKeys caps each limiter's table; when it is full, buckets that
-// have refilled (their clients are idle) are dropped first, then the least
-// recently used.
+// maxLimiterKeys caps each limiter's table. When it is full, the buckets
+// that have refilled (their clients are idle) are dropped, and if that is
+// not enough, arbitrary ones until a tenth of the table is free, so that a
+// flood of new keys costs one sweep per thousand keys, not one per key.
 const maxLimiterKeys = 10000
 
 type limiter struct {
@@ -41,10 +42,7 @@ type limiter struct {
 	m     map[string]*bucket
 }
 
-type bucket struct {
-	lim  *rate.Limiter
-	last time.Time
-}
+type bucket struct{ lim *rate.Limiter }
 
 func newLimiter(r Rate, c Clock) *limiter {
 	return &limiter{rate: r, clock: c, m: map[string]*bucket{}}
@@ -66,7 +64,6 @@ func (l *limiter) allow(key string) (bool, time.Duration) {
 		b = &bucket{lim: rate.NewLimiter(rate.Limit(l.rate.PerMinute/60), max(l.rate.Burst, 1))}
 		l.m[key] = b
 	}
-	b.last = now
 	r := b.lim.ReserveN(now, 1)
 	if !r.OK() {
 		return false, time.Minute
@@ -85,15 +82,11 @@ func (l *limiter) prune(now time.Time) {
 			delete(l.m, k)
 		}
 	}
-	for len(l.m) >= maxLimiterKeys {
-		var oldest string
-		var at time.Time
-		for k, b := range l.m {
-			if oldest == "" || b.last.Before(at) {
-				oldest, at = k, b.last
-			}
+	for k := range l.m { // map order is arbitrary
+		if len(l.m) < maxLimiterKeys*9/10 {
+			break
 		}
-		delete(l.m, oldest)
+		delete(l.m, k)
 	}
 }
 
