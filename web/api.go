@@ -243,6 +243,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	ev := s.openStream(w, cancel)
+	defer ev.close()
 	received := time.Now()
 	ev.send("session", map[string]string{"id": id})
 	t := &turn{s: s, session: id, api: "chat", emit: ev.send}
@@ -313,6 +314,15 @@ func (s *Server) openStream(w http.ResponseWriter, cancel context.CancelFunc) *e
 	h.Set("X-Accel-Buffering", "no") // a proxy must not hold the stream back
 	w.WriteHeader(http.StatusOK)
 	return &eventStream{w: w, rc: rc, timeout: s.opts.WriteTimeout, cancel: cancel}
+}
+
+// close ends the stream for writers still holding it: a tool that ignored
+// the turn's cancellation may ask for an approval after the handler
+// returned, when the ResponseWriter must no longer be used.
+func (e *eventStream) close() {
+	e.mu.Lock()
+	e.broken = true
+	e.mu.Unlock()
 }
 
 // send writes one event; it reports false once the client is gone.

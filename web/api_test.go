@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"slices"
@@ -572,4 +573,45 @@ func TestOneTurnPerSession(t *testing.T) {
 	}
 	first.resp.Body.Close()
 	<-cancelled
+}
+
+func TestModelErrorIsAnEvent(t *testing.T) {
+	m := scripted.New(scripted.Turn{Err: errors.New("provider unavailable")})
+	e := newEnv(t, m, nil)
+	id := e.newSession(t)
+	evs := e.send(t, id, "你好").rest(t)
+	if got := names(evs); !slices.Equal(got, []string{"session", "error"}) {
+		t.Fatalf("events %v", got)
+	}
+	var ee ErrorEvent
+	evs[1].decode(t, &ee)
+	if !strings.Contains(ee.Message, "provider unavailable") || !strings.Contains(ee.Message, "scripted") {
+		t.Errorf("error event %q", ee.Message)
+	}
+	if h := e.history(t, id); len(h) != 0 {
+		t.Errorf("a failed turn was stored: %+v", h)
+	}
+}
+
+func TestPageIsServed(t *testing.T) {
+	e := newEnv(t, scripted.New(), nil)
+	for path, want := range map[string]string{"/": `src="/static/app.js"`, "/static/app.js": "readEvents", "/static/app.css": ".approval"} {
+		resp, err := e.ts.Client().Get(e.url(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+			t.Errorf("GET %s: %d, body lacks %q", path, resp.StatusCode, want)
+		}
+		if path == "/" && !strings.Contains(resp.Header.Get("Content-Security-Policy"), "script-src 'self'") {
+			t.Errorf("the page has no strict CSP: %q", resp.Header.Get("Content-Security-Policy"))
+		}
+	}
+	resp, _ := e.ts.Client().Get(e.url("/nope"))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET /nope: %d", resp.StatusCode)
+	}
 }

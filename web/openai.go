@@ -224,6 +224,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	ev := s.openStream(w, cancel)
+	defer ev.close()
 	chunk := func(delta *oaOut, finish *string) bool {
 		return ev.data(oaCompletion{ID: id, Object: "chat.completion.chunk", Created: created, Model: s.opts.ModelID,
 			Choices: []oaChoice{{Delta: delta, FinishReason: finish}}})
