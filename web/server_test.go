@@ -139,15 +139,13 @@ func TestShutdownRefusesPendingApprovals(t *testing.T) {
 	base, _, stop := serveEnv(t, m, func(o *Options) {
 		o.Servers = []chat.Server{bridge}
 		o.Guards = confirmGuards(t, "refund")
+		// Longer than stop waits: only the refusal can end the turn in time.
+		o.ShutdownTimeout = time.Hour
 	})
 	s := startTurn(t, base)
 	s.until(t, "approval")
-	start := time.Now()
 	if err := stop(); err != nil {
 		t.Errorf("Serve: %v", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("shutdown took %v with an approval pending", d)
 	}
 	evs := s.rest(t)
 	if names(evs)[len(evs)-1] != "done" || len(shop.called()) != 0 {
