@@ -120,7 +120,6 @@ func TestBrowserChat(t *testing.T) {
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("lang", "zh-CN"),
 		chromedp.UserDataDir(profileDir(t)),
-		chromedp.WindowSize(390, 844), // a phone's width
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancelAlloc()
@@ -173,7 +172,9 @@ func TestBrowserChat(t *testing.T) {
 		}
 	}
 
-	do("open the page", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(".welcome")))
+	do("open the page on a phone-sized screen",
+		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile),
+		chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(".welcome")))
 	// The page speaks the browser's language; this test reads it in
 	// Chinese, and switches to English at the end.
 	if eval(`document.documentElement.lang`) != "zh-CN" {
@@ -217,6 +218,11 @@ func TestBrowserChat(t *testing.T) {
 		t.Errorf("the denied complaint still got a ticket: %q", denied)
 	}
 	t.Logf("answer after Deny: %q", denied)
+
+	// Nothing is wider than the phone's screen.
+	if w := eval(`document.documentElement.scrollWidth + ' ' + window.innerWidth`); w != "390 390" {
+		t.Errorf("page width and screen width %q, want 390 390", w)
+	}
 
 	do("reload", chromedp.Reload(), answered(4))
 	shot("6-reloaded")
