@@ -164,6 +164,27 @@ func BenchmarkConcurrentCompletions(b *testing.B) {
 // server share the process, so the figure counts both ends of each
 // connection.
 func BenchmarkOpenStreamMemory(b *testing.B) {
+	b.Run("api", func(b *testing.B) {
+		benchOpenStreams(b, func(e *testEnv, client *http.Client) func() (*http.Response, error) {
+			session := e.newSession(b) // made before the heap is measured
+			return func() (*http.Response, error) {
+				return client.Post(e.url("/api/sessions/"+session+"/messages"), "application/json", strings.NewReader(`{"content":"等"}`))
+			}
+		})
+	})
+	b.Run("openai", func(b *testing.B) {
+		benchOpenStreams(b, func(e *testEnv, client *http.Client) func() (*http.Response, error) {
+			return func() (*http.Response, error) {
+				return client.Post(e.url("/v1/chat/completions"), "application/json", strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"等"}]}`))
+			}
+		})
+	})
+}
+
+// benchOpenStreams opens benchSessions streams made by prepare, waits
+// until every turn is inside the hold tool, and reports the heap and the
+// goroutines they added.
+func benchOpenStreams(b *testing.B, prepare func(*testEnv, *http.Client) func() (*http.Response, error)) {
 	for range b.N {
 		b.StopTimer()
 		release := make(chan struct{})
@@ -178,9 +199,9 @@ func BenchmarkOpenStreamMemory(b *testing.B) {
 			return "ok", nil
 		}}
 		e, client := benchEnv(b, holdModel{}, func(o *Options) { o.Local = []*agent.Tool{hold} })
-		ids := make([]string, benchSessions)
-		for i := range ids {
-			ids[i] = e.newSession(b)
+		starts := make([]func() (*http.Response, error), benchSessions)
+		for i := range starts {
+			starts[i] = prepare(e, client)
 		}
 		var before, after runtime.MemStats
 		runtime.GC()
@@ -188,11 +209,11 @@ func BenchmarkOpenStreamMemory(b *testing.B) {
 		goroutines := runtime.NumGoroutine()
 		b.StartTimer()
 		var wg sync.WaitGroup
-		for _, id := range ids {
+		for _, start := range starts {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				resp, err := client.Post(e.url("/api/sessions/"+id+"/messages"), "application/json", strings.NewReader(`{"content":"等"}`))
+				resp, err := start()
 				if err != nil {
 					b.Error(err)
 					return
