@@ -49,6 +49,12 @@ type headerTransport struct {
 	// sleep waits between retries; tests replace it.
 	sleep        func(ctx context.Context, d time.Duration) error
 	unauthorized atomic.Bool
+	// firstPost is the status of the first POST's answer: a legacy SSE
+	// server refuses a streamable HTTP POST with 404, 405 or 400.
+	firstPost atomic.Int32
+	// oauth: the SDK's OAuth handler logs in on a 401, so explain has
+	// other advice.
+	oauth bool
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -78,6 +84,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if resp.StatusCode == http.StatusUnauthorized {
 		t.unauthorized.Store(true)
+	}
+	if req.Method == http.MethodPost {
+		t.firstPost.CompareAndSwap(0, int32(resp.StatusCode))
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	sse := mt == "text/event-stream"
@@ -314,7 +323,10 @@ func (t *headerTransport) explain(err error) error {
 		return err
 	}
 	what := "no bearer token was sent; set token (or an Authorization header) in the server's config"
-	if t.token != "" || t.headers["Authorization"] != "" {
+	switch {
+	case t.oauth:
+		what = "the OAuth login did not give access; run the login again, or check the server's oauth settings"
+	case t.token != "" || t.headers["Authorization"] != "":
 		what = "the bearer token was refused; check that it is the right one and not expired"
 	}
 	return fmt.Errorf("the server answered 401 Unauthorized: %s (%w)", what, err)
