@@ -52,9 +52,10 @@ type OAuthOptions struct {
 	OpenURL func(ctx context.Context, url string) error
 	// LoginTimeout bounds the browser step; 0 means DefaultLoginTimeout.
 	LoginTimeout time.Duration
-	// LoginCommand is the command a *LoginRequiredError tells the user to
-	// run, followed by the server's name; "" means "agentapp mcp login".
-	LoginCommand string
+	// LoginHint returns the command a *LoginRequiredError tells the user
+	// to run for a server; nil means "agentapp mcp login NAME" (the URL
+	// when the server has no name of its own).
+	LoginHint func(mcpconfig.Server) string
 }
 
 // WithOAuth turns on OAuth logins for HTTP servers (see OAuthOptions).
@@ -182,11 +183,10 @@ func (l *storedLogin) config() *oauth2.Config {
 }
 
 func (f *oauthFlow) hint() string {
-	cmd := f.opts.LoginCommand
-	if cmd == "" {
-		cmd = "agentapp mcp login"
+	if f.opts.LoginHint != nil {
+		return f.opts.LoginHint(f.server)
 	}
-	return cmd + " " + f.server.Name
+	return "agentapp mcp login " + f.server.Name
 }
 
 func (f *oauthFlow) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {

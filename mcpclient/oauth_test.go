@@ -130,7 +130,7 @@ func TestOAuthNonInteractiveNeedsLogin(t *testing.T) {
 	srv := oauthtest.New(t, oauthtest.Options{})
 	start := time.Now()
 	_, err := Connect(context.Background(), mcpconfig.Server{Name: "docs", URL: srv.URL},
-		WithOAuth(&OAuthOptions{Store: NewTokenStore(t.TempDir()), OpenURL: noBrowser(t), LoginCommand: "agentapp mcp login --config mcp.json"}))
+		WithOAuth(&OAuthOptions{Store: NewTokenStore(t.TempDir()), OpenURL: noBrowser(t), LoginHint: func(s mcpconfig.Server) string { return "agentapp mcp login --config mcp.json " + s.Name }}))
 	var lr *LoginRequiredError
 	if !errors.As(err, &lr) {
 		t.Fatalf("err = %v, want a *LoginRequiredError", err)
