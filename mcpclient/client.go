@@ -390,7 +390,7 @@ func (b *Bridge) dialStreamable(ctx context.Context) (*conn, toolList, error) {
 	var flow *oauthFlow
 	if b.opts.oauth != nil && b.cfg.Token == "" && b.cfg.Headers["Authorization"] == "" {
 		var err error
-		if flow, err = newOAuthFlow(&b.cfg, b.opts.oauth, b.opts.logger, &http.Client{Transport: &legacyIssuer{base: ht.base}}, clock); err != nil {
+		if flow, err = newOAuthFlow(&b.cfg, b.opts.oauth, b.opts.logger, &http.Client{Transport: &legacyIssuer{base: ht.base}, Timeout: authRequestTimeout}, clock); err != nil {
 			hc.CloseIdleConnections()
 			return nil, toolList{}, &ConnectError{Server: b.name, Err: err, msg: safeText(err)}
 		}

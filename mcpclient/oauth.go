@@ -30,6 +30,12 @@ const DefaultLoginTimeout = 5 * time.Minute
 // user to the browser without end.
 const maxAuthorizations = 4
 
+// authRequestTimeout bounds each request to an authorization server
+// (metadata, registration, token, refresh). A refresh runs outside any
+// connect or call deadline, in the SDK's token source, so the client's
+// own timeout is its only bound.
+const authRequestTimeout = 30 * time.Second
+
 // OAuthOptions turns on OAuth 2.1 for streamable HTTP servers: on a 401 the
 // bridge discovers the server's authorization server and logs in with an
 // authorization code and PKCE, as the MCP authorization spec describes.
