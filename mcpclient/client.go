@@ -426,8 +426,12 @@ func (b *Bridge) dialStreamable(ctx context.Context) (*conn, toolList, error) {
 		}
 		err = ht.explain(err)
 		st := ht.firstPost.Load()
-		return &ConnectError{Server: b.name, Err: err, legacy: st == 400 || st == 404 || st == 405,
-			msg: fmt.Sprintf("connecting to MCP server %s (%s) failed during %s: %s", b.name, b.cfg.URL, phase, safeText(err))}
+		legacy := st == 400 || st == 404 || st == 405
+		msg := fmt.Sprintf("connecting to MCP server %s (%s) failed during %s: %s", b.name, b.cfg.URL, phase, safeText(err))
+		if legacy && b.cfg.Transport == mcpconfig.TransportHTTP {
+			msg += fmt.Sprintf(" (the server answered %d to a streamable HTTP request, as servers of the legacy SSE transport do; if it is one, set \"type\": \"sse\" or use --transport sse)", st)
+		}
+		return &ConnectError{Server: b.name, Err: err, legacy: legacy, msg: msg}
 	}
 	// No connection wrapper here: the SDK opens the standalone SSE stream
 	// (which carries notifications such as tools/list_changed) only on its

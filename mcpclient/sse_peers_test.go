@@ -109,7 +109,7 @@ func TestPeerEverythingSSEBareURL(t *testing.T) {
 	if err == nil {
 		t.Fatal("type http connected to a legacy SSE server")
 	}
-	if !strings.Contains(err.Error(), "strict") || !strings.Contains(err.Error(), url) {
+	if !strings.Contains(err.Error(), "strict") || !strings.Contains(err.Error(), url) || !strings.Contains(err.Error(), `set "type": "sse"`) {
 		t.Errorf("error %q does not name the server and its URL", err)
 	}
 }
