@@ -43,7 +43,8 @@ const authRequestTimeout = 30 * time.Second
 // it a browser, a loopback redirect and a place to keep tokens.
 type OAuthOptions struct {
 	// Store keeps logins between runs and is where a stored token is
-	// found and refreshed; nil keeps a login for the bridge's life only.
+	// found and refreshed; nil keeps a login for one connection only (a
+	// restart of the server asks again).
 	Store *TokenStore
 	// Interactive allows the browser step. Without it a server that needs
 	// a new login fails the connect with a *LoginRequiredError (the chat:
