@@ -325,7 +325,7 @@ func (t *headerTransport) explain(err error) error {
 	what := "no bearer token was sent; set token (or an Authorization header) in the server's config"
 	switch {
 	case t.oauth:
-		what = "the OAuth login did not give access; run the login again, or check the server's oauth settings"
+		what = "no bearer token was sent, and logging in with OAuth did not give access (the cause is at the end); if the server takes a static token instead, set token (or an Authorization header) in the server's config"
 	case t.token != "" || t.headers["Authorization"] != "":
 		what = "the bearer token was refused; check that it is the right one and not expired"
 	}
