@@ -49,8 +49,10 @@ type headerTransport struct {
 	// sleep waits between retries; tests replace it.
 	sleep        func(ctx context.Context, d time.Duration) error
 	unauthorized atomic.Bool
-	// firstPost is the status of the first POST's answer: a legacy SSE
-	// server refuses a streamable HTTP POST with 404, 405 or 400.
+	// firstPost is the status of the first initialize POST's answer: a
+	// legacy SSE server refuses it with 404, 405 or 400. (The SDK's
+	// server/discover probe before it gets a 400 from many current
+	// servers too, so its answer says nothing.)
 	firstPost atomic.Int32
 	// oauth: the SDK's OAuth handler logs in on a 401, so explain has
 	// other advice.
@@ -85,7 +87,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp.StatusCode == http.StatusUnauthorized {
 		t.unauthorized.Store(true)
 	}
-	if req.Method == http.MethodPost {
+	if msg.Method == "initialize" {
 		t.firstPost.CompareAndSwap(0, int32(resp.StatusCode))
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
