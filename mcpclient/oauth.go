@@ -105,6 +105,10 @@ type oauthFlow struct {
 	count   atomic.Int32
 	needed  atomic.Pointer[LoginRequiredError]
 	timeout time.Duration
+	// failed is the browser step's failure (no answer in time, a refusal):
+	// the SDK would ask again for its next request (initialize after the
+	// discover probe), and the user would wait out the limit twice.
+	failed atomic.Pointer[error]
 }
 
 var _ auth.OAuthHandler = (*oauthFlow)(nil)
@@ -208,6 +212,10 @@ func (f *oauthFlow) Authorize(ctx context.Context, req *http.Request, resp *http
 		e := &LoginRequiredError{Server: f.server.Name, URL: f.server.URL, hint: f.hint()}
 		f.needed.Store(e)
 		return e
+	}
+	if e := f.failed.Load(); e != nil && wantsLogin(resp) {
+		_ = resp.Body.Close()
+		return *e
 	}
 	if wantsLogin(resp) && f.count.Add(1) > maxAuthorizations {
 		_ = resp.Body.Close()
@@ -347,8 +355,9 @@ func (f *oauthFlow) fetch(ctx context.Context, args *auth.AuthorizationArgs) (*a
 	<-opened
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("no login within %s: the browser did not come back to %s; run %q to try again", f.timeout, f.cb.redirectURL(), f.hint())
+			err = fmt.Errorf("no login within %s: the browser did not come back to %s; run %q to try again", f.timeout, f.cb.redirectURL(), f.hint())
 		}
+		f.failed.Store(&err)
 		return nil, err
 	}
 	return res, nil

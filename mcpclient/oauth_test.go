@@ -221,9 +221,14 @@ func TestOAuthResourceMismatch(t *testing.T) {
 // after the limit, with a message that says so and what to run.
 func TestOAuthLoginTimeout(t *testing.T) {
 	srv := oauthtest.New(t, oauthtest.Options{})
+	var opened atomic.Int32
 	_, err := Connect(context.Background(), mcpconfig.Server{Name: "slow", URL: srv.URL, ConnectTimeout: 100 * time.Millisecond},
 		WithOAuth(&OAuthOptions{Interactive: true, Prompt: &strings.Builder{}, LoginTimeout: 300 * time.Millisecond,
-			OpenURL: func(context.Context, string) error { return nil }}))
+			OpenURL: func(context.Context, string) error { opened.Add(1); return nil }}))
+	// One browser step per connect, not one per request the SDK sends.
+	if opened.Load() != 1 {
+		t.Errorf("the browser was opened %d times", opened.Load())
+	}
 	if err == nil {
 		t.Fatal("connected without a login")
 	}
