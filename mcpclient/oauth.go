@@ -209,6 +209,11 @@ func (f *oauthFlow) Authorize(ctx context.Context, req *http.Request, resp *http
 	if !f.opts.Interactive && wantsLogin(resp) {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		_ = resp.Body.Close()
+		if !bearerChallenge(resp) {
+			// A server that names no OAuth login probably wants a static
+			// token: "log in" would be the wrong advice.
+			return errNoChallenge
+		}
 		e := &LoginRequiredError{Server: f.server.Name, URL: f.server.URL, hint: f.hint()}
 		f.needed.Store(e)
 		return e
@@ -222,6 +227,23 @@ func (f *oauthFlow) Authorize(ctx context.Context, req *http.Request, resp *http
 		return fmt.Errorf("the server still refuses access after %d logins (it may want scopes the authorization server does not grant); check the server's scopes or set oauth.scopes", maxAuthorizations)
 	}
 	return f.inner.Authorize(ctx, req, resp)
+}
+
+var errNoChallenge = errors.New("the 401 carries no Bearer challenge, so the server names no OAuth login")
+
+// bearerChallenge reports whether resp challenges for a Bearer token, as
+// OAuth-protected MCP servers do.
+func bearerChallenge(resp *http.Response) bool {
+	cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	if err != nil {
+		return false
+	}
+	for _, c := range cs {
+		if c.Scheme == "bearer" {
+			return true
+		}
+	}
+	return false
 }
 
 // wantsLogin reports whether resp asks for a (new) login: a 401, or a 403

@@ -238,3 +238,16 @@ func TestOAuthLoginTimeout(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestOAuthNonInteractiveStaticTokenServer: a 401 without a Bearer
+// challenge is not taken for an OAuth login (the server probably wants a
+// static token), so the chat says to set the token, not to log in.
+func TestOAuthNonInteractiveStaticTokenServer(t *testing.T) {
+	ts, _ := httpTestServer(t, "s3cret")
+	_, err := Connect(context.Background(), mcpconfig.Server{Name: "web", URL: ts.URL},
+		WithOAuth(&OAuthOptions{Store: NewTokenStore(t.TempDir()), OpenURL: noBrowser(t)}))
+	var lr *LoginRequiredError
+	if err == nil || errors.As(err, &lr) || !strings.Contains(err.Error(), "set token (or an Authorization header)") {
+		t.Errorf("err = %v", err)
+	}
+}
