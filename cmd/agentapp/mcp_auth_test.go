@@ -135,3 +135,33 @@ func TestChatOAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMCPOAuthFlags: --oauth-client-id is used instead of registering a
+// client, --oauth-scope replaces the server's scopes, and --transport sse
+// speaks the legacy transport (which this server does not).
+func TestMCPOAuthFlags(t *testing.T) {
+	srv := oauthtest.New(t, oauthtest.Options{ChallengeScope: "server:scope"})
+	approve, _, _ := browserScripts(t)
+	t.Setenv("BROWSER", approve)
+	out, stderr, code := runChatCLI(t, "", "mcp", "call", "whoami", "{}", "--server", srv.URL, "--data-dir", t.TempDir(),
+		"--oauth-client-id", "my-client", "--oauth-client-secret", "my-secret", "--oauth-scope", "a b", "--oauth-scope", "c")
+	if code != 0 || !strings.Contains(out, `"output": "logged in"`) {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	q := srv.LastAuthorize()
+	if q.Get("client_id") != "my-client" || q.Get("scope") != "a b c" || srv.Registrations() != 0 {
+		t.Errorf("authorize query %v, %d registrations", q, srv.Registrations())
+	}
+	if strings.Contains(stderr, "my-secret") {
+		t.Errorf("the client secret was printed:\n%s", stderr)
+	}
+
+	_, stderr, code = runChatCLI(t, "", "mcp", "tools", "--server", srv.URL, "--data-dir", t.TempDir(), "--transport", "sse", "--connect-timeout", "5s")
+	if code != 3 || !strings.Contains(stderr, "legacy SSE transport") {
+		t.Errorf("--transport sse: exit %d\n%s", code, stderr)
+	}
+	_, stderr, code = runChatCLI(t, "", "mcp", "tools", "--data-dir", t.TempDir(), "--oauth-client-id", "x", "--", "true")
+	if code != 2 || !strings.Contains(stderr, "apply to HTTP servers only") {
+		t.Errorf("oauth flag on stdio: exit %d\n%s", code, stderr)
+	}
+}

@@ -1,0 +1,41 @@
+package mcpclient
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"golang.org/x/oauth2"
+)
+
+// TestTokenStore: a login is kept per server URL (spellings of one URL
+// share it, other URLs do not), a damaged file is reported without its
+// contents, and Delete says whether there was a login.
+func TestTokenStore(t *testing.T) {
+	s := NewTokenStore(t.TempDir())
+	l := &storedLogin{Server: "https://MCP.example.com/mcp/", ClientID: "c", TokenURL: "https://as.example/token",
+		Token: &oauth2.Token{AccessToken: "secret-at", RefreshToken: "secret-rt"}}
+	if err := s.save(l); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.load("https://mcp.example.com/mcp")
+	if err != nil || got == nil || got.Token.RefreshToken != "secret-rt" {
+		t.Fatalf("load by another spelling: %+v, %v", got, err)
+	}
+	if other, _ := s.load("https://mcp.example.com/other"); other != nil {
+		t.Error("another URL shares the login")
+	}
+	if err := os.WriteFile(s.Path(l.Server), []byte(`{"server":"x","token":"secret-at`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.load(l.Server)
+	if err == nil || strings.Contains(err.Error(), "secret") || !strings.Contains(err.Error(), "damaged") {
+		t.Errorf("damaged file: %v", err)
+	}
+	if had, err := s.Delete(l.Server); !had || err != nil {
+		t.Errorf("Delete = %v, %v", had, err)
+	}
+	if had, err := s.Delete(l.Server); had || err != nil {
+		t.Errorf("second Delete = %v, %v", had, err)
+	}
+}
