@@ -328,6 +328,9 @@ func redactTokenError(err error) error {
 		if re.Response != nil {
 			status = re.Response.StatusCode
 		}
+		if re.ErrorCode == "" {
+			return fmt.Errorf("the token endpoint refused to refresh the login (HTTP %d); log in again", status)
+		}
 		// The SDK recognises invalid_grant (an expired refresh token)
 		// and logs in again: keep the type and code for it.
 		return &oauth2.RetrieveError{Response: &http.Response{StatusCode: status}, ErrorCode: re.ErrorCode,

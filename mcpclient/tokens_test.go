@@ -1,6 +1,8 @@
 package mcpclient
 
 import (
+	"errors"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -37,5 +39,21 @@ func TestTokenStore(t *testing.T) {
 	}
 	if had, err := s.Delete(l.Server); had || err != nil {
 		t.Errorf("second Delete = %v, %v", had, err)
+	}
+}
+
+// TestRedactTokenError: a failed refresh keeps the OAuth error code (the
+// SDK logs in again on invalid_grant) and loses the response body, which
+// may echo credentials.
+func TestRedactTokenError(t *testing.T) {
+	body := []byte(`{"error":"invalid_grant","refresh_token":"secret-rt"}`)
+	err := redactTokenError(&oauth2.RetrieveError{Response: &http.Response{StatusCode: 400}, Body: body, ErrorCode: "invalid_grant"})
+	var re *oauth2.RetrieveError
+	if !errors.As(err, &re) || re.ErrorCode != "invalid_grant" || strings.Contains(err.Error(), "secret") {
+		t.Errorf("invalid_grant: %v", err)
+	}
+	err = redactTokenError(&oauth2.RetrieveError{Response: &http.Response{StatusCode: 502, Status: "502 Bad Gateway"}, Body: []byte("secret-rt")})
+	if strings.Contains(err.Error(), "secret") || !strings.Contains(err.Error(), "HTTP 502") {
+		t.Errorf("no error code: %v", err)
 	}
 }
