@@ -148,7 +148,9 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	if err != nil {
 		return err
 	}
-	connected, err := connectServers(ctx, nil, servers, []mcpclient.ConnectOption{mcpclient.WithLogger(logger)})
+	// Stored OAuth logins are used as in the chat; a server that needs a
+	// browser login is reported, never logged into from here.
+	connected, err := connectServers(ctx, nil, servers, []mcpclient.ConnectOption{mcpclient.WithLogger(logger), chatOAuth(dir, chatConfigPath(&f.chatFlags))})
 	if err != nil {
 		return err
 	}
