@@ -3,8 +3,8 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/mail"
 	"net/url"
