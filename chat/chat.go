@@ -100,6 +100,11 @@ type Config struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
+	// ClientSide, when set, is what the Servers were connected with
+	// (ClientSide.ConnectOptions): the chat answers their sampling and
+	// elicitation requests and shows their progress from New on.
+	ClientSide *ClientSide
+
 	// assumeTerminal makes the confirmer ask even though In is not a
 	// terminal, so tests can answer confirmations through a pipe.
 	assumeTerminal bool
@@ -119,6 +124,9 @@ type Chat struct {
 	// spin is the spinner of the turn in progress, if any, so that a
 	// confirmation question can pause it (it would repaint the question).
 	spin atomic.Pointer[spinner]
+	// What the servers ask of the chat (sampling.go, elicit.go).
+	sampler  *ModelSampler
+	elicitor *TerminalElicitor
 
 	session  string
 	resumed  int  // messages in the session when it was resumed
@@ -165,6 +173,12 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 		asker := newTerminalConfirmer(c.input, c.input.noteWriter(), interactive)
 		asker.Timeout = cfg.confirmTimeout
 		c.guards = c.guards.WithConfirmer(&pausingConfirmer{inner: asker, spin: &c.spin})
+	}
+	interactive := term.IsTerminal(cfg.In) || cfg.assumeTerminal
+	c.sampler = newModelSampler(cfg.Model, c.input, cfg.Err, interactive, &c.spin)
+	c.elicitor = newTerminalElicitor(c.input, cfg.Err, interactive, &c.spin)
+	if cfg.ClientSide != nil {
+		cfg.ClientSide.chat.Store(c)
 	}
 	// Generations first: tools read after them are at least as new.
 	gens, err := generations(ctx, cfg.Servers)

@@ -297,7 +297,7 @@ func (b *Bridge) afterOpen(ctx context.Context, c *conn) {
 		return
 	}
 	if err := c.session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: b.opts.logLevel}); err != nil {
-		b.opts.logger.Warn("mcp: the server offers logging but refused the log level; its log messages may not arrive", "server", b.name, "level", string(b.opts.logLevel), "error", safeText(err))
+		b.opts.logger.Warn(fmt.Sprintf("MCP server %s offers logging but refused the log level %s (%s); its log messages may not arrive", b.name, b.opts.logLevel, safeText(err)))
 	}
 }
 
@@ -311,7 +311,7 @@ func (b *Bridge) onCreateMessage(ctx context.Context, req *mcp.CreateMessageRequ
 		policy = mcpconfig.SamplingAsk
 	}
 	if policy == mcpconfig.SamplingDeny {
-		return nil, &jsonrpc.Error{Code: codeUserRejected, Message: "sampling is denied for this server by the client's configuration (\"sampling\": \"deny\")"}
+		return nil, &jsonrpc.Error{Code: codeUserRejected, Message: "the client denies sampling to this server (its \"sampling\" setting is \"deny\"; agentapp mcp denies it unless given --sampling ask or allow)"}
 	}
 	if req.Params == nil || len(req.Params.Messages) == 0 {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "sampling/createMessage needs at least one message"}

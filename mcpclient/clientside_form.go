@@ -428,7 +428,7 @@ func (d DefaultsElicitor) Elicit(_ context.Context, server string, p *mcp.Elicit
 		log = slog.New(slog.DiscardHandler)
 	}
 	if p.Mode == "url" || p.URL != "" {
-		log.Warn("mcp: the server asks to open a URL; declined (--elicit defaults answers forms only)", "server", server, "url", textsafe.Preview(p.URL, 200))
+		log.Warn(fmt.Sprintf("MCP server %s asks to open the URL %s; declined, since defaults answer forms only", server, textsafe.Preview(p.URL, 200)))
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
 	form, err := ParseForm(p.RequestedSchema)
@@ -437,10 +437,10 @@ func (d DefaultsElicitor) Elicit(_ context.Context, server string, p *mcp.Elicit
 	}
 	content, missing := form.Defaults()
 	if len(missing) > 0 {
-		log.Warn("mcp: the server's form has required fields without defaults; declined", "server", server, "fields", strings.Join(missing, ", "))
+		log.Warn(fmt.Sprintf("MCP server %s asks for a form whose required fields %s have no defaults; declined (answer it on a terminal with --elicit ask)", server, strings.Join(missing, ", ")))
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
-	log.Info("mcp: answered the server's form with its defaults", "server", server)
+	log.Info(fmt.Sprintf("MCP server %s asked for a form; answered with its defaults", server))
 	return &mcp.ElicitResult{Action: "accept", Content: content}, nil
 }
 
@@ -451,7 +451,7 @@ type DecliningElicitor struct{ Logger *slog.Logger }
 // Elicit implements Elicitor.
 func (d DecliningElicitor) Elicit(_ context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	if d.Logger != nil {
-		d.Logger.Info("mcp: declined the server's request for input", "server", server, "message", textsafe.Preview(p.Message, 200))
+		d.Logger.Info(fmt.Sprintf("MCP server %s asked for input (%s); declined (--elicit ask answers on a terminal)", server, textsafe.Preview(p.Message, 200)))
 	}
 	return &mcp.ElicitResult{Action: "decline"}, nil
 }

@@ -115,7 +115,7 @@ func (b *Bridge) listCatalog(ctx context.Context, c *conn) {
 		})
 		if err != nil {
 			b.side.resources.stale.Store(true)
-			b.opts.logger.Warn("mcp: the server advertises resources but listing them failed; it is connected without them for now", "server", b.name, "error", safeText(err))
+			b.opts.logger.Warn(fmt.Sprintf("MCP server %s advertises resources but listing them failed (%s); it is connected without them, and they are listed again when needed", b.name, safeText(err)))
 		} else {
 			b.side.resources.set(true, items)
 		}
@@ -130,7 +130,7 @@ func (b *Bridge) listCatalog(ctx context.Context, c *conn) {
 		})
 		if err != nil {
 			b.side.prompts.stale.Store(true)
-			b.opts.logger.Warn("mcp: the server advertises prompts but listing them failed; it is connected without them for now", "server", b.name, "error", safeText(err))
+			b.opts.logger.Warn(fmt.Sprintf("MCP server %s advertises prompts but listing them failed (%s); it is connected without them, and they are listed again when needed", b.name, safeText(err)))
 		} else {
 			b.side.prompts.set(true, items)
 		}

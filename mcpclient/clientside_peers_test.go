@@ -248,7 +248,7 @@ func TestEverythingSamplingDenied(t *testing.T) {
 				t.Errorf("a denied sampling request succeeded: %s", text)
 			}
 		}
-		if !strings.Contains(text, "denied") {
+		if !strings.Contains(text, "denies sampling") {
 			t.Errorf("the refusal does not say sampling is denied: %s", text)
 		}
 		if len(sampler.reqs) != 0 {
