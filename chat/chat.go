@@ -127,6 +127,8 @@ type Chat struct {
 	// What the servers ask of the chat (sampling.go, elicit.go).
 	sampler  *ModelSampler
 	elicitor *TerminalElicitor
+	// local is cfg.Local plus the resource tools (resources.go).
+	local []*agent.Tool
 
 	session  string
 	resumed  int  // messages in the session when it was resumed
@@ -185,7 +187,11 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 	if err != nil {
 		return nil, err
 	}
-	set, report, err := BuildTools(cfg.Local, cfg.Servers, c.guards)
+	// listMcpResources and readMcpResource join the tools the table is
+	// built from when a server offers resources; the banner's local tools
+	// stay cfg.Local.
+	c.local = append(append([]*agent.Tool(nil), cfg.Local...), c.resourceTools(c.guards)...)
+	set, report, err := BuildTools(c.local, cfg.Servers, c.guards)
 	if err != nil {
 		return nil, err
 	}
@@ -359,12 +365,24 @@ func (c *Chat) turn(ctx context.Context, text string, obs *turnObserver, stream 
 	if err := c.guards.CheckUserMessage(text); err != nil {
 		return tr, &InputRefusedError{Err: err}
 	}
-	history, err := c.sessions.window(ctx, c.session, HistoryWindow-1)
+	// @SERVER:URI references: the resources' text goes with the message,
+	// fenced as data (resources.go).
+	extra, err := c.attachments(ctx, text)
 	if err != nil {
 		return tr, err
 	}
-	user := model.Message{Role: model.RoleUser, Content: text}
-	msgs := append(history, user)
+	return c.turnMessages(ctx, []model.Message{{Role: model.RoleUser, Content: text + extra}}, obs, stream)
+}
+
+// turnMessages runs the messages the user sends (one typed message, or a
+// server prompt's messages) through the loop, like turn.
+func (c *Chat) turnMessages(ctx context.Context, added []model.Message, obs *turnObserver, stream bool) (turnResult, error) {
+	var tr turnResult
+	history, err := c.sessions.window(ctx, c.session, max(HistoryWindow-len(added), 1))
+	if err != nil {
+		return tr, err
+	}
+	msgs := append(history, added...)
 
 	turnCtx, cancel := context.WithTimeout(ctx, c.cfg.TurnTimeout)
 	defer cancel()
@@ -419,8 +437,8 @@ func (c *Chat) turn(ctx context.Context, text string, obs *turnObserver, stream 
 		}
 		return tr, &ModelError{Msg: msg, Err: err}
 	}
-	added := append([]model.Message{user}, res.Messages[len(msgs):]...)
-	if err := c.sessions.appendMessages(ctx, c.session, added); err != nil {
+	stored := append(append([]model.Message(nil), added...), res.Messages[len(msgs):]...)
+	if err := c.sessions.appendMessages(ctx, c.session, stored); err != nil {
 		return tr, err
 	}
 	return tr, nil

@@ -1,0 +1,181 @@
+package chat
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentapp/agentapp/internal/testkit"
+	"github.com/agentapp/agentapp/mcpclient"
+	"github.com/agentapp/agentapp/mcpconfig"
+	"github.com/agentapp/agentapp/model"
+	"github.com/agentapp/agentapp/model/scripted"
+)
+
+// everythingBin is server-everything as .ci/install-peers installs it;
+// without it the test skips, except in CI, where that is a failure.
+func everythingBin(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", ".ci", "peers", "node_modules", ".bin", "mcp-server-everything"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("server-everything is not installed; run bash .ci/install-peers")
+		}
+		t.Skip("server-everything is not installed; run bash .ci/install-peers (needs node and npm)")
+	}
+	return p
+}
+
+// everythingChat runs the REPL over input with server-everything
+// connected (over each transport in turn) the way the command line
+// connects it, and returns the harness after the chat ended.
+func everythingChat(t *testing.T, transport string, m model.Model, sampling string, roots []string, input string) *harness {
+	t.Helper()
+	bin := everythingBin(t)
+	cfg := mcpconfig.Server{Name: "everything", Command: bin, Sampling: sampling}
+	if transport == "http" {
+		base := testkit.StartHTTPPeer(t, "listening on port", bin, "streamableHttp")
+		cfg = mcpconfig.Server{Name: "everything", URL: base + "/mcp", Sampling: sampling}
+	}
+	cs := &ClientSide{}
+	opts := append(cs.ConnectOptions(0), mcpclient.WithGracePeriods(2*time.Second, 2*time.Second), mcpclient.WithRoots(roots))
+	b, err := mcpclient.Connect(context.Background(), cfg, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, m, openTestStore(t), input)
+	h.cfg.Servers = []Server{b}
+	h.cfg.ClientSide = cs
+	h.cfg.assumeTerminal = true
+	h.run(t)
+	return h
+}
+
+// toolResult returns what the model was given as the result of its call
+// id, from the requests the scripted model recorded.
+func toolResult(t *testing.T, m *scripted.Model, id string) string {
+	t.Helper()
+	for _, req := range m.Requests() {
+		for _, msg := range req.Messages {
+			if msg.Role == model.RoleTool && msg.ToolCallID == id {
+				return msg.Content
+			}
+		}
+	}
+	t.Fatalf("the model never got the result of call %s", id)
+	return ""
+}
+
+func bothTransports(t *testing.T, f func(t *testing.T, transport string)) {
+	for _, tr := range []string{"stdio", "http"} {
+		t.Run(tr, func(t *testing.T) { f(t, tr) })
+	}
+}
+
+func TestChatSamplingApprovedAndRefused(t *testing.T) {
+	bothTransports(t, func(t *testing.T, transport string) {
+		m := scripted.New(
+			scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "trigger-sampling-request", map[string]any{"prompt": "capital of France?"})}},
+			scripted.Turn{Text: "Paris, says the chat model"}, // the sampling request
+			scripted.Turn{Text: "the server got its answer"},
+			scripted.Turn{Calls: []model.ToolCall{scripted.Call("c2", "trigger-sampling-request", map[string]any{"prompt": "again"})}},
+			scripted.Turn{Text: "refused"},
+		)
+		h := everythingChat(t, transport, m, "", []string{t.TempDir()}, "sample please\ny\nonce more\nn\n")
+		approved := toolResult(t, m, "c1")
+		if !strings.Contains(approved, "Paris, says the chat model") || !strings.Contains(approved, `"model": "scripted"`) {
+			t.Errorf("approved sampling: the server did not get the model's answer and name:\n%s", approved)
+		}
+		errText := h.err.String()
+		for _, want := range []string{"MCP server everything asks the model (scripted) for a completion", "system: You are a helpful test server.", "capital of France?", "Allow? [y/N]", "refused"} {
+			if !strings.Contains(errText, want) {
+				t.Errorf("the approval question lacks %q:\n%s", want, errText)
+			}
+		}
+		if refused := toolResult(t, m, "c2"); !strings.Contains(refused, "the user refused the sampling request") {
+			t.Errorf("refused sampling result:\n%s", refused)
+		}
+		if n := len(m.Requests()); n != 5 {
+			t.Errorf("the model was asked %d times, want 5 (the refused request must not reach it)", n)
+		}
+	})
+}
+
+func TestChatSamplingDeniedByConfig(t *testing.T) {
+	m := scripted.New(
+		scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "trigger-sampling-request", map[string]any{"prompt": "x"})}},
+		scripted.Turn{Text: "ok"},
+	)
+	h := everythingChat(t, "stdio", m, mcpconfig.SamplingDeny, []string{t.TempDir()}, "sample\n")
+	if res := toolResult(t, m, "c1"); !strings.Contains(res, "denies sampling") {
+		t.Errorf("denied sampling result:\n%s", res)
+	}
+	if strings.Contains(h.err.String(), "Allow?") {
+		t.Errorf("the user was asked although the config denies sampling:\n%s", h.err.String())
+	}
+}
+
+func TestChatElicitationForm(t *testing.T) {
+	bothTransports(t, func(t *testing.T, transport string) {
+		m := scripted.New(
+			scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "trigger-elicitation-request", map[string]any{})}},
+			scripted.Turn{Text: "thanks"},
+			scripted.Turn{Calls: []model.ToolCall{scripted.Call("c2", "trigger-elicitation-request", map[string]any{})}},
+			scripted.Turn{Text: "ok"},
+		)
+		// Fields: name (required) first, then by name: birthdate, check,
+		// email (an invalid answer first), firstLine, homepage, integer,
+		// legacyTitledEnum, number, titledMultipleSelectEnum,
+		// titledSingleSelectEnum, untitledMultipleSelectEnum,
+		// untitledSingleSelectEnum; then the confirmation.
+		form := strings.Join([]string{"Ada", "", "y", "not-an-email", "ada@example.com", "", "", "7", "", "", "", "2", "", "", ""}, "\n")
+		h := everythingChat(t, transport, m, "", []string{t.TempDir()}, "fill in\n"+form+"\nagain\n:decline\n")
+		res := toolResult(t, m, "c1")
+		for _, want := range []string{"Name: Ada", "Agreed to terms: true", "Email: ada@example.com", "Favorite Integer: 7", "Favorite Number: 3.14", `hero-2`, `It was a dark and stormy night.`} {
+			if !strings.Contains(res, want) {
+				t.Errorf("the form's answer lacks %q:\n%s", want, res)
+			}
+		}
+		errText := h.err.String()
+		for _, want := range []string{"MCP server everything asks: Please provide inputs", "Titled Single Select Enum", "1) Superman  2) Green Lantern  3) Wonder Woman", "[42]", "not valid: want an e-mail address"} {
+			if !strings.Contains(errText, want) {
+				t.Errorf("the form lacks %q:\n%s", want, errText)
+			}
+		}
+		if res := toolResult(t, m, "c2"); !strings.Contains(res, "declined") {
+			t.Errorf("declined form result:\n%s", res)
+		}
+	})
+}
+
+func TestChatRootsAndProgress(t *testing.T) {
+	dir := t.TempDir()
+	m := scripted.New(
+		scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "get-roots-list", map[string]any{})}},
+		scripted.Turn{Calls: []model.ToolCall{scripted.Call("c2", "trigger-long-running-operation", map[string]any{"duration": 0.3, "steps": 3})}},
+		scripted.Turn{Text: "done"},
+	)
+	bin := everythingBin(t)
+	cs := &ClientSide{}
+	var progress testkit.SyncBuffer
+	cs.OnProgress = func(p mcpclient.Progress) { progress.Write([]byte(p.String() + "\n")) }
+	b, err := mcpclient.Connect(context.Background(), mcpconfig.Server{Name: "everything", Command: bin},
+		append(cs.ConnectOptions(0), mcpclient.WithRoots([]string{dir}))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, m, openTestStore(t), "roots and progress\n")
+	h.cfg.Servers = []Server{b}
+	h.cfg.ClientSide = cs
+	h.run(t)
+	if res := toolResult(t, m, "c1"); !strings.Contains(res, "file://"+filepath.ToSlash(dir)) {
+		t.Errorf("get-roots-list does not return the configured root %s:\n%s", dir, res)
+	}
+	progress.WaitFor(t, "trigger-long-running-operation 3/3", 5*time.Second)
+}
