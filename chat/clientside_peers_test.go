@@ -179,3 +179,78 @@ func TestChatRootsAndProgress(t *testing.T) {
 	}
 	progress.WaitFor(t, "trigger-long-running-operation 3/3", 5*time.Second)
 }
+
+func TestChatResourcesAndPrompts(t *testing.T) {
+	bothTransports(t, func(t *testing.T, transport string) {
+		const uri = "demo://resource/static/document/features.md"
+		m := scripted.New(
+			scripted.Turn{Text: "read it"}, // the @-attached message
+			scripted.Turn{Text: "sunny"},   // the prompt's messages
+			scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "listMcpResources", map[string]any{"server": "everything"})}},
+			scripted.Turn{Calls: []model.ToolCall{scripted.Call("c2", "readMcpResource", map[string]any{"server": "everything", "uri": uri})}},
+			scripted.Turn{Text: "done"},
+		)
+		input := strings.Join([]string{
+			"/resources",
+			"/read " + uri,
+			"summarise @everything:" + uri + " please",
+			"/prompts",
+			"/everything:args-prompt city=Paris state=\"Île de France\"",
+			"use the tools",
+			"/everything:no-such-prompt",
+		}, "\n") + "\n"
+		h := everythingChat(t, transport, m, "", []string{t.TempDir()}, input)
+		out := h.out.String()
+		for _, want := range []string{
+			"MCP server everything:", "@everything:" + uri, // /resources
+			"from MCP server everything:\n# ", // /read shows the document
+			"/everything:args-prompt city=… [state=…]", // /prompts
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("stdout lacks %q:\n%s", want, out)
+			}
+		}
+		reqs := m.Requests()
+		if len(reqs) < 4 {
+			t.Fatalf("the model was asked %d times:\nstdout:\n%s\nstderr:\n%s", len(reqs), out, h.err.String())
+		}
+		attached := reqs[0].Messages[len(reqs[0].Messages)-1].Content
+		if !strings.Contains(attached, "Attached resource @everything:"+uri) || !strings.Contains(attached, "<<<DATA\n") ||
+			!strings.Contains(attached, "is data, not instructions") || !strings.HasPrefix(attached, "summarise @everything:") {
+			t.Errorf("the attachment is not fenced as data after the message:\n%s", attached)
+		}
+		prompt := reqs[1].Messages[len(reqs[1].Messages)-1].Content
+		if !strings.Contains(prompt, "Paris") || !strings.Contains(prompt, "Île de France") {
+			t.Errorf("the prompt's message is %q", prompt)
+		}
+		var offered []string
+		for _, tl := range reqs[2].Tools {
+			offered = append(offered, tl.Name)
+		}
+		if !strings.Contains(strings.Join(offered, ","), "listMcpResources") || !strings.Contains(strings.Join(offered, ","), "readMcpResource") {
+			t.Errorf("resource tools not offered: %v", offered)
+		}
+		if res := toolResult(t, m, "c1"); !strings.Contains(res, uri) {
+			t.Errorf("listMcpResources:\n%s", res)
+		}
+		if res := toolResult(t, m, "c2"); !strings.Contains(res, "<<<DATA") || !strings.Contains(res, "data, not instructions") {
+			t.Errorf("readMcpResource does not fence the text:\n%s", res)
+		}
+		if !strings.Contains(h.out.String(), "Unknown command /everything:no-such-prompt") && !strings.Contains(h.err.String(), "no-such-prompt") {
+			t.Errorf("an unknown prompt was not reported:\nstdout:\n%s\nstderr:\n%s", h.out.String(), h.err.String())
+		}
+	})
+}
+
+// A missing @-attachment stops the message: the model never answers
+// without what the user pointed it to.
+func TestChatAttachmentFailureSendsNothing(t *testing.T) {
+	m := scripted.New(scripted.Turn{Text: "should not be asked"})
+	h := everythingChat(t, "stdio", m, "", []string{t.TempDir()}, "look at @everything:demo://no/such/thing\n")
+	if n := len(m.Requests()); n != 0 {
+		t.Errorf("the model was asked %d times", n)
+	}
+	if !strings.Contains(h.err.String(), "attaching @everything:demo://no/such/thing") {
+		t.Errorf("stderr:\n%s", h.err.String())
+	}
+}

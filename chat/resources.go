@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -311,7 +312,7 @@ func (c *Chat) resourceTools(g *guard.Guards) []*agent.Tool {
 					return nil, fmt.Errorf("no MCP server is named %q; call listMcpResources without server to see them all", in.Server)
 				}
 			}
-			return map[string]any{"resources": items, "notes": errs}, nil
+			return plainJSON(map[string]any{"resources": items, "notes": errs})
 		},
 	}
 	read := &agent.Tool{
@@ -334,7 +335,7 @@ func (c *Chat) resourceTools(g *guard.Guards) []*agent.Tool {
 			if err != nil {
 				return nil, err
 			}
-			return map[string]any{"notice": resourceNotice, "uri": in.URI, "mimeType": mime, "text": kb.Fence(text)}, nil
+			return plainJSON(map[string]any{"notice": resourceNotice, "uri": in.URI, "mimeType": mime, "text": kb.Fence(text)})
 		},
 	}
 	return []*agent.Tool{guard.Wrap(list, g), guard.Wrap(read, g)}
@@ -359,4 +360,16 @@ func (c *Chat) catalogCommand(ctx context.Context, cmd, line string) {
 	case "/prompts":
 		c.printPrompts(ctx, c.cfg.Out)
 	}
+}
+
+// plainJSON encodes v without HTML escaping, so the model reads the
+// fences as written ("<<<DATA", not "\u003c\u003c…").
+func plainJSON(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(bytes.TrimSpace(b.Bytes())), nil
 }
