@@ -203,7 +203,7 @@ func TestChatResourcesAndPrompts(t *testing.T) {
 		out := h.out.String()
 		for _, want := range []string{
 			"MCP server everything:", "@everything:" + uri, // /resources
-			"from MCP server everything:\n# ", // /read shows the document
+			"from MCP server everything:\n# ",          // /read shows the document
 			"/everything:args-prompt city=… [state=…]", // /prompts
 		} {
 			if !strings.Contains(out, want) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentapp/agentapp/chat"
 	"github.com/agentapp/agentapp/internal/term"
+	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/agentapp/agentapp/model"
@@ -80,6 +81,10 @@ func (c *mcpClientFlags) options(cmd *cobra.Command, cfg *mcpconfig.Server) ([]m
 		mcpclient.WithElicitor(elicitor),
 		mcpclient.WithRoots(workingDirRoots()),
 		mcpclient.WithServerLogs(level, logs.print),
+		// Progress is for the person watching; stdout stays the result.
+		mcpclient.WithProgress(func(p mcpclient.Progress) {
+			fmt.Fprintf(stderr, "agentapp: MCP server %s: %s\n", textsafe.Escape(p.Server), textsafe.Escape(p.String()))
+		}),
 	}
 	if sampler != nil {
 		opts = append(opts, mcpclient.WithSampler(sampler, 0))
