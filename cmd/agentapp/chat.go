@@ -137,7 +137,7 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 	}
 	logLevel, err := parseMCPLogLevel(f.mcpLogLevel)
 	if err != nil {
-		return usageError("%v", err)
+		return usageError("%v (see agentapp chat --help)", err)
 	}
 	question := f.prompt
 	if oneShot && f.prompt == "-" {
