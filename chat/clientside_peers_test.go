@@ -160,6 +160,8 @@ func TestChatRootsAndProgress(t *testing.T) {
 		scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "get-roots-list", map[string]any{})}},
 		scripted.Turn{Calls: []model.ToolCall{scripted.Call("c2", "trigger-long-running-operation", map[string]any{"duration": 0.3, "steps": 3})}},
 		scripted.Turn{Text: "done"},
+		scripted.Turn{Calls: []model.ToolCall{scripted.Call("c3", "get-roots-list", map[string]any{})}},
+		scripted.Turn{Text: "done again"},
 	)
 	bin := everythingBin(t)
 	cs := &ClientSide{}
@@ -170,7 +172,8 @@ func TestChatRootsAndProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, m, openTestStore(t), "roots and progress\n")
+	other := t.TempDir()
+	h := newHarness(t, m, openTestStore(t), "roots and progress\n/roots\n/roots everything "+other+"\nroots again\n")
 	h.cfg.Servers = []Server{b}
 	h.cfg.ClientSide = cs
 	h.run(t)
@@ -178,6 +181,14 @@ func TestChatRootsAndProgress(t *testing.T) {
 		t.Errorf("get-roots-list does not return the configured root %s:\n%s", dir, res)
 	}
 	progress.WaitFor(t, "trigger-long-running-operation 3/3", 5*time.Second)
+	if !strings.Contains(h.out.String(), "MCP server everything: file://"+filepath.ToSlash(dir)) ||
+		!strings.Contains(h.out.String(), "MCP server everything now has 1 root") {
+		t.Errorf("/roots:\n%s", h.out.String())
+	}
+	// The server was told: it lists the new root.
+	if res := toolResult(t, m, "c3"); !strings.Contains(res, "file://"+filepath.ToSlash(other)) || strings.Contains(res, "file://"+filepath.ToSlash(dir)) {
+		t.Errorf("after /roots, get-roots-list says:\n%s", res)
+	}
 }
 
 func TestChatResourcesAndPrompts(t *testing.T) {

@@ -121,6 +121,7 @@ func (c *Chat) runCommand(ctx context.Context, cmd, line string) bool {
   /resources [SERVER]  list the MCP servers' resources
   /read URI          show a resource (@SERVER:URI in a message attaches it for the model)
   /prompts           list the MCP servers' prompts
+  /roots [SERVER DIR…]  list the roots offered to the MCP servers, or change a server's
   /SERVER:PROMPT a=b run a server's prompt: its messages go to the model
   /new               start a new session (the model forgets this conversation)
   /help              show this help
@@ -131,6 +132,8 @@ Ctrl-C during an answer cancels it; Ctrl-C at an empty prompt leaves the chat.
 Anything else is a message to the assistant (at most 8000 characters).`)
 	case "/resources", "/read", "/prompts":
 		c.catalogCommand(ctx, cmd, line)
+	case "/roots":
+		c.rootsCommand(out, strings.Fields(line)[1:])
 	default:
 		if c.promptCommand(ctx, line) {
 			break

@@ -373,3 +373,52 @@ func plainJSON(v any) (json.RawMessage, error) {
 	}
 	return json.RawMessage(bytes.TrimSpace(b.Bytes())), nil
 }
+
+// Rooted is a Server that offers roots (*mcpclient.Bridge).
+type Rooted interface {
+	Server
+	Roots() []*mcp.Root
+	SetRoots(dirs []string) error
+}
+
+// rootsCommand is /roots (list every server's roots) and /roots SERVER
+// DIR… (offer these directories instead; the server is told the list
+// changed).
+func (c *Chat) rootsCommand(w io.Writer, args []string) {
+	if len(args) == 0 {
+		for _, s := range c.cfg.Servers {
+			r, ok := s.(Rooted)
+			if !ok {
+				continue
+			}
+			roots := r.Roots()
+			var uris []string
+			for _, root := range roots {
+				uris = append(uris, root.URI)
+			}
+			switch {
+			case roots == nil:
+				fmt.Fprintf(w, "MCP server %s: no roots offered\n", textsafe.Escape(s.Name()))
+			case len(uris) == 0:
+				fmt.Fprintf(w, "MCP server %s: an empty list of roots\n", textsafe.Escape(s.Name()))
+			default:
+				fmt.Fprintln(w, textsafe.Escape(fmt.Sprintf("MCP server %s: %s", s.Name(), strings.Join(uris, ", "))))
+			}
+		}
+		fmt.Fprintln(w, "Change a server's roots with /roots SERVER DIR…")
+		return
+	}
+	for _, s := range c.cfg.Servers {
+		r, ok := s.(Rooted)
+		if !ok || s.Name() != args[0] {
+			continue
+		}
+		if err := r.SetRoots(args[1:]); err != nil {
+			fmt.Fprintln(c.cfg.Err, "error:", textsafe.Escape(err.Error()))
+			return
+		}
+		fmt.Fprintf(w, "MCP server %s now has %d %s; it was told the list changed.\n", textsafe.Escape(s.Name()), len(args)-1, plural(len(args)-1, "root", "roots"))
+		return
+	}
+	fmt.Fprintf(w, "No MCP server is named %s (see /mcp).\n", textsafe.Escape(args[0]))
+}
