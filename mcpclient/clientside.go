@@ -246,10 +246,12 @@ func syncRoots(client *mcp.Client, old, roots []*mcp.Root) {
 			stale = append(stale, r.URI)
 		}
 	}
+	// Adding first: a server that fetches the list between the two
+	// notifications sees the old and the new roots, never none.
+	client.AddRoots(roots...)
 	if len(stale) > 0 {
 		client.RemoveRoots(stale...)
 	}
-	client.AddRoots(roots...)
 }
 
 // clientOptions builds the SDK client's options for the connection c.
