@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/internal/testkit"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/mcpconfig"
@@ -290,5 +291,28 @@ func TestChatAttachmentFailureSendsNothing(t *testing.T) {
 	}
 	if !strings.Contains(h.err.String(), "attaching @everything:demo://no/such/thing") {
 		t.Errorf("stderr:\n%s", h.err.String())
+	}
+}
+
+// The resource tools are MCP tools to the guards: the allowlist keeps
+// the model from readMcpResource like from any other MCP tool.
+func TestResourceToolsAreGuarded(t *testing.T) {
+	m := scripted.New(
+		scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "readMcpResource", map[string]any{"server": "everything", "uri": "demo://resource/static/document/features.md"})}},
+		scripted.Turn{Text: "ok"},
+	)
+	bin := everythingBin(t)
+	cs := &ClientSide{}
+	b, err := mcpclient.Connect(context.Background(), mcpconfig.Server{Name: "everything", Command: bin}, cs.ConnectOptions(0)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, m, openTestStore(t), "read it\n")
+	h.cfg.Servers = []Server{b}
+	h.cfg.ClientSide = cs
+	h.cfg.Guards, _ = testGuards(t, guard.Config{Allowlist: []string{"echo"}})
+	h.run(t)
+	if res := toolResult(t, m, "c1"); !strings.Contains(res, `"denied":true`) || strings.Contains(res, "DATA") {
+		t.Errorf("readMcpResource ran despite the allowlist:\n%s", res)
 	}
 }

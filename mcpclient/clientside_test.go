@@ -114,3 +114,49 @@ func TestResourceListChangedRefreshes(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// WithServerLogs asks the server for its level and hands each message on,
+// escaped and cut; the server's own filter drops what is below the level.
+func TestServerLogs(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, &mcp.ServerOptions{HasTools: true})
+	srv.AddTool(&mcp.Tool{Name: "log", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "chatter"})
+			req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "error", Logger: "db", Data: "disk \x1b[31mfull"})
+			req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "warning", Data: map[string]any{"n": 1}})
+			req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "critical", Data: strings.Repeat("x", 5000)})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+		})
+	got := make(chan ServerLog, 10)
+	b, err := ConnectInMemory(context.Background(), "s", srv, WithServerLogs("warning", func(l ServerLog) { got <- l }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := b.CallTool(context.Background(), &mcp.CallToolParams{Name: "log", Arguments: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	var logs []ServerLog
+	for len(logs) < 3 {
+		select {
+		case l := <-got:
+			logs = append(logs, l)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("got %d log messages: %+v", len(logs), logs)
+		}
+	}
+	if logs[0].Level != "error" || logs[0].Logger != "db" || logs[0].Text != `disk \x1b[31mfull` || logs[0].Server != "s" {
+		t.Errorf("first message %+v", logs[0])
+	}
+	if logs[1].Text != `{"n":1}` {
+		t.Errorf("a JSON message became %q", logs[1].Text)
+	}
+	if n := len(logs[2].Text); n > maxServerLogText+100 {
+		t.Errorf("a 5000-character message was passed on with %d bytes", n)
+	}
+	select {
+	case l := <-got:
+		t.Errorf("a message below the level arrived: %+v", l)
+	case <-time.After(100 * time.Millisecond):
+	}
+}

@@ -5,8 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentapp/agentapp/internal/testkit"
+	"github.com/agentapp/agentapp/mcpclient"
 )
 
 func everythingBin(t *testing.T) string {
@@ -106,5 +108,32 @@ func TestMCPClientSideUsage(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %s", c.args, code, stderr)
 		}
+	}
+}
+
+// Server log messages reach stderr from the chosen level on, one line
+// naming the server, at most serverLogsPerSecond a second; the trace gets
+// every one.
+func TestServerLogPrinter(t *testing.T) {
+	var out, tr strings.Builder
+	p := &serverLogPrinter{w: &out, min: "warning", traceTo: &tr}
+	p.print(mcpclient.ServerLog{Server: "everything", Level: "info", Text: "chatter"})
+	p.print(mcpclient.ServerLog{Server: "everything", Level: "error", Logger: "db", Text: "disk full"})
+	if got := out.String(); got != "agentapp: MCP server everything/db (error): disk full\n" {
+		t.Errorf("stderr %q", got)
+	}
+	if !strings.Contains(tr.String(), "[trace] mcp log everything info: chatter") || !strings.Contains(tr.String(), "[trace] mcp log everything error: disk full") {
+		t.Errorf("trace %q", tr.String())
+	}
+	for i := 0; i < 3*serverLogsPerSecond; i++ {
+		p.print(mcpclient.ServerLog{Server: "s", Level: "alert", Text: "flood"})
+	}
+	if n := strings.Count(out.String(), "flood"); n != serverLogsPerSecond-1 {
+		t.Errorf("%d flood lines shown in one second, want %d", n, serverLogsPerSecond-1)
+	}
+	p.window = p.window.Add(-2 * time.Second) // the next window
+	p.print(mcpclient.ServerLog{Server: "s", Level: "alert", Text: "later"})
+	if !strings.Contains(out.String(), "… and 41 more log messages from MCP servers not shown") {
+		t.Errorf("no count of the dropped lines:\n%s", out.String())
 	}
 }
