@@ -237,6 +237,7 @@ func TestChatResourcesAndPrompts(t *testing.T) {
 			"/everything:args-prompt city=Paris state=\"Île de France\"",
 			"use the tools",
 			"/everything:no-such-prompt",
+			"/everything:args-prompt state=Texas",
 		}, "\n") + "\n"
 		h := everythingChat(t, transport, m, "", []string{t.TempDir()}, input)
 		out := h.out.String()
@@ -275,8 +276,10 @@ func TestChatResourcesAndPrompts(t *testing.T) {
 		if res := toolResult(t, m, "c2"); !strings.Contains(res, "<<<DATA") || !strings.Contains(res, "data, not instructions") {
 			t.Errorf("readMcpResource does not fence the text:\n%s", res)
 		}
-		if !strings.Contains(h.out.String(), "Unknown command /everything:no-such-prompt") && !strings.Contains(h.err.String(), "no-such-prompt") {
-			t.Errorf("an unknown prompt was not reported:\nstdout:\n%s\nstderr:\n%s", h.out.String(), h.err.String())
+		for _, want := range []string{"MCP server everything has no prompt no-such-prompt; /prompts lists them", "prompt args-prompt of MCP server everything needs city=…"} {
+			if !strings.Contains(h.err.String(), want) {
+				t.Errorf("stderr lacks %q:\n%s", want, h.err.String())
+			}
 		}
 	})
 }

@@ -71,8 +71,12 @@ func (c *Chat) promptCommand(ctx context.Context, line string) bool {
 		return true
 	}
 	pctx, cancel := context.WithTimeout(ctx, catalogTimeout)
+	defer cancel()
+	if err := checkPromptArgs(pctx, cat, name, args); err != nil {
+		fmt.Fprintln(c.cfg.Err, "error:", textsafe.Escape(err.Error()))
+		return true
+	}
 	res, err := cat.GetPrompt(pctx, name, args)
-	cancel()
 	if err != nil {
 		fmt.Fprintln(c.cfg.Err, "error:", escapeLines(err.Error()))
 		return true
@@ -146,4 +150,30 @@ func promptMessages(res *mcp.GetPromptResult) ([]model.Message, error) {
 		return nil, errors.New("the prompt has no messages to send")
 	}
 	return out, nil
+}
+
+// checkPromptArgs says, before the server is asked, that a prompt does not
+// exist or lacks a required argument, naming what to type instead. When
+// the list cannot be read the server decides.
+func checkPromptArgs(ctx context.Context, cat Catalog, name string, args map[string]string) error {
+	ps, err := cat.Prompts(ctx)
+	if err != nil {
+		return nil
+	}
+	for _, p := range ps {
+		if p.Name != name {
+			continue
+		}
+		var missing []string
+		for _, a := range p.Arguments {
+			if _, ok := args[a.Name]; a.Required && !ok {
+				missing = append(missing, a.Name+"=…")
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("prompt %s of MCP server %s needs %s", name, cat.Name(), strings.Join(missing, " "))
+		}
+		return nil
+	}
+	return fmt.Errorf("MCP server %s has no prompt %s; /prompts lists them", cat.Name(), name)
 }
