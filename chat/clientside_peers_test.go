@@ -319,3 +319,23 @@ func TestResourceToolsAreGuarded(t *testing.T) {
 		t.Errorf("readMcpResource ran despite the allowlist:\n%s", res)
 	}
 }
+
+// URL mode: the URL is shown, Enter accepts, "decline" declines.
+func TestChatElicitationURL(t *testing.T) {
+	m := scripted.New(
+		scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "trigger-url-elicitation", map[string]any{"url": "https://example.com/authorize?x=1"})}},
+		scripted.Turn{Text: "ok"},
+		scripted.Turn{Calls: []model.ToolCall{scripted.Call("c2", "trigger-url-elicitation", map[string]any{"url": "https://example.com/other"})}},
+		scripted.Turn{Text: "ok"},
+	)
+	h := everythingChat(t, "stdio", m, "", []string{t.TempDir()}, "open it\n\nagain\ndecline\n")
+	if !strings.Contains(h.err.String(), "MCP server everything asks you to open this URL") || !strings.Contains(h.err.String(), "https://example.com/authorize?x=1") {
+		t.Errorf("the URL was not shown:\n%s", h.err.String())
+	}
+	if res := toolResult(t, m, "c1"); !strings.Contains(strings.ToLower(res), "accept") {
+		t.Errorf("accepted URL elicitation:\n%s", res)
+	}
+	if res := toolResult(t, m, "c2"); !strings.Contains(strings.ToLower(res), "decline") {
+		t.Errorf("declined URL elicitation:\n%s", res)
+	}
+}
