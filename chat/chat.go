@@ -129,6 +129,8 @@ type Chat struct {
 	elicitor *TerminalElicitor
 	// local is cfg.Local plus the resource tools (resources.go).
 	local []*agent.Tool
+	// turnCtx is the context of the turn in progress, if any.
+	turnCtx atomic.Pointer[context.Context]
 
 	session  string
 	resumed  int  // messages in the session when it was resumed
@@ -387,6 +389,10 @@ func (c *Chat) turnMessages(ctx context.Context, added []model.Message, obs *tur
 	turnCtx, cancel := context.WithTimeout(ctx, c.cfg.TurnTimeout)
 	defer cancel()
 	turnCtx = agent.WithSession(turnCtx, c.session)
+	// What a server asks during the turn is asked within it: Ctrl-C ends
+	// a question of the server's as it ends the turn (sampling.go).
+	c.turnCtx.Store(&turnCtx)
+	defer c.turnCtx.Store(nil)
 
 	// Ctrl-C during the turn cancels it, tool calls included.
 	stop := make(chan struct{})

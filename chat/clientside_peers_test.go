@@ -339,3 +339,70 @@ func TestChatElicitationURL(t *testing.T) {
 		t.Errorf("declined URL elicitation:\n%s", res)
 	}
 }
+
+// Ctrl-C while a server's question waits for its answer ends the question
+// with the turn: the REPL gets the terminal back at once, not after the
+// question's timeout.
+func TestCtrlCEndsAServerQuestion(t *testing.T) {
+	m := scripted.New(
+		scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "ask", map[string]any{})}},
+		scripted.Turn{Text: "never"},
+	)
+	// A server that does not give up its question when the call that
+	// caused it is cancelled.
+	srv := mcp.NewServer(&mcp.Implementation{Name: "stubborn", Version: "1"}, nil)
+	asked := make(chan struct{})
+	srv.AddTool(&mcp.Tool{Name: "ask", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		defer close(asked)
+		_, err := req.Session.CreateMessage(context.WithoutCancel(ctx), &mcp.CreateMessageParams{
+			MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "x"}}}})
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+	})
+	cs := &ClientSide{}
+	b, err := mcpclient.ConnectInMemory(context.Background(), "stubborn", srv, cs.ConnectOptions(0)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, feed := io.Pipe()
+	intr := make(chan os.Signal, 1)
+	errOut := &testkit.SyncBuffer{}
+	h := newHarness(t, m, openTestStore(t), "")
+	out := &testkit.SyncBuffer{}
+	h.cfg.In, h.cfg.Out, h.cfg.Err, h.cfg.Interrupt = in, out, errOut, intr
+	h.cfg.Servers = []Server{b}
+	h.cfg.ClientSide = cs
+	h.cfg.assumeTerminal = true
+	c, err := New(context.Background(), h.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background()) }()
+	io.WriteString(feed, "sample\n")
+	errOut.WaitFor(t, "Allow? [y/N]", 10*time.Second)
+	start := time.Now()
+	intr <- os.Interrupt
+	errOut.WaitFor(t, "turn cancelled", 10*time.Second)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the turn took %v to end after Ctrl-C", d)
+	}
+	// The next line is the REPL's, not an answer to the abandoned question.
+	io.WriteString(feed, "/tools\n")
+	if _, err := out.Wait(10*time.Second, func(s string) bool { return strings.Contains(s, "tools:\n") }); err != nil {
+		t.Fatalf("the REPL did not run /tools: %v\nstderr:\n%s", err, errOut.String())
+	}
+	feed.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := len(m.Requests()); n != 1 {
+		t.Errorf("the model was asked %d times; the unanswered sampling request must not reach it", n)
+	}
+	if strings.Contains(errOut.String(), "refused\n") && !strings.Contains(errOut.String(), "no answer: refused") {
+		t.Errorf("the REPL's next line answered the abandoned question:\n%s", errOut.String())
+	}
+}

@@ -148,24 +148,50 @@ func (h *ClientSide) ConnectOptions(maxTokens int64) []mcpclient.ConnectOption {
 	}
 }
 
-var errChatNotReady = errors.New("the chat is still starting; ask again in a moment")
+var errNoTurn = errors.New("the chat is not running a tool call of this server, so nobody is there to answer; servers may ask only while one of their tools runs")
+
+// inTurn returns the chat and ctx cut short by the end of the turn in
+// progress (Ctrl-C, the turn's timeout), or false when no turn runs: a
+// question then would fight the prompt for the user's next line.
+func (h *ClientSide) inTurn(ctx context.Context) (*Chat, context.Context, context.CancelFunc, bool) {
+	c := h.chat.Load()
+	if c == nil {
+		return nil, nil, nil, false
+	}
+	tp := c.turnCtx.Load()
+	if tp == nil {
+		return nil, nil, nil, false
+	}
+	// A child of the turn, so that the end of the turn reaches the
+	// question at once (before the REPL reads its next line); the end of
+	// the server's request follows it through AfterFunc.
+	merged, cancel := context.WithCancel(*tp)
+	stop := context.AfterFunc(ctx, cancel)
+	return c, merged, func() { stop(); cancel() }, true
+}
 
 // CreateMessage implements mcpclient.Sampler.
 func (h *ClientSide) CreateMessage(ctx context.Context, req *mcpclient.SamplingRequest) (*mcp.CreateMessageResult, error) {
-	c := h.chat.Load()
-	if c == nil {
-		return nil, errChatNotReady
+	c, ctx, done, ok := h.inTurn(ctx)
+	if !ok {
+		return nil, errNoTurn
 	}
+	defer done()
 	return c.sampler.CreateMessage(ctx, req)
 }
 
 // Elicit implements mcpclient.Elicitor.
 func (h *ClientSide) Elicit(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	c := h.chat.Load()
-	if c == nil {
+	c, ctx, done, ok := h.inTurn(ctx)
+	if !ok {
 		return &mcp.ElicitResult{Action: "cancel"}, nil
 	}
-	return c.elicitor.Elicit(ctx, server, p)
+	defer done()
+	res, err := c.elicitor.Elicit(ctx, server, p)
+	if err == nil && ctx.Err() != nil {
+		res = &mcp.ElicitResult{Action: "cancel"}
+	}
+	return res, err
 }
 
 func (h *ClientSide) progress(p mcpclient.Progress) {
