@@ -68,6 +68,11 @@ to use an OpenAI-compatible provider (default: Zhipu GLM, glm-4-flash).
 
 MCP servers come from --mcp (repeatable) and from the mcpServers file (--config,
 default ./agentapp.json when present; the Claude Desktop / Cursor format).
+A server may ask for a model completion (sampling: you approve each on the
+terminal unless its "sampling" is "allow" or "deny"), for input (a form built
+from its schema) and for the roots (the working directory, or its "roots").
+/resources, /read, @SERVER:URI, /prompts and /SERVER:PROMPT use what servers
+offer besides tools.
 
 Guards for the MCP servers' tools (all off by default, shown in the banner):
   AGENT_GUARD_ALLOWLIST=a,b   only these MCP tools may run
