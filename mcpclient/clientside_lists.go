@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -92,11 +93,19 @@ func cached[T any](ctx context.Context, l *listCache, list func(context.Context)
 	return items, nil
 }
 
+// catalogConnectTimeout bounds listing resources and prompts while
+// connecting.
+const catalogConnectTimeout = 10 * time.Second
+
 // listCatalog lists the resources and prompts of a freshly connected
 // server that advertises them. A listing that fails does not fail the
 // connection (the server's tools still work): it is a warning, and the
 // list is tried again when it is next needed.
 func (b *Bridge) listCatalog(ctx context.Context, c *conn) {
+	// Its own bound, within the connect's: a catalog that hangs must not
+	// use up the time the tools were connected in.
+	ctx, cancel := context.WithTimeout(ctx, catalogConnectTimeout)
+	defer cancel()
 	var caps *mcp.ServerCapabilities
 	if ir := c.session.InitializeResult(); ir != nil {
 		caps = ir.Capabilities
