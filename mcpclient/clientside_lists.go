@@ -94,17 +94,17 @@ func cached[T any](ctx context.Context, l *listCache, list func(context.Context)
 }
 
 // catalogConnectTimeout bounds listing resources and prompts while
-// connecting.
+// connecting (the call timeout does when it is shorter).
 const catalogConnectTimeout = 10 * time.Second
 
 // listCatalog lists the resources and prompts of a freshly connected
-// server that advertises them. A listing that fails does not fail the
-// connection (the server's tools still work): it is a warning, and the
-// list is tried again when it is next needed.
+// server that advertises them, both at once. A listing that fails does not
+// fail the connection (the server's tools still work): it is a warning,
+// and the list is tried again when it is next needed. Each listing has a
+// bound of its own, so a catalog that hangs costs the connection seconds,
+// not its whole timeout.
 func (b *Bridge) listCatalog(ctx context.Context, c *conn) {
-	// Its own bound, within the connect's: a catalog that hangs must not
-	// use up the time the tools were connected in.
-	ctx, cancel := context.WithTimeout(ctx, catalogConnectTimeout)
+	ctx, cancel := context.WithTimeout(ctx, min(catalogConnectTimeout, b.CallTimeout()))
 	defer cancel()
 	var caps *mcp.ServerCapabilities
 	if ir := c.session.InitializeResult(); ir != nil {
@@ -114,36 +114,42 @@ func (b *Bridge) listCatalog(ctx context.Context, c *conn) {
 	hasPrompts := caps != nil && caps.Prompts != nil
 	b.side.resources.set(hasRes, []*mcp.Resource(nil))
 	b.side.prompts.set(hasPrompts, []*mcp.Prompt(nil))
+	var wg sync.WaitGroup
 	if hasRes {
-		items, err := listAll(ctx, b.name, "resources/list", b.opts.lists, func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
-			res, err := c.session.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
+		wg.Go(func() {
+			items, err := listAll(ctx, b.name, "resources/list", b.opts.lists, func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
+				res, err := c.session.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
+				if err != nil {
+					return nil, "", err
+				}
+				return res.Resources, res.NextCursor, nil
+			})
 			if err != nil {
-				return nil, "", err
+				b.side.resources.stale.Store(true)
+				b.opts.logger.Warn(fmt.Sprintf("MCP server %s advertises resources but listing them failed (%s); it is connected without them, and they are listed again when needed", b.name, safeText(err)))
+				return
 			}
-			return res.Resources, res.NextCursor, nil
-		})
-		if err != nil {
-			b.side.resources.stale.Store(true)
-			b.opts.logger.Warn(fmt.Sprintf("MCP server %s advertises resources but listing them failed (%s); it is connected without them, and they are listed again when needed", b.name, safeText(err)))
-		} else {
 			b.side.resources.set(true, items)
-		}
+		})
 	}
 	if hasPrompts {
-		items, err := listAll(ctx, b.name, "prompts/list", b.opts.lists, func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
-			res, err := c.session.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
+		wg.Go(func() {
+			items, err := listAll(ctx, b.name, "prompts/list", b.opts.lists, func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
+				res, err := c.session.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
+				if err != nil {
+					return nil, "", err
+				}
+				return res.Prompts, res.NextCursor, nil
+			})
 			if err != nil {
-				return nil, "", err
+				b.side.prompts.stale.Store(true)
+				b.opts.logger.Warn(fmt.Sprintf("MCP server %s advertises prompts but listing them failed (%s); it is connected without them, and they are listed again when needed", b.name, safeText(err)))
+				return
 			}
-			return res.Prompts, res.NextCursor, nil
-		})
-		if err != nil {
-			b.side.prompts.stale.Store(true)
-			b.opts.logger.Warn(fmt.Sprintf("MCP server %s advertises prompts but listing them failed (%s); it is connected without them, and they are listed again when needed", b.name, safeText(err)))
-		} else {
 			b.side.prompts.set(true, items)
-		}
+		})
 	}
+	wg.Wait()
 }
 
 // GetPrompt gets the prompt name with args from the server (prompts/get),
