@@ -52,6 +52,11 @@ func TestMCPClientSideEverything(t *testing.T) {
 			if code != 0 || !strings.Contains(out, `\"model\": \"offline-demo\"`) {
 				t.Errorf("sampling allow: exit %d\n%s\n%s", code, out, stderr)
 			}
+			// ask needs someone at a terminal to approve.
+			out, stderr, code = run("call", "trigger-sampling-request", `{"prompt":"hello"}`, "--sampling", "ask")
+			if code != 1 || !strings.Contains(out, "stdin is not a terminal") || !strings.Contains(stderr, "nobody could approve: refused") {
+				t.Errorf("sampling ask off a terminal: exit %d\n%s\n%s", code, out, stderr)
+			}
 			// Elicitation: declined off a terminal and with decline; the
 			// defaults cannot answer a form whose required field has none.
 			for _, flags := range [][]string{nil, {"--elicit", "decline"}, {"--elicit", "defaults"}} {
@@ -135,5 +140,10 @@ func TestServerLogPrinter(t *testing.T) {
 	p.print(mcpclient.ServerLog{Server: "s", Level: "alert", Text: "later"})
 	if !strings.Contains(out.String(), "… and 41 more log messages from MCP servers not shown") {
 		t.Errorf("no count of the dropped lines:\n%s", out.String())
+	}
+	var trace strings.Builder
+	traceProgress(&trace)(mcpclient.Progress{Server: "everything", Tool: "op\x1b[2J", Progress: 3, Total: 5})
+	if got := trace.String(); got != "[trace] mcp progress everything op\\x1b[2J 3/5\n" {
+		t.Errorf("progress trace line %q", got)
 	}
 }
