@@ -118,11 +118,12 @@ func (c *Chat) runCommand(ctx context.Context, cmd, line string) bool {
   /tools             list the tools the model can call and where each comes from
   /mcp               list the MCP servers: state (connected, restarting, down) and tools
   /mcp restart NAME  restart an MCP server now (also brings back one that is down)
-  /resources [SERVER]  list the MCP servers' resources
-  /read URI          show a resource (@SERVER:URI in a message attaches it for the model)
+  /resources [NAME]  list the MCP servers' resources (or one server's)
+  /read URI          show a resource; @NAME:URI in a message attaches it for the model
   /prompts           list the MCP servers' prompts
-  /roots [SERVER DIR…]  list the roots offered to the MCP servers, or change a server's
-  /SERVER:PROMPT a=b run a server's prompt: its messages go to the model
+  /NAME:PROMPT a=b   run a server's prompt: its messages go to the model
+  /roots             list the roots (directories) offered to each MCP server
+  /roots NAME DIR…   offer server NAME these directories instead
   /new               start a new session (the model forgets this conversation)
   /help              show this help
   /exit              leave the chat (Ctrl-D does the same)
