@@ -15,6 +15,7 @@ import (
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/agentapp/agentapp/kb"
+	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -30,6 +31,13 @@ type Catalog interface {
 	Prompts(ctx context.Context) ([]*mcp.Prompt, error)
 	GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error)
 }
+
+// The bridge is what the command line connects; these keep it what the
+// chat expects.
+var (
+	_ Catalog = (*mcpclient.Bridge)(nil)
+	_ Rooted  = (*mcpclient.Bridge)(nil)
+)
 
 // Bounds of what resources bring into the chat.
 const (
