@@ -100,6 +100,11 @@ type Config struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
+	// ClientSide, when set, is what the Servers were connected with
+	// (ClientSide.ConnectOptions): the chat answers their sampling and
+	// elicitation requests and shows their progress from New on.
+	ClientSide *ClientSide
+
 	// assumeTerminal makes the confirmer ask even though In is not a
 	// terminal, so tests can answer confirmations through a pipe.
 	assumeTerminal bool
@@ -119,6 +124,13 @@ type Chat struct {
 	// spin is the spinner of the turn in progress, if any, so that a
 	// confirmation question can pause it (it would repaint the question).
 	spin atomic.Pointer[spinner]
+	// What the servers ask of the chat (sampling.go, elicit.go).
+	sampler  *ModelSampler
+	elicitor *TerminalElicitor
+	// local is cfg.Local plus the resource tools (resources.go).
+	local []*agent.Tool
+	// turnCtx is the context of the turn in progress, if any.
+	turnCtx atomic.Pointer[context.Context]
 
 	session  string
 	resumed  int  // messages in the session when it was resumed
@@ -166,12 +178,22 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 		asker.Timeout = cfg.confirmTimeout
 		c.guards = c.guards.WithConfirmer(&pausingConfirmer{inner: asker, spin: &c.spin})
 	}
+	interactive := term.IsTerminal(cfg.In) || cfg.assumeTerminal
+	c.sampler = newModelSampler(cfg.Model, c.input, cfg.Err, interactive, &c.spin)
+	c.elicitor = newTerminalElicitor(c.input, cfg.Err, interactive, &c.spin)
+	if cfg.ClientSide != nil {
+		cfg.ClientSide.chat.Store(c)
+	}
 	// Generations first: tools read after them are at least as new.
 	gens, err := generations(ctx, cfg.Servers)
 	if err != nil {
 		return nil, err
 	}
-	set, report, err := BuildTools(cfg.Local, cfg.Servers, c.guards)
+	// listMcpResources and readMcpResource join the tools the table is
+	// built from when a server offers resources; the banner's local tools
+	// stay cfg.Local.
+	c.local = append(append([]*agent.Tool(nil), cfg.Local...), c.resourceTools(c.guards)...)
+	set, report, err := BuildTools(c.local, cfg.Servers, c.guards)
 	if err != nil {
 		return nil, err
 	}
@@ -345,16 +367,32 @@ func (c *Chat) turn(ctx context.Context, text string, obs *turnObserver, stream 
 	if err := c.guards.CheckUserMessage(text); err != nil {
 		return tr, &InputRefusedError{Err: err}
 	}
-	history, err := c.sessions.window(ctx, c.session, HistoryWindow-1)
+	// @SERVER:URI references: the resources' text goes with the message,
+	// fenced as data (resources.go).
+	extra, err := c.attachments(ctx, text)
 	if err != nil {
 		return tr, err
 	}
-	user := model.Message{Role: model.RoleUser, Content: text}
-	msgs := append(history, user)
+	return c.turnMessages(ctx, []model.Message{{Role: model.RoleUser, Content: text + extra}}, obs, stream)
+}
+
+// turnMessages runs the messages the user sends (one typed message, or a
+// server prompt's messages) through the loop, like turn.
+func (c *Chat) turnMessages(ctx context.Context, added []model.Message, obs *turnObserver, stream bool) (turnResult, error) {
+	var tr turnResult
+	history, err := c.sessions.window(ctx, c.session, max(HistoryWindow-len(added), 1))
+	if err != nil {
+		return tr, err
+	}
+	msgs := append(history, added...)
 
 	turnCtx, cancel := context.WithTimeout(ctx, c.cfg.TurnTimeout)
 	defer cancel()
 	turnCtx = agent.WithSession(turnCtx, c.session)
+	// What a server asks during the turn is asked within it: Ctrl-C ends
+	// a question of the server's as it ends the turn (sampling.go).
+	c.turnCtx.Store(&turnCtx)
+	defer c.turnCtx.Store(nil)
 
 	// Ctrl-C during the turn cancels it, tool calls included.
 	stop := make(chan struct{})
@@ -405,8 +443,8 @@ func (c *Chat) turn(ctx context.Context, text string, obs *turnObserver, stream 
 		}
 		return tr, &ModelError{Msg: msg, Err: err}
 	}
-	added := append([]model.Message{user}, res.Messages[len(msgs):]...)
-	if err := c.sessions.appendMessages(ctx, c.session, added); err != nil {
+	stored := append(append([]model.Message(nil), added...), res.Messages[len(msgs):]...)
+	if err := c.sessions.appendMessages(ctx, c.session, stored); err != nil {
 		return tr, err
 	}
 	return tr, nil

@@ -175,7 +175,7 @@ func (c *Chat) refreshTools(ctx context.Context) *agent.ToolSet {
 	if slices.Equal(gens, c.live.gens) {
 		return c.live.set
 	}
-	next, err := buildLive(c.cfg.Local, c.cfg.Servers, c.guards, c.live, gens)
+	next, err := buildLive(c.local, c.cfg.Servers, c.guards, c.live, gens)
 	if err != nil {
 		fmt.Fprintf(c.cfg.Err, "warning: the tool table could not be refreshed, the previous one is kept: %s\n", textsafe.Escape(err.Error()))
 		return c.live.set

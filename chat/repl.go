@@ -118,6 +118,12 @@ func (c *Chat) runCommand(ctx context.Context, cmd, line string) bool {
   /tools             list the tools the model can call and where each comes from
   /mcp               list the MCP servers: state (connected, restarting, down) and tools
   /mcp restart NAME  restart an MCP server now (also brings back one that is down)
+  /resources [NAME]  list the MCP servers' resources (or one server's)
+  /read URI          show a resource; @NAME:URI in a message attaches it for the model
+  /prompts           list the MCP servers' prompts
+  /NAME:PROMPT a=b   run a server's prompt: its messages go to the model
+  /roots             list the roots (directories) offered to each MCP server
+  /roots NAME DIR…   offer server NAME these directories instead
   /new               start a new session (the model forgets this conversation)
   /help              show this help
   /exit              leave the chat (Ctrl-D does the same)
@@ -125,7 +131,14 @@ A crashed MCP server is restarted on the next call to one of its tools, at most
 3 times a minute; after that it is down until /mcp restart.
 Ctrl-C during an answer cancels it; Ctrl-C at an empty prompt leaves the chat.
 Anything else is a message to the assistant (at most 8000 characters).`)
+	case "/resources", "/read", "/prompts":
+		c.catalogCommand(ctx, cmd, line)
+	case "/roots":
+		c.rootsCommand(out, strings.Fields(line)[1:])
 	default:
+		if c.promptCommand(ctx, line) {
+			break
+		}
 		fmt.Fprintf(out, "Unknown command %s; type /help for the list.\n", cmd)
 	}
 	return false
@@ -156,13 +169,19 @@ func (c *Chat) printTools(w io.Writer) {
 
 // replTurn runs one message in the REPL and reports problems on Err.
 func (c *Chat) replTurn(ctx context.Context, text string) {
+	c.replRun(ctx, func(obs *turnObserver) (turnResult, error) { return c.turn(ctx, text, obs, true) })
+}
+
+// replRun runs one turn in the REPL (a message, or a server's prompt) and
+// reports problems on Err.
+func (c *Chat) replRun(ctx context.Context, run func(*turnObserver) (turnResult, error)) {
 	obs := &turnObserver{out: &lineWriter{w: c.cfg.Out}, inner: c.cfg.Observer}
 	if term.IsTerminal(c.cfg.Err) {
 		obs.spin = &spinner{w: c.cfg.Err}
 	}
 	c.spin.Store(obs.spin)
 	defer c.spin.Store(nil)
-	tr, err := c.turn(ctx, text, obs, true)
+	tr, err := run(obs)
 	obs.spin.halt()
 	obs.out.endLine()
 	switch {

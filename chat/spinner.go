@@ -22,9 +22,10 @@ import (
 type spinner struct {
 	w io.Writer
 
-	mu   sync.Mutex
-	stop chan struct{}
-	done chan struct{}
+	mu    sync.Mutex
+	stop  chan struct{}
+	done  chan struct{}
+	label string // what the running spinner shows
 }
 
 var spinFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
@@ -41,12 +42,15 @@ func (s *spinner) start(label string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	stop, done := make(chan struct{}), make(chan struct{})
-	s.stop, s.done = stop, done
+	s.stop, s.done, s.label = stop, done, label
 	go func() {
 		defer close(done)
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
 		for i := 0; ; i++ {
+			s.mu.Lock()
+			label := s.label
+			s.mu.Unlock()
 			io.WriteString(s.w, "\r"+spinFrames[i%len(spinFrames)]+" "+label+"\x1b[K")
 			select {
 			case <-stop:
@@ -56,6 +60,20 @@ func (s *spinner) start(label string) {
 			}
 		}
 	}()
+}
+
+// relabel changes what a running spinner shows (a tool's progress, say);
+// a stopped spinner stays stopped, so a question it was paused for is not
+// painted over. The label is escaped like start's.
+func (s *spinner) relabel(label string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stop != nil {
+		s.label = textsafe.Escape(label)
+	}
 }
 
 // halt stops the spinner and erases its line; it returns once the line is

@@ -58,6 +58,15 @@ type connectOptions struct {
 	restart             RestartPolicy
 	httpBase            http.RoundTripper // tests: the transport under the HTTP client
 	oauth               *OAuthOptions     // nil: no OAuth logins
+
+	// The client half (clientside.go).
+	sampler     Sampler
+	samplingMax int64
+	elicitor    Elicitor
+	roots       []string // nil: no roots unless the config names some
+	progress    func(Progress)
+	logLevel    mcp.LoggingLevel
+	serverLog   func(ServerLog)
 }
 
 // WithGracePeriods sets the close sequence's waits after stdin EOF and after
@@ -132,6 +141,8 @@ type Bridge struct {
 	stale   atomic.Bool   // the server announced a tool list change
 	legacy  atomic.Bool   // a bare URL turned out to be a legacy SSE server
 	changed chan struct{}
+
+	side clientSide
 
 	calls     callSet
 	closeOnce sync.Once
@@ -232,6 +243,9 @@ func Connect(ctx context.Context, cfg mcpconfig.Server, opts ...ConnectOption) (
 		}
 	}
 	b := newBridge(cfg, buildOptions(opts))
+	if err := b.initRoots(); err != nil {
+		return nil, err
+	}
 	if cfg.IsHTTP() {
 		b.dial = b.dialHTTP
 	} else {
@@ -308,6 +322,7 @@ func (b *Bridge) dialStdio(ctx context.Context) (_ *conn, _ toolList, err error)
 	if err != nil {
 		return nil, toolList{}, err
 	}
+	b.listCatalog(ctx, c)
 	b.start(c)
 	return c, tools, nil
 }
@@ -444,6 +459,7 @@ func (b *Bridge) dialStreamable(ctx context.Context) (*conn, toolList, error) {
 	if err != nil {
 		return nil, toolList{}, fail("tools/list", err)
 	}
+	b.listCatalog(ctx, c)
 	b.start(c)
 	return c, tools, nil
 }
@@ -461,6 +477,9 @@ type InProcessServer interface {
 // reconnected on the next call, like a restarted stdio server.
 func ConnectInMemory(ctx context.Context, name string, srv InProcessServer, opts ...ConnectOption) (*Bridge, error) {
 	b := newBridge(mcpconfig.Server{Name: name}, buildOptions(opts))
+	if err := b.initRoots(); err != nil {
+		return nil, err
+	}
 	b.dial = func(ctx context.Context) (*conn, toolList, error) {
 		ct, st := mcp.NewInMemoryTransports()
 		ss, err := srv.Connect(ctx, st, nil)
@@ -480,6 +499,7 @@ func ConnectInMemory(ctx context.Context, name string, srv InProcessServer, opts
 			_ = b.closeConn(c, false)
 			return nil, toolList{}, fmt.Errorf("listing tools of in-memory MCP server %s: %w", name, err)
 		}
+		b.listCatalog(ctx, c)
 		b.start(c)
 		return c, tools, nil
 	}
@@ -491,14 +511,13 @@ func ConnectInMemory(ctx context.Context, name string, srv InProcessServer, opts
 
 // open runs initialize over t and stores the session in c.
 func (b *Bridge) open(ctx context.Context, c *conn, t mcp.Transport, version string) error {
-	client := mcp.NewClient(clientImpl, &mcp.ClientOptions{
-		Logger: b.opts.logger,
-		// No roots: we expose no filesystem to servers.
-		Capabilities: &mcp.ClientCapabilities{},
-		// Only a flag is set here: the handler runs on the session's
-		// reading goroutine, which must not wait for a tools/list answer.
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { b.onListChanged(c) },
-	})
+	client := mcp.NewClient(clientImpl, b.clientOptions(c))
+	// Before connecting, so that a server asking for the roots as soon as
+	// it is initialized gets them.
+	b.side.rootsMu.Lock()
+	client.AddRoots(b.side.roots...)
+	b.side.rootsMu.Unlock()
+	c.client = client
 	var so *mcp.ClientSessionOptions
 	if version != "" {
 		so = &mcp.ClientSessionOptions{ProtocolVersion: version}
@@ -508,6 +527,7 @@ func (b *Bridge) open(ctx context.Context, c *conn, t mcp.Transport, version str
 		return err
 	}
 	c.session = s
+	b.afterOpen(ctx, c)
 	return nil
 }
 
@@ -621,6 +641,8 @@ func (b *Bridge) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Call
 	if err != nil {
 		return nil, err
 	}
+	p, retire := b.withProgressToken(p)
+	defer retire()
 	res, err := c.session.CallTool(ctx, p)
 	if err != nil && c.ht != nil && b.isReadOnly(p.Name) && b.mayRetry(ctx, err) {
 		// HTTP: the request may have reached the server before the

@@ -23,6 +23,16 @@
 // adapted tools. What to connect is described by mcpconfig.Server values,
 // which package mcpconfig reads from mcpServers files and --mcp flags.
 //
+// The client half of the protocol is the host's to decide: WithSampler,
+// WithElicitor and WithRoots advertise sampling, elicitation and roots and
+// route the server's requests to what the host supplies (the chat's model
+// and terminal, or agentapp mcp's flags), under each server's
+// mcpconfig.Server.Sampling policy; WithProgress and WithServerLogs pass
+// on progress and log notifications. A capability whose handler the host
+// did not supply is not advertised, so a server never offers a feature
+// that would fail every time. Resources and prompts are listed when a
+// server connects and again after it announces a change.
+//
 // A Bridge assumes its server may misbehave, and bounds what that costs:
 // every request has a deadline (CallTimeout when the caller gives none);
 // every listing follows at most ListLimits of pages, items and bytes and

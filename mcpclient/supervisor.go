@@ -187,6 +187,7 @@ func (e *RestartError) Unwrap() error { return e.Err }
 // HTTP or in-memory session. A restart replaces the bridge's conn.
 type conn struct {
 	session *mcp.ClientSession
+	client  *mcp.Client // its roots are the ones offered on session
 	capture *capture
 	proc    *process // stdio only
 	release func()   // HTTP: idle connections; in-memory: the server side

@@ -50,6 +50,8 @@ var knownFields = []string{
 	"command", "args", "env", "cwd",
 	"type", "url", "headers", "oauth",
 	"disabled", "timeout", "allowedTools", "excludedTools", "toolPrefix",
+	// The client half: what the server may ask of us.
+	"sampling", "roots",
 }
 
 // MaxToolPrefix bounds toolPrefix, so that prefixed names stay within the
@@ -369,6 +371,30 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 		return cfg, false, fail("toolPrefix", "%v", err)
 	}
 	cfg.ToolPrefix = prefix
+
+	if cfg.Sampling, _, err = str("sampling"); err != nil {
+		return cfg, false, err
+	}
+	if !ValidSampling(cfg.Sampling) {
+		return cfg, false, fail("sampling", "want \"ask\" (the default: the user approves each request), \"allow\" or \"deny\", got %q", cfg.Sampling)
+	}
+	roots, hasRoots, err := strList("roots")
+	if err != nil {
+		return cfg, false, err
+	}
+	if hasRoots {
+		cfg.Roots = []string{} // given, even if empty: no roots at all
+		for i, r := range roots {
+			v, err := ex.expand(fmt.Sprintf("roots[%d]", i), r)
+			if err != nil {
+				return cfg, false, err
+			}
+			if strings.TrimSpace(v) == "" {
+				return cfg, false, fail("roots", "entry %d is empty; list directories", i+1)
+			}
+			cfg.Roots = append(cfg.Roots, v)
+		}
+	}
 
 	if err := cfg.Validate(); err != nil {
 		return cfg, false, fail("", "%v", err)

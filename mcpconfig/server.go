@@ -51,6 +51,30 @@ type Server struct {
 	AllowedTools []string
 	// ExcludedTools drops these tools (names before ToolPrefix).
 	ExcludedTools []string
+
+	// Sampling says what becomes of the server's sampling/createMessage
+	// requests: SamplingAsk (also ""), SamplingAllow or SamplingDeny.
+	Sampling string
+	// Roots are the directories offered to the server as its roots; nil
+	// means the client's default (the chat offers the working directory),
+	// an empty list none.
+	Roots []string
+}
+
+// The values of Server.Sampling.
+const (
+	// SamplingAsk: the user approves each request (the default).
+	SamplingAsk = "ask"
+	// SamplingAllow: requests are answered without asking.
+	SamplingAllow = "allow"
+	// SamplingDeny: requests are refused.
+	SamplingDeny = "deny"
+)
+
+// ValidSampling reports whether s is a value of Server.Sampling ("" is
+// the default, SamplingAsk).
+func ValidSampling(s string) bool {
+	return s == "" || s == SamplingAsk || s == SamplingAllow || s == SamplingDeny
 }
 
 // Transport is how an HTTP server is spoken to.

@@ -43,6 +43,9 @@ type chatFlags struct {
 	cont        bool
 	maxSteps    int
 	turnTimeout time.Duration
+	// The client half (mcp_clientside.go).
+	mcpLogLevel       string
+	samplingMaxTokens int64
 }
 
 func newChatCmd() *cobra.Command {
@@ -65,6 +68,11 @@ to use an OpenAI-compatible provider (default: Zhipu GLM, glm-4-flash).
 
 MCP servers come from --mcp (repeatable) and from the mcpServers file (--config,
 default ./agentapp.json when present; the Claude Desktop / Cursor format).
+A server may ask for a model completion (sampling: you approve each on the
+terminal unless its "sampling" is "allow" or "deny"), for input (a form built
+from its schema) and for the roots (the working directory, or its "roots").
+/resources, /read, @SERVER:URI, /prompts and /SERVER:PROMPT use what servers
+offer besides tools.
 
 Guards for the MCP servers' tools (all off by default, shown in the banner):
   AGENT_GUARD_ALLOWLIST=a,b   only these MCP tools may run
@@ -97,6 +105,8 @@ data directory), one JSON line each.`,
 	fl.BoolVar(&f.cont, "continue", false, "resume the most recent chat session")
 	fl.IntVar(&f.maxSteps, "max-steps", agent.DefaultMaxSteps, "most tool rounds per answer")
 	fl.DurationVar(&f.turnTimeout, "turn-timeout", chat.DefaultTurnTimeout, "time limit for one whole answer, tool calls included")
+	fl.StringVar(&f.mcpLogLevel, "mcp-log-level", defaultMCPLogLevel, "least severe MCP server log message shown on stderr: "+mcpLogLevelUsage())
+	fl.Int64Var(&f.samplingMaxTokens, "sampling-max-tokens", mcpclient.DefaultSamplingMaxTokens, "cap on the maxTokens of an MCP server's sampling request")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		if strings.Contains(err.Error(), "--mcp") {
 			err = fmt.Errorf("%v; give the MCP server's command line, e.g. %s", err, mcpExample)
@@ -127,6 +137,12 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 		return usageError("--max-steps must be at least 1")
 	case f.turnTimeout <= 0:
 		return usageError("--turn-timeout must be positive, e.g. 2m")
+	case f.samplingMaxTokens < 1:
+		return usageError("--sampling-max-tokens must be at least 1")
+	}
+	logLevel, err := parseMCPLogLevel(f.mcpLogLevel)
+	if err != nil {
+		return usageError("%v (see agentapp chat --help)", err)
 	}
 	question := f.prompt
 	if oneShot && f.prompt == "-" {
@@ -181,9 +197,21 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 
 	var observer agent.Observer
 	connectOpts := []mcpclient.ConnectOption{mcpclient.WithLogger(logger), chatOAuth(dir, chatConfigPath(f))}
+	// What the servers ask of the chat: its model (sampling), the user
+	// (elicitation), the roots; their progress and logs.
+	clientSide := &chat.ClientSide{}
+	logs := &serverLogPrinter{w: stderr, min: logLevel}
 	if trace.Enabled(f.trace, os.Getenv) {
 		observer = trace.New(stderr)
 		connectOpts = append(connectOpts, mcpclient.WithStderrEcho(stderr))
+		clientSide.OnProgress = traceProgress(stderr)
+		logs.traceTo = stderr
+	}
+	connectOpts = append(connectOpts, clientSide.ConnectOptions(f.samplingMaxTokens)...)
+	connectOpts = append(connectOpts, mcpclient.WithRoots(workingDirRoots()), mcpclient.WithServerLogs(logLevel, logs.print))
+	if logs.traceTo != nil {
+		// The trace shows every message; the server is asked for all.
+		connectOpts = append(connectOpts, mcpclient.WithServerLogs("debug", logs.print))
 	}
 	connected, err := connectServers(ctx, intr, servers, connectOpts)
 	if err != nil {
@@ -208,6 +236,7 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 		Continue:    f.cont,
 		HistoryFile: filepath.Join(dir, "chat_history"),
 		ErrorHint:   hint,
+		ClientSide:  clientSide,
 	})
 	if err != nil {
 		if errors.Is(err, chat.ErrNoSession) {

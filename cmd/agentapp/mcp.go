@@ -39,7 +39,8 @@ type mcpFlags struct {
 	callTimeout    time.Duration
 	connectTimeout time.Duration
 	verbose        bool
-	auth           authFlags // remote servers: transport and OAuth (mcp_auth.go)
+	auth           authFlags      // remote servers: transport and OAuth (mcp_auth.go)
+	client         mcpClientFlags // mcp_prompts.go
 }
 
 func newMCPCmd() *cobra.Command {
@@ -56,17 +57,23 @@ the name of a server in the --config file) or a stdio command after "--":
   agentapp mcp call get-sum '{"a":1,"b":2}' -- mcp-server-everything
   agentapp mcp resources --server http://127.0.0.1:8080/mcp --token T
   agentapp mcp read docs://kb/faq-1a2b3c4d --server kb --config mcp.json
+  agentapp mcp prompt args-prompt '{"city":"Paris"}' -- mcp-server-everything
+
+When the server asks for something in return: sampling is refused unless
+--sampling ask|allow; input (elicitation) is asked on a terminal, declined
+otherwise (--elicit ask|defaults|decline); the roots offered are --root, the
+config's "roots", or the working directory.
 
 Exit codes: 0 ok, 1 the tool returned an error (the result is still
 printed), 2 usage, 3 connection or protocol failure (message on stderr).`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return mcpUsageError(cmd, "unknown subcommand %q; use tools, call, resources or read", args[0])
+				return mcpUsageError(cmd, "unknown subcommand %q; use tools, call, resources, read, prompts or prompt", args[0])
 			}
 			cmd.SetOut(cmd.ErrOrStderr())
 			_ = cmd.Help()
-			return &exitError{mcpExitUsage, errors.New("missing subcommand: tools, call, resources or read")}
+			return &exitError{mcpExitUsage, errors.New("missing subcommand: tools, call, resources, read, prompts or prompt")}
 		},
 	}
 	pf := cmd.PersistentFlags()
@@ -79,7 +86,10 @@ printed), 2 usage, 3 connection or protocol failure (message on stderr).`,
 	pf.BoolVarP(&f.verbose, "verbose", "v", false, "echo the stdio server's stderr on our stderr")
 	f.auth.register(pf)
 	cmd.AddCommand(newMCPLoginCmd(f), newMCPLogoutCmd(f))
+	f.client.register(cmd)
 	cmd.AddCommand(
+		newMCPPromptsCmd(f),
+		newMCPPromptCmd(f),
 		&cobra.Command{
 			Use:   "tools [--server S] [-- COMMAND ARGS…]",
 			Short: "List the server's tools with their schemas as sent",
@@ -179,6 +189,11 @@ func withBridge(cmd *cobra.Command, f *mcpFlags, args []string, maxOwn int, fn f
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opts := []mcpclient.ConnectOption{mcpclient.WithLogger(logger)}
+	clientOpts, err := f.client.options(cmd, &cfg)
+	if err != nil {
+		return err
+	}
+	opts = append(opts, clientOpts...)
 	if f.verbose {
 		opts = append(opts, mcpclient.WithStderrEcho(cmd.ErrOrStderr()))
 	}
