@@ -51,7 +51,7 @@ func (s *ModelSampler) CreateMessage(ctx context.Context, req *mcpclient.Samplin
 			return nil, err
 		}
 	}
-	resp, err := s.model.Generate(ctx, &model.Request{System: p.SystemPrompt, Messages: msgs})
+	resp, err := s.model.Generate(ctx, &model.Request{System: p.SystemPrompt, Messages: msgs, MaxTokens: p.MaxTokens})
 	if err != nil {
 		return nil, fmt.Errorf("the client's model %s failed: %v", s.model.Name(), err)
 	}

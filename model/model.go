@@ -53,6 +53,10 @@ type Request struct {
 	System   string
 	Messages []Message
 	Tools    []ToolSpec
+	// MaxTokens bounds the length of the reply; 0 leaves it to the
+	// provider. Sampling requests from MCP servers set it, so the cap the
+	// user approved is the cap the provider enforces.
+	MaxTokens int64
 }
 
 // Response is the model's reply: an assistant message with text, tool calls

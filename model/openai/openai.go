@@ -192,6 +192,11 @@ func buildParams(modelName string, req *model.Request) (oai.ChatCompletionNewPar
 	if req == nil {
 		return p, errors.New("openai: nil request")
 	}
+	if req.MaxTokens > 0 {
+		// max_tokens, not max_completion_tokens: the compatible providers
+		// (GLM among them) read only the older name.
+		p.MaxTokens = oai.Int(req.MaxTokens)
+	}
 	if req.System != "" {
 		p.Messages = append(p.Messages, oai.SystemMessage(req.System))
 	}

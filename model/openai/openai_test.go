@@ -78,6 +78,22 @@ func TestGenerateText(t *testing.T) {
 	if _, ok := f.body(0)["tools"]; ok {
 		t.Error("a request without tools sent a tools field")
 	}
+	if _, ok := f.body(0)["max_tokens"]; ok {
+		t.Error("a request without MaxTokens sent max_tokens")
+	}
+}
+
+// TestMaxTokensReachesTheProvider: the cap on a sampling request is sent,
+// so the provider, not only the approval prompt, enforces it.
+func TestMaxTokensReachesTheProvider(t *testing.T) {
+	f := newFakeProvider(t, replyJSON(200, completion(`{"role":"assistant","content":"ok"}`, "stop")))
+	_, err := f.model().Generate(context.Background(), &model.Request{MaxTokens: 123, Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.body(0)["max_tokens"]; got != float64(123) {
+		t.Errorf("max_tokens = %v, want 123", got)
+	}
 }
 
 func TestStreamOpenAIStyleToolCallDeltas(t *testing.T) {
