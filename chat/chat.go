@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,6 +60,14 @@ type Config struct {
 	// Servers are connected MCP servers. The chat owns them from New on:
 	// Close (or a failing New) closes every one.
 	Servers []Server
+	// Inactive are the configured servers that are not running at the
+	// start: they failed to connect, need a login, or are disabled. The
+	// banner and /mcp list them with their state and reason.
+	Inactive []Inactive
+	// Connect starts the configured server called name, for /mcp enable
+	// and /mcp restart of a server that is not running. Nil means such a
+	// server stays as it is until the chat is started again.
+	Connect func(ctx context.Context, name string) (Server, error)
 	// Guards protect the chat from the MCP servers' tools and, with the
 	// input guard, from injected user messages; nil guards nothing. Their
 	// config also decides the merge policy (MCPStrict), so the environment
@@ -116,6 +125,7 @@ type Chat struct {
 	sessions *sessions
 	guards   *guard.Guards
 	input    *lineReader
+	inactive []Inactive // configured servers not running; guarded by toolsMu
 	// spin is the spinner of the turn in progress, if any, so that a
 	// confirmation question can pause it (it would repaint the question).
 	spin atomic.Pointer[spinner]
@@ -158,7 +168,7 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 	if cfg.TurnTimeout <= 0 {
 		cfg.TurnTimeout = DefaultTurnTimeout
 	}
-	c = &Chat{cfg: cfg, input: newLineReader(cfg.Err)}
+	c = &Chat{cfg: cfg, input: newLineReader(cfg.Err), inactive: slices.Clone(cfg.Inactive)}
 	c.guards = cfg.Guards
 	if c.guards != nil && c.guards.Confirmer() == nil {
 		interactive := term.IsTerminal(cfg.In) || cfg.assumeTerminal
@@ -221,7 +231,12 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 // Close closes every MCP server (each stops its process); it is safe to
 // call more than once.
 func (c *Chat) Close() error {
-	c.closeOnce.Do(func() { c.closeErr = closeAll(c.cfg.Servers) })
+	c.closeOnce.Do(func() {
+		c.toolsMu.Lock()
+		servers := c.cfg.Servers
+		c.toolsMu.Unlock()
+		c.closeErr = closeAll(servers)
+	})
 	return c.closeErr
 }
 
@@ -252,7 +267,7 @@ func (c *Chat) Banner(w io.Writer) {
 		fmt.Fprintf(w, "Model: %s\n", c.cfg.Model.Name())
 	}
 	fmt.Fprintf(w, "Local tools: %d (%s)\n", len(c.cfg.Local), strings.Join(toolNames(c.cfg.Local), ", "))
-	if len(c.cfg.Servers) == 0 {
+	if len(c.cfg.Servers) == 0 && len(c.inactive) == 0 {
 		fmt.Fprintln(w, "MCP servers: none (add one with --mcp \"<command line>\" or --config FILE)")
 	}
 	// The counts are what is in use, as /mcp and /tools report them: a
@@ -267,6 +282,7 @@ func (c *Chat) Banner(w io.Writer) {
 		}
 		fmt.Fprintln(w, textsafe.Escape(line))
 	}
+	c.printInactive(w, "")
 	if active := c.guards.Config().Active(); len(active) > 0 {
 		fmt.Fprintf(w, "Guards: %s\n", strings.Join(active, "\n        "))
 	} else {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -104,20 +105,24 @@ func (c *Chat) runCommand(ctx context.Context, cmd, line string) bool {
 		case len(args) == 0:
 			c.refreshTools(ctx)
 			c.printServers(out)
-		case strings.EqualFold(args[0], "restart") && len(args) <= 2:
+		case len(args) <= 2 && slices.Contains([]string{"restart", "enable", "disable"}, strings.ToLower(args[0])):
 			name := ""
 			if len(args) == 2 {
 				name = args[1]
 			}
-			c.restartServer(ctx, name)
+			c.manageServer(ctx, strings.ToLower(args[0]), name)
 		default:
-			fmt.Fprintln(out, "Usage: /mcp (list the MCP servers) or /mcp restart NAME")
+			fmt.Fprintln(out, "Usage: /mcp (list the MCP servers), /mcp restart NAME, /mcp enable NAME or /mcp disable NAME")
 		}
 	case "/help":
 		fmt.Fprintln(out, `Commands:
   /tools             list the tools the model can call and where each comes from
-  /mcp               list the MCP servers: state (connected, restarting, down) and tools
-  /mcp restart NAME  restart an MCP server now (also brings back one that is down)
+  /mcp               list the MCP servers: state (connected, restarting, down,
+                     failed, needs login, disabled) and tools
+  /mcp restart NAME  restart an MCP server now (also brings back one that is down
+                     or failed)
+  /mcp disable NAME  stop an MCP server for this chat; its tools leave the table
+  /mcp enable NAME   start a disabled MCP server again
   /new               start a new session (the model forgets this conversation)
   /help              show this help
   /exit              leave the chat (Ctrl-D does the same)

@@ -106,6 +106,10 @@ type LoadOptions struct {
 	// only default under which a shared file means what it says. Pass a
 	// function to expand from anything else, or to expand nothing.
 	LookupEnv func(string) (string, bool)
+	// OnDisabled, when set, is called with the name of each entry that has
+	// "disabled": true (Load leaves those out), so that a client can list
+	// them as disabled rather than forget them.
+	OnDisabled func(name string)
 }
 
 // parseConfig is Load on bytes.
@@ -159,6 +163,8 @@ func parseConfig(file string, data []byte, opts *LoadOptions) ([]Server, error) 
 		}
 		if enabled {
 			out = append(out, cfg)
+		} else if o.OnDisabled != nil {
+			o.OnDisabled(f.name)
 		}
 	}
 	slices.SortFunc(out, func(a, b Server) int { return strings.Compare(a.Name, b.Name) })

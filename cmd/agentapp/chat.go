@@ -18,6 +18,7 @@ import (
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/chat"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/offline"
@@ -43,6 +44,7 @@ type chatFlags struct {
 	cont        bool
 	maxSteps    int
 	turnTimeout time.Duration
+	strictMCP   bool
 }
 
 func newChatCmd() *cobra.Command {
@@ -95,6 +97,7 @@ data directory), one JSON line each.`,
 	fl.StringVar(&f.config, "config", "", "mcpServers config file (default ./"+defaultConfigFile+" when it exists)")
 	fl.StringVar(&f.session, "session", "", "resume the chat session with this id")
 	fl.BoolVar(&f.cont, "continue", false, "resume the most recent chat session")
+	fl.BoolVar(&f.strictMCP, "strict-mcp", false, "fail the start when any MCP server fails to connect (by default the chat starts with the others and lists the failed one in the banner and /mcp)")
 	fl.IntVar(&f.maxSteps, "max-steps", agent.DefaultMaxSteps, "most tool rounds per answer")
 	fl.DurationVar(&f.turnTimeout, "turn-timeout", chat.DefaultTurnTimeout, "time limit for one whole answer, tool calls included")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -151,7 +154,7 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 	if err != nil {
 		return err
 	}
-	servers, err := serverConfigs(f, logger)
+	servers, disabled, err := serverConfigs(f, logger)
 	if err != nil {
 		return err
 	}
@@ -185,16 +188,34 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 		observer = trace.New(stderr)
 		connectOpts = append(connectOpts, mcpclient.WithStderrEcho(stderr))
 	}
-	connected, err := connectServers(ctx, intr, servers, connectOpts)
+	connected, inactive, err := connectServers(ctx, intr, servers, connectOpts, f.strictMCP)
 	if err != nil {
 		return err
 	}
+	for _, in := range inactive {
+		switch in.State() {
+		case chat.StateNeedsLogin:
+			fmt.Fprintf(stderr, "warning: MCP server %s needs a login (%s); the chat starts without it\n", textsafe.Escape(in.Name), textsafe.Escape(chat.LoginHint(in.Err)))
+		default:
+			fmt.Fprintf(stderr, "warning: MCP server %s failed to connect; the chat starts without it (see /mcp, or use --strict-mcp to make this an error)\n", textsafe.Escape(in.Name))
+		}
+	}
+	inactive = append(inactive, disabled...)
 
 	c, err := chat.New(ctx, chat.Config{
 		Model:       m,
 		ModelInfo:   info,
 		Local:       local,
 		Servers:     connected,
+		Inactive:    inactive,
+		Connect: func(ctx context.Context, name string) (chat.Server, error) {
+			for _, c := range servers {
+				if c.Name == name {
+					return mcpclient.Connect(ctx, c, connectOpts...)
+				}
+			}
+			return nil, fmt.Errorf("no MCP server %q is configured", name)
+		},
 		Guards:      guards,
 		Store:       st,
 		In:          stdin,
@@ -229,7 +250,35 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 		}
 		return err
 	}
-	return nil
+	return failedServersError(inactive)
+}
+
+// exitServerFailed is -p's exit status when the answer was given but a
+// configured MCP server did not connect, so a script can tell that the
+// answer may lack that server's tools.
+const exitServerFailed = 3
+
+// failedServersError is -p's error for the servers that did not connect
+// (disabled ones are not failures); nil when all did.
+func failedServersError(inactive []chat.Inactive) error {
+	var names []string
+	for _, in := range inactive {
+		if !in.Disabled {
+			names = append(names, in.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return &exitError{code: exitServerFailed, err: fmt.Errorf("answered without MCP %s %s, which did not connect (use --strict-mcp to refuse to answer without it)",
+		plural(len(names), "server", "servers"), textsafe.Escape(strings.Join(names, ", ")))}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // chooseModel picks the model from --model and the provider configuration,
@@ -278,8 +327,9 @@ func chooseModel(flag string) (m model.Model, info string, hint func(error) stri
 // --mcp must be free, since the user chose it to refer to the server (in
 // /mcp restart NAME, say) and a silent rename would break that; a name
 // derived from the command is made unique instead.
-func serverConfigs(f *chatFlags, logger *slog.Logger) ([]mcpconfig.Server, error) {
+func serverConfigs(f *chatFlags, logger *slog.Logger) ([]mcpconfig.Server, []chat.Inactive, error) {
 	var cfgs []mcpconfig.Server
+	var disabled []chat.Inactive
 	path := f.config
 	if path == "" {
 		if _, err := os.Stat(defaultConfigFile); err == nil {
@@ -287,9 +337,11 @@ func serverConfigs(f *chatFlags, logger *slog.Logger) ([]mcpconfig.Server, error
 		}
 	}
 	if path != "" {
-		loaded, err := mcpconfig.Load(path, &mcpconfig.LoadOptions{Logger: logger, LookupEnv: os.LookupEnv})
+		loaded, err := mcpconfig.Load(path, &mcpconfig.LoadOptions{Logger: logger, LookupEnv: os.LookupEnv, OnDisabled: func(name string) {
+			disabled = append(disabled, chat.Inactive{Name: name, Disabled: true, DisabledBy: path})
+		}})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		cfgs = loaded
 	}
@@ -303,15 +355,15 @@ func serverConfigs(f *chatFlags, logger *slog.Logger) ([]mcpconfig.Server, error
 	for _, line := range f.mcp {
 		c, named, err := mcpconfig.ParseCommandLine(line, os.LookupEnv)
 		if err != nil {
-			return nil, usageError("%v", err)
+			return nil, nil, usageError("%v", err)
 		}
 		if named {
 			if prev, dup := chosen[c.Name]; dup {
-				return nil, usageError("--mcp %q and --mcp %q both name a server %q; give each a different name", prev, line, c.Name)
+				return nil, nil, usageError("--mcp %q and --mcp %q both name a server %q; give each a different name", prev, line, c.Name)
 			}
 			for _, fc := range cfgs {
 				if fc.Name == c.Name {
-					return nil, usageError("--mcp %q names a server %q, but %s already has a server of that name; choose another name", line, c.Name, path)
+					return nil, nil, usageError("--mcp %q names a server %q, but %s already has a server of that name; choose another name", line, c.Name, path)
 				}
 			}
 			chosen[c.Name] = line
@@ -335,15 +387,15 @@ func serverConfigs(f *chatFlags, logger *slog.Logger) ([]mcpconfig.Server, error
 		}
 		cfgs = append(cfgs, fs.cfg)
 	}
-	return cfgs, nil
+	return cfgs, disabled, nil
 }
 
 // connectServers connects every server concurrently. Ctrl-C while waiting
 // gives up. A failure is a start-up error that names each server that
 // failed and shows how to try it by hand.
-func connectServers(ctx context.Context, intr <-chan os.Signal, cfgs []mcpconfig.Server, opts []mcpclient.ConnectOption) ([]chat.Server, error) {
+func connectServers(ctx context.Context, intr <-chan os.Signal, cfgs []mcpconfig.Server, opts []mcpclient.ConnectOption, strict bool) ([]chat.Server, []chat.Inactive, error) {
 	if len(cfgs) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -362,7 +414,7 @@ func connectServers(ctx context.Context, intr <-chan os.Signal, cfgs []mcpconfig
 	for i, c := range cfgs {
 		names[i] = c.Name
 	}
-	servers, err := chat.ConnectAll(cctx, names, cfgs, func(ctx context.Context, c mcpconfig.Server) (chat.Server, error) {
+	all, errs := chat.ConnectEach(cctx, names, cfgs, func(ctx context.Context, c mcpconfig.Server) (chat.Server, error) {
 		b, err := mcpclient.Connect(ctx, c, opts...)
 		if err != nil {
 			return nil, err
@@ -370,14 +422,69 @@ func connectServers(ctx context.Context, intr <-chan os.Signal, cfgs []mcpconfig
 		return b, nil
 	})
 	close(done)
+	var servers []chat.Server
+	for _, s := range all {
+		if s != nil {
+			servers = append(servers, s)
+		}
+	}
+	closeServers := func() {
+		for _, s := range servers {
+			_ = s.Close()
+		}
+	}
 	if <-interrupted {
-		return nil, &exitError{code: 130, err: errors.New("interrupted while connecting to the MCP servers")}
+		closeServers()
+		return nil, nil, &exitError{code: 130, err: errors.New("interrupted while connecting to the MCP servers")}
 	}
-	if err != nil {
-		return nil, connectFailure(err, cfgs)
+	err := errors.Join(errs...)
+	if err == nil {
+		return servers, nil, nil
 	}
-	return servers, nil
+	if strict {
+		closeServers()
+		return nil, nil, connectFailure(err, cfgs)
+	}
+	var inactive []chat.Inactive
+	for i, e := range errs {
+		if e != nil {
+			inactive = append(inactive, chat.Inactive{Name: names[i], Err: connectReason(e, cfgs[i])})
+		}
+	}
+	return servers, inactive, nil
 }
+
+// connectReason is why a server did not connect, with the command that
+// checks it by hand, as the banner and /mcp show it.
+func connectReason(err error, c mcpconfig.Server) error {
+	var ce *chat.ConnectError
+	if errors.As(err, &ce) {
+		err = ce.Err
+	}
+	hand := "agentapp mcp tools -- " + c.CommandLine()
+	if c.IsHTTP() {
+		hand = "agentapp mcp tools --server " + c.URL
+	}
+	return &reasonError{err: err, hint: hand}
+}
+
+// reasonError is a connection failure with the command that retries it by
+// hand; it keeps the cause for errors.As (a login hint, say).
+type reasonError struct {
+	err  error
+	hint string
+}
+
+func (e *reasonError) Error() string {
+	msg := e.err.Error()
+	first, rest, more := strings.Cut(msg, "\n")
+	s := first + " (check it by hand: " + e.hint + ")"
+	if more {
+		s += "\n" + rest
+	}
+	return s
+}
+func (e *reasonError) Unwrap() error { return e.err }
 
 // connectFailure words a start-up connection failure: each failed server,
 // why, and the command that checks it by hand.

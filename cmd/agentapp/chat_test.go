@@ -180,9 +180,9 @@ func TestChatConfigFileErrorNamesServerAndField(t *testing.T) {
 func TestChatConnectFailureNamesServer(t *testing.T) {
 	chatEnv(t)
 	missing := filepath.Join(t.TempDir(), "no-such-server")
-	_, errOut, code := runChatCLI(t, "", "chat", "--data-dir", t.TempDir(), "--model", "offline", "--mcp", missing+" --stdio")
+	_, errOut, code := runChatCLI(t, "", "chat", "--data-dir", t.TempDir(), "--model", "offline", "--strict-mcp", "--mcp", missing+" --stdio")
 	if code != 1 {
-		t.Errorf("exit %d, want 1", code)
+		t.Errorf("--strict-mcp: exit %d, want 1", code)
 	}
 	for _, s := range []string{"no-such-server", "check it by hand: agentapp mcp tools -- " + missing + " --stdio"} {
 		if !strings.Contains(errOut, s) {

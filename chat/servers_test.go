@@ -1,0 +1,110 @@
+package chat
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agentapp/agentapp/agent"
+)
+
+// loginError is what an OAuth client returns for a server that wants a
+// login: any error with a LoginHint method.
+type loginError struct{}
+
+func (loginError) Error() string     { return "401 Unauthorized: the server wants a login" }
+func (loginError) LoginHint() string { return "agentapp mcp login crm" }
+
+// TestInactiveServers: a chat starts with a server that failed and one
+// that needs a login, shows both with their reason in the banner and in
+// /mcp, brings the failed one up with /mcp restart (its tool joins the
+// table), and /mcp disable and enable take a running server's tools out
+// and back.
+func TestInactiveServers(t *testing.T) {
+	st := openTestStore(t)
+	good := &fakeServer{name: "good", tools: []*agent.Tool{constTool("readGraph", "good", "graph")}}
+	flaky := &fakeServer{name: "flaky", tools: []*agent.Tool{constTool("flakyTool", "flaky", "ok")}}
+	attempts := 0
+	h := newHarness(t, &ruleModel{}, st, strings.Join([]string{
+		"/mcp",
+		"/mcp restart flaky", // fails again
+		"/mcp restart flaky", // connects
+		"/tools",
+		"/mcp disable good",
+		"/tools",
+		"/mcp",
+		"/mcp enable good",
+		"/tools",
+		"/mcp restart nosuch",
+		"/exit",
+	}, "\n")+"\n")
+	h.cfg.Servers = []Server{good}
+	h.cfg.Inactive = []Inactive{
+		{Name: "flaky", Err: errors.New("exec: \"flaky-server\": executable file not found in $PATH")},
+		{Name: "crm", Err: &ConnectError{Server: "crm", Err: loginError{}}},
+		{Name: "parked", Disabled: true, DisabledBy: "agentapp.json"},
+	}
+	h.cfg.Connect = func(_ context.Context, name string) (Server, error) {
+		switch name {
+		case "flaky":
+			attempts++
+			if attempts == 1 {
+				return nil, errors.New("still broken")
+			}
+			return flaky, nil
+		case "good":
+			return good, nil
+		}
+		return nil, errors.New("unexpected server " + name)
+	}
+	h.run(t)
+	out, errOut := h.out.String(), h.err.String()
+	banner, rest, _ := strings.Cut(out, "Type a message.")
+	for _, s := range []string{
+		"MCP server good: connected, 1 tool (readGraph)",
+		`MCP server flaky: failed: exec: "flaky-server": executable file not found in $PATH`,
+		"MCP server crm: needs login: agentapp mcp login crm",
+		"MCP server parked: disabled in agentapp.json",
+	} {
+		if !strings.Contains(banner, s) {
+			t.Errorf("banner lacks %q:\n%s", s, banner)
+		}
+	}
+	for _, s := range []string{
+		"4 MCP servers:",
+		"  flaky: failed: exec:",
+		"    try it again with /mcp restart flaky",
+		"  crm: needs login: agentapp mcp login crm",
+		"MCP server flaky: connected, 1 tool\n",
+		"MCP server good disabled for this chat",
+		"  good: disabled (enable it with /mcp enable good)",
+		"MCP server good: connected, 1 tool\n",
+		"No MCP server is named nosuch; the servers are: ",
+	} {
+		if !strings.Contains(rest, s) {
+			t.Errorf("output lacks %q:\n%s", s, rest)
+		}
+	}
+	if !strings.Contains(errOut, "MCP server flaky did not connect: still broken") {
+		t.Errorf("stderr lacks the failed restart:\n%s", errOut)
+	}
+	// The tool lists: flakyTool joins, readGraph leaves and comes back.
+	lists := strings.Split(rest, " tools:\n")
+	if len(lists) != 4 {
+		t.Fatalf("want 3 /tools listings, got %d:\n%s", len(lists)-1, rest)
+	}
+	has := func(list, tool string) bool { return strings.Contains(strings.SplitN(list, "\n\n", 2)[0], tool) }
+	if !has(lists[1], "flakyTool") || !has(lists[1], "readGraph") {
+		t.Errorf("after the restart /tools lacks flakyTool or readGraph:\n%s", lists[1])
+	}
+	if mid, _, _ := strings.Cut(lists[2], "MCP servers:"); strings.Contains(mid, "readGraph") || !strings.Contains(mid, "flakyTool") {
+		t.Errorf("after /mcp disable good, /tools still offers readGraph:\n%s", mid)
+	}
+	if !has(lists[3], "readGraph") {
+		t.Errorf("after /mcp enable good, /tools lacks readGraph:\n%s", lists[3])
+	}
+	if good.closes() != 2 { // disabled once, closed with the chat once
+		t.Errorf("good closed %d times, want 2", good.closes())
+	}
+}
