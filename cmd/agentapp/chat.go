@@ -203,11 +203,11 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 	inactive = append(inactive, disabled...)
 
 	c, err := chat.New(ctx, chat.Config{
-		Model:       m,
-		ModelInfo:   info,
-		Local:       local,
-		Servers:     connected,
-		Inactive:    inactive,
+		Model:     m,
+		ModelInfo: info,
+		Local:     local,
+		Servers:   connected,
+		Inactive:  inactive,
 		Connect: func(ctx context.Context, name string) (chat.Server, error) {
 			for _, c := range servers {
 				if c.Name == name {
