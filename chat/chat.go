@@ -108,6 +108,9 @@ type Config struct {
 	ErrorHint func(error) string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// NoColor turns colour off on a terminal too (the command line sets it
+	// from NO_COLOR). Output that is not a terminal is never coloured.
+	NoColor bool
 
 	// assumeTerminal makes the confirmer ask even though In is not a
 	// terminal, so tests can answer confirmations through a pipe.
@@ -129,6 +132,9 @@ type Chat struct {
 	// spin is the spinner of the turn in progress, if any, so that a
 	// confirmation question can pause it (it would repaint the question).
 	spin atomic.Pointer[spinner]
+	// sink is the stream-json output of the question in progress, if any,
+	// so that confirmation questions are reported in it.
+	sink atomic.Pointer[eventSink]
 
 	session  string
 	resumed  int  // messages in the session when it was resumed
@@ -174,7 +180,7 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 		interactive := term.IsTerminal(cfg.In) || cfg.assumeTerminal
 		asker := newTerminalConfirmer(c.input, c.input.noteWriter(), interactive)
 		asker.Timeout = cfg.confirmTimeout
-		c.guards = c.guards.WithConfirmer(&pausingConfirmer{inner: asker, spin: &c.spin})
+		c.guards = c.guards.WithConfirmer(&pausingConfirmer{inner: asker, spin: &c.spin, sink: &c.sink})
 	}
 	// Generations first: tools read after them are at least as new.
 	gens, err := generations(ctx, cfg.Servers)

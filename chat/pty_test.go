@@ -266,15 +266,16 @@ func TestPTYConfirmationTimeout(t *testing.T) {
 	term.expect(`tool said: {"denied":true`)
 	term.expect("> ")
 	reply := `tool said: {"denied":true,"reason":"the user did not approve the call to tool refund (server shop) (no answer within 300ms), so it was not called."}`
-	term.screenEndsWith(question, "no answer within 300ms: refused", reply, ">")
+	refused := "✗ refund refused: the user did not approve the call to tool refund (server shop) (no answer within 300ms), so it was not called."
+	term.screenEndsWith(question, "no answer within 300ms: refused", refused, reply, "", ">")
 
 	term.send("hello")
 	term.expect("hello")
-	term.screenEndsWith(question, "no answer within 300ms: refused", reply, "> hello")
+	term.screenEndsWith(question, "no answer within 300ms: refused", refused, reply, "", "> hello")
 	term.send("\r")
 	term.expect("echo: hello")
 	term.expect("> ")
-	term.screenEndsWith(question, "no answer within 300ms: refused", reply, "> hello", "echo: hello (5 messages)", ">")
+	term.screenEndsWith(question, "no answer within 300ms: refused", refused, reply, "", "> hello", "echo: hello (5 messages)", "", ">")
 	if n := strings.Count(strings.Join(render(term.output()), "\n"), "[y/N]"); n != 1 {
 		t.Errorf("the screen shows the question %d times, want once", n)
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/internal/term"
 	"github.com/agentapp/agentapp/internal/textsafe"
 )
@@ -161,10 +162,11 @@ func (c *Chat) printTools(w io.Writer) {
 
 // replTurn runs one message in the REPL and reports problems on Err.
 func (c *Chat) replTurn(ctx context.Context, text string) {
-	obs := &turnObserver{out: &lineWriter{w: c.cfg.Out}, inner: c.cfg.Observer}
+	obs := c.newTurnObserver()
 	if term.IsTerminal(c.cfg.Err) {
 		obs.spin = &spinner{w: c.cfg.Err}
 	}
+	obs.activity = &activity{w: c.cfg.Err, st: c.style(c.cfg.Err)}
 	c.spin.Store(obs.spin)
 	defer c.spin.Store(nil)
 	tr, err := c.turn(ctx, text, obs, true)
@@ -183,80 +185,110 @@ func (c *Chat) replTurn(ctx context.Context, text string) {
 		obs.out.write(tr.res.Text)
 		obs.out.endLine()
 	}
+	if tr.res != nil {
+		printSources(c.cfg.Out, c.style(c.cfg.Out), sources(tr.res.Text, tr.steps))
+	}
+	// A blank line ends the turn, so each question and its answer stand
+	// apart from the next.
+	fmt.Fprintln(c.cfg.Out)
 }
 
-// Answer is the machine-readable result of Ask with JSON output.
-type Answer struct {
-	Answer  string `json:"answer"`
-	Steps   []Step `json:"steps"`
-	Model   string `json:"model"`
-	Session string `json:"session"`
-}
-
-// Step is one tool call of an Answer.
-type Step struct {
-	Step int    `json:"step"`
-	Tool string `json:"tool"`
-	// Input is the arguments as the model sent them: JSON when they parse,
-	// else the raw text as a string.
-	Input  json.RawMessage `json:"input"`
-	Output string          `json:"output,omitempty"`
-	Error  string          `json:"error,omitempty"`
-}
-
-// Ask answers one question and returns: the reply streams to Out, or with
-// asJSON an Answer is written to Out once the run is over. The question is
-// stored in the session like a REPL message, so --continue can follow up.
-// Errors (including a refused message and ErrInterrupted) are returned for
-// the caller to report; nothing but the answer reaches Out.
+// Ask answers one question: the reply streams to Out, or with asJSON an
+// Answer is written to Out once the run is over. It is AskAs with
+// OutputText or OutputJSON.
 func (c *Chat) Ask(ctx context.Context, question string, asJSON bool) error {
+	if asJSON {
+		return c.AskAs(ctx, question, OutputJSON)
+	}
+	return c.AskAs(ctx, question, OutputText)
+}
+
+// AskAs answers one question and writes the result to Out in format. The
+// question is stored in the session like a REPL message, so --continue can
+// follow up. Errors (including a refused message and ErrInterrupted) are
+// returned for the caller to report; in the JSON formats they are also
+// written to Out, as the Answer's error or an error event, so a script
+// reads every outcome from one stream. When a guard refused one of the
+// turn's tool calls the answer is written and a *RefusedError returned.
+func (c *Chat) AskAs(ctx context.Context, question string, format OutputFormat) error {
 	question = strings.TrimSpace(question)
 	if question == "" {
 		return errors.New("the prompt is empty; pass the question with -p \"...\" or on stdin with -p -")
 	}
-	obs := &turnObserver{out: &lineWriter{w: c.cfg.Out}, inner: c.cfg.Observer}
+	obs := c.newTurnObserver()
 	if term.IsTerminal(c.cfg.Err) {
 		obs.spin = &spinner{w: c.cfg.Err}
+		if format == OutputText {
+			obs.activity = &activity{w: c.cfg.Err, st: c.style(c.cfg.Err)}
+		}
+	}
+	if format == OutputStreamJSON {
+		obs.sink = newEventSink(c.cfg.Out)
+		obs.sink.emit(Event{Type: "session", Session: c.session, Model: c.cfg.Model.Name()})
+		c.sink.Store(obs.sink)
+		defer c.sink.Store(nil)
 	}
 	// A confirmation question in one-shot mode reads its answer from
 	// stdin as plain lines (the question itself came from -p).
 	c.input.use(&plainSource{r: bufio.NewReader(c.cfg.In)})
 	c.spin.Store(obs.spin)
 	defer c.spin.Store(nil)
-	tr, err := c.turn(ctx, question, obs, !asJSON)
+	tr, err := c.turn(ctx, question, obs, format != OutputJSON)
 	obs.spin.halt()
-	if err != nil {
-		obs.out.endLine()
-		return err
+	obs.out.endLine()
+	text := ""
+	if tr.res != nil && err == nil {
+		text = tr.res.Text
 	}
-	if !asJSON {
+	srcs := sources(text, tr.steps)
+	switch format {
+	case OutputText:
+		if err != nil {
+			return err
+		}
 		if !obs.out.wrote {
-			obs.out.write(tr.res.Text)
+			obs.out.write(text)
+			obs.out.endLine()
 		}
-		obs.out.endLine()
-		return nil
-	}
-	a := Answer{Answer: tr.res.Text, Steps: []Step{}, Model: c.cfg.Model.Name(), Session: c.session}
-	for _, ev := range tr.steps {
-		s := Step{Step: ev.Step, Tool: ev.ToolName, Input: jsonOrString(ev.Input), Output: ev.Output}
-		if ev.Err != nil {
-			s.Error = ev.Err.Error()
+		printSources(c.cfg.Out, style{}, srcs)
+	case OutputStreamJSON:
+		if err != nil {
+			obs.sink.emit(Event{Type: "error", Error: err.Error()})
+			return err
 		}
-		a.Steps = append(a.Steps, s)
+		obs.sink.emit(Event{Type: "done", Answer: &text, Sources: srcs})
+	case OutputJSON:
+		a := Answer{Answer: text, Steps: []Step{}, Sources: srcs, Model: c.cfg.Model.Name(), Session: c.session}
+		for _, ev := range tr.steps {
+			a.Steps = append(a.Steps, stepOf(ev, obs.call(ev.CallID)))
+		}
+		if err != nil {
+			a.Error = err.Error()
+		}
+		enc := json.NewEncoder(c.cfg.Out)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if werr := enc.Encode(a); werr != nil && err == nil {
+			return werr
+		}
+		if err != nil {
+			return err
+		}
 	}
-	enc := json.NewEncoder(c.cfg.Out)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(a)
+	return refusedIn(tr.steps)
 }
 
-func jsonOrString(raw json.RawMessage) json.RawMessage {
-	if len(strings.TrimSpace(string(raw))) == 0 {
-		return json.RawMessage("{}")
+// refusedIn returns a *RefusedError naming the tools whose calls a guard
+// refused, or nil.
+func refusedIn(steps []agent.StepEvent) error {
+	var tools []string
+	for _, ev := range steps {
+		if _, ok := denial(ev.Output); ok && ev.Err == nil && !slices.Contains(tools, ev.ToolName) {
+			tools = append(tools, ev.ToolName)
+		}
 	}
-	if json.Valid(raw) {
-		return raw
+	if len(tools) == 0 {
+		return nil
 	}
-	b, _ := json.Marshal(string(raw))
-	return b
+	return &RefusedError{Tools: tools}
 }

@@ -107,11 +107,33 @@ func (l *lineWriter) endLine() {
 
 // turnObserver keeps the spinner, the streamed text and the trace from
 // overwriting each other: the spinner is erased before anything else is
-// written, and restarted with a label saying what the turn waits for.
+// written, and restarted with a label saying what the turn waits for. It
+// also times each tool call, for the activity lines (activity), the
+// stream-json events (sink) and the JSON steps; each is optional.
 type turnObserver struct {
-	spin  *spinner
-	out   *lineWriter
-	inner agent.Observer
+	spin     *spinner
+	out      *lineWriter
+	inner    agent.Observer
+	activity *activity
+	sink     *eventSink
+	tools    func() *agent.ToolSet // to find each tool's server
+	now      func() time.Time
+
+	mu    sync.Mutex
+	calls map[string]toolCall // by call id
+}
+
+// newTurnObserver is the observer of one turn, without spinner, activity
+// lines or events; the caller adds those it shows.
+func (c *Chat) newTurnObserver() *turnObserver {
+	return &turnObserver{out: &lineWriter{w: c.cfg.Out}, inner: c.cfg.Observer, tools: c.currentTools, now: c.cfg.Now, calls: map[string]toolCall{}}
+}
+
+// call returns what the observer recorded of the call with that id.
+func (o *turnObserver) call(id string) toolCall {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.calls[id]
 }
 
 func (o *turnObserver) Think(step, messages, tools int) {
@@ -119,6 +141,7 @@ func (o *turnObserver) Think(step, messages, tools int) {
 	if o.inner != nil {
 		o.inner.Think(step, messages, tools)
 	}
+	o.sink.emit(Event{Type: "step_start", Step: step})
 	o.spin.start("thinking…")
 }
 
@@ -128,9 +151,19 @@ func (o *turnObserver) Act(step int, calls []model.ToolCall) {
 	if o.inner != nil {
 		o.inner.Act(step, calls)
 	}
+	set := o.tools()
 	names := make([]string, len(calls))
 	for i, c := range calls {
 		names[i] = c.Name
+		server := ""
+		if t, ok := set.Get(c.Name); ok {
+			server = t.Origin
+		}
+		o.mu.Lock()
+		o.calls[c.ID] = toolCall{step: step, tool: c.Name, server: server, started: o.now()}
+		o.mu.Unlock()
+		o.activity.started(c.Name, server, c.Arguments)
+		o.sink.emit(Event{Type: "tool_call", Step: step, ID: c.ID, Tool: c.Name, Server: server, Input: jsonOrString(c.Arguments)})
 	}
 	o.spin.start("running " + strings.Join(names, ", ") + "…")
 }
@@ -139,6 +172,21 @@ func (o *turnObserver) Observe(ev agent.StepEvent) {
 	o.spin.halt()
 	if o.inner != nil {
 		o.inner.Observe(ev)
+	}
+	o.mu.Lock()
+	call := o.calls[ev.CallID]
+	if !call.started.IsZero() {
+		call.dur = o.now().Sub(call.started)
+	}
+	o.calls[ev.CallID] = call
+	o.mu.Unlock()
+	reason, refused := denial(ev.Output)
+	o.activity.ended(ev.ToolName, call.dur, ev.Err, reason, refused)
+	if o.sink != nil {
+		s := stepOf(ev, call)
+		ms := s.DurationMS
+		o.sink.emit(Event{Type: "tool_result", Step: ev.Step, ID: ev.CallID, Tool: ev.ToolName, Server: call.server,
+			Output: s.Output, Error: s.Error, Denied: s.Denied, DurationMS: &ms})
 	}
 }
 
@@ -152,6 +200,10 @@ func (o *turnObserver) Done(res *agent.Result, err error) {
 // text receives streamed deltas.
 func (o *turnObserver) text(delta string) {
 	o.spin.halt()
+	if o.sink != nil {
+		o.sink.emit(Event{Type: "token", Text: delta})
+		return
+	}
 	o.out.write(delta)
 }
 
@@ -161,12 +213,21 @@ func (o *turnObserver) text(delta string) {
 type pausingConfirmer struct {
 	inner guard.Confirmer
 	spin  *atomic.Pointer[spinner]
+	// sink receives approval_asked and approval_answered (stream-json).
+	sink *atomic.Pointer[eventSink]
 }
 
 func (p *pausingConfirmer) Confirm(ctx context.Context, req guard.ConfirmRequest) guard.Decision {
 	s := p.spin.Load()
 	s.halt()
+	var sink *eventSink
+	if p.sink != nil {
+		sink = p.sink.Load()
+	}
+	sink.emit(Event{Type: "approval_asked", Tool: req.Tool, Server: req.Server, Input: jsonOrString(req.Args)})
 	d := p.inner.Confirm(ctx, req)
+	approved := d.Approved
+	sink.emit(Event{Type: "approval_answered", Tool: req.Tool, Server: req.Server, Approved: &approved, Reason: d.Reason})
 	if ctx.Err() == nil {
 		s.start("running " + req.Tool + "…")
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -38,6 +39,7 @@ type chatFlags struct {
 	trace       bool
 	prompt      string
 	json        bool
+	format      string
 	mcp         []string
 	config      string
 	session     string
@@ -92,7 +94,8 @@ data directory), one JSON line each.`,
 	fl.StringVar(&f.model, "model", "", `"offline" for the offline demo model, or a model name for the OpenAI-compatible provider (default: offline without an API key, else $OPENAI_MODEL or glm-4-flash)`)
 	fl.BoolVar(&f.trace, "trace", false, "trace think/act/observe/done on stderr (also AGENT_TRACE=1)")
 	fl.StringVarP(&f.prompt, "prompt", "p", "", `ask one question, print the answer and exit ("-" reads it from stdin)`)
-	fl.BoolVar(&f.json, "json", false, "with -p: print {answer, steps, model, session} as JSON")
+	fl.BoolVar(&f.json, "json", false, "with -p: the same as --output-format json")
+	fl.StringVar(&f.format, "output-format", "text", "with -p: text, json (one object: answer, steps, sources, model, session, error) or stream-json (one JSON event per line)")
 	fl.StringArrayVar(&f.mcp, "mcp", nil, `connect an MCP server started by this command line (repeatable); quote paths with spaces as in a shell, $VAR and ${VAR:-default} are expanded, no shell is run; NAME=COMMAND names the server, e.g. --mcp 'files=npx -y @modelcontextprotocol/server-filesystem /tmp'`)
 	fl.StringVar(&f.config, "config", "", "mcpServers config file (default ./"+defaultConfigFile+" when it exists)")
 	fl.StringVar(&f.session, "session", "", "resume the chat session with this id")
@@ -113,15 +116,60 @@ func usageError(format string, args ...any) error {
 	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
 }
 
+// Exit statuses of -p besides 0, 1 (failed), 2 (usage) and 130 (Ctrl-C).
+const (
+	// exitServerFailed: answered, but a configured MCP server did not
+	// connect, so the answer may lack its tools.
+	exitServerFailed = 3
+	// exitRefused: answered, but a guard refused a tool call (a
+	// confirmation answered no or not at all, a tool outside the
+	// allowlist).
+	exitRefused = 4
+)
+
 func runChat(cmd *cobra.Command, f *chatFlags) error {
+	format, ferr := chat.ParseOutputFormat(f.format)
+	if f.json {
+		if cmd.Flags().Changed("output-format") && format != chat.OutputJSON {
+			return usageError("--json is --output-format json; give one of them")
+		}
+		format = chat.OutputJSON
+	}
+	if ferr != nil {
+		return usageError("--output-format: %v", ferr)
+	}
+	reported := false
+	err := runChatAs(cmd, f, format, &reported)
+	if err != nil && !reported && format != chat.OutputText && cmd.Flags().Changed("prompt") {
+		// A script asked for JSON: the failure is JSON too, on stdout,
+		// whatever stage it came from.
+		writeJSONError(cmd.OutOrStdout(), format, err)
+	}
+	return err
+}
+
+// writeJSONError writes err as the output of format: an Answer with only
+// its error, or an error event.
+func writeJSONError(w io.Writer, format chat.OutputFormat, err error) {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if format == chat.OutputStreamJSON {
+		_ = enc.Encode(chat.Event{Type: "error", Error: err.Error()})
+		return
+	}
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(chat.Answer{Steps: []chat.Step{}, Sources: []chat.Source{}, Error: err.Error()})
+}
+
+func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, reported *bool) error {
 	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 	// One logger for everything the packages report (config warnings, the
 	// knowledge base's seeding, the MCP bridges, audit-log failures).
 	logger := cliLogger(stderr, slog.LevelInfo)
 	oneShot := cmd.Flags().Changed("prompt")
 	switch {
-	case f.json && !oneShot:
-		return usageError("--json needs a question: use it with -p \"...\"")
+	case (f.json || cmd.Flags().Changed("output-format")) && !oneShot:
+		return usageError("--json and --output-format need a question: use them with -p \"...\"")
 	case oneShot && strings.TrimSpace(f.prompt) == "":
 		return usageError(`-p needs a question, e.g. -p "where is order A-1024?" (or -p - to read it from stdin)`)
 	case f.session != "" && f.cont:
@@ -228,6 +276,7 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 		SessionID:   f.session,
 		Continue:    f.cont,
 		HistoryFile: filepath.Join(dir, "chat_history"),
+		NoColor:     os.Getenv("NO_COLOR") != "",
 		ErrorHint:   hint,
 	})
 	if err != nil {
@@ -244,19 +293,19 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 	if info != "" && m.Name() == "offline-demo" {
 		fmt.Fprintf(stderr, "note: %s\n", info)
 	}
-	if err := c.Ask(ctx, question, f.json); err != nil {
-		if errors.Is(err, chat.ErrInterrupted) {
+	*reported = true // AskAs writes its own errors in the JSON formats
+	if err := c.AskAs(ctx, question, format); err != nil {
+		var refused *chat.RefusedError
+		switch {
+		case errors.Is(err, chat.ErrInterrupted):
 			return &exitError{code: 130, err: errors.New("interrupted")}
+		case errors.As(err, &refused):
+			return &exitError{code: exitRefused, err: err}
 		}
 		return err
 	}
 	return failedServersError(inactive)
 }
-
-// exitServerFailed is -p's exit status when the answer was given but a
-// configured MCP server did not connect, so a script can tell that the
-// answer may lack that server's tools.
-const exitServerFailed = 3
 
 // failedServersError is -p's error for the servers that did not connect
 // (disabled ones are not failures); nil when all did.
