@@ -115,6 +115,8 @@ func (c *Chat) runCommand(ctx context.Context, cmd, line string) bool {
 		default:
 			fmt.Fprintln(out, "Usage: /mcp (list the MCP servers), /mcp restart NAME, /mcp enable NAME or /mcp disable NAME")
 		}
+	case "/call":
+		c.callCommand(ctx, line)
 	case "/help":
 		fmt.Fprintln(out, `Commands:
   /tools             list the tools the model can call and where each comes from
@@ -124,6 +126,8 @@ func (c *Chat) runCommand(ctx context.Context, cmd, line string) bool {
                      or failed)
   /mcp disable NAME  stop an MCP server for this chat; its tools leave the table
   /mcp enable NAME   start a disabled MCP server again
+  /call TOOL [JSON]  run a tool (local or MCP) with these arguments, through
+                     the guards, and show its result
   /new               start a new session (the model forgets this conversation)
   /help              show this help
   /exit              leave the chat (Ctrl-D does the same)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/guard"
 )
 
 // loginError is what an OAuth client returns for a server that wants a
@@ -106,5 +107,38 @@ func TestInactiveServers(t *testing.T) {
 	}
 	if good.closes() != 2 { // disabled once, closed with the chat once
 		t.Errorf("good closed %d times, want 2", good.closes())
+	}
+}
+
+// TestCallCommand: /call runs a local or MCP tool through the guards (an
+// allowlist refusal is shown as refused), checks the arguments and names
+// the tools when the name is unknown.
+func TestCallCommand(t *testing.T) {
+	st := openTestStore(t)
+	srv := &fakeServer{name: "mem", tools: []*agent.Tool{constTool("read_graph", "mem", `{"entities":[]}`), constTool("delete_all", "mem", "gone")}}
+	h := newHarness(t, &ruleModel{}, st, strings.Join([]string{
+		`/call getOrderStatus {"orderId":"A-1024"}`,
+		"/call read_graph",
+		"/call delete_all",
+		"/call read_graph [1]",
+		"/call nosuch",
+		"/exit",
+	}, "\n")+"\n")
+	h.cfg.Servers = []Server{srv}
+	h.cfg.Guards = guard.New(guard.Config{Allowlist: []string{"read_graph"}}, nil, nil)
+	h.run(t)
+	out, errOut := h.out.String(), h.err.String()
+	for _, s := range []string{`"status": "已发货"`, `"entities": []`, "The arguments must be one JSON object", "No tool is named nosuch; the tools are: "} {
+		if !strings.Contains(out, s) {
+			t.Errorf("stdout lacks %q:\n%s", s, out)
+		}
+	}
+	for _, s := range []string{"→ getOrderStatus (local) {\"orderId\":\"A-1024\"}", "✓ getOrderStatus", "→ read_graph (MCP server mem) {}", "✗ delete_all refused: tool delete_all (server mem) is not in AGENT_GUARD_ALLOWLIST"} {
+		if !strings.Contains(errOut, s) {
+			t.Errorf("stderr lacks %q:\n%s", s, errOut)
+		}
+	}
+	if strings.Contains(out, "gone") {
+		t.Errorf("the refused tool ran:\n%s", out)
 	}
 }
