@@ -68,9 +68,13 @@ func TestChatOneShotJSON(t *testing.T) {
 			Step   int             `json:"step"`
 			Tool   string          `json:"tool"`
 			Input  json.RawMessage `json:"input"`
-			Output string          `json:"output"`
+			Output json.RawMessage `json:"output"`
 			Error  string          `json:"error"`
 		} `json:"steps"`
+		Sources []struct {
+			No    int    `json:"no"`
+			DocID string `json:"docId"`
+		} `json:"sources"`
 	}
 	if err := json.Unmarshal([]byte(out), &a); err != nil {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, out)
@@ -79,7 +83,7 @@ func TestChatOneShotJSON(t *testing.T) {
 		t.Errorf("answer = %q, model = %q", a.Answer, a.Model)
 	}
 	if len(a.Steps) == 0 || a.Steps[0].Step != 1 || a.Steps[0].Tool != "getOrderStatus" ||
-		!strings.Contains(string(a.Steps[0].Input), "A-1024") || !strings.Contains(a.Steps[0].Output, "已发货") || a.Steps[0].Error != "" {
+		!strings.Contains(string(a.Steps[0].Input), "A-1024") || !strings.HasPrefix(string(a.Steps[0].Output), "{") || !strings.Contains(string(a.Steps[0].Output), "已发货") || a.Steps[0].Error != "" {
 		t.Errorf("steps = %+v", a.Steps)
 	}
 }
@@ -144,7 +148,7 @@ func TestChatUsageErrors(t *testing.T) {
 	}{
 		{[]string{"--mcp"}, 2, []string{"--mcp", "e.g. --mcp \"npx"}},
 		{[]string{"--mcp", "  "}, 2, []string{"--mcp needs a command line", "e.g."}},
-		{[]string{"--json"}, 2, []string{"--json needs a question"}},
+		{[]string{"--json"}, 2, []string{"--json and --output-format need a question"}},
 		{[]string{"-p", " "}, 2, []string{"-p needs a question"}},
 		{[]string{"--session", "x", "--continue"}, 2, []string{"not both"}},
 		{[]string{"--max-steps", "0"}, 2, []string{"--max-steps"}},
