@@ -88,9 +88,9 @@ func TestFileEditKeepsTheRest(t *testing.T) {
 // losing something is refused with the file's name.
 func TestOpenFileRefusesBrokenFiles(t *testing.T) {
 	for content, want := range map[string]string{
-		`{"mcpServers": {`:                             "fix it by hand",
-		`[1]`:                                          "want a JSON object",
-		`{"mcpServers": []}`:                           "want an object mapping",
+		`{"mcpServers": {`:   "fix it by hand",
+		`[1]`:                "want a JSON object",
+		`{"mcpServers": []}`: "want an object mapping",
 		`{"mcpServers": {"a": {}, "a": {"x": true}}}`: "defined twice",
 	} {
 		path := filepath.Join(t.TempDir(), "mcp.json")
