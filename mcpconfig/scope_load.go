@@ -24,6 +24,9 @@ type ScopedServer struct {
 	// Disabled: the entry says "disabled": true (Server holds the name
 	// only).
 	Disabled bool
+	// Err is why the entry cannot be used (a wrong field, an unset
+	// variable); Server holds the name only.
+	Err error
 }
 
 // ScopesOptions says where LoadScopes looks.
@@ -126,6 +129,10 @@ func loadScopeFile(sf ConfigSource, base *LoadOptions) ([]ScopedServer, error) {
 	}
 	var disabled []string
 	o.OnDisabled = func(name string) { disabled = append(disabled, name) }
+	var invalid []ScopedServer
+	o.OnInvalid = func(name string, err *Error) {
+		invalid = append(invalid, ScopedServer{Server: Server{Name: name}, Scope: sf.Scope, File: sf.Path, Err: err})
+	}
 	servers, err := Load(sf.Path, &o)
 	if err != nil {
 		return nil, err
@@ -138,6 +145,10 @@ func loadScopeFile(sf ConfigSource, base *LoadOptions) ([]ScopedServer, error) {
 	for _, s := range servers {
 		e, _ := f.Entry(s.Name)
 		out = append(out, ScopedServer{Server: s, Scope: sf.Scope, File: sf.Path, Entry: e})
+	}
+	for _, s := range invalid {
+		s.Entry, _ = f.Entry(s.Server.Name)
+		out = append(out, s)
 	}
 	for _, name := range disabled {
 		e, _ := f.Entry(name)

@@ -202,7 +202,7 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 	if err != nil {
 		return err
 	}
-	servers, disabled, err := serverConfigs(f, logger)
+	servers, configured, project, err := serverConfigs(f, logger)
 	if err != nil {
 		return err
 	}
@@ -211,6 +211,11 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 	if err != nil {
 		return err
 	}
+	approved, err := approveProjectServers(dir, project, stdin, stderr)
+	if err != nil {
+		return err
+	}
+	servers = append(approved, servers...)
 	// The guards are read before anything starts: a mistyped switch is a
 	// start-up error, not a guard silently left off.
 	guardCfg, err := guard.FromEnv(os.Getenv, dir)
@@ -248,7 +253,7 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 			fmt.Fprintf(stderr, "warning: MCP server %s failed to connect; the chat starts without it (see /mcp, or use --strict-mcp to make this an error)\n", textsafe.Escape(in.Name))
 		}
 	}
-	inactive = append(inactive, disabled...)
+	inactive = append(inactive, configured...)
 
 	c, err := chat.New(ctx, chat.Config{
 		Model:     m,
@@ -376,23 +381,34 @@ func chooseModel(flag string) (m model.Model, info string, hint func(error) stri
 // --mcp must be free, since the user chose it to refer to the server (in
 // /mcp restart NAME, say) and a silent rename would break that; a name
 // derived from the command is made unique instead.
-func serverConfigs(f *chatFlags, logger *slog.Logger) ([]mcpconfig.Server, []chat.Inactive, error) {
-	var cfgs []mcpconfig.Server
-	var disabled []chat.Inactive
-	path := f.config
-	if path == "" {
-		if _, err := os.Stat(defaultConfigFile); err == nil {
-			path = defaultConfigFile
-		}
+func serverConfigs(f *chatFlags, logger *slog.Logger) (cfgs []mcpconfig.Server, inactive []chat.Inactive, project []mcpconfig.ScopedServer, err error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	if path != "" {
-		loaded, err := mcpconfig.Load(path, &mcpconfig.LoadOptions{Logger: logger, LookupEnv: os.LookupEnv, OnDisabled: func(name string) {
-			disabled = append(disabled, chat.Inactive{Name: name, Disabled: true, DisabledBy: path})
-		}})
-		if err != nil {
-			return nil, nil, err
+	res, err := mcpconfig.LoadScopes(mcpconfig.ScopesOptions{
+		Dir: wd, ConfigFile: f.config, DefaultFile: defaultConfigFile, Getenv: os.Getenv,
+		Load: &mcpconfig.LoadOptions{Logger: logger, LookupEnv: os.LookupEnv},
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	fileOf := map[string]string{}
+	for _, s := range res.Servers {
+		fileOf[s.Server.Name] = s.File
+		switch {
+		case s.Err != nil:
+			if f.strictMCP {
+				return nil, nil, nil, s.Err
+			}
+			inactive = append(inactive, chat.Inactive{Name: s.Server.Name, Err: s.Err})
+		case s.Disabled:
+			inactive = append(inactive, chat.Inactive{Name: s.Server.Name, Disabled: true, DisabledBy: s.File})
+		case s.Scope == mcpconfig.ScopeProject:
+			project = append(project, s)
+		default:
+			cfgs = append(cfgs, s.Server)
 		}
-		cfgs = loaded
 	}
 	type flagServer struct {
 		cfg   mcpconfig.Server
@@ -404,31 +420,23 @@ func serverConfigs(f *chatFlags, logger *slog.Logger) ([]mcpconfig.Server, []cha
 	for _, line := range f.mcp {
 		c, named, err := mcpconfig.ParseCommandLine(line, os.LookupEnv)
 		if err != nil {
-			return nil, nil, usageError("%v", err)
+			return nil, nil, nil, usageError("%v", err)
 		}
 		if named {
 			if prev, dup := chosen[c.Name]; dup {
-				return nil, nil, usageError("--mcp %q and --mcp %q both name a server %q; give each a different name", prev, line, c.Name)
+				return nil, nil, nil, usageError("--mcp %q and --mcp %q both name a server %q; give each a different name", prev, line, c.Name)
 			}
-			for _, fc := range cfgs {
-				if fc.Name == c.Name {
-					return nil, nil, usageError("--mcp %q names a server %q, but %s already has a server of that name; choose another name", line, c.Name, path)
-				}
+			if file, ok := fileOf[c.Name]; ok {
+				return nil, nil, nil, usageError("--mcp %q names a server %q, but %s already has a server of that name; choose another name", line, c.Name, file)
 			}
 			chosen[c.Name] = line
 		}
 		flags = append(flags, flagServer{c, named, line})
 	}
 	taken := func(n string) bool {
-		if _, ok := chosen[n]; ok {
-			return true
-		}
-		for _, c := range cfgs {
-			if c.Name == n {
-				return true
-			}
-		}
-		return false
+		_, flag := chosen[n]
+		_, file := fileOf[n]
+		return flag || file
 	}
 	for _, fs := range flags {
 		if !fs.named {
@@ -436,7 +444,7 @@ func serverConfigs(f *chatFlags, logger *slog.Logger) ([]mcpconfig.Server, []cha
 		}
 		cfgs = append(cfgs, fs.cfg)
 	}
-	return cfgs, disabled, nil
+	return cfgs, inactive, project, nil
 }
 
 // connectServers connects every server concurrently. Ctrl-C while waiting

@@ -52,6 +52,8 @@ func chatEnv(t *testing.T) {
 			t.Setenv(k, "")
 		}
 	}
+	// The user's own MCP servers are not the test's.
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 }
 
 func TestChatOneShotJSON(t *testing.T) {
@@ -175,9 +177,14 @@ func TestChatConfigFileErrorNamesServerAndField(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(`{"mcpServers": {"files": {"command": "npx", "args": "-y server"}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, errOut, code := runChatCLI(t, "", "chat", "--data-dir", dir, "--model", "offline", "--config", cfg)
+	_, errOut, code := runChatCLI(t, "", "chat", "--data-dir", dir, "--model", "offline", "--config", cfg, "--strict-mcp")
 	if code != 1 || !strings.Contains(errOut, `agentapp.json: server "files": field "args": want a list of strings`) {
-		t.Errorf("exit %d, stderr %q", code, errOut)
+		t.Errorf("--strict-mcp: exit %d, stderr %q", code, errOut)
+	}
+	// Without it the chat starts and shows the entry as failed, with why.
+	out, errOut, code := runChatCLI(t, "/mcp\n", "chat", "--data-dir", dir, "--model", "offline", "--config", cfg)
+	if code != 0 || !strings.Contains(out, `MCP server files: failed: `+cfg+`: server "files": field "args": want a list of strings`) {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }
 

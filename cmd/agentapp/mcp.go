@@ -144,6 +144,7 @@ printed), 2 usage, 3 connection or protocol failure (message on stderr).`,
 			},
 		},
 	)
+	cmd.AddCommand(newMCPManageCmds(f)...)
 	return cmd
 }
 
