@@ -505,4 +505,3 @@ func escapeLinesCLI(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
-
