@@ -219,7 +219,7 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 			return nil, err
 		}
 		if id == "" {
-			fmt.Fprintln(cfg.Err, "note: no earlier chat session to continue; starting a new one")
+			fmt.Fprintln(cfg.Err, "warning: no earlier chat session to continue; starting a new one")
 			c.session = c.sessions.newID()
 			break
 		}

@@ -165,7 +165,7 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 	// One logger for everything the packages report (config warnings, the
 	// knowledge base's seeding, the MCP bridges, audit-log failures).
-	logger := cliLogger(stderr, slog.LevelInfo)
+	logger := cmdLogger(cmd, stderr, slog.LevelInfo)
 	oneShot := cmd.Flags().Changed("prompt")
 	switch {
 	case (f.json || cmd.Flags().Changed("output-format")) && !oneShot:
@@ -248,9 +248,9 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 	for _, in := range inactive {
 		switch in.State() {
 		case chat.StateNeedsLogin:
-			fmt.Fprintf(stderr, "warning: MCP server %s needs a login (%s); the chat starts without it\n", textsafe.Escape(in.Name), textsafe.Escape(chat.LoginHint(in.Err)))
+			logger.Warn(fmt.Sprintf("MCP server %s needs a login (%s); the chat starts without it", in.Name, chat.LoginHint(in.Err)))
 		default:
-			fmt.Fprintf(stderr, "warning: MCP server %s failed to connect; the chat starts without it (see /mcp, or use --strict-mcp to make this an error)\n", textsafe.Escape(in.Name))
+			logger.Warn(fmt.Sprintf("MCP server %s failed to connect; the chat starts without it (see /mcp, or use --strict-mcp to make this an error)", in.Name))
 		}
 	}
 	inactive = append(inactive, configured...)
@@ -296,7 +296,7 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 		return c.Run(ctx)
 	}
 	if info != "" && m.Name() == "offline-demo" {
-		fmt.Fprintf(stderr, "note: %s\n", info)
+		logger.Info(info)
 	}
 	*reported = true // AskAs writes its own errors in the JSON formats
 	if err := c.AskAs(ctx, question, format); err != nil {

@@ -41,7 +41,7 @@ func approveProjectServers(dataDir string, project []mcpconfig.ScopedServer, std
 			continue
 		}
 		if !interactive {
-			fmt.Fprintln(stderr, textsafe.Escape(fmt.Sprintf("warning: skipped MCP server %s of %s: a project's servers run only once you approve them; run agentapp mcp approve %s in this directory, or start the chat on a terminal to be asked", name, s.File, name)))
+			fmt.Fprintln(stderr, textsafe.Escape(fmt.Sprintf("agentapp: warning: skipped MCP server %s of %s: a project's servers run only once you approve them; run agentapp mcp approve %s in this directory, or start the chat on a terminal to be asked", name, s.File, name)))
 			continue
 		}
 		fmt.Fprintln(stderr, textsafe.Escape(fmt.Sprintf("This project's %s wants to start MCP server %s: %s", mcpconfig.ProjectFile, name, target(s.Server))))

@@ -169,7 +169,7 @@ func withBridge(cmd *cobra.Command, f *mcpFlags, args []string, maxOwn int, fn f
 	if len(own) > maxOwn {
 		return mcpUsageError(cmd, "unexpected argument %q (a stdio command goes after --)", own[maxOwn])
 	}
-	logger := cliLogger(cmd.ErrOrStderr(), slog.LevelInfo)
+	logger := cmdLogger(cmd, cmd.ErrOrStderr(), slog.LevelInfo)
 	cfg, err := resolveServer(f, command, logger)
 	if err != nil {
 		return mcpUsageError(cmd, "%v", err)

@@ -387,7 +387,7 @@ func target(s mcpconfig.Server) string {
 // mcpList is `mcp list` (only == "") and `mcp get NAME`.
 func mcpList(cmd *cobra.Command, f *mcpFlags, only string) error {
 	w := cmd.OutOrStdout()
-	logger := cliLogger(cmd.ErrOrStderr(), slog.LevelWarn)
+	logger := cmdLogger(cmd, cmd.ErrOrStderr(), slog.LevelWarn)
 	wd, err := os.Getwd()
 	if err != nil {
 		return err

@@ -177,7 +177,7 @@ func TestMCPManageRoundTrip(t *testing.T) {
 
 	// Without a terminal nobody can approve: the server is skipped.
 	_, errOut, code := e.run("/mcp\n", "chat", "--model", "offline")
-	if code != 0 || !strings.Contains(errOut, "warning: skipped MCP server shop of "+projFile+": a project's servers run only once you approve them; run agentapp mcp approve shop") {
+	if code != 0 || !strings.Contains(errOut, "agentapp: warning: skipped MCP server shop of "+projFile+": a project's servers run only once you approve them; run agentapp mcp approve shop") {
 		t.Errorf("piped chat: exit %d, stderr:\n%s", code, errOut)
 	}
 
