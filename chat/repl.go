@@ -65,14 +65,15 @@ func (c *Chat) Run(ctx context.Context) error {
 	}
 }
 
-// lineSource picks readline on a terminal and plain line reading otherwise.
+// lineSource picks the line editor on a terminal and plain line reading
+// otherwise (or where the editor cannot put the terminal in raw mode).
 func (c *Chat) lineSource() (lineSource, bool, error) {
 	if term.IsTerminal(c.cfg.In) {
-		src, err := newReadlineSource(c.cfg.In.(*os.File), c.cfg.Out, c.cfg.Err, c.cfg.HistoryFile)
-		if err != nil {
-			return nil, false, fmt.Errorf("set up the terminal: %w", err)
+		src, err := newTermEditor(c.cfg.In.(*os.File), c.cfg.Out, c.cfg.Err, c.cfg.HistoryFile)
+		if err == nil {
+			return src, true, nil
 		}
-		return src, true, nil
+		fmt.Fprintf(c.cfg.Err, "warning: no line editing (%v); reading plain lines\n", err)
 	}
 	return &plainSource{r: bufio.NewReader(c.cfg.In)}, false, nil
 }
@@ -199,12 +200,19 @@ func (c *Chat) replTurn(ctx context.Context, text string) {
 
 // Ask answers one question: the reply streams to Out, or with asJSON an
 // Answer is written to Out once the run is over. It is AskAs with
-// OutputText or OutputJSON.
+// OutputText or OutputJSON, except that a refused tool call is not an
+// error: the answer, which says so, is the result.
 func (c *Chat) Ask(ctx context.Context, question string, asJSON bool) error {
+	format := OutputText
 	if asJSON {
-		return c.AskAs(ctx, question, OutputJSON)
+		format = OutputJSON
 	}
-	return c.AskAs(ctx, question, OutputText)
+	err := c.AskAs(ctx, question, format)
+	var refused *RefusedError
+	if errors.As(err, &refused) {
+		return nil
+	}
+	return err
 }
 
 // AskAs answers one question and writes the result to Out in format. The
