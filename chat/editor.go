@@ -54,8 +54,8 @@ type termEditor struct {
 	out  io.Writer
 	errw io.Writer
 
-	chunks chan []byte // what the reader goroutine read from the terminal
-	readErr error      // set before chunks is closed
+	chunks  chan []byte // what the reader goroutine read from the terminal
+	readErr error       // set before chunks is closed
 
 	history     []string
 	historyFile string

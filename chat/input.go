@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-
 )
 
 // errPromptInterrupt is Ctrl-C pressed at the prompt (not during a turn).
