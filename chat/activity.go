@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"os"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentapp/agentapp/internal/term"
 	"github.com/agentapp/agentapp/internal/textsafe"
+	xterm "golang.org/x/term"
 )
 
 // style colours text for a terminal. The zero style writes plain text: the
@@ -135,41 +136,21 @@ func fitWidth(text string, width int) string {
 
 func leadingSpaces(s string) string { return s[:len(s)-len(strings.TrimLeft(s, " "))] }
 
-// displayWidth counts the terminal columns of s: two for East Asian wide
-// and emoji characters, none for combining marks, one for the rest.
-func displayWidth(s string) int {
-	n := 0
-	for _, r := range s {
-		n += runeWidth(r)
-	}
-	return n
-}
+// displayWidth counts the terminal columns of s.
+func displayWidth(s string) int { return width.StringWidth(s) }
 
-func runeWidth(r rune) int {
-	switch {
-	case r == utf8.RuneError:
-		return 1
-	case r < 0x300:
-		return 1
-	case isCombining(r):
+// termWidth is the width of the terminal w is on, or 0 when w is not a
+// terminal (nothing is fitted then).
+func termWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(w) {
 		return 0
-	case isWide(r):
-		return 2
 	}
-	return 1
-}
-
-func isCombining(r rune) bool {
-	return (r >= 0x300 && r <= 0x36F) || (r >= 0x1AB0 && r <= 0x1AFF) || (r >= 0x1DC0 && r <= 0x1DFF) ||
-		(r >= 0x20D0 && r <= 0x20FF) || (r >= 0xFE20 && r <= 0xFE2F) || r == 0x200D || (r >= 0xFE00 && r <= 0xFE0F)
-}
-
-func isWide(r rune) bool {
-	return (r >= 0x1100 && r <= 0x115F) || (r >= 0x2E80 && r <= 0x303E) || (r >= 0x3041 && r <= 0x33FF) ||
-		(r >= 0x3400 && r <= 0x4DBF) || (r >= 0x4E00 && r <= 0x9FFF) || (r >= 0xA000 && r <= 0xA4CF) ||
-		(r >= 0xAC00 && r <= 0xD7A3) || (r >= 0xF900 && r <= 0xFAFF) || (r >= 0xFE30 && r <= 0xFE4F) ||
-		(r >= 0xFF00 && r <= 0xFF60) || (r >= 0xFFE0 && r <= 0xFFE6) || (r >= 0x1F300 && r <= 0x1F64F) ||
-		(r >= 0x1F900 && r <= 0x1F9FF) || (r >= 0x1F680 && r <= 0x1F6FF) || (r >= 0x20000 && r <= 0x3FFFD)
+	cols, _, err := xterm.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return cols
 }
 
 // style returns the style for w: colour on a terminal unless NoColor.

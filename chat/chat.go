@@ -265,7 +265,15 @@ func (c *Chat) MergeReport() MergeReport {
 // model and how to switch, the tools, the connected servers, the guards and
 // the session. What came from a server (its name, its tools' names) is
 // escaped (textsafe), here and in every other line the chat prints.
-func (c *Chat) Banner(w io.Writer) {
+func (c *Chat) Banner(out io.Writer) {
+	// Written whole, then fitted to the terminal: a long line breaks at
+	// a space and goes on indented, never in the middle of a word.
+	var b strings.Builder
+	c.banner(&b)
+	io.WriteString(out, fitWidth(b.String(), termWidth(out)))
+}
+
+func (c *Chat) banner(w io.Writer) {
 	fmt.Fprintln(w, "agentapp chat: customer-service assistant")
 	if c.cfg.ModelInfo != "" {
 		fmt.Fprintf(w, "Model: %s — %s\n", c.cfg.Model.Name(), c.cfg.ModelInfo)

@@ -142,3 +142,26 @@ func TestCallCommand(t *testing.T) {
 		t.Errorf("the refused tool ran:\n%s", out)
 	}
 }
+
+// TestFitWidth: lines wider than the terminal break at spaces (CJK counted
+// two columns each) and go on indented; nothing breaks inside a word.
+func TestFitWidth(t *testing.T) {
+	in := "Model: offline-demo — offline demo model (no OPENAI_API_KEY set)\n短行\n本地工具：订单 工单 转人工 知识库 搜索\n"
+	got := fitWidth(in, 24)
+	for _, l := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
+		if w := displayWidth(l); w > 24 {
+			t.Errorf("line %q is %d columns wide", l, w)
+		}
+	}
+	for _, word := range []string{"offline-demo", "OPENAI_API_KEY", "知识库"} {
+		if !strings.Contains(got, word) {
+			t.Errorf("%q was broken:\n%s", word, got)
+		}
+	}
+	if !strings.Contains(got, "\n  ") || !strings.Contains(got, "\n短行\n") {
+		t.Errorf("continuations not indented or short line changed:\n%s", got)
+	}
+	if fitWidth(in, 0) != in {
+		t.Error("a non-terminal (width 0) must get the text unchanged")
+	}
+}
