@@ -3,8 +3,8 @@ package chat
 import (
 	"fmt"
 	"io"
-	"strings"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/agentapp/agentapp/internal/term"
