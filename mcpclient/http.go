@@ -313,7 +313,7 @@ func (t *headerTransport) explain(err error) error {
 	if err == nil || !t.unauthorized.Load() {
 		return err
 	}
-	what := "no bearer token was sent; set token (or an Authorization header) in the server's config"
+	what := `no bearer token was sent; add "headers": {"Authorization": "Bearer ${TOKEN}"} to the server in the config (agentapp mcp takes --token or AGENTAPP_MCP_TOKEN)`
 	if t.token != "" || t.headers["Authorization"] != "" {
 		what = "the bearer token was refused; check that it is the right one and not expired"
 	}
