@@ -106,7 +106,9 @@ func (c *Chat) runCommand(ctx context.Context, cmd, line string) bool {
 		switch args := strings.Fields(line)[1:]; {
 		case len(args) == 0:
 			c.refreshTools(ctx)
-			c.printServers(out)
+			var b strings.Builder
+			c.printServers(&b)
+			io.WriteString(out, fitWidth(b.String(), termWidth(out)))
 		case len(args) <= 2 && slices.Contains([]string{"restart", "enable", "disable"}, strings.ToLower(args[0])):
 			name := ""
 			if len(args) == 2 {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -518,6 +519,14 @@ func connectReason(err error, c mcpconfig.Server) error {
 	if errors.As(err, &ce) {
 		err = ce.Err
 	}
+	// The chat names the server already; the bridge's message does too.
+	msg := err.Error()
+	for _, p := range []string{"MCP server " + c.Name + ": ", "MCP server " + strconv.Quote(c.Name) + ": "} {
+		if strings.HasPrefix(msg, p) {
+			err = &prefixTrimmed{err: err, msg: strings.TrimPrefix(msg, p)}
+			break
+		}
+	}
 	hand := "agentapp mcp tools -- " + c.CommandLine()
 	if c.IsHTTP() {
 		hand = "agentapp mcp tools --server " + c.URL
@@ -542,6 +551,15 @@ func (e *reasonError) Error() string {
 	return s
 }
 func (e *reasonError) Unwrap() error { return e.err }
+
+// prefixTrimmed is an error shown without the server name it starts with.
+type prefixTrimmed struct {
+	err error
+	msg string
+}
+
+func (e *prefixTrimmed) Error() string { return e.msg }
+func (e *prefixTrimmed) Unwrap() error { return e.err }
 
 // connectFailure words a start-up connection failure: each failed server,
 // why, and the command that checks it by hand.
