@@ -68,8 +68,17 @@ Model: without an API key the offline demo model is used. Set OPENAI_API_KEY
 (and optionally OPENAI_BASE_URL, OPENAI_MODEL) in the environment or a .env file
 to use an OpenAI-compatible provider (default: Zhipu GLM, glm-4-flash).
 
-MCP servers come from --mcp (repeatable) and from the mcpServers file (--config,
-default ./agentapp.json when present; the Claude Desktop / Cursor format).
+MCP servers come from your file ($XDG_CONFIG_HOME/agentapp/mcp.json), the
+project's ./.mcp.json (each of its servers approved once, on a terminal), the
+mcpServers file (--config, default ./agentapp.json when present; the Claude
+Desktop / Cursor format) and --mcp (repeatable), a later one winning a name;
+manage them with agentapp mcp add|list|get|remove. A server that fails to
+connect is listed as failed and the chat starts without it (--strict-mcp to
+refuse instead).
+
+With -p, --output-format json or stream-json gives machine-readable output.
+Exit status: 0 answered, 1 failed, 2 usage, 3 answered without a configured MCP
+server that did not connect, 4 answered but a tool call was refused, 130 Ctrl-C.
 
 Guards for the MCP servers' tools (all off by default, shown in the banner):
   AGENT_GUARD_ALLOWLIST=a,b   only these MCP tools may run
@@ -83,7 +92,7 @@ Refusals and confirmations go to AGENT_AUDIT_LOG (default audit.log in the
 data directory), one JSON line each.`,
 		Example: `  agentapp chat
   agentapp chat -p "订单 A-1024 到哪了？"
-  agentapp chat -p "where is order A-1024?" --json
+  agentapp chat -p "where is order A-1024?" --output-format json
   echo "差旅住宿标准是多少？" | agentapp chat -p -
   agentapp chat --mcp "npx -y @modelcontextprotocol/server-memory" --trace
   agentapp chat --config ~/Library/Application\ Support/Claude/claude_desktop_config.json
