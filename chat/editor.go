@@ -71,6 +71,14 @@ type termEditor struct {
 	pending []byte // input not yet handled (an escape sequence cut by a read)
 	pasting bool
 	paste   []byte
+
+	// Ctrl-R: searching the history backwards for query, found at hit
+	// (-1: nothing yet); the line shows the match.
+	searching  bool
+	query      string
+	hit        int
+	before     []string // the line before the search, for Ctrl-G
+	mainPrompt string
 }
 
 // newTermEditor edits lines on the terminal in, drawing on out, with the
@@ -298,7 +306,18 @@ func (e *termEditor) handleLocked(chunk []byte, histPos *int, draft *string) (er
 			return nil, false
 		}
 		c := b[0]
+		if e.searching {
+			if n, ok := e.searchKeyLocked(b); ok {
+				b = b[n:]
+				continue
+			}
+			// Any other key takes the match and is handled as usual.
+			e.endSearchLocked(true)
+		}
 		switch {
+		case c == 0x12: // Ctrl-R
+			flush()
+			e.startSearchLocked()
 		case c == 0x1b:
 			flush()
 			n, key := escapeKey(b)
@@ -729,3 +748,72 @@ func (e *termEditor) writeAboveLocked(p []byte) {
 	io.WriteString(e.errw, text+"\r\n")
 	e.redrawLocked()
 }
+
+// startSearchLocked enters the backward history search (Ctrl-R).
+func (e *termEditor) startSearchLocked() {
+	e.searching, e.query, e.hit = true, "", len(e.history)
+	e.before = append([]string(nil), e.line...)
+	e.mainPrompt = e.prompt
+	e.showSearchLocked()
+}
+
+// searchKeyLocked handles a key of the search at the start of b: text
+// extends the query, Ctrl-R finds an older match, Backspace shortens the
+// query, Ctrl-G and Esc give the search up. ok is false for any other key,
+// which ends the search with the match taken.
+func (e *termEditor) searchKeyLocked(b []byte) (n int, ok bool) {
+	switch c := b[0]; {
+	case c == 0x12:
+		e.findLocked(e.hit - 1)
+		return 1, true
+	case c == 0x7f || c == 0x08:
+		if q := []rune(e.query); len(q) > 0 {
+			e.query = string(q[:len(q)-1])
+		}
+		e.findLocked(len(e.history) - 1)
+		return 1, true
+	case c == 0x07 || (c == 0x1b && len(b) == 1):
+		e.endSearchLocked(false)
+		return 1, true
+	case c >= 0x20 && c != 0x7f:
+		if !utf8.FullRune(b) {
+			return 0, false
+		}
+		r, size := utf8.DecodeRune(b)
+		e.query += string(r)
+		e.findLocked(min(e.hit, len(e.history)-1))
+		return size, true
+	}
+	return 0, false
+}
+
+// findLocked shows the newest history entry at or before from that holds
+// the query; the line stays as it is when there is none.
+func (e *termEditor) findLocked(from int) {
+	for i := min(from, len(e.history)-1); i >= 0; i-- {
+		if strings.Contains(e.history[i], e.query) {
+			e.hit = i
+			e.line = clusters(e.history[i])
+			e.pos = len(e.line)
+			break
+		}
+	}
+	e.showSearchLocked()
+}
+
+func (e *termEditor) showSearchLocked() {
+	e.prompt = "(search " + strconvQuote(e.query) + ") "
+}
+
+// endSearchLocked leaves the search, keeping the match or, when cancelled,
+// the line as it was.
+func (e *termEditor) endSearchLocked(keep bool) {
+	e.searching = false
+	e.prompt = e.mainPrompt
+	if !keep {
+		e.line = e.before
+		e.pos = len(e.line)
+	}
+}
+
+func strconvQuote(s string) string { return "'" + s + "'" }

@@ -44,3 +44,33 @@ func FuzzEditorKeys(f *testing.F) {
 		e.redrawLocked()
 	})
 }
+
+// TestEditorHistorySearch: Ctrl-R finds the newest line holding what is
+// typed, Ctrl-R again an older one, Enter sends the match, Ctrl-G gives the
+// search up and keeps the line as it was.
+func TestEditorHistorySearch(t *testing.T) {
+	e := &termEditor{out: io.Discard, errw: io.Discard, fd: -1, reading: true, prompt: replPrompt}
+	e.history = []string{"订单 A-1024 到哪了？", "hello", "订单 B-0001 到哪了？"}
+	histPos, draft := len(e.history), ""
+	keys := func(s string) (error, bool) { return e.handleLocked([]byte(s), &histPos, &draft) }
+	keys("draft")
+	if _, done := keys("\x12订单"); done || e.text() != "订单 B-0001 到哪了？" || e.prompt != "(search '订单') " {
+		t.Fatalf("first match %q, prompt %q", e.text(), e.prompt)
+	}
+	keys("\x12")
+	if e.text() != "订单 A-1024 到哪了？" {
+		t.Fatalf("older match %q", e.text())
+	}
+	if err, done := keys("\r"); err != nil || !done || e.text() != "订单 A-1024 到哪了？" || e.prompt != replPrompt {
+		t.Fatalf("Enter: %v %v %q %q", err, done, e.text(), e.prompt)
+	}
+	e.line, e.pos = clusters("draft"), 5
+	keys("\x12hel\x07")
+	if e.text() != "draft" || e.searching {
+		t.Fatalf("Ctrl-G kept %q (searching %v)", e.text(), e.searching)
+	}
+	keys("\x12hel\x1b[D")
+	if e.text() != "hello" || e.searching || e.pos != 4 {
+		t.Fatalf("a key after the search: %q pos %d", e.text(), e.pos)
+	}
+}
