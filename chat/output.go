@@ -43,9 +43,38 @@ type Answer struct {
 	Sources []Source `json:"sources"`
 	Model   string   `json:"model"`
 	Session string   `json:"session"`
+	// Unavailable lists the configured MCP servers that were not running
+	// for this answer (failed, needs login, disabled), so a script can
+	// tell why tools were missing.
+	Unavailable []UnavailableServer `json:"unavailable_servers,omitempty"`
 	// Error is why the question was not answered; the other fields hold
 	// what was done before it failed.
 	Error string `json:"error,omitempty"`
+}
+
+// UnavailableServer is a configured MCP server that is not running.
+type UnavailableServer struct {
+	Name  string      `json:"name"`
+	State ServerState `json:"state"`
+	// Reason is the connection error, or the login hint.
+	Reason string `json:"reason,omitempty"`
+}
+
+// unavailable lists the servers that are not running, for the JSON
+// outputs.
+func (c *Chat) unavailable() []UnavailableServer {
+	var out []UnavailableServer
+	for _, in := range c.Inactive() {
+		u := UnavailableServer{Name: in.Name, State: in.State()}
+		switch {
+		case u.State == StateNeedsLogin:
+			u.Reason = LoginHint(in.Err)
+		case in.Err != nil:
+			u.Reason = in.Err.Error()
+		}
+		out = append(out, u)
+	}
+	return out
 }
 
 // Step is one tool call of an Answer.
@@ -77,7 +106,7 @@ type Source struct {
 
 // Event is one line of stream-json output. Type says which fields are set:
 //
-//	session           session, model
+//	session           session, model, unavailable_servers
 //	step_start        step
 //	token             text
 //	tool_call         step, id, tool, server, input
@@ -104,6 +133,9 @@ type Event struct {
 	Answer     *string         `json:"answer,omitempty"`
 	Sources    []Source        `json:"sources,omitempty"`
 	Error      string          `json:"error,omitempty"`
+	// Unavailable is on the session event: the configured MCP servers
+	// that are not running.
+	Unavailable []UnavailableServer `json:"unavailable_servers,omitempty"`
 }
 
 // eventSink writes Events, one JSON object per line; tool calls that run

@@ -238,7 +238,7 @@ func (c *Chat) AskAs(ctx context.Context, question string, format OutputFormat) 
 	}
 	if format == OutputStreamJSON {
 		obs.sink = newEventSink(c.cfg.Out)
-		obs.sink.emit(Event{Type: "session", Session: c.session, Model: c.cfg.Model.Name()})
+		obs.sink.emit(Event{Type: "session", Session: c.session, Model: c.cfg.Model.Name(), Unavailable: c.unavailable()})
 		c.sink.Store(obs.sink)
 		defer c.sink.Store(nil)
 	}
@@ -272,7 +272,7 @@ func (c *Chat) AskAs(ctx context.Context, question string, format OutputFormat) 
 		}
 		obs.sink.emit(Event{Type: "done", Answer: &text, Sources: srcs})
 	case OutputJSON:
-		a := Answer{Answer: text, Steps: []Step{}, Sources: srcs, Model: c.cfg.Model.Name(), Session: c.session}
+		a := Answer{Answer: text, Steps: []Step{}, Sources: srcs, Model: c.cfg.Model.Name(), Session: c.session, Unavailable: c.unavailable()}
 		for _, ev := range tr.steps {
 			a.Steps = append(a.Steps, stepOf(ev, obs.call(ev.CallID)))
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,5 +77,15 @@ func TestChatStartsWithoutBrokenServer(t *testing.T) {
 	out, errOut, code = run("", "-p", "订单 A-1024 到哪了？")
 	if code != exitServerFailed || !strings.Contains(out, "已发货") || !strings.Contains(errOut, "answered without MCP server broken") {
 		t.Errorf("-p: exit %d, want %d; stdout %q\nstderr:\n%s", code, exitServerFailed, out, errOut)
+	}
+	// The JSON answer says which servers were missing, and why.
+	out, _, code = run("", "-p", "订单 A-1024 到哪了？", "--output-format", "json")
+	var a struct {
+		Unavailable []struct{ Name, State, Reason string } `json:"unavailable_servers"`
+	}
+	if err := json.Unmarshal([]byte(out), &a); err != nil || code != exitServerFailed || len(a.Unavailable) != 2 ||
+		a.Unavailable[0].Name != "broken" || a.Unavailable[0].State != "failed" || !strings.Contains(a.Unavailable[0].Reason, missing) ||
+		a.Unavailable[1].Name != "parked" || a.Unavailable[1].State != "disabled" {
+		t.Errorf("json: exit %d, err %v, %+v\n%s", code, err, a.Unavailable, out)
 	}
 }
