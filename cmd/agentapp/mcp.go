@@ -57,15 +57,19 @@ the name of a server in the --config file) or a stdio command after "--":
   agentapp mcp read docs://kb/faq-1a2b3c4d --server kb --config mcp.json
 
 Exit codes: 0 ok, 1 the tool returned an error (the result is still
-printed), 2 usage, 3 connection or protocol failure (message on stderr).`,
+printed), 2 usage, 3 connection or protocol failure (message on stderr).
+
+add, add-json, list, get, remove and approve manage the servers the chat
+starts, in your file (--scope user) or the project's ./.mcp.json (--scope
+project, the default); see agentapp mcp add --help.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return mcpUsageError(cmd, "unknown subcommand %q; use tools, call, resources or read", args[0])
+				return mcpUsageError(cmd, "unknown subcommand %q; use tools, call, resources, read, add, add-json, list, get, remove or approve", args[0])
 			}
 			cmd.SetOut(cmd.ErrOrStderr())
 			_ = cmd.Help()
-			return &exitError{mcpExitUsage, errors.New("missing subcommand: tools, call, resources or read")}
+			return &exitError{mcpExitUsage, errors.New("missing subcommand: tools, call, resources, read, add, add-json, list, get, remove or approve")}
 		},
 	}
 	pf := cmd.PersistentFlags()
