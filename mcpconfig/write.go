@@ -258,6 +258,11 @@ func CheckEntry(name string, raw json.RawMessage) error {
 	}
 	anything := func(string) (string, bool) { return "x", true }
 	if _, _, err := parseServer(name, raw, anything, slog.New(slog.DiscardHandler)); err != nil {
+		var ce *Error
+		if errors.As(err, &ce) && ce.File == "" {
+			// Not in a file yet: the message starts at the server.
+			return errors.New(strings.TrimPrefix(ce.Error(), ": "))
+		}
 		return err
 	}
 	return nil

@@ -115,6 +115,9 @@ func TestCheckEntry(t *testing.T) {
 			t.Errorf("%s: err %v, want %q", entry, err, want)
 		}
 	}
+	if err := CheckEntry("s", json.RawMessage(`{"args": "no"}`)); err == nil || !strings.HasPrefix(err.Error(), `server "s": field "args": `) {
+		t.Errorf("error does not start at the server: %v", err)
+	}
 	if err := CheckEntry("bad name", json.RawMessage(`{"command":"x"}`)); err == nil {
 		t.Error("a name with a space was accepted")
 	}
