@@ -68,8 +68,14 @@ func (c *Chat) Run(ctx context.Context) error {
 // lineSource picks the line editor on a terminal and plain line reading
 // otherwise (or where the editor cannot put the terminal in raw mode).
 func (c *Chat) lineSource() (lineSource, bool, error) {
-	if term.IsTerminal(c.cfg.In) {
-		src, err := newTermEditor(c.cfg.In.(*os.File), c.cfg.Out, c.cfg.Err, c.cfg.HistoryFile)
+	// The editor draws where the terminal is: on stdout, or on stderr when
+	// stdout goes to a file (no escape codes in the file).
+	draw := c.cfg.Out
+	if !term.IsTerminal(draw) {
+		draw = c.cfg.Err
+	}
+	if term.IsTerminal(c.cfg.In) && term.IsTerminal(draw) {
+		src, err := newTermEditor(c.cfg.In.(*os.File), draw, c.cfg.Err, c.cfg.HistoryFile)
 		if err == nil {
 			return src, true, nil
 		}
