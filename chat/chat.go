@@ -135,6 +135,8 @@ type Chat struct {
 	// sink is the stream-json output of the question in progress, if any,
 	// so that confirmation questions are reported in it.
 	sink atomic.Pointer[eventSink]
+	// obs is the observer of the turn in progress, which times its calls.
+	obs atomic.Pointer[turnObserver]
 
 	session  string
 	resumed  int  // messages in the session when it was resumed
@@ -180,7 +182,7 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 		interactive := term.IsTerminal(cfg.In) || cfg.assumeTerminal
 		asker := newTerminalConfirmer(c.input, c.input.noteWriter(), interactive)
 		asker.Timeout = cfg.confirmTimeout
-		c.guards = c.guards.WithConfirmer(&pausingConfirmer{inner: asker, spin: &c.spin, sink: &c.sink})
+		c.guards = c.guards.WithConfirmer(&pausingConfirmer{inner: asker, spin: &c.spin, sink: &c.sink, obs: &c.obs, now: cfg.Now})
 	}
 	// Generations first: tools read after them are at least as new.
 	gens, err := generations(ctx, cfg.Servers)

@@ -2,9 +2,12 @@ package chat
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
@@ -163,5 +166,42 @@ func TestFitWidth(t *testing.T) {
 	}
 	if fitWidth(in, 0) != in {
 		t.Error("a non-terminal (width 0) must get the text unchanged")
+	}
+}
+
+// TestDurationLeavesOutTheQuestion: a call's duration is the tool's time,
+// not the time the user took to answer its confirmation question. The
+// clock moves one second at each reading, so the call (read at its start,
+// before and after the question, and at its end) took 3 s of which the
+// question took 1 s.
+func TestDurationLeavesOutTheQuestion(t *testing.T) {
+	st := openTestStore(t)
+	srv := &fakeServer{name: "shop", tools: []*agent.Tool{constTool("refund", "shop", "refunded")}}
+	h := newHarness(t, &ruleModel{}, st, "y\n")
+	h.cfg.Servers = []Server{srv}
+	h.cfg.Guards = guard.New(guard.Config{Confirm: []string{"refund"}}, nil, nil)
+	h.cfg.assumeTerminal = true
+	var mu sync.Mutex
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	h.cfg.Now = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		clock = clock.Add(time.Second)
+		return clock
+	}
+	c, err := New(context.Background(), h.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.AskAs(context.Background(), "please call:refund", OutputJSON); err != nil {
+		t.Fatalf("%v\n%s", err, h.err.String())
+	}
+	var a Answer
+	if err := json.Unmarshal(h.out.Bytes(), &a); err != nil || len(a.Steps) != 1 {
+		t.Fatalf("%v\n%s", err, h.out.String())
+	}
+	if a.Steps[0].DurationMS != 2000 {
+		t.Errorf("duration %d ms, want 2000 (3 s less the 1 s question)", a.Steps[0].DurationMS)
 	}
 }

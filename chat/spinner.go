@@ -121,6 +121,22 @@ type turnObserver struct {
 
 	mu    sync.Mutex
 	calls map[string]toolCall // by call id
+	// waited is how long confirmation questions kept calls waiting, by
+	// tool and arguments, so a call's duration is the tool's own time.
+	waited map[string]time.Duration
+}
+
+// confirmWait records that a call of tool with args waited d for the user.
+func (o *turnObserver) confirmWait(tool string, args []byte, d time.Duration) {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.waited == nil {
+		o.waited = map[string]time.Duration{}
+	}
+	o.waited[tool+"\x00"+string(args)] += d
 }
 
 // newTurnObserver is the observer of one turn, without spinner, activity
@@ -176,7 +192,9 @@ func (o *turnObserver) Observe(ev agent.StepEvent) {
 	o.mu.Lock()
 	call := o.calls[ev.CallID]
 	if !call.started.IsZero() {
-		call.dur = o.now().Sub(call.started)
+		key := ev.ToolName + "\x00" + string(ev.Input)
+		call.dur = max(o.now().Sub(call.started)-o.waited[key], 0)
+		delete(o.waited, key)
 	}
 	o.calls[ev.CallID] = call
 	o.mu.Unlock()
@@ -215,6 +233,10 @@ type pausingConfirmer struct {
 	spin  *atomic.Pointer[spinner]
 	// sink receives approval_asked and approval_answered (stream-json).
 	sink *atomic.Pointer[eventSink]
+	// obs is told how long each question kept its call waiting; now is
+	// the clock.
+	obs *atomic.Pointer[turnObserver]
+	now func() time.Time
 }
 
 func (p *pausingConfirmer) Confirm(ctx context.Context, req guard.ConfirmRequest) guard.Decision {
@@ -225,7 +247,14 @@ func (p *pausingConfirmer) Confirm(ctx context.Context, req guard.ConfirmRequest
 		sink = p.sink.Load()
 	}
 	sink.emit(Event{Type: "approval_asked", Tool: req.Tool, Server: req.Server, Input: jsonOrString(req.Args)})
+	var start time.Time
+	if p.now != nil {
+		start = p.now()
+	}
 	d := p.inner.Confirm(ctx, req)
+	if p.now != nil && p.obs != nil {
+		p.obs.Load().confirmWait(req.Tool, req.Args, p.now().Sub(start))
+	}
 	approved := d.Approved
 	sink.emit(Event{Type: "approval_answered", Tool: req.Tool, Server: req.Server, Approved: &approved, Reason: d.Reason})
 	if ctx.Err() == nil {
