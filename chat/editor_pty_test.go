@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/creack/pty"
 )
 
 // vt plays terminal output onto a grid of cells the way a terminal does
@@ -242,5 +244,43 @@ func TestPTYConfirmAlways(t *testing.T) {
 	hist := readFile(t, filepath.Join(dir, "history"))
 	if !strings.Contains(hist, "please call:refund now\n") || strings.Contains(hist, "\na\n") || strings.HasPrefix(hist, "a\n") {
 		t.Errorf("history:\n%s", hist)
+	}
+}
+
+// TestPTYWrappedQuestionDrawnOnce: on a terminal too narrow for the
+// confirmation question, the question wraps over several rows; typing and
+// erasing the answer redraws it in place, so it is on the screen once.
+func TestPTYWrappedQuestionDrawnOnce(t *testing.T) {
+	term := startTerminal(t, t.TempDir(), ptyConfirmEnv+"=30s")
+	term.expect("Type a message.")
+	term.expect("> ")
+	if err := pty.Setsize(term.ptmx, &pty.Winsize{Rows: 40, Cols: 24}); err != nil {
+		t.Fatal(err)
+	}
+	term.send("call:refund\r")
+	term.expect("[y/N/a] ")
+	term.send("n")
+	term.send("\x7f")
+	term.send("y")
+	term.send("\r")
+	term.expect("tool said: refunded")
+	term.expect("> ")
+	v := &vt{cols: 24}
+	v.play(term.output())
+	var screen []string
+	for r := range v.cells {
+		screen = append(screen, v.line(r))
+	}
+	joined := strings.Join(screen, "\n")
+	if n := strings.Count(joined, "Allow tool"); n != 1 {
+		t.Errorf("the question's first row is on the screen %d times, want once:\n%s", n, joined)
+	}
+	if n := strings.Count(joined, "[y/N/a]"); n != 1 {
+		t.Errorf("the question's last row is on the screen %d times, want once:\n%s", n, joined)
+	}
+	term.send("/exit\r")
+	term.expect("HELPER-EXIT")
+	if err := term.wait(); err != nil {
+		t.Fatalf("chat exited with %v", err)
 	}
 }
