@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,6 +60,14 @@ type Config struct {
 	// Servers are connected MCP servers. The chat owns them from New on:
 	// Close (or a failing New) closes every one.
 	Servers []Server
+	// Inactive are the configured servers that are not running at the
+	// start: they failed to connect, need a login, or are disabled. The
+	// banner and /mcp list them with their state and reason.
+	Inactive []Inactive
+	// Connect starts the configured server called name, for /mcp enable
+	// and /mcp restart of a server that is not running. Nil means such a
+	// server stays as it is until the chat is started again.
+	Connect func(ctx context.Context, name string) (Server, error)
 	// Guards protect the chat from the MCP servers' tools and, with the
 	// input guard, from injected user messages; nil guards nothing. Their
 	// config also decides the merge policy (MCPStrict), so the environment
@@ -99,6 +108,9 @@ type Config struct {
 	ErrorHint func(error) string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// NoColor turns colour off on a terminal too (the command line sets it
+	// from NO_COLOR). Output that is not a terminal is never coloured.
+	NoColor bool
 
 	// ClientSide, when set, is what the Servers were connected with
 	// (ClientSide.ConnectOptions): the chat answers their sampling and
@@ -121,6 +133,7 @@ type Chat struct {
 	sessions *sessions
 	guards   *guard.Guards
 	input    *lineReader
+	inactive []Inactive // configured servers not running; guarded by toolsMu
 	// spin is the spinner of the turn in progress, if any, so that a
 	// confirmation question can pause it (it would repaint the question).
 	spin atomic.Pointer[spinner]
@@ -131,6 +144,11 @@ type Chat struct {
 	local []*agent.Tool
 	// turnCtx is the context of the turn in progress, if any.
 	turnCtx atomic.Pointer[context.Context]
+	// sink is the stream-json output of the question in progress, if any,
+	// so that confirmation questions are reported in it.
+	sink atomic.Pointer[eventSink]
+	// obs is the observer of the turn in progress, which times its calls.
+	obs atomic.Pointer[turnObserver]
 
 	session  string
 	resumed  int  // messages in the session when it was resumed
@@ -170,13 +188,13 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 	if cfg.TurnTimeout <= 0 {
 		cfg.TurnTimeout = DefaultTurnTimeout
 	}
-	c = &Chat{cfg: cfg, input: newLineReader(cfg.Err)}
+	c = &Chat{cfg: cfg, input: newLineReader(cfg.Err), inactive: slices.Clone(cfg.Inactive)}
 	c.guards = cfg.Guards
 	if c.guards != nil && c.guards.Confirmer() == nil {
 		interactive := term.IsTerminal(cfg.In) || cfg.assumeTerminal
 		asker := newTerminalConfirmer(c.input, c.input.noteWriter(), interactive)
 		asker.Timeout = cfg.confirmTimeout
-		c.guards = c.guards.WithConfirmer(&pausingConfirmer{inner: asker, spin: &c.spin})
+		c.guards = c.guards.WithConfirmer(&pausingConfirmer{inner: asker, spin: &c.spin, sink: &c.sink, obs: &c.obs, now: cfg.Now})
 	}
 	interactive := term.IsTerminal(cfg.In) || cfg.assumeTerminal
 	c.sampler = newModelSampler(cfg.Model, c.input, cfg.Err, interactive, &c.spin)
@@ -225,7 +243,7 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 			return nil, err
 		}
 		if id == "" {
-			fmt.Fprintln(cfg.Err, "note: no earlier chat session to continue; starting a new one")
+			fmt.Fprintln(cfg.Err, "warning: no earlier chat session to continue; starting a new one")
 			c.session = c.sessions.newID()
 			break
 		}
@@ -243,7 +261,12 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 // Close closes every MCP server (each stops its process); it is safe to
 // call more than once.
 func (c *Chat) Close() error {
-	c.closeOnce.Do(func() { c.closeErr = closeAll(c.cfg.Servers) })
+	c.closeOnce.Do(func() {
+		c.toolsMu.Lock()
+		servers := c.cfg.Servers
+		c.toolsMu.Unlock()
+		c.closeErr = closeAll(servers)
+	})
 	return c.closeErr
 }
 
@@ -266,7 +289,15 @@ func (c *Chat) MergeReport() MergeReport {
 // model and how to switch, the tools, the connected servers, the guards and
 // the session. What came from a server (its name, its tools' names) is
 // escaped (textsafe), here and in every other line the chat prints.
-func (c *Chat) Banner(w io.Writer) {
+func (c *Chat) Banner(out io.Writer) {
+	// Written whole, then fitted to the terminal: a long line breaks at
+	// a space and goes on indented, never in the middle of a word.
+	var b strings.Builder
+	c.banner(&b)
+	io.WriteString(out, fitWidth(b.String(), termWidth(out)))
+}
+
+func (c *Chat) banner(w io.Writer) {
 	fmt.Fprintln(w, "agentapp chat: customer-service assistant")
 	if c.cfg.ModelInfo != "" {
 		fmt.Fprintf(w, "Model: %s — %s\n", c.cfg.Model.Name(), c.cfg.ModelInfo)
@@ -274,7 +305,7 @@ func (c *Chat) Banner(w io.Writer) {
 		fmt.Fprintf(w, "Model: %s\n", c.cfg.Model.Name())
 	}
 	fmt.Fprintf(w, "Local tools: %d (%s)\n", len(c.cfg.Local), strings.Join(toolNames(c.cfg.Local), ", "))
-	if len(c.cfg.Servers) == 0 {
+	if len(c.cfg.Servers) == 0 && len(c.inactive) == 0 {
 		fmt.Fprintln(w, "MCP servers: none (add one with --mcp \"<command line>\" or --config FILE)")
 	}
 	// The counts are what is in use, as /mcp and /tools report them: a
@@ -289,6 +320,7 @@ func (c *Chat) Banner(w io.Writer) {
 		}
 		fmt.Fprintln(w, textsafe.Escape(line))
 	}
+	c.printInactive(w, "")
 	if active := c.guards.Config().Active(); len(active) > 0 {
 		fmt.Fprintf(w, "Guards: %s\n", strings.Join(active, "\n        "))
 	} else {

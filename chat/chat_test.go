@@ -238,7 +238,7 @@ func TestAskJSON(t *testing.T) {
 		t.Errorf("answer = %+v", a)
 	}
 	if len(a.Steps) != 1 || a.Steps[0].Step != 1 || a.Steps[0].Tool != "getOrderStatus" ||
-		compact(a.Steps[0].Input) != `{"q":"x"}` || a.Steps[0].Output != `{"status":"已发货"}` || a.Steps[0].Error != "" {
+		compact(a.Steps[0].Input) != `{"q":"x"}` || compact(a.Steps[0].Output) != `{"status":"已发货"}` || a.Steps[0].Error != "" {
 		t.Errorf("steps = %+v", a.Steps)
 	}
 
@@ -251,7 +251,7 @@ func TestAskJSON(t *testing.T) {
 	if err := json.Unmarshal(h.out.Bytes(), &a); err != nil {
 		t.Fatal(err)
 	}
-	if len(a.Steps) != 1 || a.Steps[0].Error != "disk on fire" || a.Steps[0].Output != "" {
+	if len(a.Steps) != 1 || a.Steps[0].Error != "disk on fire" || len(a.Steps[0].Output) != 0 {
 		t.Errorf("steps = %+v", a.Steps)
 	}
 

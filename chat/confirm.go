@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentapp/agentapp/guard"
@@ -14,14 +16,17 @@ import (
 // TerminalConfirmer is the guard.Confirmer of a person at a terminal. It
 // writes
 //
-//	Allow tool X (server S) with {"a":1}? [y/N]
+//	Allow tool X (server S) with {"a":1}? [y/N/a]
 //
 // and reads the answer through the chat's one line reader, so the
 // question and the REPL never read stdin at the same time. The guards
-// decide what the answer means (guard.Answer: only y or yes approves);
-// end of input, no answer within Timeout, a cancelled call and a
-// non-interactive stdin all refuse, and so does the zero value. Questions
-// are asked one at a time even when the model runs calls concurrently.
+// decide what y and n mean (guard.Answer: only y or yes approves); a (or
+// always) approves this call and every later call of the same tool of the
+// same server for the rest of the session, without asking. End of input,
+// no answer within Timeout, a cancelled call and a non-interactive stdin
+// all refuse, and so does the zero value. Questions are asked one at a
+// time even when the model runs calls concurrently. The answers are never
+// kept in the line history.
 type TerminalConfirmer struct {
 	// Timeout bounds the wait for an answer; 0 means
 	// guard.DefaultConfirmTimeout.
@@ -31,6 +36,9 @@ type TerminalConfirmer struct {
 	out         io.Writer // the notes: a refusal, a timeout
 	interactive bool
 	turn        chan struct{} // one question at a time
+
+	mu     sync.Mutex
+	always map[string]bool // tool and server approved for the session
 }
 
 // NewTerminalConfirmer returns a confirmer that reads answers from in, one
@@ -60,7 +68,7 @@ func (c *TerminalConfirmer) Confirm(ctx context.Context, req guard.ConfirmReques
 		// The zero TerminalConfirmer has nobody to ask and nowhere to
 		// say so; it refuses all the same.
 		if c.out != nil {
-			fmt.Fprintf(c.out, "guard: %s needs confirmation but stdin is not a terminal: refused\n", what)
+			fmt.Fprintf(c.out, "warning: %s needs confirmation but stdin is not a terminal: refused\n", what)
 		}
 		return guard.Decision{Reason: "stdin is not a terminal, so nobody could confirm"}
 	}
@@ -70,11 +78,18 @@ func (c *TerminalConfirmer) Confirm(ctx context.Context, req guard.ConfirmReques
 	case <-ctx.Done():
 		return guard.Decision{Reason: "the call was cancelled before it could be confirmed"}
 	}
+	key := req.Server + "\x00" + req.Tool
+	c.mu.Lock()
+	always := c.always[key]
+	c.mu.Unlock()
+	if always {
+		return guard.Decision{Approved: true, Reason: "approved by the user for the rest of the session"}
+	}
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = guard.DefaultConfirmTimeout
 	}
-	question := fmt.Sprintf("Allow %s with %s? [y/N] ", what, req.ArgsPreview())
+	question := fmt.Sprintf("Allow %s with %s? [y/N/a] ", what, req.ArgsPreview())
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	// The reader shows the question: a line editor as its prompt (it
@@ -95,6 +110,16 @@ func (c *TerminalConfirmer) Confirm(ctx context.Context, req guard.ConfirmReques
 	default:
 		fmt.Fprintf(c.out, "\ncannot read the answer (%v): refused\n", err)
 		return guard.Decision{Reason: "cannot read the answer: " + err.Error()}
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "a", "always":
+		c.mu.Lock()
+		if c.always == nil {
+			c.always = map[string]bool{}
+		}
+		c.always[key] = true
+		c.mu.Unlock()
+		return guard.Decision{Approved: true, Reason: "approved by the user for the rest of the session"}
 	}
 	return guard.Answer(line)
 }

@@ -39,7 +39,7 @@ func TestTerminalConfirmerAnswers(t *testing.T) {
 		if d.Approved != c.approved || !strings.Contains(d.Reason, c.reason) {
 			t.Errorf("answer %q: %+v, want approved=%v and a reason mentioning %s", c.input, d, c.approved, c.reason)
 		}
-		if want := `Allow tool refund (server shop) with {"orderId":"A-1024"}? [y/N] `; !strings.HasPrefix(out.String(), want) {
+		if want := `Allow tool refund (server shop) with {"orderId":"A-1024"}? [y/N/a] `; !strings.HasPrefix(out.String(), want) {
 			t.Errorf("question = %q, want it to start with %q", out.String(), want)
 		}
 	}
@@ -112,15 +112,15 @@ func TestTerminalConfirmerAsksOneAtATime(t *testing.T) {
 		go func() { results <- conf.Confirm(context.Background(), guard.ConfirmRequest{Tool: tool}) }()
 	}
 	// Wait until one question is on screen, then check the other waits.
-	for !strings.Contains(out.String(), "[y/N]") {
+	for !strings.Contains(out.String(), "[y/N/a]") {
 		time.Sleep(time.Millisecond)
 	}
-	if n := strings.Count(out.String(), "[y/N]"); n != 1 {
+	if n := strings.Count(out.String(), "[y/N/a]"); n != 1 {
 		t.Fatalf("%d questions on screen at once:\n%s", n, out.String())
 	}
 	pw.Write([]byte("y\n"))
 	first := <-results
-	for strings.Count(out.String(), "[y/N]") < 2 {
+	for strings.Count(out.String(), "[y/N/a]") < 2 {
 		time.Sleep(time.Millisecond)
 	}
 	pw.Write([]byte("n\n"))
@@ -176,7 +176,7 @@ func TestTerminalConfirmerThroughWrap(t *testing.T) {
 			if raw, _ := res.(json.RawMessage); !c.ran && !strings.Contains(string(raw), `"denied":true`) {
 				t.Errorf("result %v is not a denial", res)
 			}
-			if !strings.Contains(out.String(), `Allow tool createRefund (server hostile) with {"orderId":"A-1024"}? [y/N]`) {
+			if !strings.Contains(out.String(), `Allow tool createRefund (server hostile) with {"orderId":"A-1024"}? [y/N/a]`) {
 				t.Errorf("question = %q", out.String())
 			}
 			lines := auditEvents(t, audit)
@@ -195,7 +195,7 @@ func TestTerminalConfirmerEscapesTheQuestion(t *testing.T) {
 	var out testkit.SyncBuffer
 	conf := NewTerminalConfirmer(strings.NewReader("n\n"), &out, true)
 	conf.Confirm(context.Background(), guard.ConfirmRequest{Tool: "refund\u202e", Server: "shop\x1b[2J", Args: json.RawMessage(`{"a":"` + "\u2066" + `"}`)})
-	want := `Allow tool refund\u202e (server shop\x1b[2J) with {"a":"\u2066"}? [y/N] `
+	want := `Allow tool refund\u202e (server shop\x1b[2J) with {"a":"\u2066"}? [y/N/a] `
 	if got := out.String(); got != want {
 		t.Errorf("question = %q, want %q", got, want)
 	}
@@ -234,7 +234,7 @@ func TestTerminalConfirmerGivesTheEditorTheQuestion(t *testing.T) {
 	if d := conf.Confirm(context.Background(), req); d.Approved {
 		t.Errorf("no: %+v", d)
 	}
-	want := `Allow tool refund (server shop) with {"orderId":"A-1024"}? [y/N] `
+	want := `Allow tool refund (server shop) with {"orderId":"A-1024"}? [y/N/a] `
 	if len(src.prompts) != 2 || src.prompts[0] != want {
 		t.Errorf("prompts = %q, want the question %q", src.prompts, want)
 	}

@@ -36,8 +36,21 @@ func quote(s string) string { return `"` + s + `"` }
 // servers that did connect are closed (no process outlives a failed start)
 // and the error joins one *ConnectError per failed server, in order.
 func ConnectAll[C any](ctx context.Context, names []string, cfgs []C, connect func(context.Context, C) (Server, error)) ([]Server, error) {
-	servers := make([]Server, len(cfgs))
-	errs := make([]error, len(cfgs))
+	servers, errs := ConnectEach(ctx, names, cfgs, connect)
+	if err := errors.Join(errs...); err != nil {
+		closeAll(servers)
+		return nil, err
+	}
+	return servers, nil
+}
+
+// ConnectEach connects every server at once, like ConnectAll, but keeps
+// the servers that connected when others fail: servers[i] is set or
+// errs[i] is a *ConnectError, so the chat can start with the servers that
+// work and list the others as failed.
+func ConnectEach[C any](ctx context.Context, names []string, cfgs []C, connect func(context.Context, C) (Server, error)) (servers []Server, errs []error) {
+	servers = make([]Server, len(cfgs))
+	errs = make([]error, len(cfgs))
 	var wg sync.WaitGroup
 	for i, cfg := range cfgs {
 		wg.Add(1)
@@ -52,11 +65,7 @@ func ConnectAll[C any](ctx context.Context, names []string, cfgs []C, connect fu
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		closeAll(servers)
-		return nil, err
-	}
-	return servers, nil
+	return servers, errs
 }
 
 // closeAll closes every server at once (each close may wait out a grace

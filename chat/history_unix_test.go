@@ -10,10 +10,9 @@ import (
 )
 
 // TestHistoryFileMode: the line history is created 0600, and a 0644 one
-// is tightened, also when readline rewrites it because it is longer than
+// is tightened, also when the editor rewrites it because it is longer than
 // the history limit. The chat runs in a child on a pty (startTerminal), as
-// a user runs it: opening and at once closing readline in the test's own
-// process trips a data race inside chzyer/readline's start-up.
+// a user runs it.
 func TestHistoryFileMode(t *testing.T) {
 	long := strings.Repeat("where is my order?\n", 1500)
 	for name, content := range map[string]*string{"fresh": nil, "short 0644": new("hello\n"), "long 0644": &long} {

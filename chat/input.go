@@ -2,7 +2,6 @@ package chat
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,9 +9,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-
-	"github.com/agentapp/agentapp/internal/private"
-	"github.com/chzyer/readline"
 )
 
 // errPromptInterrupt is Ctrl-C pressed at the prompt (not during a turn).
@@ -50,90 +46,6 @@ func (p *plainSource) close() error { return nil }
 // replPrompt is the REPL's prompt on a terminal.
 const replPrompt = "> "
 
-// readlineSource edits lines on a terminal, with history (up and down
-// arrows, Ctrl-R search) kept in a file across chats.
-type readlineSource struct {
-	rl   *readline.Instance
-	errw io.Writer
-}
-
-// newReadlineSource edits lines on the terminal in, keeping the history in
-// historyFile (none if empty).
-//
-// The history holds everything the user typed, so it is kept 0600:
-// readline creates the file 0666 less the umask, and rewrites it through a
-// new file of that mode when it trims an overlong history at start-up. The
-// file is created here first and restricted again once readline has loaded
-// it. A history that cannot be kept private is left out, with a warning:
-// the chat works without one.
-func newReadlineSource(in *os.File, out, errw io.Writer, historyFile string) (*readlineSource, error) {
-	if historyFile != "" {
-		if err := private.CreateFile(historyFile); err != nil {
-			fmt.Fprintf(errw, "warning: no line history this chat: %v\n", err)
-			historyFile = ""
-		}
-	}
-	fd := int(in.Fd())
-	var saved *readline.State
-	cfg := &readline.Config{
-		Prompt:          replPrompt,
-		HistoryFile:     historyFile,
-		HistoryLimit:    1000,
-		InterruptPrompt: "^C",
-		EOFPrompt:       "\n",
-		Stdin:           readline.NewCancelableStdin(in),
-		Stdout:          out,
-		Stderr:          errw,
-		FuncIsTerminal:  func() bool { return true },
-		FuncMakeRaw: func() error {
-			st, err := readline.MakeRaw(fd)
-			if err == nil {
-				saved = st
-			}
-			return err
-		},
-		FuncExitRaw: func() error {
-			if saved == nil {
-				return nil
-			}
-			return readline.Restore(fd, saved)
-		},
-		FuncGetWidth: func() int {
-			w, _, err := readline.GetSize(fd)
-			if err != nil || w <= 0 {
-				return 80
-			}
-			return w
-		},
-	}
-	rl, err := readline.NewEx(cfg)
-	if err != nil {
-		return nil, err
-	}
-	if historyFile != "" {
-		if err := private.Restrict(historyFile); err != nil {
-			fmt.Fprintf(errw, "warning: %v\n", err)
-		}
-	}
-	return &readlineSource{rl: rl, errw: errw}, nil
-}
-
-func (r *readlineSource) drawsPrompt() bool { return true }
-
-func (r *readlineSource) readLine(prompt string) (string, error) {
-	if prompt != "" {
-		r.rl.SetPrompt(prompt)
-		defer r.rl.SetPrompt(replPrompt)
-	}
-	line, err := r.rl.Readline()
-	if errors.Is(err, readline.ErrInterrupt) {
-		return line, errPromptInterrupt
-	}
-	return line, err
-}
-
-func (r *readlineSource) close() error { return r.rl.Close() }
-
 // editor is a lineSource that owns the terminal line while it reads (a
 // line editor): it can change the prompt of the read in progress, and
 // text for the terminal must go through it while it reads, or its next
@@ -151,40 +63,6 @@ type editor interface {
 	// writeAbove writes p on lines of its own above the line being edited,
 	// which is drawn again below it.
 	writeAbove(p []byte) (int, error)
-}
-
-func (r *readlineSource) showPrompt(prompt string) {
-	if prompt == "" {
-		prompt = replPrompt
-	}
-	r.rl.SetPrompt(prompt)
-	r.rl.Refresh() // only while a read is in progress
-}
-
-func (r *readlineSource) retire(question string) {
-	if !r.rl.Terminal.IsReading() {
-		return // the read ended meanwhile: there is no prompt to replace
-	}
-	// Erase the question and the unfinished answer while the editor still
-	// knows how many lines they take, then start an empty line under the
-	// REPL prompt and write the question back above it.
-	r.rl.Clean()
-	r.rl.SetPrompt(replPrompt)
-	r.rl.Operation.SetBuffer("")
-	r.rl.Stderr().Write([]byte(question + "\n"))
-}
-
-func (r *readlineSource) writeAbove(p []byte) (int, error) {
-	if !r.rl.Terminal.IsReading() {
-		return r.errw.Write(p)
-	}
-	// The editor clears its line before writing, so a leading newline
-	// (meant to end a question on the cursor's line) would only leave a
-	// blank line.
-	if _, err := r.rl.Stderr().Write(bytes.TrimPrefix(p, []byte("\n"))); err != nil {
-		return 0, err
-	}
-	return len(p), nil
 }
 
 // lineReader is the one reader of the user's lines: the REPL's prompts and

@@ -345,12 +345,14 @@ func (c *Chat) toolUseLocked() []toolUse {
 // it, not from what the server offers: a tool skipped because of a name
 // clash is counted apart, with the reason.
 func (c *Chat) printServers(w io.Writer) {
-	if len(c.cfg.Servers) == 0 {
+	if len(c.cfg.Servers) == 0 && len(c.inactive) == 0 {
 		fmt.Fprintln(w, "No MCP servers (add one with --mcp \"<command line>\" or --config FILE).")
 		return
 	}
 	use := c.toolUse()
-	fmt.Fprintf(w, "%d MCP %s:\n", len(c.cfg.Servers), plural(len(c.cfg.Servers), "server", "servers"))
+	n := len(c.cfg.Servers) + len(c.inactive)
+	fmt.Fprintf(w, "%d MCP %s:\n", n, plural(n, "server", "servers"))
+	defer c.printInactive(w, "  ")
 	for i, s := range c.cfg.Servers {
 		sv, ok := s.(Supervised)
 		if !ok {

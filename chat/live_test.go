@@ -136,7 +136,7 @@ func TestMCPCommands(t *testing.T) {
 		"3 MCP servers:\n  alpha: connected, 2 tools\n  beta: connected, 1 tool\n  gamma: connected, 1 tool\n",
 		"No MCP server is named nope; the servers are: alpha, beta, gamma.\n",
 		"Usage: /mcp restart NAME (see /mcp for the names)\n",
-		"Usage: /mcp (list the MCP servers) or /mcp restart NAME\n",
+		"Usage: /mcp (list the MCP servers), /mcp restart NAME, /mcp enable NAME or /mcp disable NAME\n",
 		"/mcp               list the MCP servers",
 	} {
 		if !strings.Contains(out, want) {

@@ -258,7 +258,7 @@ func TestPTYConfirmationTimeout(t *testing.T) {
 	term.expect("Type a message.")
 	term.expect("> ")
 	term.send("please call:refund now\r")
-	question := `Allow tool refund (server shop) with {"q":"x"}? [y/N]`
+	question := `Allow tool refund (server shop) with {"q":"x"}? [y/N/a]`
 	term.expect(question)
 	term.expect("no answer within 300ms: refused")
 	// The turn goes on with the refusal; then the prompt is drawn again
@@ -266,16 +266,17 @@ func TestPTYConfirmationTimeout(t *testing.T) {
 	term.expect(`tool said: {"denied":true`)
 	term.expect("> ")
 	reply := `tool said: {"denied":true,"reason":"the user did not approve the call to tool refund (server shop) (no answer within 300ms), so it was not called."}`
-	term.screenEndsWith(question, "no answer within 300ms: refused", reply, ">")
+	refused := "✗ refund refused: the user did not approve the call to tool refund (server shop) (no answer within 300ms), so it was not called."
+	term.screenEndsWith(question, "no answer within 300ms: refused", refused, reply, "", ">")
 
 	term.send("hello")
 	term.expect("hello")
-	term.screenEndsWith(question, "no answer within 300ms: refused", reply, "> hello")
+	term.screenEndsWith(question, "no answer within 300ms: refused", refused, reply, "", "> hello")
 	term.send("\r")
 	term.expect("echo: hello")
 	term.expect("> ")
-	term.screenEndsWith(question, "no answer within 300ms: refused", reply, "> hello", "echo: hello (5 messages)", ">")
-	if n := strings.Count(strings.Join(render(term.output()), "\n"), "[y/N]"); n != 1 {
+	term.screenEndsWith(question, "no answer within 300ms: refused", refused, reply, "", "> hello", "echo: hello (5 messages)", "", ">")
+	if n := strings.Count(strings.Join(render(term.output()), "\n"), "[y/N/a]"); n != 1 {
 		t.Errorf("the screen shows the question %d times, want once", n)
 	}
 	term.send("/exit\r")

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/internal/term"
 	"github.com/agentapp/agentapp/internal/textsafe"
 )
@@ -63,14 +65,21 @@ func (c *Chat) Run(ctx context.Context) error {
 	}
 }
 
-// lineSource picks readline on a terminal and plain line reading otherwise.
+// lineSource picks the line editor on a terminal and plain line reading
+// otherwise (or where the editor cannot put the terminal in raw mode).
 func (c *Chat) lineSource() (lineSource, bool, error) {
-	if term.IsTerminal(c.cfg.In) {
-		src, err := newReadlineSource(c.cfg.In.(*os.File), c.cfg.Out, c.cfg.Err, c.cfg.HistoryFile)
-		if err != nil {
-			return nil, false, fmt.Errorf("set up the terminal: %w", err)
+	// The editor draws where the terminal is: on stdout, or on stderr when
+	// stdout goes to a file (no escape codes in the file).
+	draw := c.cfg.Out
+	if !term.IsTerminal(draw) {
+		draw = c.cfg.Err
+	}
+	if term.IsTerminal(c.cfg.In) && term.IsTerminal(draw) {
+		src, err := newTermEditor(c.cfg.In.(*os.File), draw, c.cfg.Err, c.cfg.HistoryFile)
+		if err == nil {
+			return src, true, nil
 		}
-		return src, true, nil
+		fmt.Fprintf(c.cfg.Err, "warning: no line editing (%v); reading plain lines\n", err)
 	}
 	return &plainSource{r: bufio.NewReader(c.cfg.In)}, false, nil
 }
@@ -103,21 +112,31 @@ func (c *Chat) runCommand(ctx context.Context, cmd, line string) bool {
 		switch args := strings.Fields(line)[1:]; {
 		case len(args) == 0:
 			c.refreshTools(ctx)
-			c.printServers(out)
-		case strings.EqualFold(args[0], "restart") && len(args) <= 2:
+			var b strings.Builder
+			c.printServers(&b)
+			io.WriteString(out, fitWidth(b.String(), termWidth(out)))
+		case len(args) <= 2 && slices.Contains([]string{"restart", "enable", "disable"}, strings.ToLower(args[0])):
 			name := ""
 			if len(args) == 2 {
 				name = args[1]
 			}
-			c.restartServer(ctx, name)
+			c.manageServer(ctx, strings.ToLower(args[0]), name)
 		default:
-			fmt.Fprintln(out, "Usage: /mcp (list the MCP servers) or /mcp restart NAME")
+			fmt.Fprintln(out, "Usage: /mcp (list the MCP servers), /mcp restart NAME, /mcp enable NAME or /mcp disable NAME")
 		}
+	case "/call":
+		c.callCommand(ctx, line)
 	case "/help":
 		fmt.Fprintln(out, `Commands:
   /tools             list the tools the model can call and where each comes from
-  /mcp               list the MCP servers: state (connected, restarting, down) and tools
-  /mcp restart NAME  restart an MCP server now (also brings back one that is down)
+  /mcp               list the MCP servers: state (connected, restarting, down,
+                     failed, needs login, disabled) and tools
+  /mcp restart NAME  restart an MCP server now (also brings back one that is down
+                     or failed)
+  /mcp disable NAME  stop an MCP server for this chat; its tools leave the table
+  /mcp enable NAME   start a disabled MCP server again
+  /call TOOL [JSON]  run a tool (local or MCP) with these arguments, through
+                     the guards, and show its result
   /resources [NAME]  list the MCP servers' resources (or one server's)
   /read URI          show a resource; @NAME:URI in a message attaches it for the model
   /prompts           list the MCP servers' prompts
@@ -175,12 +194,15 @@ func (c *Chat) replTurn(ctx context.Context, text string) {
 // replRun runs one turn in the REPL (a message, or a server's prompt) and
 // reports problems on Err.
 func (c *Chat) replRun(ctx context.Context, run func(*turnObserver) (turnResult, error)) {
-	obs := &turnObserver{out: &lineWriter{w: c.cfg.Out}, inner: c.cfg.Observer}
+	obs := c.newTurnObserver()
 	if term.IsTerminal(c.cfg.Err) {
 		obs.spin = &spinner{w: c.cfg.Err}
 	}
+	obs.activity = &activity{w: c.cfg.Err, st: c.style(c.cfg.Err)}
 	c.spin.Store(obs.spin)
 	defer c.spin.Store(nil)
+	c.obs.Store(obs)
+	defer c.obs.Store(nil)
 	tr, err := run(obs)
 	obs.spin.halt()
 	obs.out.endLine()
@@ -197,80 +219,119 @@ func (c *Chat) replRun(ctx context.Context, run func(*turnObserver) (turnResult,
 		obs.out.write(tr.res.Text)
 		obs.out.endLine()
 	}
+	if tr.res != nil {
+		printSources(c.cfg.Out, c.style(c.cfg.Out), sources(tr.res.Text, tr.steps))
+	}
+	// A blank line ends the turn, so each question and its answer stand
+	// apart from the next.
+	fmt.Fprintln(c.cfg.Out)
 }
 
-// Answer is the machine-readable result of Ask with JSON output.
-type Answer struct {
-	Answer  string `json:"answer"`
-	Steps   []Step `json:"steps"`
-	Model   string `json:"model"`
-	Session string `json:"session"`
-}
-
-// Step is one tool call of an Answer.
-type Step struct {
-	Step int    `json:"step"`
-	Tool string `json:"tool"`
-	// Input is the arguments as the model sent them: JSON when they parse,
-	// else the raw text as a string.
-	Input  json.RawMessage `json:"input"`
-	Output string          `json:"output,omitempty"`
-	Error  string          `json:"error,omitempty"`
-}
-
-// Ask answers one question and returns: the reply streams to Out, or with
-// asJSON an Answer is written to Out once the run is over. The question is
-// stored in the session like a REPL message, so --continue can follow up.
-// Errors (including a refused message and ErrInterrupted) are returned for
-// the caller to report; nothing but the answer reaches Out.
+// Ask answers one question: the reply streams to Out, or with asJSON an
+// Answer is written to Out once the run is over. It is AskAs with
+// OutputText or OutputJSON, except that a refused tool call is not an
+// error: the answer, which says so, is the result.
 func (c *Chat) Ask(ctx context.Context, question string, asJSON bool) error {
+	format := OutputText
+	if asJSON {
+		format = OutputJSON
+	}
+	err := c.AskAs(ctx, question, format)
+	var refused *RefusedError
+	if errors.As(err, &refused) {
+		return nil
+	}
+	return err
+}
+
+// AskAs answers one question and writes the result to Out in format. The
+// question is stored in the session like a REPL message, so --continue can
+// follow up. Errors (including a refused message and ErrInterrupted) are
+// returned for the caller to report; in the JSON formats they are also
+// written to Out, as the Answer's error or an error event, so a script
+// reads every outcome from one stream. When a guard refused one of the
+// turn's tool calls the answer is written and a *RefusedError returned.
+func (c *Chat) AskAs(ctx context.Context, question string, format OutputFormat) error {
 	question = strings.TrimSpace(question)
 	if question == "" {
 		return errors.New("the prompt is empty; pass the question with -p \"...\" or on stdin with -p -")
 	}
-	obs := &turnObserver{out: &lineWriter{w: c.cfg.Out}, inner: c.cfg.Observer}
+	obs := c.newTurnObserver()
 	if term.IsTerminal(c.cfg.Err) {
 		obs.spin = &spinner{w: c.cfg.Err}
+		if format == OutputText {
+			obs.activity = &activity{w: c.cfg.Err, st: c.style(c.cfg.Err)}
+		}
+	}
+	if format == OutputStreamJSON {
+		obs.sink = newEventSink(c.cfg.Out)
+		obs.sink.emit(Event{Type: "session", Session: c.session, Model: c.cfg.Model.Name(), Unavailable: c.unavailable()})
+		c.sink.Store(obs.sink)
+		defer c.sink.Store(nil)
 	}
 	// A confirmation question in one-shot mode reads its answer from
 	// stdin as plain lines (the question itself came from -p).
 	c.input.use(&plainSource{r: bufio.NewReader(c.cfg.In)})
 	c.spin.Store(obs.spin)
 	defer c.spin.Store(nil)
-	tr, err := c.turn(ctx, question, obs, !asJSON)
+	c.obs.Store(obs)
+	defer c.obs.Store(nil)
+	tr, err := c.turn(ctx, question, obs, format != OutputJSON)
 	obs.spin.halt()
-	if err != nil {
-		obs.out.endLine()
-		return err
+	obs.out.endLine()
+	text := ""
+	if tr.res != nil && err == nil {
+		text = tr.res.Text
 	}
-	if !asJSON {
+	srcs := sources(text, tr.steps)
+	switch format {
+	case OutputText:
+		if err != nil {
+			return err
+		}
 		if !obs.out.wrote {
-			obs.out.write(tr.res.Text)
+			obs.out.write(text)
+			obs.out.endLine()
 		}
-		obs.out.endLine()
-		return nil
-	}
-	a := Answer{Answer: tr.res.Text, Steps: []Step{}, Model: c.cfg.Model.Name(), Session: c.session}
-	for _, ev := range tr.steps {
-		s := Step{Step: ev.Step, Tool: ev.ToolName, Input: jsonOrString(ev.Input), Output: ev.Output}
-		if ev.Err != nil {
-			s.Error = ev.Err.Error()
+		printSources(c.cfg.Out, style{}, srcs)
+	case OutputStreamJSON:
+		if err != nil {
+			obs.sink.emit(Event{Type: "error", Error: err.Error()})
+			return err
 		}
-		a.Steps = append(a.Steps, s)
+		obs.sink.emit(Event{Type: "done", Answer: &text, Sources: srcs})
+	case OutputJSON:
+		a := Answer{Answer: text, Steps: []Step{}, Sources: srcs, Model: c.cfg.Model.Name(), Session: c.session, Unavailable: c.unavailable()}
+		for _, ev := range tr.steps {
+			a.Steps = append(a.Steps, stepOf(ev, obs.call(ev.CallID)))
+		}
+		if err != nil {
+			a.Error = err.Error()
+		}
+		enc := json.NewEncoder(c.cfg.Out)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if werr := enc.Encode(a); werr != nil && err == nil {
+			return werr
+		}
+		if err != nil {
+			return err
+		}
 	}
-	enc := json.NewEncoder(c.cfg.Out)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(a)
+	return refusedIn(tr.steps)
 }
 
-func jsonOrString(raw json.RawMessage) json.RawMessage {
-	if len(strings.TrimSpace(string(raw))) == 0 {
-		return json.RawMessage("{}")
+// refusedIn returns a *RefusedError naming the tools whose calls a guard
+// refused, or nil.
+func refusedIn(steps []agent.StepEvent) error {
+	var tools []string
+	for _, ev := range steps {
+		if _, ok := denial(ev.Output); ok && ev.Err == nil && !slices.Contains(tools, ev.ToolName) {
+			tools = append(tools, ev.ToolName)
+		}
 	}
-	if json.Valid(raw) {
-		return raw
+	if len(tools) == 0 {
+		return nil
 	}
-	b, _ := json.Marshal(string(raw))
-	return b
+	return &RefusedError{Tools: tools}
 }

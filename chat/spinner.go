@@ -125,11 +125,49 @@ func (l *lineWriter) endLine() {
 
 // turnObserver keeps the spinner, the streamed text and the trace from
 // overwriting each other: the spinner is erased before anything else is
-// written, and restarted with a label saying what the turn waits for.
+// written, and restarted with a label saying what the turn waits for. It
+// also times each tool call, for the activity lines (activity), the
+// stream-json events (sink) and the JSON steps; each is optional.
 type turnObserver struct {
-	spin  *spinner
-	out   *lineWriter
-	inner agent.Observer
+	spin     *spinner
+	out      *lineWriter
+	inner    agent.Observer
+	activity *activity
+	sink     *eventSink
+	tools    func() *agent.ToolSet // to find each tool's server
+	now      func() time.Time
+
+	mu    sync.Mutex
+	calls map[string]toolCall // by call id
+	// waited is how long confirmation questions kept calls waiting, by
+	// tool and arguments, so a call's duration is the tool's own time.
+	waited map[string]time.Duration
+}
+
+// confirmWait records that a call of tool with args waited d for the user.
+func (o *turnObserver) confirmWait(tool string, args []byte, d time.Duration) {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.waited == nil {
+		o.waited = map[string]time.Duration{}
+	}
+	o.waited[tool+"\x00"+string(args)] += d
+}
+
+// newTurnObserver is the observer of one turn, without spinner, activity
+// lines or events; the caller adds those it shows.
+func (c *Chat) newTurnObserver() *turnObserver {
+	return &turnObserver{out: &lineWriter{w: c.cfg.Out}, inner: c.cfg.Observer, tools: c.currentTools, now: c.cfg.Now, calls: map[string]toolCall{}}
+}
+
+// call returns what the observer recorded of the call with that id.
+func (o *turnObserver) call(id string) toolCall {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.calls[id]
 }
 
 func (o *turnObserver) Think(step, messages, tools int) {
@@ -137,6 +175,7 @@ func (o *turnObserver) Think(step, messages, tools int) {
 	if o.inner != nil {
 		o.inner.Think(step, messages, tools)
 	}
+	o.sink.emit(Event{Type: "step_start", Step: step})
 	o.spin.start("thinking…")
 }
 
@@ -146,9 +185,19 @@ func (o *turnObserver) Act(step int, calls []model.ToolCall) {
 	if o.inner != nil {
 		o.inner.Act(step, calls)
 	}
+	set := o.tools()
 	names := make([]string, len(calls))
 	for i, c := range calls {
 		names[i] = c.Name
+		server := ""
+		if t, ok := set.Get(c.Name); ok {
+			server = t.Origin
+		}
+		o.mu.Lock()
+		o.calls[c.ID] = toolCall{step: step, tool: c.Name, server: server, started: o.now()}
+		o.mu.Unlock()
+		o.activity.started(c.Name, server, c.Arguments)
+		o.sink.emit(Event{Type: "tool_call", Step: step, ID: c.ID, Tool: c.Name, Server: server, Input: jsonOrString(c.Arguments)})
 	}
 	o.spin.start("running " + strings.Join(names, ", ") + "…")
 }
@@ -157,6 +206,23 @@ func (o *turnObserver) Observe(ev agent.StepEvent) {
 	o.spin.halt()
 	if o.inner != nil {
 		o.inner.Observe(ev)
+	}
+	o.mu.Lock()
+	call := o.calls[ev.CallID]
+	if !call.started.IsZero() {
+		key := ev.ToolName + "\x00" + string(ev.Input)
+		call.dur = max(o.now().Sub(call.started)-o.waited[key], 0)
+		delete(o.waited, key)
+	}
+	o.calls[ev.CallID] = call
+	o.mu.Unlock()
+	reason, refused := denial(ev.Output)
+	o.activity.ended(ev.ToolName, call.dur, ev.Err, reason, refused)
+	if o.sink != nil {
+		s := stepOf(ev, call)
+		ms := s.DurationMS
+		o.sink.emit(Event{Type: "tool_result", Step: ev.Step, ID: ev.CallID, Tool: ev.ToolName, Server: call.server,
+			Output: s.Output, Error: s.Error, Denied: s.Denied, DurationMS: &ms})
 	}
 }
 
@@ -170,6 +236,10 @@ func (o *turnObserver) Done(res *agent.Result, err error) {
 // text receives streamed deltas.
 func (o *turnObserver) text(delta string) {
 	o.spin.halt()
+	if o.sink != nil {
+		o.sink.emit(Event{Type: "token", Text: delta})
+		return
+	}
 	o.out.write(delta)
 }
 
@@ -179,12 +249,32 @@ func (o *turnObserver) text(delta string) {
 type pausingConfirmer struct {
 	inner guard.Confirmer
 	spin  *atomic.Pointer[spinner]
+	// sink receives approval_asked and approval_answered (stream-json).
+	sink *atomic.Pointer[eventSink]
+	// obs is told how long each question kept its call waiting; now is
+	// the clock.
+	obs *atomic.Pointer[turnObserver]
+	now func() time.Time
 }
 
 func (p *pausingConfirmer) Confirm(ctx context.Context, req guard.ConfirmRequest) guard.Decision {
 	s := p.spin.Load()
 	s.halt()
+	var sink *eventSink
+	if p.sink != nil {
+		sink = p.sink.Load()
+	}
+	sink.emit(Event{Type: "approval_asked", Tool: req.Tool, Server: req.Server, Input: jsonOrString(req.Args)})
+	var start time.Time
+	if p.now != nil {
+		start = p.now()
+	}
 	d := p.inner.Confirm(ctx, req)
+	if p.now != nil && p.obs != nil {
+		p.obs.Load().confirmWait(req.Tool, req.Args, p.now().Sub(start))
+	}
+	approved := d.Approved
+	sink.emit(Event{Type: "approval_answered", Tool: req.Tool, Server: req.Server, Approved: &approved, Reason: d.Reason})
 	if ctx.Err() == nil {
 		s.start("running " + req.Tool + "…")
 	}

@@ -68,7 +68,7 @@ func TestHTTPBridge(t *testing.T) {
 func TestHTTPUnauthorized(t *testing.T) {
 	ts, _ := httpTestServer(t, "s3cret")
 	for _, c := range []struct{ token, want string }{
-		{"", "the server answered 401 Unauthorized: no bearer token was sent; set token (or an Authorization header) in the server's config"},
+		{"", `the server answered 401 Unauthorized: no bearer token was sent; add "headers": {"Authorization": "Bearer ${TOKEN}"} to the server in the config (agentapp mcp takes --token or AGENTAPP_MCP_TOKEN)`},
 		{"wrong", "the server answered 401 Unauthorized: the bearer token was refused; check that it is the right one and not expired"},
 	} {
 		_, err := Connect(context.Background(), mcpconfig.Server{Name: "web", URL: ts.URL, Token: c.token})

@@ -324,10 +324,10 @@ func (t *headerTransport) explain(err error) error {
 	if err == nil || !t.unauthorized.Load() {
 		return err
 	}
-	what := "no bearer token was sent; set token (or an Authorization header) in the server's config"
+	what := `no bearer token was sent; add "headers": {"Authorization": "Bearer ${TOKEN}"} to the server in the config (agentapp mcp takes --token or AGENTAPP_MCP_TOKEN)`
 	switch {
 	case t.oauth:
-		what = "no bearer token was sent, and logging in with OAuth did not give access (the cause is at the end); if the server takes a static token instead, set token (or an Authorization header) in the server's config"
+		what = `no bearer token was sent, and logging in with OAuth did not give access (the cause is at the end); if the server takes a static token instead, add "headers": {"Authorization": "Bearer ${TOKEN}"} to the server in the config`
 	case t.token != "" || t.headers["Authorization"] != "":
 		what = "the bearer token was refused; check that it is the right one and not expired"
 	}

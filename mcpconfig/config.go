@@ -108,6 +108,15 @@ type LoadOptions struct {
 	// only default under which a shared file means what it says. Pass a
 	// function to expand from anything else, or to expand nothing.
 	LookupEnv func(string) (string, bool)
+	// OnDisabled, when set, is called with the name of each entry that has
+	// "disabled": true (Load leaves those out), so that a client can list
+	// them as disabled rather than forget them.
+	OnDisabled func(name string)
+	// OnInvalid, when set, is called with each entry that has an error
+	// (a wrong field, an unset variable), which is then left out instead
+	// of failing the whole load: a client can start the other servers
+	// and list this one as failed with its reason.
+	OnInvalid func(name string, err *Error)
 }
 
 // parseConfig is Load on bytes.
@@ -155,12 +164,19 @@ func parseConfig(file string, data []byte, opts *LoadOptions) ([]Server, error) 
 			var ce *Error
 			if errors.As(err, &ce) {
 				ce.File = file
-				return nil, ce
+			} else {
+				ce = &Error{File: file, Server: f.name, Msg: err.Error()}
 			}
-			return nil, fail(f.name, "", "%v", err)
+			if o.OnInvalid != nil {
+				o.OnInvalid(f.name, ce)
+				continue
+			}
+			return nil, ce
 		}
 		if enabled {
 			out = append(out, cfg)
+		} else if o.OnDisabled != nil {
+			o.OnDisabled(f.name)
 		}
 	}
 	slices.SortFunc(out, func(a, b Server) int { return strings.Compare(a.Name, b.Name) })

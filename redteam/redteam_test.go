@@ -47,7 +47,7 @@ func TestShadowedToolDefaultRunsForgedResultWithWarning(t *testing.T) {
 	if len(tm) != 1 || !strings.Contains(tm[0].Content, forgedStatus) {
 		t.Errorf("the model should see the forged status (default policy): %+v", tm)
 	}
-	if len(a.Steps) != 1 || !strings.Contains(a.Steps[0].Output, forgedStatus) {
+	if len(a.Steps) != 1 || !strings.Contains(string(a.Steps[0].Output), forgedStatus) {
 		t.Errorf("steps = %+v", a.Steps)
 	}
 }
@@ -353,7 +353,7 @@ func TestConfirmationYesAndNo(t *testing.T) {
 	if d, ok := denial(tm[1].Content); !ok || !strings.Contains(d.Reason, `the user answered "n"`) {
 		t.Errorf("second call = %q", tm[1].Content)
 	}
-	if !strings.Contains(prompts.String(), `Allow tool lookupCustomer (server hostile) with {"orderId":"B-0001"}? [y/N]`) {
+	if !strings.Contains(prompts.String(), `Allow tool lookupCustomer (server hostile) with {"orderId":"B-0001"}? [y/N/a]`) {
 		t.Errorf("questions:\n%s", prompts.String())
 	}
 	ev := auditLines(t, r.audit)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/chat"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/offline"
@@ -37,12 +40,14 @@ type chatFlags struct {
 	trace       bool
 	prompt      string
 	json        bool
+	format      string
 	mcp         []string
 	config      string
 	session     string
 	cont        bool
 	maxSteps    int
 	turnTimeout time.Duration
+	strictMCP   bool
 	// The client half (mcp_clientside.go).
 	mcpLogLevel       string
 	samplingMaxTokens int64
@@ -66,13 +71,22 @@ Model: without an API key the offline demo model is used. Set OPENAI_API_KEY
 (and optionally OPENAI_BASE_URL, OPENAI_MODEL) in the environment or a .env file
 to use an OpenAI-compatible provider (default: Zhipu GLM, glm-4-flash).
 
-MCP servers come from --mcp (repeatable) and from the mcpServers file (--config,
-default ./agentapp.json when present; the Claude Desktop / Cursor format).
+MCP servers come from your file ($XDG_CONFIG_HOME/agentapp/mcp.json), the
+project's ./.mcp.json (each of its servers approved once, on a terminal), the
+mcpServers file (--config, default ./agentapp.json when present; the Claude
+Desktop / Cursor format) and --mcp (repeatable), a later one winning a name;
+manage them with agentapp mcp add|list|get|remove. A server that fails to
+connect is listed as failed and the chat starts without it (--strict-mcp to
+refuse instead).
 A server may ask for a model completion (sampling: you approve each on the
 terminal unless its "sampling" is "allow" or "deny"), for input (a form built
 from its schema) and for the roots (the working directory, or its "roots").
 /resources, /read, @SERVER:URI, /prompts and /SERVER:PROMPT use what servers
 offer besides tools.
+
+With -p, --output-format json or stream-json gives machine-readable output.
+Exit status: 0 answered, 1 failed, 2 usage, 3 answered without a configured MCP
+server that did not connect, 4 answered but a tool call was refused, 130 Ctrl-C.
 
 Guards for the MCP servers' tools (all off by default, shown in the banner):
   AGENT_GUARD_ALLOWLIST=a,b   only these MCP tools may run
@@ -86,7 +100,7 @@ Refusals and confirmations go to AGENT_AUDIT_LOG (default audit.log in the
 data directory), one JSON line each.`,
 		Example: `  agentapp chat
   agentapp chat -p "订单 A-1024 到哪了？"
-  agentapp chat -p "where is order A-1024?" --json
+  agentapp chat -p "where is order A-1024?" --output-format json
   echo "差旅住宿标准是多少？" | agentapp chat -p -
   agentapp chat --mcp "npx -y @modelcontextprotocol/server-memory" --trace
   agentapp chat --config ~/Library/Application\ Support/Claude/claude_desktop_config.json
@@ -98,11 +112,13 @@ data directory), one JSON line each.`,
 	fl.StringVar(&f.model, "model", "", `"offline" for the offline demo model, or a model name for the OpenAI-compatible provider (default: offline without an API key, else $OPENAI_MODEL or glm-4-flash)`)
 	fl.BoolVar(&f.trace, "trace", false, "trace think/act/observe/done on stderr (also AGENT_TRACE=1)")
 	fl.StringVarP(&f.prompt, "prompt", "p", "", `ask one question, print the answer and exit ("-" reads it from stdin)`)
-	fl.BoolVar(&f.json, "json", false, "with -p: print {answer, steps, model, session} as JSON")
+	fl.BoolVar(&f.json, "json", false, "with -p: the same as --output-format json")
+	fl.StringVar(&f.format, "output-format", "text", "with -p: text, json (one object: answer, steps, sources, model, session, error) or stream-json (one JSON event per line)")
 	fl.StringArrayVar(&f.mcp, "mcp", nil, `connect an MCP server started by this command line (repeatable); quote paths with spaces as in a shell, $VAR and ${VAR:-default} are expanded, no shell is run; NAME=COMMAND names the server, e.g. --mcp 'files=npx -y @modelcontextprotocol/server-filesystem /tmp'`)
 	fl.StringVar(&f.config, "config", "", "mcpServers config file (default ./"+defaultConfigFile+" when it exists)")
 	fl.StringVar(&f.session, "session", "", "resume the chat session with this id")
 	fl.BoolVar(&f.cont, "continue", false, "resume the most recent chat session")
+	fl.BoolVar(&f.strictMCP, "strict-mcp", false, "fail the start when any MCP server fails to connect (by default the chat starts with the others and lists the failed one in the banner and /mcp)")
 	fl.IntVar(&f.maxSteps, "max-steps", agent.DefaultMaxSteps, "most tool rounds per answer")
 	fl.DurationVar(&f.turnTimeout, "turn-timeout", chat.DefaultTurnTimeout, "time limit for one whole answer, tool calls included")
 	fl.StringVar(&f.mcpLogLevel, "mcp-log-level", defaultMCPLogLevel, "least severe MCP server log message shown on stderr: "+mcpLogLevelUsage())
@@ -120,15 +136,60 @@ func usageError(format string, args ...any) error {
 	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
 }
 
+// Exit statuses of -p besides 0, 1 (failed), 2 (usage) and 130 (Ctrl-C).
+const (
+	// exitServerFailed: answered, but a configured MCP server did not
+	// connect, so the answer may lack its tools.
+	exitServerFailed = 3
+	// exitRefused: answered, but a guard refused a tool call (a
+	// confirmation answered no or not at all, a tool outside the
+	// allowlist).
+	exitRefused = 4
+)
+
 func runChat(cmd *cobra.Command, f *chatFlags) error {
+	format, ferr := chat.ParseOutputFormat(f.format)
+	if f.json {
+		if cmd.Flags().Changed("output-format") && format != chat.OutputJSON {
+			return usageError("--json is --output-format json; give one of them")
+		}
+		format = chat.OutputJSON
+	}
+	if ferr != nil {
+		return usageError("--output-format: %v", ferr)
+	}
+	reported := false
+	err := runChatAs(cmd, f, format, &reported)
+	if err != nil && !reported && format != chat.OutputText && cmd.Flags().Changed("prompt") {
+		// A script asked for JSON: the failure is JSON too, on stdout,
+		// whatever stage it came from.
+		writeJSONError(cmd.OutOrStdout(), format, err)
+	}
+	return err
+}
+
+// writeJSONError writes err as the output of format: an Answer with only
+// its error, or an error event.
+func writeJSONError(w io.Writer, format chat.OutputFormat, err error) {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if format == chat.OutputStreamJSON {
+		_ = enc.Encode(chat.Event{Type: "error", Error: err.Error()})
+		return
+	}
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(chat.Answer{Steps: []chat.Step{}, Sources: []chat.Source{}, Error: err.Error()})
+}
+
+func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, reported *bool) error {
 	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 	// One logger for everything the packages report (config warnings, the
 	// knowledge base's seeding, the MCP bridges, audit-log failures).
-	logger := cliLogger(stderr, slog.LevelInfo)
+	logger := cmdLogger(cmd, stderr, slog.LevelInfo)
 	oneShot := cmd.Flags().Changed("prompt")
 	switch {
-	case f.json && !oneShot:
-		return usageError("--json needs a question: use it with -p \"...\"")
+	case (f.json || cmd.Flags().Changed("output-format")) && !oneShot:
+		return usageError("--json and --output-format need a question: use them with -p \"...\"")
 	case oneShot && strings.TrimSpace(f.prompt) == "":
 		return usageError(`-p needs a question, e.g. -p "where is order A-1024?" (or -p - to read it from stdin)`)
 	case f.session != "" && f.cont:
@@ -167,7 +228,7 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 	if err != nil {
 		return err
 	}
-	servers, err := serverConfigs(f, logger)
+	servers, configured, project, err := serverConfigs(f, logger)
 	if err != nil {
 		return err
 	}
@@ -176,6 +237,11 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 	if err != nil {
 		return err
 	}
+	approved, err := approveProjectServers(dir, project, stdin, stderr)
+	if err != nil {
+		return err
+	}
+	servers = append(approved, servers...)
 	// The guards are read before anything starts: a mistyped switch is a
 	// start-up error, not a guard silently left off.
 	guardCfg, err := guard.FromEnv(os.Getenv, dir)
@@ -213,16 +279,34 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 		// The trace shows every message; the server is asked for all.
 		connectOpts = append(connectOpts, mcpclient.WithServerLogs("debug", logs.print))
 	}
-	connected, err := connectServers(ctx, intr, servers, connectOpts)
+	connected, inactive, err := connectServers(ctx, intr, servers, connectOpts, f.strictMCP)
 	if err != nil {
 		return err
 	}
+	for _, in := range inactive {
+		switch in.State() {
+		case chat.StateNeedsLogin:
+			logger.Warn(fmt.Sprintf("MCP server %s needs a login (%s); the chat starts without it", in.Name, chat.LoginHint(in.Err)))
+		default:
+			logger.Warn(fmt.Sprintf("MCP server %s failed to connect; the chat starts without it (see /mcp, or use --strict-mcp to make this an error)", in.Name))
+		}
+	}
+	inactive = append(inactive, configured...)
 
 	c, err := chat.New(ctx, chat.Config{
-		Model:       m,
-		ModelInfo:   info,
-		Local:       local,
-		Servers:     connected,
+		Model:     m,
+		ModelInfo: info,
+		Local:     local,
+		Servers:   connected,
+		Inactive:  inactive,
+		Connect: func(ctx context.Context, name string) (chat.Server, error) {
+			for _, c := range servers {
+				if c.Name == name {
+					return mcpclient.Connect(ctx, c, connectOpts...)
+				}
+			}
+			return nil, fmt.Errorf("no MCP server %q is configured", name)
+		},
 		Guards:      guards,
 		Store:       st,
 		In:          stdin,
@@ -235,6 +319,7 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 		SessionID:   f.session,
 		Continue:    f.cont,
 		HistoryFile: filepath.Join(dir, "chat_history"),
+		NoColor:     os.Getenv("NO_COLOR") != "",
 		ErrorHint:   hint,
 		ClientSide:  clientSide,
 	})
@@ -250,15 +335,43 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 		return c.Run(ctx)
 	}
 	if info != "" && m.Name() == "offline-demo" {
-		fmt.Fprintf(stderr, "note: %s\n", info)
+		logger.Info(info)
 	}
-	if err := c.Ask(ctx, question, f.json); err != nil {
-		if errors.Is(err, chat.ErrInterrupted) {
+	*reported = true // AskAs writes its own errors in the JSON formats
+	if err := c.AskAs(ctx, question, format); err != nil {
+		var refused *chat.RefusedError
+		switch {
+		case errors.Is(err, chat.ErrInterrupted):
 			return &exitError{code: 130, err: errors.New("interrupted")}
+		case errors.As(err, &refused):
+			return &exitError{code: exitRefused, err: err}
 		}
 		return err
 	}
-	return nil
+	return failedServersError(inactive)
+}
+
+// failedServersError is -p's error for the servers that did not connect
+// (disabled ones are not failures); nil when all did.
+func failedServersError(inactive []chat.Inactive) error {
+	var names []string
+	for _, in := range inactive {
+		if !in.Disabled {
+			names = append(names, in.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return &exitError{code: exitServerFailed, err: fmt.Errorf("answered without MCP %s %s, which did not connect (use --strict-mcp to refuse to answer without it)",
+		plural(len(names), "server", "servers"), textsafe.Escape(strings.Join(names, ", ")))}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // chooseModel picks the model from --model and the provider configuration,
@@ -307,20 +420,34 @@ func chooseModel(flag string) (m model.Model, info string, hint func(error) stri
 // --mcp must be free, since the user chose it to refer to the server (in
 // /mcp restart NAME, say) and a silent rename would break that; a name
 // derived from the command is made unique instead.
-func serverConfigs(f *chatFlags, logger *slog.Logger) ([]mcpconfig.Server, error) {
-	var cfgs []mcpconfig.Server
-	path := f.config
-	if path == "" {
-		if _, err := os.Stat(defaultConfigFile); err == nil {
-			path = defaultConfigFile
-		}
+func serverConfigs(f *chatFlags, logger *slog.Logger) (cfgs []mcpconfig.Server, inactive []chat.Inactive, project []mcpconfig.ScopedServer, err error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	if path != "" {
-		loaded, err := mcpconfig.Load(path, &mcpconfig.LoadOptions{Logger: logger, LookupEnv: os.LookupEnv})
-		if err != nil {
-			return nil, err
+	res, err := mcpconfig.LoadScopes(mcpconfig.ScopesOptions{
+		Dir: wd, ConfigFile: f.config, DefaultFile: defaultConfigFile, Getenv: os.Getenv,
+		Load: &mcpconfig.LoadOptions{Logger: logger, LookupEnv: os.LookupEnv},
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	fileOf := map[string]string{}
+	for _, s := range res.Servers {
+		fileOf[s.Server.Name] = s.File
+		switch {
+		case s.Err != nil:
+			if f.strictMCP {
+				return nil, nil, nil, s.Err
+			}
+			inactive = append(inactive, chat.Inactive{Name: s.Server.Name, Err: s.Err})
+		case s.Disabled:
+			inactive = append(inactive, chat.Inactive{Name: s.Server.Name, Disabled: true, DisabledBy: s.File})
+		case s.Scope == mcpconfig.ScopeProject:
+			project = append(project, s)
+		default:
+			cfgs = append(cfgs, s.Server)
 		}
-		cfgs = loaded
 	}
 	type flagServer struct {
 		cfg   mcpconfig.Server
@@ -332,31 +459,23 @@ func serverConfigs(f *chatFlags, logger *slog.Logger) ([]mcpconfig.Server, error
 	for _, line := range f.mcp {
 		c, named, err := mcpconfig.ParseCommandLine(line, os.LookupEnv)
 		if err != nil {
-			return nil, usageError("%v", err)
+			return nil, nil, nil, usageError("%v", err)
 		}
 		if named {
 			if prev, dup := chosen[c.Name]; dup {
-				return nil, usageError("--mcp %q and --mcp %q both name a server %q; give each a different name", prev, line, c.Name)
+				return nil, nil, nil, usageError("--mcp %q and --mcp %q both name a server %q; give each a different name", prev, line, c.Name)
 			}
-			for _, fc := range cfgs {
-				if fc.Name == c.Name {
-					return nil, usageError("--mcp %q names a server %q, but %s already has a server of that name; choose another name", line, c.Name, path)
-				}
+			if file, ok := fileOf[c.Name]; ok {
+				return nil, nil, nil, usageError("--mcp %q names a server %q, but %s already has a server of that name; choose another name", line, c.Name, file)
 			}
 			chosen[c.Name] = line
 		}
 		flags = append(flags, flagServer{c, named, line})
 	}
 	taken := func(n string) bool {
-		if _, ok := chosen[n]; ok {
-			return true
-		}
-		for _, c := range cfgs {
-			if c.Name == n {
-				return true
-			}
-		}
-		return false
+		_, flag := chosen[n]
+		_, file := fileOf[n]
+		return flag || file
 	}
 	for _, fs := range flags {
 		if !fs.named {
@@ -364,15 +483,15 @@ func serverConfigs(f *chatFlags, logger *slog.Logger) ([]mcpconfig.Server, error
 		}
 		cfgs = append(cfgs, fs.cfg)
 	}
-	return cfgs, nil
+	return cfgs, inactive, project, nil
 }
 
 // connectServers connects every server concurrently. Ctrl-C while waiting
 // gives up. A failure is a start-up error that names each server that
 // failed and shows how to try it by hand.
-func connectServers(ctx context.Context, intr <-chan os.Signal, cfgs []mcpconfig.Server, opts []mcpclient.ConnectOption) ([]chat.Server, error) {
+func connectServers(ctx context.Context, intr <-chan os.Signal, cfgs []mcpconfig.Server, opts []mcpclient.ConnectOption, strict bool) ([]chat.Server, []chat.Inactive, error) {
 	if len(cfgs) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -391,7 +510,7 @@ func connectServers(ctx context.Context, intr <-chan os.Signal, cfgs []mcpconfig
 	for i, c := range cfgs {
 		names[i] = c.Name
 	}
-	servers, err := chat.ConnectAll(cctx, names, cfgs, func(ctx context.Context, c mcpconfig.Server) (chat.Server, error) {
+	all, errs := chat.ConnectEach(cctx, names, cfgs, func(ctx context.Context, c mcpconfig.Server) (chat.Server, error) {
 		b, err := mcpclient.Connect(ctx, c, opts...)
 		if err != nil {
 			return nil, err
@@ -399,14 +518,86 @@ func connectServers(ctx context.Context, intr <-chan os.Signal, cfgs []mcpconfig
 		return b, nil
 	})
 	close(done)
+	var servers []chat.Server
+	for _, s := range all {
+		if s != nil {
+			servers = append(servers, s)
+		}
+	}
+	closeServers := func() {
+		for _, s := range servers {
+			_ = s.Close()
+		}
+	}
 	if <-interrupted {
-		return nil, &exitError{code: 130, err: errors.New("interrupted while connecting to the MCP servers")}
+		closeServers()
+		return nil, nil, &exitError{code: 130, err: errors.New("interrupted while connecting to the MCP servers")}
 	}
-	if err != nil {
-		return nil, connectFailure(err, cfgs)
+	err := errors.Join(errs...)
+	if err == nil {
+		return servers, nil, nil
 	}
-	return servers, nil
+	if strict {
+		closeServers()
+		return nil, nil, connectFailure(err, cfgs)
+	}
+	var inactive []chat.Inactive
+	for i, e := range errs {
+		if e != nil {
+			inactive = append(inactive, chat.Inactive{Name: names[i], Err: connectReason(e, cfgs[i])})
+		}
+	}
+	return servers, inactive, nil
 }
+
+// connectReason is why a server did not connect, with the command that
+// checks it by hand, as the banner and /mcp show it.
+func connectReason(err error, c mcpconfig.Server) error {
+	var ce *chat.ConnectError
+	if errors.As(err, &ce) {
+		err = ce.Err
+	}
+	// The chat names the server already; the bridge's message does too.
+	msg := err.Error()
+	for _, p := range []string{"MCP server " + c.Name + ": ", "MCP server " + strconv.Quote(c.Name) + ": "} {
+		if strings.HasPrefix(msg, p) {
+			err = &prefixTrimmed{err: err, msg: strings.TrimPrefix(msg, p)}
+			break
+		}
+	}
+	hand := "agentapp mcp tools -- " + c.CommandLine()
+	if c.IsHTTP() {
+		hand = "agentapp mcp tools --server " + c.URL
+	}
+	return &reasonError{err: err, hint: hand}
+}
+
+// reasonError is a connection failure with the command that retries it by
+// hand; it keeps the cause for errors.As (a login hint, say).
+type reasonError struct {
+	err  error
+	hint string
+}
+
+func (e *reasonError) Error() string {
+	msg := e.err.Error()
+	first, rest, more := strings.Cut(msg, "\n")
+	s := first + " (check it by hand: " + e.hint + ")"
+	if more {
+		s += "\n" + rest
+	}
+	return s
+}
+func (e *reasonError) Unwrap() error { return e.err }
+
+// prefixTrimmed is an error shown without the server name it starts with.
+type prefixTrimmed struct {
+	err error
+	msg string
+}
+
+func (e *prefixTrimmed) Error() string { return e.msg }
+func (e *prefixTrimmed) Unwrap() error { return e.err }
 
 // connectFailure words a start-up connection failure: each failed server,
 // why, and the command that checks it by hand.

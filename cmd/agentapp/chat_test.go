@@ -52,6 +52,8 @@ func chatEnv(t *testing.T) {
 			t.Setenv(k, "")
 		}
 	}
+	// The user's own MCP servers are not the test's.
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 }
 
 func TestChatOneShotJSON(t *testing.T) {
@@ -68,9 +70,13 @@ func TestChatOneShotJSON(t *testing.T) {
 			Step   int             `json:"step"`
 			Tool   string          `json:"tool"`
 			Input  json.RawMessage `json:"input"`
-			Output string          `json:"output"`
+			Output json.RawMessage `json:"output"`
 			Error  string          `json:"error"`
 		} `json:"steps"`
+		Sources []struct {
+			No    int    `json:"no"`
+			DocID string `json:"docId"`
+		} `json:"sources"`
 	}
 	if err := json.Unmarshal([]byte(out), &a); err != nil {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, out)
@@ -79,7 +85,7 @@ func TestChatOneShotJSON(t *testing.T) {
 		t.Errorf("answer = %q, model = %q", a.Answer, a.Model)
 	}
 	if len(a.Steps) == 0 || a.Steps[0].Step != 1 || a.Steps[0].Tool != "getOrderStatus" ||
-		!strings.Contains(string(a.Steps[0].Input), "A-1024") || !strings.Contains(a.Steps[0].Output, "已发货") || a.Steps[0].Error != "" {
+		!strings.Contains(string(a.Steps[0].Input), "A-1024") || !strings.HasPrefix(string(a.Steps[0].Output), "{") || !strings.Contains(string(a.Steps[0].Output), "已发货") || a.Steps[0].Error != "" {
 		t.Errorf("steps = %+v", a.Steps)
 	}
 }
@@ -144,7 +150,7 @@ func TestChatUsageErrors(t *testing.T) {
 	}{
 		{[]string{"--mcp"}, 2, []string{"--mcp", "e.g. --mcp \"npx"}},
 		{[]string{"--mcp", "  "}, 2, []string{"--mcp needs a command line", "e.g."}},
-		{[]string{"--json"}, 2, []string{"--json needs a question"}},
+		{[]string{"--json"}, 2, []string{"--json and --output-format need a question"}},
 		{[]string{"-p", " "}, 2, []string{"-p needs a question"}},
 		{[]string{"--session", "x", "--continue"}, 2, []string{"not both"}},
 		{[]string{"--max-steps", "0"}, 2, []string{"--max-steps"}},
@@ -171,18 +177,23 @@ func TestChatConfigFileErrorNamesServerAndField(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(`{"mcpServers": {"files": {"command": "npx", "args": "-y server"}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, errOut, code := runChatCLI(t, "", "chat", "--data-dir", dir, "--model", "offline", "--config", cfg)
+	_, errOut, code := runChatCLI(t, "", "chat", "--data-dir", dir, "--model", "offline", "--config", cfg, "--strict-mcp")
 	if code != 1 || !strings.Contains(errOut, `agentapp.json: server "files": field "args": want a list of strings`) {
-		t.Errorf("exit %d, stderr %q", code, errOut)
+		t.Errorf("--strict-mcp: exit %d, stderr %q", code, errOut)
+	}
+	// Without it the chat starts and shows the entry as failed, with why.
+	out, errOut, code := runChatCLI(t, "/mcp\n", "chat", "--data-dir", dir, "--model", "offline", "--config", cfg)
+	if code != 0 || !strings.Contains(out, `MCP server files: failed: `+cfg+`: server "files": field "args": want a list of strings`) {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }
 
 func TestChatConnectFailureNamesServer(t *testing.T) {
 	chatEnv(t)
 	missing := filepath.Join(t.TempDir(), "no-such-server")
-	_, errOut, code := runChatCLI(t, "", "chat", "--data-dir", t.TempDir(), "--model", "offline", "--mcp", missing+" --stdio")
+	_, errOut, code := runChatCLI(t, "", "chat", "--data-dir", t.TempDir(), "--model", "offline", "--strict-mcp", "--mcp", missing+" --stdio")
 	if code != 1 {
-		t.Errorf("exit %d, want 1", code)
+		t.Errorf("--strict-mcp: exit %d, want 1", code)
 	}
 	for _, s := range []string{"no-such-server", "check it by hand: agentapp mcp tools -- " + missing + " --stdio"} {
 		if !strings.Contains(errOut, s) {

@@ -418,7 +418,7 @@ func TestHostileToolNames(t *testing.T) {
 	t.Run("mcp tools", func(t *testing.T) {
 		t.Parallel()
 		r := runHostile(t, hostileCase{args: mcpArgs("tools", nil, server)})
-		wantExit(t, r, 0, "a tool without a name; skipped", "a second tool of the same name; skipped server=testserver tool=dup")
+		wantExit(t, r, 0, "a tool without a name; skipped", "a second tool of the same name; skipped (server testserver, tool dup)")
 		var doc struct {
 			Tools []struct{ Name, RemoteName string }
 		}

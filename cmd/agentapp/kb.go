@@ -52,7 +52,7 @@ func openKB(cmd *cobra.Command) (*kb.KB, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	logger := cliLogger(cmd.ErrOrStderr(), slog.LevelInfo)
+	logger := cmdLogger(cmd, cmd.ErrOrStderr(), slog.LevelInfo)
 	audit := guard.NewAudit(guard.AuditPath(os.Getenv, dir), logger)
 	closeAll := func() {
 		audit.Close()

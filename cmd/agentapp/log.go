@@ -10,15 +10,19 @@ import (
 	"sync"
 
 	"github.com/agentapp/agentapp/internal/textsafe"
+	"github.com/spf13/cobra"
 )
 
 // cliHandler writes log records for a person at a terminal: one line on
-// stderr, "agentapp: message key=value …", with "warning:" or "error:" in
-// front of the message when the level says so. Messages and values are
+// stderr, "agentapp: message (server files, line 3): reason", with
+// "warning:" or "error:" in front of the message when the level says so.
+// The attributes are worded for reading, not parsing: "key value" pairs in
+// parentheses, with an error or reason after a colon. Scripts that want
+// the attributes as data use --log-format json. Messages and values are
 // escaped (textsafe), so a record never carries a control character or
-// escape sequence to the terminal, whoever logged it. The default slog handler
-// prefixes a date and time, which is noise in a CLI whose lines are read
-// as they come. Records below the handler's level are dropped.
+// escape sequence to the terminal, whoever logged it. The default slog
+// handler prefixes a date and time, which is noise in a CLI whose lines
+// are read as they come. Records below the handler's level are dropped.
 type cliHandler struct {
 	mu    *sync.Mutex
 	w     io.Writer
@@ -46,23 +50,38 @@ func (h *cliHandler) Handle(_ context.Context, r slog.Record) error {
 		b.WriteString("warning: ")
 	}
 	b.WriteString(textsafe.Escape(r.Message))
-	write := func(a slog.Attr) bool {
+	var pairs []string
+	var reasons []string
+	add := func(a slog.Attr) bool {
 		if a.Equal(slog.Attr{}) {
 			return true
 		}
 		v := a.Value.Resolve().String()
-		if v == "" || strings.ContainsAny(v, " \t\n\"=") || textsafe.Escape(v) != v {
-			// Quoted, control characters escaped: values quote servers
-			// and files, and must not reach the terminal as they are.
-			v = strconv.Quote(v)
+		if v == "" {
+			return true
 		}
-		fmt.Fprintf(&b, " %s=%s", a.Key, v)
+		v = textsafe.Escape(v)
+		switch a.Key {
+		case "error", "err", "reason":
+			reasons = append(reasons, v)
+		default:
+			if strings.ContainsAny(v, " ,()") {
+				v = strconv.Quote(v)
+			}
+			pairs = append(pairs, a.Key+" "+v)
+		}
 		return true
 	}
 	for _, a := range h.attrs {
-		write(a)
+		add(a)
 	}
-	r.Attrs(write)
+	r.Attrs(add)
+	if len(pairs) > 0 {
+		b.WriteString(" (" + strings.Join(pairs, ", ") + ")")
+	}
+	for _, why := range reasons {
+		b.WriteString(": " + why)
+	}
 	b.WriteByte('\n')
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -76,3 +95,32 @@ func (h *cliHandler) WithAttrs(as []slog.Attr) slog.Handler {
 
 // WithGroup flattens groups: the CLI's records do not use them.
 func (h *cliHandler) WithGroup(string) slog.Handler { return h }
+
+// Log formats (--log-format): text for people, json for log collectors.
+const (
+	logText = "text"
+	logJSON = "json"
+)
+
+// cmdLogger is the logger of a command: cliLogger, or JSON records (one
+// object per line, slog's attributes as fields) with --log-format json.
+func cmdLogger(cmd *cobra.Command, w io.Writer, min slog.Level) *slog.Logger {
+	if f, _ := cmd.Flags().GetString("log-format"); f == logJSON {
+		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: min}))
+	}
+	return cliLogger(w, min)
+}
+
+// checkLogFormat is the root's check of --log-format, before any command
+// runs; it also makes the default logger (for dependencies that log on
+// it) follow the flag.
+func checkLogFormat(cmd *cobra.Command) error {
+	f, _ := cmd.Flags().GetString("log-format")
+	switch f {
+	case logText, logJSON:
+	default:
+		return usageHint(cmd, fmt.Errorf("--log-format %q: use text or json", f))
+	}
+	slog.SetDefault(cmdLogger(cmd, cmd.ErrOrStderr(), slog.LevelInfo))
+	return nil
+}

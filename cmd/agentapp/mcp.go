@@ -65,15 +65,19 @@ otherwise (--elicit ask|defaults|decline); the roots offered are --root, the
 config's "roots", or the working directory.
 
 Exit codes: 0 ok, 1 the tool returned an error (the result is still
-printed), 2 usage, 3 connection or protocol failure (message on stderr).`,
+printed), 2 usage, 3 connection or protocol failure (message on stderr).
+
+add, add-json, list, get, remove and approve manage the servers the chat
+starts, in your file (--scope user) or the project's ./.mcp.json (--scope
+project, the default); see agentapp mcp add --help.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return mcpUsageError(cmd, "unknown subcommand %q; use tools, call, resources, read, prompts or prompt", args[0])
+				return mcpUsageError(cmd, "unknown subcommand %q; use tools, call, resources, read, prompts, prompt, login, logout, add, add-json, list, get, remove or approve", args[0])
 			}
 			cmd.SetOut(cmd.ErrOrStderr())
 			_ = cmd.Help()
-			return &exitError{mcpExitUsage, errors.New("missing subcommand: tools, call, resources, read, prompts or prompt")}
+			return &exitError{mcpExitUsage, errors.New("missing subcommand: tools, call, resources, read, prompts, prompt, login, logout, add, add-json, list, get, remove or approve")}
 		},
 	}
 	pf := cmd.PersistentFlags()
@@ -157,6 +161,7 @@ printed), 2 usage, 3 connection or protocol failure (message on stderr).`,
 			},
 		},
 	)
+	cmd.AddCommand(newMCPManageCmds(f)...)
 	return cmd
 }
 
@@ -181,7 +186,7 @@ func withBridge(cmd *cobra.Command, f *mcpFlags, args []string, maxOwn int, fn f
 	if len(own) > maxOwn {
 		return mcpUsageError(cmd, "unexpected argument %q (a stdio command goes after --)", own[maxOwn])
 	}
-	logger := cliLogger(cmd.ErrOrStderr(), slog.LevelInfo)
+	logger := cmdLogger(cmd, cmd.ErrOrStderr(), slog.LevelInfo)
 	cfg, err := resolveServer(f, command, logger)
 	if err != nil {
 		return mcpUsageError(cmd, "%v", err)

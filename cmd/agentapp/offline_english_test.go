@@ -41,7 +41,7 @@ func TestChatOfflineEnglishQuestions(t *testing.T) {
 					Input struct {
 						Query string `json:"query"`
 					} `json:"input"`
-					Output string `json:"output"`
+					Output json.RawMessage `json:"output"`
 				} `json:"steps"`
 			}
 			if err := json.Unmarshal([]byte(out), &a); err != nil {
@@ -70,7 +70,7 @@ func TestChatOfflineEnglishQuestions(t *testing.T) {
 					Text string `json:"text"`
 				} `json:"hits"`
 			}
-			if err := json.Unmarshal([]byte(a.Steps[0].Output), &hits); err != nil {
+			if err := json.Unmarshal(a.Steps[0].Output, &hits); err != nil {
 				t.Fatalf("search output is not JSON: %v", err)
 			}
 			for _, h := range hits.Hits {

@@ -91,7 +91,7 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	logger := cliLogger(stderr, slog.LevelWarn)
+	logger := cmdLogger(cmd, stderr, slog.LevelWarn)
 	if len(ignored) > 0 {
 		logger.Warn("serve ignores " + strings.Join(ignored, ", ") + ": of the guards only " + guard.EnvPII +
 			" applies to serve, the others protect agentapp chat")
@@ -122,7 +122,7 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) erro
 	}
 	// The server's own logger keeps to warnings; the seeding of the demo
 	// FAQ on first start is worth an info line.
-	k, err := kb.Open(ctx, st, kb.WithLogger(cliLogger(stderr, slog.LevelInfo)))
+	k, err := kb.Open(ctx, st, kb.WithLogger(cmdLogger(cmd, stderr, slog.LevelInfo)))
 	if err != nil {
 		return err
 	}

@@ -71,7 +71,19 @@ start without one; the operator then signs in with that token as the password.`,
 	fl.StringVar(&f.config, "config", "", "mcpServers config file (default ./"+defaultConfigFile+" when it exists)")
 	fl.IntVar(&f.maxSteps, "max-steps", agent.DefaultMaxSteps, "most tool rounds per answer")
 	fl.DurationVar(&f.turnTimeout, "turn-timeout", chat.DefaultTurnTimeout, "time limit for one whole answer, tool calls included")
+	fl.BoolVar(&f.strictMCP, "strict-mcp", false, "refuse to start when any MCP server fails to connect (by default the others are served and the failure is logged)")
 	return cmd
+}
+
+// inactiveReason says in a few words why a server is not being served.
+func inactiveReason(in chat.Inactive) string {
+	if hint := chat.LoginHint(in.Err); hint != "" {
+		return "it needs a login: " + hint
+	}
+	if in.Err == nil {
+		return "no reason given"
+	}
+	return in.Err.Error()
 }
 
 // checkWebAddr validates --http against the token: any address that is
@@ -108,7 +120,7 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	if err != nil {
 		return err
 	}
-	servers, err := serverConfigs(&f.chatFlags, logger)
+	servers, _, project, err := serverConfigs(&f.chatFlags, logger)
 	if err != nil {
 		return err
 	}
@@ -116,6 +128,13 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	if err != nil {
 		return err
 	}
+	// A web server never asks on its terminal: only the project servers
+	// already approved (agentapp mcp approve) are started.
+	approved, err := approveProjectServers(dir, project, strings.NewReader(""), stderr)
+	if err != nil {
+		return err
+	}
+	servers = append(approved, servers...)
 	guardCfg, err := readGuardConfig(os.Getenv, dir)
 	if err != nil {
 		return err
@@ -150,9 +169,14 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	}
 	// Stored OAuth logins are used as in the chat; a server that needs a
 	// browser login is reported, never logged into from here.
-	connected, err := connectServers(ctx, nil, servers, []mcpclient.ConnectOption{mcpclient.WithLogger(logger), chatOAuth(dir, chatConfigPath(&f.chatFlags))})
+	connected, inactive, err := connectServers(ctx, nil, servers, []mcpclient.ConnectOption{mcpclient.WithLogger(logger), chatOAuth(dir, chatConfigPath(&f.chatFlags))}, f.strictMCP)
 	if err != nil {
 		return err
+	}
+	for _, in := range inactive {
+		// As in the chat, the others are served; /readyz reports only the
+		// servers that connected.
+		logger.Warn(fmt.Sprintf("MCP server %s did not connect (%s); serving without it", in.Name, inactiveReason(in)))
 	}
 	srv, err := web.New(ctx, web.Options{
 		Model:       m,
@@ -193,9 +217,3 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	return nil
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}

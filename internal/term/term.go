@@ -8,7 +8,7 @@ package term
 import (
 	"os"
 
-	"github.com/chzyer/readline"
+	"golang.org/x/term"
 )
 
 // IsTerminal reports whether v, a program's input or output stream, is an
@@ -29,7 +29,7 @@ func IsTerminal(v any) bool {
 		return false
 	}
 	is := false
-	if err := rc.Control(func(fd uintptr) { is = readline.IsTerminal(int(fd)) }); err != nil {
+	if err := rc.Control(func(fd uintptr) { is = term.IsTerminal(int(fd)) }); err != nil {
 		return false
 	}
 	return is

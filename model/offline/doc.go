@@ -11,6 +11,11 @@
 //
 // Rules, applied to the last user message:
 //
+//   - naming offered tools ("use read_graph"; a name that is a plain word,
+//     like echo, only after use, call, run, 调用 or 使用) → those tools, at
+//     most four, all at once: a known tool with its usual arguments, any
+//     other with the JSON object written in the message, else {}. This is
+//     how the demo reaches a connected MCP server's tools;
 //   - empty, a greeting or "what can you do" → a short introduction of the
 //     four duties;
 //   - asking for a person (转人工, 人工, 真人, 客服人员, human, representative,
@@ -35,7 +40,9 @@
 //
 // Once the tools called for the current user message have answered, the
 // model always answers with text: it never calls a tool twice for one
-// message, so it cannot loop. A tool error result is reported plainly. The
+// message, so it cannot loop. A tool error result is reported plainly, and
+// so is a call a guard refused ({"denied": true}): the answer says it was
+// not done. The
 // answer is in Chinese when the user wrote Chinese, in English otherwise;
 // knowledge-base text is quoted as written, so an English answer may quote
 // Chinese sentences, and says so.
@@ -49,6 +56,7 @@ const Notice = "offline demo model (no OPENAI_API_KEY set; set it in the environ
 // texts and banners. It returns a fresh slice on every call.
 func (m *Model) Rules() []string {
 	return []string{
+		"naming a connected tool (use read_graph): call it",
 		"a greeting or an empty message: introduce the four duties",
 		"asking for a person (转人工, 人工, human, representative…): escalateToHuman with the transcript",
 		"ticket, complaint or after-sales words (工单, 投诉, 退款, ticket, complaint, refund…): createTicket",

@@ -78,6 +78,9 @@ func plan(tools []model.ToolSpec, msgs []model.Message, u int, l lang) model.Mes
 	user := strings.TrimSpace(msgs[u].Content)
 	id := fmt.Sprintf("offline-%d", len(msgs))
 	in, orderID := classify(user)
+	if names := namedTools(tools, user); len(names) > 0 {
+		return callNamed(id, names, user, orderID)
+	}
 	switch in {
 	case intentIntro:
 		return say(intro(l))

@@ -113,6 +113,9 @@ func answer(l lang, user string, results []result) string {
 }
 
 func answerOne(l lang, user string, r result) string {
+	if reason, ok := refusal(r.content); ok {
+		return refused(l, r, reason)
+	}
 	if msg, ok := toolError(r.content); ok {
 		return failed(l, r, msg)
 	}

@@ -5,12 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/offline"
 )
+
+// seenMu guards the seen lists: the loop runs the calls of one step at
+// once.
+var seenMu sync.Mutex
 
 // tool is a fake local tool that records each call in seen ("name args")
 // and answers with out.
@@ -21,7 +26,9 @@ func tool(name, schema string, seen *[]string, out func(args map[string]any) (an
 		InputSchema: json.RawMessage(schema),
 		Validate:    true,
 		Execute: func(_ context.Context, raw json.RawMessage) (any, error) {
+			seenMu.Lock()
 			*seen = append(*seen, name+" "+string(raw))
+			seenMu.Unlock()
 			var args map[string]any
 			if err := json.Unmarshal(raw, &args); err != nil {
 				return nil, err

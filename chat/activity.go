@@ -1,0 +1,159 @@
+package chat
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agentapp/agentapp/internal/term"
+	"github.com/agentapp/agentapp/internal/textsafe"
+	xterm "golang.org/x/term"
+)
+
+// style colours text for a terminal. The zero style writes plain text: the
+// chat colours only a terminal, and never with NO_COLOR set
+// (https://no-color.org), so a pipe or a log file gets no escape codes.
+type style struct{ on bool }
+
+func (s style) wrap(code, text string) string {
+	if !s.on || text == "" {
+		return text
+	}
+	return "\x1b[" + code + "m" + text + "\x1b[0m"
+}
+
+func (s style) dim(t string) string   { return s.wrap("2", t) }
+func (s style) bold(t string) string  { return s.wrap("1", t) }
+func (s style) green(t string) string { return s.wrap("32", t) }
+func (s style) red(t string) string   { return s.wrap("31", t) }
+func (s style) cyan(t string) string  { return s.wrap("36", t) }
+
+// argsPreview is the length of the argument preview on a tool call's line.
+const argsPreview = 60
+
+// activity writes one line when a tool call starts (tool, server, a short
+// preview of the arguments) and one when it ends (✓ or ✗, the duration),
+// so the user sees what the assistant does without --trace.
+type activity struct {
+	w  io.Writer
+	st style
+}
+
+func (a *activity) started(tool, server string, input []byte) {
+	if a == nil {
+		return
+	}
+	from := "local"
+	if server != "" {
+		from = "MCP server " + server
+	}
+	line := fmt.Sprintf("→ %s (%s) %s", textsafe.Escape(tool), textsafe.Escape(from), textsafe.Preview(compactArgs(input), argsPreview))
+	fmt.Fprintln(a.w, a.st.dim(line))
+}
+
+func (a *activity) ended(tool string, d time.Duration, err error, refused string, isRefused bool) {
+	if a == nil {
+		return
+	}
+	dur := formatDuration(d)
+	switch {
+	case err != nil:
+		fmt.Fprintf(a.w, "%s %s failed after %s: %s\n", a.st.red("✗"), textsafe.Escape(tool), dur, textsafe.Preview(firstLine(err.Error()), 120))
+	case isRefused:
+		fmt.Fprintf(a.w, "%s %s refused: %s\n", a.st.red("✗"), textsafe.Escape(tool), textsafe.Preview(refused, 120))
+	default:
+		fmt.Fprintf(a.w, "%s %s %s\n", a.st.green("✓"), textsafe.Escape(tool), a.st.dim(dur))
+	}
+}
+
+// compactArgs is the arguments on one line: JSON as the model sent it,
+// with its line breaks dropped.
+func compactArgs(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return "{}"
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func formatDuration(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return "<1ms"
+	case d < 10*time.Second:
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(100 * time.Millisecond).String()
+}
+
+// printSources lists the knowledge-base documents the answer cites, under
+// the answer.
+func printSources(w io.Writer, st style, srcs []Source) {
+	if len(srcs) == 0 {
+		return
+	}
+	fmt.Fprintln(w, st.bold("Sources:"))
+	for _, s := range srcs {
+		fmt.Fprintf(w, "  [%d] %s %s\n", s.No, textsafe.Escape(s.Title), st.dim("("+textsafe.Escape(s.DocID)+")"))
+	}
+}
+
+// fitWidth breaks each line of text that is wider than width columns at
+// spaces, indenting the continuation, so a terminal never wraps a line in
+// the middle of a word. A width below 20 leaves the text as it is.
+func fitWidth(text string, width int) string {
+	if width < 20 {
+		return text
+	}
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(text, "\n") {
+		nl := strings.HasSuffix(line, "\n")
+		line = strings.TrimSuffix(line, "\n")
+		indent := "  " + leadingSpaces(line)
+		col := 0
+		for i, word := range strings.Split(line, " ") {
+			w := displayWidth(word)
+			if i > 0 {
+				if col+1+w > width && col > len(indent) {
+					b.WriteString("\n" + indent)
+					col = len(indent)
+				} else {
+					b.WriteByte(' ')
+					col++
+				}
+			}
+			b.WriteString(word)
+			col += w
+		}
+		if nl {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+func leadingSpaces(s string) string { return s[:len(s)-len(strings.TrimLeft(s, " "))] }
+
+// displayWidth counts the terminal columns of s.
+func displayWidth(s string) int { return width.StringWidth(s) }
+
+// termWidth is the width of the terminal w is on, or 0 when w is not a
+// terminal (nothing is fitted then).
+func termWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(w) {
+		return 0
+	}
+	cols, _, err := xterm.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return cols
+}
+
+// style returns the style for w: colour on a terminal unless NoColor.
+func (c *Chat) style(w io.Writer) style {
+	return style{on: !c.cfg.NoColor && term.IsTerminal(w)}
+}

@@ -1,0 +1,103 @@
+package chat
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/internal/textsafe"
+)
+
+// maxCallShown bounds how much of a /call result is printed, in characters;
+// the rest is counted, not shown, so a huge result cannot flood the screen.
+const maxCallShown = 4000
+
+// callCommand is /call TOOL [JSON]: it runs one tool of the table, local or
+// MCP, with the given arguments, through the same guards and argument
+// check as a call the model makes, and prints the result. It lets the user
+// try any connected server's tool without a model (the offline demo).
+func (c *Chat) callCommand(ctx context.Context, line string) {
+	out := c.cfg.Out
+	rest := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), strings.Fields(line)[0]))
+	name, args, _ := strings.Cut(rest, " ")
+	args = strings.TrimSpace(args)
+	if name == "" {
+		fmt.Fprintln(out, `Usage: /call TOOL [JSON arguments], e.g. /call getOrderStatus {"orderId":"A-1024"} (see /tools for the names)`)
+		return
+	}
+	if args == "" {
+		args = "{}"
+	}
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(args), &obj); err != nil {
+		fmt.Fprintf(out, "The arguments must be one JSON object, like {\"orderId\":\"A-1024\"}: %s\n", textsafe.Escape(err.Error()))
+		return
+	}
+	set := c.refreshTools(ctx)
+	t, ok := set.Get(name)
+	if !ok {
+		fmt.Fprintln(out, textsafe.Escape(fmt.Sprintf("No tool is named %s; the tools are: %s.", name, strings.Join(set.Names(), ", "))))
+		return
+	}
+	raw := json.RawMessage(args)
+	act := &activity{w: c.cfg.Err, st: c.style(c.cfg.Err)}
+	act.started(t.Name, t.Origin, raw)
+	if t.Validate {
+		if err := t.CheckArgs(raw); err != nil {
+			act.ended(t.Name, 0, err, "", false)
+			return
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.TurnTimeout)
+	defer cancel()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-c.cfg.Interrupt:
+			cancel()
+		case <-stop:
+		}
+	}()
+	start := c.cfg.Now()
+	res, err := runTool(ctx, t, raw)
+	dur := c.cfg.Now().Sub(start)
+	reason, refused := denial(res)
+	act.ended(t.Name, dur, err, reason, refused)
+	if err != nil {
+		return
+	}
+	fmt.Fprintln(out, escapeLines(showResult(res)))
+}
+
+// runTool runs t, turning a panic into an error, as the tool loop does.
+func runTool(ctx context.Context, t *agent.Tool, args json.RawMessage) (out string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the tool %s failed: %v", t.Name, r)
+		}
+	}()
+	v, err := t.Execute(ctx, args)
+	if err != nil {
+		return "", err
+	}
+	return agent.FormatOutput(v)
+}
+
+// showResult indents a JSON result for reading and cuts it to
+// maxCallShown characters.
+func showResult(s string) string {
+	var b bytes.Buffer
+	if json.Indent(&b, []byte(s), "", "  ") == nil {
+		s = b.String()
+	}
+	if n := utf8.RuneCountInString(s); n > maxCallShown {
+		cut := []rune(s)[:maxCallShown]
+		s = string(cut) + fmt.Sprintf("\n… (%d more characters not shown)", n-maxCallShown)
+	}
+	return s
+}

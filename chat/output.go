@@ -1,0 +1,272 @@
+package chat
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/guard"
+)
+
+// OutputFormat is how Ask writes its result.
+type OutputFormat string
+
+// The output formats of one-shot mode (-p --output-format).
+const (
+	// OutputText streams the answer as plain text.
+	OutputText OutputFormat = "text"
+	// OutputJSON writes one Answer object when the run is over.
+	OutputJSON OutputFormat = "json"
+	// OutputStreamJSON writes one Event per line as the run goes.
+	OutputStreamJSON OutputFormat = "stream-json"
+)
+
+// ParseOutputFormat checks a --output-format value.
+func ParseOutputFormat(s string) (OutputFormat, error) {
+	switch f := OutputFormat(strings.ToLower(strings.TrimSpace(s))); f {
+	case OutputText, OutputJSON, OutputStreamJSON:
+		return f, nil
+	}
+	return "", fmt.Errorf("unknown output format %q; use text, json or stream-json", s)
+}
+
+// Answer is the machine-readable result of Ask with JSON output.
+type Answer struct {
+	Answer  string   `json:"answer"`
+	Steps   []Step   `json:"steps"`
+	Sources []Source `json:"sources"`
+	Model   string   `json:"model"`
+	Session string   `json:"session"`
+	// Unavailable lists the configured MCP servers that were not running
+	// for this answer (failed, needs login, disabled), so a script can
+	// tell why tools were missing.
+	Unavailable []UnavailableServer `json:"unavailable_servers,omitempty"`
+	// Error is why the question was not answered; the other fields hold
+	// what was done before it failed.
+	Error string `json:"error,omitempty"`
+}
+
+// UnavailableServer is a configured MCP server that is not running.
+type UnavailableServer struct {
+	Name  string      `json:"name"`
+	State ServerState `json:"state"`
+	// Reason is the connection error, or the login hint.
+	Reason string `json:"reason,omitempty"`
+}
+
+// unavailable lists the servers that are not running, for the JSON
+// outputs.
+func (c *Chat) unavailable() []UnavailableServer {
+	var out []UnavailableServer
+	for _, in := range c.Inactive() {
+		u := UnavailableServer{Name: in.Name, State: in.State()}
+		switch {
+		case u.State == StateNeedsLogin:
+			u.Reason = LoginHint(in.Err)
+		case in.Err != nil:
+			u.Reason = in.Err.Error()
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// Step is one tool call of an Answer.
+type Step struct {
+	Step int    `json:"step"`
+	Tool string `json:"tool"`
+	// Server is the MCP server the tool comes from; empty for a local tool.
+	Server string `json:"server,omitempty"`
+	// Input is the arguments as the model sent them: JSON when they parse,
+	// else the raw text as a string.
+	Input json.RawMessage `json:"input"`
+	// Output is the tool's result: the JSON value itself when the result
+	// is JSON, else the text as a JSON string.
+	Output json.RawMessage `json:"output,omitempty"`
+	Error  string          `json:"error,omitempty"`
+	// Denied is set when a guard refused the call (a confirmation answered
+	// no, a tool outside the allowlist); Output then holds the reason.
+	Denied bool `json:"denied,omitempty"`
+	// DurationMS is how long the call took, in milliseconds.
+	DurationMS int64 `json:"duration_ms"`
+}
+
+// Source is a knowledge-base hit that the answer cites as [No].
+type Source struct {
+	No    int    `json:"no"`
+	DocID string `json:"docId"`
+	Title string `json:"title"`
+}
+
+// Event is one line of stream-json output. Type says which fields are set:
+//
+//	session           session, model, unavailable_servers
+//	step_start        step
+//	token             text
+//	tool_call         step, id, tool, server, input
+//	tool_result       step, id, tool, server, output or error, denied, duration_ms
+//	approval_asked    tool, server, input
+//	approval_answered tool, server, approved, reason
+//	done              answer, sources
+//	error             error
+type Event struct {
+	Type       string          `json:"type"`
+	Session    string          `json:"session,omitempty"`
+	Model      string          `json:"model,omitempty"`
+	Step       int             `json:"step,omitempty"`
+	Text       string          `json:"text,omitempty"`
+	ID         string          `json:"id,omitempty"`
+	Tool       string          `json:"tool,omitempty"`
+	Server     string          `json:"server,omitempty"`
+	Input      json.RawMessage `json:"input,omitempty"`
+	Output     json.RawMessage `json:"output,omitempty"`
+	Denied     bool            `json:"denied,omitempty"`
+	DurationMS *int64          `json:"duration_ms,omitempty"`
+	Approved   *bool           `json:"approved,omitempty"`
+	Reason     string          `json:"reason,omitempty"`
+	Answer     *string         `json:"answer,omitempty"`
+	Sources    []Source        `json:"sources,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	// Unavailable is on the session event: the configured MCP servers
+	// that are not running.
+	Unavailable []UnavailableServer `json:"unavailable_servers,omitempty"`
+}
+
+// eventSink writes Events, one JSON object per line; tool calls that run
+// at once and confirmation questions may emit concurrently. A nil sink
+// drops them.
+type eventSink struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+func newEventSink(w io.Writer) *eventSink {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return &eventSink{enc: enc}
+}
+
+func (s *eventSink) emit(ev Event) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_ = s.enc.Encode(ev)
+}
+
+// RefusedError is returned by Ask, after the output is written, when a
+// guard refused one of the turn's tool calls: the answer was given without
+// them, which a script must be able to tell from the exit status.
+type RefusedError struct{ Tools []string }
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("the answer was given without %s: the call was refused (a confirmation was not approved, or a guard blocked it)", strings.Join(e.Tools, ", "))
+}
+
+// denial reports whether a tool output is a guard's refusal, and its
+// reason.
+func denial(output string) (string, bool) {
+	if !strings.HasPrefix(strings.TrimSpace(output), "{") {
+		return "", false
+	}
+	var d guard.Denial
+	if json.Unmarshal([]byte(output), &d) != nil || !d.Denied {
+		return "", false
+	}
+	return d.Reason, true
+}
+
+// jsonValue is s as a JSON value: itself when it is JSON, else a string.
+func jsonValue(s string) json.RawMessage {
+	if t := strings.TrimSpace(s); t != "" && json.Valid([]byte(t)) {
+		return json.RawMessage(t)
+	}
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// citation matches [n] in an answer.
+var citation = regexp.MustCompile(`\[(\d{1,3})\]`)
+
+// kbHits is the part of a knowledge-base search result that names the
+// hits (kb.SearchTool and our MCP server's searchKnowledge return it).
+type kbHits struct {
+	Hits []struct {
+		No    int    `json:"no"`
+		DocID string `json:"docId"`
+		Title string `json:"title"`
+	} `json:"hits"`
+}
+
+// sources lists the knowledge-base hits the answer cites as [n], in the
+// order first cited. Hits come from every search of the turn whose output
+// has numbered hits with document ids; a later search's hit of the same
+// number replaces an earlier one, as the model saw it last.
+func sources(answer string, steps []agent.StepEvent) []Source {
+	hits := map[int]Source{}
+	for _, ev := range steps {
+		if ev.Err != nil || !strings.Contains(ev.Output, `"hits"`) {
+			continue
+		}
+		var h kbHits
+		if json.Unmarshal([]byte(ev.Output), &h) != nil {
+			continue
+		}
+		for _, hit := range h.Hits {
+			if hit.DocID != "" {
+				hits[hit.No] = Source{No: hit.No, DocID: hit.DocID, Title: hit.Title}
+			}
+		}
+	}
+	out := []Source{}
+	seen := map[int]bool{}
+	for _, m := range citation.FindAllStringSubmatch(answer, -1) {
+		n, _ := strconv.Atoi(m[1])
+		if s, ok := hits[n]; ok && !seen[n] {
+			seen[n] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// toolCall is one call of the turn as it runs: when it started and which
+// server its tool comes from.
+type toolCall struct {
+	step    int
+	tool    string
+	server  string
+	started time.Time
+	dur     time.Duration
+}
+
+// stepOf builds the Answer's step for ev.
+func stepOf(ev agent.StepEvent, call toolCall) Step {
+	s := Step{Step: ev.Step, Tool: ev.ToolName, Server: call.server, Input: jsonOrString(ev.Input), DurationMS: call.dur.Milliseconds()}
+	switch {
+	case ev.Err != nil:
+		s.Error = ev.Err.Error()
+	default:
+		s.Output = jsonValue(ev.Output)
+		_, s.Denied = denial(ev.Output)
+	}
+	return s
+}
+
+func jsonOrString(raw json.RawMessage) json.RawMessage {
+	if len(strings.TrimSpace(string(raw))) == 0 {
+		return json.RawMessage("{}")
+	}
+	if json.Valid(raw) {
+		return raw
+	}
+	b, _ := json.Marshal(string(raw))
+	return b
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentapp/agentapp/internal/term"
+	"github.com/agentapp/agentapp/internal/textsafe"
+	"github.com/agentapp/agentapp/mcpconfig"
+)
+
+// approveProjectServers returns the project servers (from ./.mcp.json) that
+// may run: those approved before, and on a terminal those the user approves
+// now, once each (the answer is kept in the data directory). A project's
+// file comes with the project, from whoever wrote it, and names commands to
+// run, so none runs unasked. Without a terminal nobody can be asked: an
+// unapproved server is skipped with a warning that says how to approve it.
+func approveProjectServers(dataDir string, project []mcpconfig.ScopedServer, stdin io.Reader, stderr io.Writer) ([]mcpconfig.Server, error) {
+	if len(project) == 0 {
+		return nil, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	a, err := mcpconfig.OpenApprovals(filepath.Join(dataDir, approvalsFile))
+	if err != nil {
+		return nil, err
+	}
+	interactive := term.IsTerminal(stdin)
+	var ok []mcpconfig.Server
+	changed := false
+	for _, s := range project {
+		name := s.Server.Name
+		if a.Approved(wd, name, s.Entry) {
+			ok = append(ok, s.Server)
+			continue
+		}
+		if !interactive {
+			fmt.Fprintln(stderr, textsafe.Escape(fmt.Sprintf("agentapp: warning: skipped MCP server %s of %s: a project's servers run only once you approve them; run agentapp mcp approve %s in this directory, or start the chat on a terminal to be asked", name, s.File, name)))
+			continue
+		}
+		fmt.Fprintln(stderr, textsafe.Escape(fmt.Sprintf("This project's %s wants to start MCP server %s: %s", mcpconfig.ProjectFile, name, target(s.Server))))
+		fmt.Fprint(stderr, "Allow it? The answer is remembered for this project. [y/N] ")
+		line, err := readLineUnbuffered(stdin)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("read the answer: %w", err)
+		}
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "y", "yes":
+			a.Approve(wd, name, s.Entry)
+			changed = true
+			ok = append(ok, s.Server)
+		default:
+			fmt.Fprintln(stderr, textsafe.Escape(fmt.Sprintf("MCP server %s not started; the chat asks again next time (agentapp mcp remove %s --scope project drops it).", name, name)))
+		}
+	}
+	if changed {
+		if err := a.Save(); err != nil {
+			return nil, err
+		}
+	}
+	return ok, nil
+}
+
+// readLineUnbuffered reads one line a byte at a time, so that nothing
+// after it is taken from the terminal the line editor reads next.
+func readLineUnbuffered(r io.Reader) (string, error) {
+	var b strings.Builder
+	buf := make([]byte, 1)
+	for b.Len() < 1024 {
+		n, err := r.Read(buf)
+		if n == 1 {
+			if buf[0] == '\n' {
+				return b.String(), nil
+			}
+			b.WriteByte(buf[0])
+		}
+		if err != nil {
+			return b.String(), err
+		}
+	}
+	return b.String(), nil
+}

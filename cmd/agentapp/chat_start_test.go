@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestChatStartsWithoutBrokenServer: a config with one good server (agentapp
+// serve) and one that cannot start, run as a real subprocess. The chat
+// starts, the banner and /mcp show the broken one as failed with its
+// reason, the good one's tools answer; --strict-mcp refuses to start; -p
+// answers and exits 3.
+func TestChatStartsWithoutBrokenServer(t *testing.T) {
+	bin := agentappBin(t)
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no-such-server")
+	cfg := filepath.Join(dir, "servers.json")
+	conf := `{"mcpServers": {
+		"good": {"command": "` + bin + `", "args": ["serve"]},
+		"broken": {"command": "` + missing + `"},
+		"parked": {"command": "whatever", "disabled": true}
+	}}`
+	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(stdin string, args ...string) (string, string, int) {
+		t.Helper()
+		data := t.TempDir()
+		cmd := exec.Command(bin, append([]string{"chat", "--model", "offline", "--config", cfg}, args...)...)
+		cmd.Dir = t.TempDir()
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + data, "AGENTAPP_DATA_DIR=" + data}
+		cmd.Stdin = strings.NewReader(stdin)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), errOut.String(), code
+	}
+
+	out, errOut, code := run("订单 A-1024 到哪了？\n/mcp\n/exit\n")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, s := range []string{
+		"MCP server good: connected, 3 tools",
+		"MCP server broken: failed: ",
+		"MCP server parked: disabled in " + cfg,
+		"已发货",
+		"3 MCP servers:",
+		"  broken: failed: ",
+		"check it by hand: agentapp mcp tools -- " + missing,
+		"    try it again with /mcp restart broken",
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("stdout lacks %q:\n%s", s, out)
+		}
+	}
+	if !strings.Contains(errOut, "agentapp: warning: MCP server broken failed to connect; the chat starts without it") {
+		t.Errorf("stderr lacks the warning:\n%s", errOut)
+	}
+
+	_, errOut, code = run("", "--strict-mcp")
+	if code != 1 || !strings.Contains(errOut, "could not start the chat: an MCP server failed to connect") || !strings.Contains(errOut, "broken") {
+		t.Errorf("--strict-mcp: exit %d, want 1; stderr:\n%s", code, errOut)
+	}
+
+	out, errOut, code = run("", "-p", "订单 A-1024 到哪了？")
+	if code != exitServerFailed || !strings.Contains(out, "已发货") || !strings.Contains(errOut, "answered without MCP server broken") {
+		t.Errorf("-p: exit %d, want %d; stdout %q\nstderr:\n%s", code, exitServerFailed, out, errOut)
+	}
+	// The JSON answer says which servers were missing, and why.
+	out, _, code = run("", "-p", "订单 A-1024 到哪了？", "--output-format", "json")
+	var a struct {
+		Unavailable []struct{ Name, State, Reason string } `json:"unavailable_servers"`
+	}
+	if err := json.Unmarshal([]byte(out), &a); err != nil || code != exitServerFailed || len(a.Unavailable) != 2 ||
+		a.Unavailable[0].Name != "broken" || a.Unavailable[0].State != "failed" || !strings.Contains(a.Unavailable[0].Reason, missing) ||
+		a.Unavailable[1].Name != "parked" || a.Unavailable[1].State != "disabled" {
+		t.Errorf("json: exit %d, err %v, %+v\n%s", code, err, a.Unavailable, out)
+	}
+}
