@@ -216,4 +216,3 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	fmt.Fprintf(stderr, "agentapp web: stopped after %v\n", time.Since(start).Round(time.Second))
 	return nil
 }
-
