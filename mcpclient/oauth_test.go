@@ -247,7 +247,7 @@ func TestOAuthNonInteractiveStaticTokenServer(t *testing.T) {
 	_, err := Connect(context.Background(), mcpconfig.Server{Name: "web", URL: ts.URL},
 		WithOAuth(&OAuthOptions{Store: NewTokenStore(t.TempDir()), OpenURL: noBrowser(t)}))
 	var lr *LoginRequiredError
-	if err == nil || errors.As(err, &lr) || !strings.Contains(err.Error(), "set token (or an Authorization header)") {
+	if err == nil || errors.As(err, &lr) || !strings.Contains(err.Error(), `add "headers": {"Authorization": "Bearer ${TOKEN}"}`) {
 		t.Errorf("err = %v", err)
 	}
 }
