@@ -1,5 +1,5 @@
 // Package support implements the customer-service tools of the demo domain
-// on agentapp's SQLite database: order status look-up, after-sales tickets
+// on agentapp's database (SQLite, or PostgreSQL shared by replicas): order status look-up, after-sales tickets
 // and the hand-off to a human agent.
 //
 // Each tool is an ordinary *agent.Tool whose input schema is a package-level
@@ -73,7 +73,7 @@ func New(ctx context.Context, st *store.Store, opts ...Option) (*Service, error)
 	if st == nil || st.DB == nil {
 		return nil, errors.New("support.New: no open store (call store.Open first)")
 	}
-	if err := st.Migrate(ctx, "support", migrations); err != nil {
+	if err := st.MigrateDialect(ctx, "support", migrations, postgresMigrations); err != nil {
 		return nil, err
 	}
 	s := &Service{st: st, now: time.Now, writeSlot: make(chan struct{}, 1)}
