@@ -22,6 +22,7 @@ func TestRebind(t *testing.T) {
 		{`SELECT '?', "?x", ? -- what?` + "\n" + `, ?`, `SELECT '?', "?x", $1 -- what?` + "\n" + `, $2`},
 		{`SELECT 'it''s?', ? /* ? */ , ?`, `SELECT 'it''s?', $1 /* ? */ , $2`},
 		{`SELECT 'unterminated ?`, `SELECT 'unterminated ?`},
+		{`WHERE substr(id, 1, length(?1)) = ?1`, `WHERE substr(id, 1, length($1)) = $1`},
 	} {
 		if got := store.Rebind(c.in); got != c.want {
 			t.Errorf("Rebind(%q) = %q, want %q", c.in, got, c.want)

@@ -250,7 +250,8 @@ func unavailable(err error) error {
 	return &unavailableError{err: err}
 }
 
-// Rebind rewrites the "?" placeholders of query to PostgreSQL's $1, $2…,
+// Rebind rewrites the "?" placeholders of query to PostgreSQL's $1, $2…
+// (and SQLite's numbered ?NNN to $NNN),
 // leaving question marks inside string literals, quoted identifiers and
 // comments alone.
 func Rebind(query string) string {
@@ -294,6 +295,16 @@ func Rebind(query string) string {
 			b.WriteString(query[i:end])
 			i = end - 1
 		case c == '?':
+			// ?NNN is SQLite's numbered parameter, PostgreSQL's $NNN.
+			j := i + 1
+			for j < len(query) && query[j] >= '0' && query[j] <= '9' {
+				j++
+			}
+			if j > i+1 {
+				b.WriteString("$" + query[i+1:j])
+				i = j - 1
+				continue
+			}
 			n++
 			fmt.Fprintf(&b, "$%d", n)
 		default:
