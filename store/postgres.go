@@ -119,6 +119,10 @@ func openPostgres(ctx context.Context, rawURL string, opts *Options) (*Store, er
 	defer cancel()
 	if err := db.PingContext(pctx); err != nil {
 		db.Close()
+		var ue *unavailableError
+		if errors.As(err, &ue) {
+			err = ue.err
+		}
 		return nil, fmt.Errorf("cannot reach the PostgreSQL database %s: %v (check that the server runs and the URL's host, port, user and password)", shown, redactErr(err, rawURL))
 	}
 	s := &Store{DB: db, Path: shown, dialect: Postgres}
@@ -129,9 +133,10 @@ func openPostgres(ctx context.Context, rawURL string, opts *Options) (*Store, er
 	return s, nil
 }
 
-// redactErr keeps a password in the URL out of an error's text.
+// redactErr keeps a password in the URL out of an error's text, and puts
+// it on one line.
 func redactErr(err error, rawURL string) string {
-	msg := err.Error()
+	msg := oneLine(err.Error())
 	if u, perr := url.Parse(rawURL); perr == nil && u.User != nil {
 		if pw, ok := u.User.Password(); ok && pw != "" {
 			msg = strings.ReplaceAll(msg, pw, "xxxxx")
@@ -225,7 +230,7 @@ var ErrUnavailable = errors.New("the database is unavailable")
 type unavailableError struct{ err error }
 
 func (e *unavailableError) Error() string {
-	return "the database is unavailable: " + e.err.Error() + " (agentapp reconnects by itself once the PostgreSQL server is reachable again)"
+	return "the database is unavailable: " + oneLine(e.err.Error()) + " (agentapp reconnects by itself once the PostgreSQL server is reachable again)"
 }
 
 func (e *unavailableError) Unwrap() []error { return []error{ErrUnavailable, e.err} }
@@ -312,4 +317,23 @@ func Rebind(query string) string {
 		}
 	}
 	return b.String()
+}
+
+// oneLine joins the lines of a message with "; ", dropping repeats: pgx
+// reports each connection attempt (TLS, then plain) on a line of its own,
+// often with the same cause.
+func oneLine(msg string) string {
+	if !strings.Contains(msg, "\n") {
+		return msg
+	}
+	var parts []string
+	seen := map[string]bool{}
+	for _, l := range strings.Split(msg, "\n") {
+		l = strings.TrimSuffix(strings.TrimSpace(l), ":")
+		if l != "" && !seen[l] {
+			seen[l] = true
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
 }

@@ -294,3 +294,7 @@ func (s *Store) Tx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
 	}
 	return tx.Commit()
 }
+
+// SchemaVersion is the version of the store's own schema, for `agentapp db
+// status`.
+func SchemaVersion() int { return len(storeSteps) }

@@ -45,7 +45,8 @@ MCP server, and any external MCP server's tools can be plugged into the chat.`,
 	root.Flags().Bool("version", false, "print the version, VCS revision and Go version")
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.PersistentFlags().String("data-dir", "", "data directory (default $AGENTAPP_DATA_DIR or the user data dir)")
-	root.AddCommand(newChatCmd(), newServeCmd(), newKBCmd(), newMCPCmd(), newVersionCmd(info))
+	addDatabaseFlags(root)
+	root.AddCommand(newChatCmd(), newServeCmd(), newKBCmd(), newMCPCmd(), newDBCmd(), newVersionCmd(info))
 	markUsageErrors(root)
 	return root
 }
