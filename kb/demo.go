@@ -92,8 +92,14 @@ func (k *KB) SeedDemo(ctx context.Context) error {
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO kb_seeded (name, seeded_at) VALUES (?, ?)`,
 			demoSeedName, now.UTC().Format(time.RFC3339Nano))
-		seeded = err == nil
-		return err
+		if err != nil {
+			return err
+		}
+		if err := k.st.Notify(ctx, tx, ChangeChannel); err != nil {
+			return err
+		}
+		seeded = true
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("seed the demo FAQ into the knowledge base: %w", err)

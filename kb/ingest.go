@@ -212,8 +212,10 @@ func (k *KB) Ingest(ctx context.Context, name string, data []byte) (IngestResult
 		if err != nil {
 			return err
 		}
-		res, err = it.storePrepared(ctx, p, time.Now())
-		return err
+		if res, err = it.storePrepared(ctx, p, time.Now()); err != nil || res.Status == StatusUnchanged {
+			return err
+		}
+		return k.st.Notify(ctx, tx, ChangeChannel)
 	})
 	if err != nil {
 		return IngestResult{}, fmt.Errorf("ingest %s: %w", name, err)
@@ -266,7 +268,7 @@ func (k *KB) IngestBatch(ctx context.Context, files []File) ([]IngestResult, []e
 			}
 			results[i] = res
 		}
-		return nil
+		return k.st.Notify(ctx, tx, ChangeChannel)
 	})
 	if err != nil {
 		for i, p := range preps {

@@ -46,6 +46,11 @@ func (e *notFoundError) Error() string {
 
 func (e *notFoundError) Is(target error) bool { return target == ErrNotFound }
 
+// ChangeChannel is the PostgreSQL notification channel on which every
+// committed ingest and removal is announced (store.Notify), so that MCP
+// servers of every replica can tell their clients (store.Listen).
+const ChangeChannel = "agentapp_kb_changed"
+
 // Doc describes one ingested document.
 type Doc struct {
 	// ID is Path with "/" written as "~", a dash and the first 8 hex
@@ -274,7 +279,10 @@ func (k *KB) Chunks(ctx context.Context, id string) ([]string, error) {
 // transaction. An unknown id is an error wrapping ErrNotFound.
 func (k *KB) Remove(ctx context.Context, id string) error {
 	return k.st.Tx(ctx, func(tx *sql.Tx) error {
-		return removeDoc(ctx, tx, id)
+		if err := removeDoc(ctx, tx, id); err != nil {
+			return err
+		}
+		return k.st.Notify(ctx, tx, ChangeChannel)
 	})
 }
 

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/internal/private"
+	"github.com/jackc/pgx/v5"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -40,6 +41,9 @@ type Store struct {
 	Path string
 
 	dialect Dialect
+	// pgConfig is the PostgreSQL connection configuration, for Listen's
+	// connection of its own.
+	pgConfig *pgx.ConnConfig
 }
 
 // Dialect returns the SQL engine of the store.
