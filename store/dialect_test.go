@@ -239,3 +239,70 @@ func TestPostgresOutageFailsFastAndRecovers(t *testing.T) {
 		t.Fatalf("after the server came back: %v", err)
 	}
 }
+
+// TestPostgresListenReconnects receives notifications sent by another
+// store, loses its connection, and receives them again once the server is
+// back; each (re)connection is reported with an empty payload.
+func TestPostgresListenReconnects(t *testing.T) {
+	db := storetest.NewPostgres(t)
+	sender := db.Open()
+	u, err := url.Parse(db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{t: t, target: u.Host, addr: "127.0.0.1:0"}
+	p.start()
+	t.Cleanup(p.stop)
+	u.Host = p.addr
+	st, err := store.OpenURL(context.Background(), u.String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	got := make(chan string, 16)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- st.Listen(ctx, "test_channel", nil, func(p string) { got <- p }) }()
+	defer func() {
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("Listen returned %v, want context.Canceled", err)
+		}
+	}()
+	wait := func(want string) {
+		t.Helper()
+		select {
+		case p := <-got:
+			if p != want {
+				t.Fatalf("payload %q, want %q", p, want)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no notification %q", want)
+		}
+	}
+	notify := func(payload string) {
+		t.Helper()
+		if _, err := sender.DB.Exec(`SELECT pg_notify('test_channel', ?)`, payload); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wait("") // connected
+	notify("one")
+	wait("one")
+	p.stop()
+	p.start()
+	wait("") // reconnected: whatever was sent meanwhile is to be re-read
+	notify("two")
+	wait("two")
+}
+
+func TestListenNeedsPostgres(t *testing.T) {
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Listen(context.Background(), "c", nil, func(string) {}); err == nil {
+		t.Error("Listen on SQLite: no error")
+	}
+}

@@ -197,7 +197,11 @@ func printBanner(w io.Writer, version, endpoint string, tools []*agent.Tool, ndo
 	fmt.Fprintf(w, "agentapp %s MCP server on %s\n", version, endpoint)
 	fmt.Fprintf(w, "  tools:     %s\n", strings.Join(names, ", "))
 	fmt.Fprintf(w, "  resources: %s (%d documents now)\n", mcpserver.DocURITemplate, ndocs)
-	fmt.Fprintf(w, "  data dir:  %s\n", dir)
+	if store.IsPostgresURL(dir) {
+		fmt.Fprintf(w, "  database:  %s\n", dir)
+	} else {
+		fmt.Fprintf(w, "  data dir:  %s\n", dir)
+	}
 	if auth != "" {
 		fmt.Fprintf(w, "  auth:      %s\n", auth)
 	}
