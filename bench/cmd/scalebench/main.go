@@ -20,7 +20,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/agentapp/agentapp/mcpserver"
@@ -94,7 +93,9 @@ func run(eps []string, database string, clients, total, killPID int, killAt floa
 	kill := func() {
 		if killPID > 0 && float64(acked.Load()) >= killAt*float64(total) {
 			killOnce.Do(func() {
-				if err := syscall.Kill(killPID, syscall.SIGKILL); err == nil {
+				// os.Kill is SIGKILL: the replica gets no chance to finish
+				// its calls or close its connections.
+				if p, err := os.FindProcess(killPID); err == nil && p.Signal(os.Kill) == nil {
 					res.Killed = true
 				}
 			})
