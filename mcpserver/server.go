@@ -134,8 +134,9 @@ func New(opts *Options) *Server {
 		Tools:   &mcp.ToolCapabilities{},
 	}
 	if opts.Docs != nil {
-		// No listChanged: documents can be ingested by another process
-		// (`agentapp kb ingest`) that this server cannot observe, so it
+		// listChanged only with DocsChange: documents can be ingested by
+		// another process (`agentapp kb ingest`), which this server hears
+		// of only when something calls DocsChanged for it; without that it
 		// promises only that every resources/list is current.
 		caps.Resources = &mcp.ResourceCapabilities{ListChanged: opts.DocsChange}
 	}
