@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/agentapp/agentapp/store"
@@ -94,4 +95,55 @@ func hitList(hs []Hit) string {
 		s += fmt.Sprintf("%s(%g) ", h.DocID, h.Score)
 	}
 	return s
+}
+
+// TestConcurrentIngestAndSeedAcrossStores ingests one path and seeds the
+// demo FAQ from several stores on one database at once, as replicas
+// starting together do: every call succeeds and each document is stored
+// once. On PostgreSQL that takes the advisory locks of storePrepared and
+// SeedDemo; without them the later callers fail on the unique name.
+func TestConcurrentIngestAndSeedAcrossStores(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.New(t)
+	const n = 4
+	kbs := make([]*KB, n)
+	for i := range kbs {
+		k, err := Open(ctx, db.Open())
+		if err != nil {
+			t.Fatal(err)
+		}
+		kbs[i] = k
+	}
+	errs := make(chan error, 2*n)
+	var wg sync.WaitGroup
+	for _, k := range kbs {
+		wg.Go(func() { errs <- k.SeedDemo(ctx) })
+		wg.Go(func() {
+			_, err := k.Ingest(ctx, "shared/faq.md", []byte("# Shared\n\nEvery replica ingests this one file."))
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	docs, err := kbs[0].List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := map[string]int{}
+	for _, d := range docs {
+		paths[d.Path]++
+	}
+	for p, c := range paths {
+		if c != 1 {
+			t.Errorf("%s stored %d times", p, c)
+		}
+	}
+	if paths["shared/faq.md"] != 1 || len(paths) < 2 {
+		t.Errorf("documents %v: want the shared file and the demo FAQ once each", paths)
+	}
 }
