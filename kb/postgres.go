@@ -38,7 +38,10 @@ var postgresMigrations = map[int]string{
 		PRIMARY KEY (term, chunk_id)
 	)`,
 	4: `CREATE INDEX kb_postings_chunk ON kb_postings (chunk_id)`,
-	5: `SELECT 1`,
+	// A single-character query matches every term that starts with the
+	// character: a range of this index in byte order (COLLATE "C"), which
+	// the database's own collation need not keep contiguous.
+	5: `CREATE INDEX kb_postings_term_c ON kb_postings (term COLLATE "C")`,
 }
 
 // pgStem is the SQL expression of a token's index term: English words
@@ -72,21 +75,22 @@ func pgTokens(ix indexRow) ([]string, []int32) {
 	return toks, cols
 }
 
-// pgSearchSQL ranks chunks with FTS5's BM25 (k1 = 1.2, b = 0.75): a term's
+// pgSearch ranks chunks with FTS5's BM25 (k1 = 1.2, b = 0.75): a term's
 // IDF is ln((N - n + 0.5) / (n + 0.5)), at least 1e-6, over the N chunks
 // and the n that contain it; its frequency in a chunk weighs each
 // occurrence by its column (title 0.5, heading 2.0, body 1.0, as in
 // searchSQL); a chunk's length is its token count over all columns. The
-// query terms are $1; with $2 true each is a prefix (a single CJK
-// character) and matches every term that starts with it. $3 is the limit.
-var pgSearchSQL = `WITH q AS (
-	SELECT DISTINCT CASE WHEN ?2 THEN t ELSE ` + pgStem("t") + ` END AS phrase FROM unnest(?1::text[]) AS t
+// query terms are $1 and the limit $2. phrase is how a query term becomes
+// an index term and match how it finds index terms.
+func pgSearch(phrase, match string) string {
+	return `WITH q AS (
+	SELECT DISTINCT ` + phrase + ` AS phrase FROM unnest(?1::text[]) AS t
 ), stats AS (
 	SELECT COUNT(*)::float8 AS n, COALESCE(AVG(tokens), 0)::float8 AS avgdl FROM kb_chunks
 ), hits AS (
 	SELECT q.phrase, p.chunk_id,
 		SUM(0.5 * p.doc_tf + 2.0 * p.heading_tf + 1.0 * p.body_tf)::float8 AS f
-	FROM q JOIN kb_postings p ON (CASE WHEN ?2 THEN starts_with(p.term, q.phrase) ELSE p.term = q.phrase END)
+	FROM q JOIN kb_postings p ON ` + match + `
 	GROUP BY q.phrase, p.chunk_id
 ), idf AS (
 	SELECT h.phrase, GREATEST(LN((stats.n - COUNT(*) + 0.5) / (COUNT(*) + 0.5)), 1e-6) AS idf
@@ -96,15 +100,28 @@ var pgSearchSQL = `WITH q AS (
 		SUM(idf.idf * h.f * 2.2 / (h.f + 1.2 * (0.25 + 0.75 * c.tokens / GREATEST(stats.avgdl, 1)))) AS score
 	FROM hits h JOIN idf ON idf.phrase = h.phrase JOIN kb_chunks c ON c.id = h.chunk_id CROSS JOIN stats
 	GROUP BY h.chunk_id
-	ORDER BY score DESC, h.chunk_id LIMIT ?3
+	ORDER BY score DESC, h.chunk_id LIMIT ?2
 )
 SELECT c.doc_id, d.title, c.text, s.score
 FROM scored s JOIN kb_chunks c ON c.id = s.chunk_id JOIN kb_documents d ON d.id = c.doc_id
 ORDER BY s.score DESC, c.id`
+}
+
+var (
+	// pgWordsSQL searches words and CJK bigrams, stemmed as indexed.
+	pgWordsSQL = pgSearch(pgStem("t"), `p.term = q.phrase`)
+	// pgPrefixSQL searches single CJK characters, each matching every
+	// term that starts with it: a range of kb_postings_term_c.
+	pgPrefixSQL = pgSearch("t", `p.term COLLATE "C" >= q.phrase AND p.term COLLATE "C" < q.phrase || chr(1114111)`)
+)
 
 // searchPostgres runs one search on PostgreSQL.
 func (k *KB) searchPostgres(ctx context.Context, terms []string, prefix bool, n int) ([]Hit, error) {
-	rows, err := k.st.DB.QueryContext(ctx, pgSearchSQL, terms, prefix, n)
+	q := pgWordsSQL
+	if prefix {
+		q = pgPrefixSQL
+	}
+	rows, err := k.st.DB.QueryContext(ctx, q, terms, n)
 	if err != nil {
 		return nil, fmt.Errorf("search the knowledge base: %w", err)
 	}
