@@ -22,9 +22,16 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/agentapp-scale.XXXXXX")
 chmod 755 "$work"
 pids=()
 own_cluster=""
+made_dbs=()
 cleanup() {
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  if [ -n "$own_cluster" ]; then bash "$root/.ci/pg-cluster" stop "$work/pg" || true; fi
+  if [ -n "$own_cluster" ]; then
+    bash "$root/.ci/pg-cluster" stop "$work/pg" || true
+  else
+    for d in "${made_dbs[@]}"; do
+      PGOPTIONS='-c client_min_messages=warning' psql -q "$base" -c "DROP DATABASE IF EXISTS $d WITH (FORCE)" >/dev/null 2>&1 || true
+    done
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -42,14 +49,15 @@ say "building agentapp and scalebench"
 go build -o "$work/agentapp" ./cmd/agentapp
 go build -o "$work/scalebench" ./bench/cmd/scalebench
 
-# newdb NAME prints the URL of a new, empty database NAME on the server.
+# newdb NAME sets url to that of a new, empty database NAME on the server.
 newdb() {
   "$work/agentapp" --database "$base" db status >/dev/null  # the server answers
   local admin=${base%%\?*}
   local q=""
   case "$base" in *\?*) q="?${base#*\?}" ;; esac
   PGOPTIONS='-c client_min_messages=warning' psql -q "$base" -c "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1" >/dev/null
-  echo "${admin%/*}/$1$q"
+  made_dbs+=("$1")
+  url="${admin%/*}/$1$q"
 }
 
 # start_replica URL: starts a replica on a free port and appends its pid
@@ -79,7 +87,7 @@ mkdir -p "$(dirname "$out")"
 : > "$out"
 
 for replicas in 1 3; do
-  url=$(newdb "agentapp_scale_$replicas")
+  newdb "agentapp_scale_$replicas"
   "$work/agentapp" --database "$url" db migrate >/dev/null
   eps=()
   for _ in $(seq "$replicas"); do start_replica "$url"; done
