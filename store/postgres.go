@@ -147,7 +147,7 @@ func redactErr(err error, rawURL string) string {
 
 // migrationLockKey is the advisory lock migrations hold on PostgreSQL, so
 // that replicas starting together apply each step once. Any fixed number
-// works; this one spells "agentapp" in its bytes' low half.
+// works; this one is "agntapp" in ASCII.
 const migrationLockKey = 0x61676e74617070
 
 // lockMigrationsOn takes the migration lock on conn on PostgreSQL and
