@@ -57,6 +57,7 @@ type connectOptions struct {
 	lists               ListLimits
 	restart             RestartPolicy
 	httpBase            http.RoundTripper // tests: the transport under the HTTP client
+	oauth               *OAuthOptions     // nil: no OAuth logins
 }
 
 // WithGracePeriods sets the close sequence's waits after stdin EOF and after
@@ -129,6 +130,7 @@ type Bridge struct {
 
 	sem     chan struct{} // one restart or re-listing at a time
 	stale   atomic.Bool   // the server announced a tool list change
+	legacy  atomic.Bool   // a bare URL turned out to be a legacy SSE server
 	changed chan struct{}
 
 	calls     callSet
@@ -346,17 +348,59 @@ type ConnectError struct {
 	Server string
 	Err    error
 	msg    string
+	legacy bool // the server refused streamable HTTP as a legacy SSE server does
 }
 
 func (e *ConnectError) Error() string { return e.msg }
 func (e *ConnectError) Unwrap() error { return e.Err }
 
+// dialHTTP connects over HTTP with the transport the config names; for a
+// bare URL it tries streamable HTTP, then the legacy SSE transport when
+// the server answered like a legacy one, and keeps to SSE afterwards.
 func (b *Bridge) dialHTTP(ctx context.Context) (*conn, toolList, error) {
+	switch {
+	case b.cfg.Transport == mcpconfig.TransportSSE || b.legacy.Load():
+		return b.dialSSE(ctx)
+	case b.cfg.Transport == mcpconfig.TransportHTTP:
+		return b.dialStreamable(ctx)
+	}
+	c, tools, err := b.dialStreamable(ctx)
+	var ce *ConnectError
+	if err == nil || !errors.As(err, &ce) || !ce.legacy || ctx.Err() != nil {
+		return c, tools, err
+	}
+	b.opts.logger.Debug("the server refused streamable HTTP; trying the legacy SSE transport", "server", b.name)
+	c, tools, serr := b.dialSSE(ctx)
+	if serr != nil {
+		var sce *ConnectError
+		if errors.As(serr, &sce) {
+			sce.msg += fmt.Sprintf(" (streamable HTTP was tried first: %s; set \"type\" to \"http\" or \"sse\" to try only one)", safeText(ce.Err))
+		}
+		return nil, toolList{}, serr
+	}
+	b.legacy.Store(true)
+	return c, tools, nil
+}
+
+func (b *Bridge) dialStreamable(ctx context.Context) (*conn, toolList, error) {
 	timeout := b.connectTimeout()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	ctx, clock := newConnectClock(ctx, timeout)
+	defer clock.stop()
 	hc, ht := newHTTPClient(&b.cfg, b.opts)
-	c := &conn{release: hc.CloseIdleConnections, ht: ht, capture: ht.capture}
+	var flow *oauthFlow
+	if b.opts.oauth != nil && b.cfg.Token == "" && b.cfg.Headers["Authorization"] == "" {
+		var err error
+		if flow, err = newOAuthFlow(&b.cfg, b.opts.oauth, b.opts.logger, &http.Client{Transport: &legacyIssuer{base: ht.base}, Timeout: authRequestTimeout}, clock); err != nil {
+			hc.CloseIdleConnections()
+			return nil, toolList{}, &ConnectError{Server: b.name, Err: err, msg: safeText(err)}
+		}
+		ht.oauth = true
+	}
+	release := hc.CloseIdleConnections
+	if flow != nil {
+		release = func() { flow.close(); hc.CloseIdleConnections() }
+	}
+	c := &conn{release: release, ht: ht, capture: ht.capture}
 	t := &mcp.StreamableClientTransport{
 		Endpoint:   b.cfg.URL,
 		HTTPClient: hc,
@@ -364,17 +408,30 @@ func (b *Bridge) dialHTTP(ctx context.Context) (*conn, toolList, error) {
 		// frame. Plain JSON bodies are bounded by headerTransport.
 		MaxEventSize: b.opts.maxFrame,
 	}
+	if flow != nil {
+		t.OAuthHandler = flow
+	}
 	fail := func(phase string, err error) error {
 		if c.session != nil {
 			_ = c.session.Close()
 		}
-		hc.CloseIdleConnections()
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		release()
+		if flow != nil {
+			if lr := flow.needed.Load(); lr != nil {
+				return &ConnectError{Server: b.name, Err: lr, msg: lr.Error()}
+			}
+		}
+		if timedOut(ctx) {
 			err = fmt.Errorf("no answer within %s (the connect timeout): %w", timeout, err)
 		}
 		err = ht.explain(err)
-		return &ConnectError{Server: b.name, Err: err,
-			msg: fmt.Sprintf("connecting to MCP server %s (%s) failed during %s: %s", b.name, b.cfg.URL, phase, safeText(err))}
+		st := ht.firstPost.Load()
+		legacy := st == 400 || st == 404 || st == 405
+		msg := fmt.Sprintf("connecting to MCP server %s (%s) failed during %s: %s", b.name, b.cfg.URL, phase, safeText(err))
+		if legacy && b.cfg.Transport == mcpconfig.TransportHTTP {
+			msg += fmt.Sprintf(" (the server answered %d to a streamable HTTP request, as servers of the legacy SSE transport do; if it is one, set \"type\": \"sse\" or use --transport sse)", st)
+		}
+		return &ConnectError{Server: b.name, Err: err, legacy: legacy, msg: msg}
 	}
 	// No connection wrapper here: the SDK opens the standalone SSE stream
 	// (which carries notifications such as tools/list_changed) only on its

@@ -9,6 +9,13 @@
 // handshakes, two-channel results, process lifetimes) stays in this
 // package; it knows nothing of agentapp's domain or of the chat.
 //
+// Remote servers: an HTTP server is spoken to with streamable HTTP or the
+// legacy HTTP+SSE transport (mcpconfig.Server.Transport; a bare URL tries
+// the first, then the second). WithOAuth lets a streamable HTTP server that
+// answers 401 be logged in to with OAuth 2.1 through the SDK's auth
+// package, the tokens kept in a TokenStore; without a browser allowed, a
+// server that needs a login fails with a *LoginRequiredError.
+//
 // A Bridge supervises its server: a stdio server runs in its own process
 // group and is stopped as a group (EOF, SIGTERM, SIGKILL); a server that
 // exits is restarted on the next call, within a budget, after which it is
@@ -33,7 +40,9 @@
 //     files mcpconfig reads do (a server started without PATH or HOME
 //     rarely works);
 //   - on Windows a .cmd or .bat server is run through %ComSpec%, where
-//     Windows says its command interpreter is.
+//     Windows says its command interpreter is;
+//   - OpenBrowser, the default opener of an OAuth login, runs $BROWSER,
+//     the user's choice of browser for every program.
 //
 // Nothing is logged on the default logger: WithLogger says where the
 // package's records go, and without it they are discarded.

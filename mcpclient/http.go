@@ -49,6 +49,14 @@ type headerTransport struct {
 	// sleep waits between retries; tests replace it.
 	sleep        func(ctx context.Context, d time.Duration) error
 	unauthorized atomic.Bool
+	// firstPost is the status of the first initialize POST's answer: a
+	// legacy SSE server refuses it with 404, 405 or 400. (The SDK's
+	// server/discover probe before it gets a 400 from many current
+	// servers too, so its answer says nothing.)
+	firstPost atomic.Int32
+	// oauth: the SDK's OAuth handler logs in on a 401, so explain has
+	// other advice.
+	oauth bool
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -78,6 +86,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if resp.StatusCode == http.StatusUnauthorized {
 		t.unauthorized.Store(true)
+	}
+	if msg.Method == "initialize" {
+		t.firstPost.CompareAndSwap(0, int32(resp.StatusCode))
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	sse := mt == "text/event-stream"
@@ -314,7 +325,10 @@ func (t *headerTransport) explain(err error) error {
 		return err
 	}
 	what := "no bearer token was sent; set token (or an Authorization header) in the server's config"
-	if t.token != "" || t.headers["Authorization"] != "" {
+	switch {
+	case t.oauth:
+		what = "no bearer token was sent, and logging in with OAuth did not give access (the cause is at the end); if the server takes a static token instead, set token (or an Authorization header) in the server's config"
+	case t.token != "" || t.headers["Authorization"] != "":
 		what = "the bearer token was refused; check that it is the right one and not expired"
 	}
 	return fmt.Errorf("the server answered 401 Unauthorized: %s (%w)", what, err)

@@ -48,7 +48,7 @@ func (e *Error) Error() string {
 // Claude Desktop and Cursor write, plus agentapp's own.
 var knownFields = []string{
 	"command", "args", "env", "cwd",
-	"type", "url", "headers",
+	"type", "url", "headers", "oauth",
 	"disabled", "timeout", "allowedTools", "excludedTools", "toolPrefix",
 }
 
@@ -237,11 +237,13 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 		return cfg, false, err
 	}
 	switch kind {
-	case "", "stdio", "http", "streamable-http", "streamableHttp":
+	case "", "stdio":
+	case "http", "streamable-http", "streamableHttp":
+		cfg.Transport = TransportHTTP
 	case "sse":
-		return cfg, false, fail("type", "the legacy SSE transport is not supported; use the server's streamable HTTP endpoint with \"type\": \"http\"")
+		cfg.Transport = TransportSSE
 	default:
-		return cfg, false, fail("type", "unknown type %q; want \"stdio\" or \"http\" (\"streamable-http\" is accepted too)", kind)
+		return cfg, false, fail("type", "unknown type %q; want \"stdio\", \"http\" (\"streamable-http\" is accepted too) or \"sse\"", kind)
 	}
 
 	command, hasCommand, err := str("command")
@@ -297,9 +299,17 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 		if cfg.Headers, err = ex.expandMap("headers", headers); err != nil {
 			return cfg, false, err
 		}
+		if v, ok := obj.get("oauth"); ok && !isNull(v) {
+			if cfg.OAuth, err = parseOAuth(v, ex, fail); err != nil {
+				return cfg, false, err
+			}
+		}
 	} else {
 		if hasHeaders {
 			return cfg, false, fail("headers", "only HTTP servers take headers; this one is a stdio command")
+		}
+		if _, ok := obj.get("oauth"); ok {
+			return cfg, false, fail("oauth", "only HTTP servers log in with OAuth; this one is a stdio command")
 		}
 		if !hasCommand || strings.TrimSpace(command) == "" {
 			return cfg, false, fail("command", "missing; a stdio server needs \"command\" (and usually \"args\"), an HTTP server needs \"url\"")

@@ -43,7 +43,7 @@ func TestLoadConfigExpansionHTTPAndOurFields(t *testing.T) {
 	}
 	want := []Server{
 		{Name: "cursor-style", URL: "http://127.0.0.1:8931/mcp"},
-		{Name: "remote", URL: "https://mcp.example.com/mcp",
+		{Name: "remote", URL: "https://mcp.example.com/mcp", Transport: TransportHTTP,
 			Headers:       map[string]string{"Authorization": "Bearer s3cret", "X-Client": "agentapp"},
 			ExcludedTools: []string{"deleteEverything"}},
 		{Name: "shop", Command: "agentapp", Args: []string{"serve", "--data-dir", "/srv/shop"},
@@ -143,7 +143,14 @@ func TestLoadConfigInvalid(t *testing.T) {
 		{"env number value", `{"mcpServers": {"files": {"command": "npx", "env": {"PORT": 8080}}}}`, []string{`field "env"`, "values are strings"}},
 		{"cwd not string", `{"mcpServers": {"files": {"command": "npx", "cwd": 1}}}`, []string{`field "cwd"`, "want a string"}},
 		{"type unknown", `{"mcpServers": {"r": {"type": "websocket", "url": "https://h"}}}`, []string{`server "r"`, `field "type"`, `"websocket"`}},
-		{"type sse", `{"mcpServers": {"r": {"type": "sse", "url": "https://h/sse"}}}`, []string{`field "type"`, "SSE"}},
+		{"sse without url", `{"mcpServers": {"r": {"type": "sse"}}}`, []string{`field "url"`, "missing"}},
+		{"oauth on stdio", `{"mcpServers": {"r": {"command": "x", "oauth": {"clientId": "c"}}}}`, []string{`field "oauth"`, "stdio"}},
+		{"oauth not object", `{"mcpServers": {"r": {"url": "https://h", "oauth": "c"}}}`, []string{`field "oauth"`, "object"}},
+		{"oauth unknown field", `{"mcpServers": {"r": {"url": "https://h", "oauth": {"client_id": "c"}}}}`, []string{`field "oauth.client_id"`, "clientId"}},
+		{"oauth secret without id", `{"mcpServers": {"r": {"url": "https://h", "oauth": {"clientSecret": "s"}}}}`, []string{`field "oauth.clientSecret"`, "clientId"}},
+		{"oauth metadata url http", `{"mcpServers": {"r": {"url": "https://h", "oauth": {"clientMetadataUrl": "http://a/c.json"}}}}`, []string{`field "oauth.clientMetadataUrl"`, "https"}},
+		{"oauth port", `{"mcpServers": {"r": {"url": "https://h", "oauth": {"callbackPort": 70000}}}}`, []string{`field "oauth.callbackPort"`, "65535"}},
+		{"oauth scope with space", `{"mcpServers": {"r": {"url": "https://h", "oauth": {"scopes": ["a b"]}}}}`, []string{`field "oauth.scopes"`, "not a scope"}},
 		{"type not string", `{"mcpServers": {"r": {"type": 1, "url": "https://h"}}}`, []string{`field "type"`, "want a string"}},
 		{"http without url", `{"mcpServers": {"r": {"type": "http"}}}`, []string{`server "r"`, `field "url"`, "missing"}},
 		{"stdio with url", `{"mcpServers": {"r": {"type": "stdio", "command": "x", "url": "https://h"}}}`, []string{`field "url"`, "stdio"}},
@@ -208,7 +215,7 @@ func TestLoadConfigTolerates(t *testing.T) {
 	}
 	want := []Server{
 		{Name: "files", Command: "npx"},
-		{Name: "on", URL: "http://localhost:3000/mcp"},
+		{Name: "on", URL: "http://localhost:3000/mcp", Transport: TransportHTTP},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("servers (-want +got):\n%s", diff)
@@ -382,5 +389,34 @@ func wantErr(t *testing.T, err error, subs ...string) {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("error %q does not mention %q", err, s)
 		}
+	}
+}
+
+// TestLoadConfigSSEAndOAuth: "type": "sse" selects the legacy transport, a
+// bare url leaves the choice to the client, and the oauth object is read
+// whole, with ${VAR} expansion in its strings.
+func TestLoadConfigSSEAndOAuth(t *testing.T) {
+	got, err := parseConfig("remote.json", []byte(`{"mcpServers": {
+		"legacy": {"type": "sse", "url": "http://127.0.0.1:3001/sse"},
+		"bare": {"url": "https://mcp.example.com/mcp"},
+		"saas": {"type": "http", "url": "https://mcp.example.com/mcp", "oauth": {
+			"clientId": "agentapp-cli", "clientSecret": "${SECRET}",
+			"clientMetadataUrl": "https://agentapp.example/client.json",
+			"scopes": ["tickets:read", "tickets:write"], "callbackPort": 8765}},
+		"spaced": {"url": "https://h/mcp", "oauth": {"scopes": "read write"}}
+	}}`), &LoadOptions{LookupEnv: lookupIn(map[string]string{"SECRET": "shh"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Server{
+		{Name: "bare", URL: "https://mcp.example.com/mcp"},
+		{Name: "legacy", URL: "http://127.0.0.1:3001/sse", Transport: TransportSSE},
+		{Name: "saas", URL: "https://mcp.example.com/mcp", Transport: TransportHTTP, OAuth: &OAuth{
+			ClientID: "agentapp-cli", ClientSecret: "shh", ClientMetadataURL: "https://agentapp.example/client.json",
+			Scopes: []string{"tickets:read", "tickets:write"}, CallbackPort: 8765}},
+		{Name: "spaced", URL: "https://h/mcp", OAuth: &OAuth{Scopes: []string{"read", "write"}}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("servers (-want +got):\n%s", diff)
 	}
 }

@@ -29,6 +29,15 @@ type Server struct {
 	Headers map[string]string
 	// Token, when set, is sent as "Authorization: Bearer <token>".
 	Token string
+	// Transport chooses how to speak to URL: TransportHTTP (streamable
+	// HTTP only), TransportSSE (the legacy HTTP+SSE transport), or
+	// TransportAuto, the zero value: streamable HTTP first, then SSE when
+	// the server answers like a legacy one.
+	Transport Transport
+	// OAuth tunes the OAuth 2.1 login an HTTP server may ask for; nil means
+	// the defaults (dynamic client registration, the server's scopes, a
+	// free loopback port).
+	OAuth *OAuth
 
 	// ConnectTimeout bounds the connection; 0 means mcpclient.DefaultConnectTimeout.
 	ConnectTimeout time.Duration
@@ -42,6 +51,34 @@ type Server struct {
 	AllowedTools []string
 	// ExcludedTools drops these tools (names before ToolPrefix).
 	ExcludedTools []string
+}
+
+// Transport is how an HTTP server is spoken to.
+type Transport string
+
+const (
+	TransportAuto Transport = ""
+	TransportHTTP Transport = "http"
+	TransportSSE  Transport = "sse"
+)
+
+// OAuth is the client side of an OAuth 2.1 login, for servers whose
+// authorization server does not support dynamic client registration or
+// that want specific scopes. Every field is optional.
+type OAuth struct {
+	// ClientID and ClientSecret are a client registered with the
+	// authorization server beforehand; they are used first when set.
+	ClientID     string
+	ClientSecret string
+	// ClientMetadataURL is an https URL of a client ID metadata document,
+	// used when the authorization server supports such documents and no
+	// ClientID is set.
+	ClientMetadataURL string
+	// Scopes, when set, are requested instead of those the server names.
+	Scopes []string
+	// CallbackPort is the loopback port of the login's redirect, for
+	// clients registered with a fixed redirect URI; 0 picks a free port.
+	CallbackPort int
 }
 
 // IsHTTP reports whether the server is reached over HTTP.

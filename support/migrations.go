@@ -51,6 +51,12 @@ var migrations = []string{
 		session    TEXT NOT NULL,
 		created_at TEXT NOT NULL
 	)`,
+	// 9: when an operator marked a hand-off resolved ('' while it is
+	// open). Plain SQL that PostgreSQL runs as well.
+	`ALTER TABLE support_handoffs ADD COLUMN resolved_at TEXT NOT NULL DEFAULT ''`,
+	// 10: when an operator marked a ticket resolved ('' while it is open);
+	// the ticket's status says "resolved" from then on.
+	`ALTER TABLE support_tickets ADD COLUMN resolved_at TEXT NOT NULL DEFAULT ''`,
 }
 
 // postgresMigrations replaces the steps PostgreSQL needs written

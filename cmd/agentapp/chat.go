@@ -180,7 +180,7 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 	}
 
 	var observer agent.Observer
-	connectOpts := []mcpclient.ConnectOption{mcpclient.WithLogger(logger)}
+	connectOpts := []mcpclient.ConnectOption{mcpclient.WithLogger(logger), chatOAuth(dir, chatConfigPath(f))}
 	if trace.Enabled(f.trace, os.Getenv) {
 		observer = trace.New(stderr)
 		connectOpts = append(connectOpts, mcpclient.WithStderrEcho(stderr))

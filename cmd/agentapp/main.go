@@ -46,7 +46,7 @@ MCP server, and any external MCP server's tools can be plugged into the chat.`,
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.PersistentFlags().String("data-dir", "", "data directory (default $AGENTAPP_DATA_DIR or the user data dir)")
 	addDatabaseFlags(root)
-	root.AddCommand(newChatCmd(), newServeCmd(), newKBCmd(), newMCPCmd(), newDBCmd(), newVersionCmd(info))
+	root.AddCommand(newChatCmd(), newServeCmd(), newWebCmd(), newKBCmd(), newMCPCmd(), newDBCmd(), newVersionCmd(info))
 	markUsageErrors(root)
 	return root
 }
@@ -150,14 +150,14 @@ func run(args []string) int {
 }
 
 // startsServers reports whether the command args select may start stdio
-// MCP servers: chat and the mcp client commands.
+// MCP servers: chat, web and the mcp client commands.
 func startsServers(root *cobra.Command, args []string) bool {
 	cmd, _, err := root.Find(args)
 	if err != nil {
 		return false
 	}
 	for c := cmd; c != nil && c != root; c = c.Parent() {
-		if c.Parent() == root && (c.Name() == "chat" || c.Name() == "mcp") {
+		if c.Parent() == root && (c.Name() == "chat" || c.Name() == "mcp" || c.Name() == "web") {
 			return true
 		}
 	}

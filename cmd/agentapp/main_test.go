@@ -49,6 +49,7 @@ func TestStartsServers(t *testing.T) {
 		"--data-dir /tmp/x chat -p hi": true,
 		"mcp tools -- agentapp serve":  true,
 		"mcp call getOrderStatus {}":   true,
+		"web --http 127.0.0.1:0":       true,
 		"serve":                        false,
 		"serve --http 127.0.0.1:0":     false,
 		"kb list":                      false,

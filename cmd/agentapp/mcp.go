@@ -39,6 +39,7 @@ type mcpFlags struct {
 	callTimeout    time.Duration
 	connectTimeout time.Duration
 	verbose        bool
+	auth           authFlags // remote servers: transport and OAuth (mcp_auth.go)
 }
 
 func newMCPCmd() *cobra.Command {
@@ -76,6 +77,8 @@ printed), 2 usage, 3 connection or protocol failure (message on stderr).`,
 	pf.DurationVar(&f.callTimeout, "timeout", 0, "timeout of each request: call, resources, read (default the config's \"timeout\", else 60s)")
 	pf.DurationVar(&f.connectTimeout, "connect-timeout", 0, "connect timeout (default 30s, or the config's)")
 	pf.BoolVarP(&f.verbose, "verbose", "v", false, "echo the stdio server's stderr on our stderr")
+	f.auth.register(pf)
+	cmd.AddCommand(newMCPLoginCmd(f), newMCPLogoutCmd(f))
 	cmd.AddCommand(
 		&cobra.Command{
 			Use:   "tools [--server S] [-- COMMAND ARGS…]",
@@ -179,6 +182,13 @@ func withBridge(cmd *cobra.Command, f *mcpFlags, args []string, maxOwn int, fn f
 	if f.verbose {
 		opts = append(opts, mcpclient.WithStderrEcho(cmd.ErrOrStderr()))
 	}
+	if cfg.IsHTTP() {
+		oauth, err := f.auth.oauthOption(cmd, f)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, oauth)
+	}
 	b, err := mcpclient.Connect(ctx, cfg, opts...)
 	if err != nil {
 		return &exitError{mcpExitConnection, err}
@@ -243,6 +253,9 @@ func resolveServer(f *mcpFlags, command []string, logger *slog.Logger) (mcpconfi
 		}
 	} else if f.token != "" || len(f.headers) > 0 {
 		return cfg, errors.New("--token and --header apply to HTTP servers only")
+	}
+	if err := f.auth.apply(&cfg); err != nil {
+		return cfg, err
 	}
 	if f.callTimeout > 0 {
 		cfg.CallTimeout = f.callTimeout

@@ -22,6 +22,10 @@ func TestLayering(t *testing.T) {
 		{"mcpconfig", []string{"support", "kb", "store", "chat", "mcpserver", "mcpclient", "agent"}},
 		{"agent", []string{"mcpserver", "mcpclient", "mcpconfig", "chat", "guard", "support", "kb", "store", "trace"}},
 		{"guard", []string{"kb", "store", "support", "chat", "mcpserver", "mcpclient"}},
+		// web sits beside chat: it uses the chat's machinery, never the
+		// other way round, and reaches MCP servers only through mcpclient.
+		{"web", []string{"mcpserver", "cmd/agentapp"}},
+		{"chat", []string{"web"}},
 	}
 	for _, r := range rules {
 		out, err := exec.Command("go", "list", "-deps", mod+r.pkg).Output()

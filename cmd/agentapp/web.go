@@ -1,0 +1,199 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/chat"
+	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/mcpclient"
+	"github.com/agentapp/agentapp/support"
+	"github.com/agentapp/agentapp/web"
+	"github.com/spf13/cobra"
+)
+
+// webTokenEnv supplies the operator view's token; from the environment
+// only, so it stays out of `ps` output.
+const webTokenEnv = "AGENTAPP_WEB_TOKEN"
+
+type webFlags struct {
+	chatFlags
+	http string
+}
+
+func newWebCmd() *cobra.Command {
+	var f webFlags
+	cmd := &cobra.Command{
+		Use:   "web",
+		Short: "Serve the assistant on the web: chat page, chat API, OpenAI-compatible endpoint, operator view",
+		Long: `web serves the customer-service assistant over HTTP from one process:
+
+  /                      the chat page (Chinese and English, phone-sized screens too)
+  /api/sessions          the chat API: each answer streams as server-sent events
+  /v1/chat/completions   an OpenAI-compatible endpoint (the whole agent as one model)
+  /v1/models             its model list
+  /operator              hand-offs and tickets, each markable resolved
+  /healthz /readyz       liveness; readiness (database reachable, MCP servers connected)
+  /metrics               Prometheus metrics
+
+It uses the chat's tools, MCP servers (--mcp, --config), model (--model) and
+guards (AGENT_GUARD_*); a tool in AGENT_GUARD_CONFIRM is approved with the
+page's Allow / Deny buttons, and refused after 60 s without an answer.
+
+It listens on a loopback address by default. Bound to any other address it
+needs a token for the operator view in ` + webTokenEnv + ` and refuses to
+start without one; the operator then signs in with that token as the password.`,
+		Example: `  agentapp web
+  agentapp web --http 127.0.0.1:9000 --mcp "agentapp serve"
+  AGENT_GUARD_CONFIRM=createTicket agentapp web --mcp "agentapp serve"
+  ` + webTokenEnv + `=secret agentapp web --http 0.0.0.0:8080`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			err := runWeb(cmd, &f)
+			if ee := (*exitError)(nil); errors.As(err, &ee) && ee.code == exitUsage {
+				return usageHint(cmd, err)
+			}
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.http, "http", "127.0.0.1:8080", "listen on `ADDR` (port 0 picks a free port); a non-loopback address needs "+webTokenEnv)
+	fl.StringVar(&f.model, "model", "", `"offline" for the offline demo model, or a model name for the OpenAI-compatible provider (default: offline without an API key)`)
+	fl.StringArrayVar(&f.mcp, "mcp", nil, `connect an MCP server started by this command line (repeatable), as in agentapp chat`)
+	fl.StringVar(&f.config, "config", "", "mcpServers config file (default ./"+defaultConfigFile+" when it exists)")
+	fl.IntVar(&f.maxSteps, "max-steps", agent.DefaultMaxSteps, "most tool rounds per answer")
+	fl.DurationVar(&f.turnTimeout, "turn-timeout", chat.DefaultTurnTimeout, "time limit for one whole answer, tool calls included")
+	return cmd
+}
+
+// checkWebAddr validates --http against the token: any address that is
+// not loopback (":8080" and "0.0.0.0:8080" included) needs one.
+func checkWebAddr(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usageError("--http %q is not HOST:PORT (%v), e.g. --http 127.0.0.1:8080", addr, err)
+	}
+	loopback := strings.EqualFold(host, "localhost")
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		loopback = true
+	}
+	if !loopback && strings.TrimSpace(token) == "" {
+		return usageError("--http %s is not a loopback address, so the operator view needs a token: set %s (or bind 127.0.0.1)", addr, webTokenEnv)
+	}
+	return nil
+}
+
+func runWeb(cmd *cobra.Command, f *webFlags) error {
+	stderr := cmd.ErrOrStderr()
+	logger := cliLogger(stderr, slog.LevelInfo)
+	token := os.Getenv(webTokenEnv)
+	switch {
+	case f.maxSteps < 1:
+		return usageError("--max-steps must be at least 1")
+	case f.turnTimeout <= 0:
+		return usageError("--turn-timeout must be positive, e.g. 2m")
+	}
+	if err := checkWebAddr(f.http, token); err != nil {
+		return err
+	}
+	m, info, _, err := chooseModel(f.model)
+	if err != nil {
+		return err
+	}
+	servers, err := serverConfigs(&f.chatFlags, logger)
+	if err != nil {
+		return err
+	}
+	dir, err := dataDir(cmd)
+	if err != nil {
+		return err
+	}
+	guardCfg, err := readGuardConfig(os.Getenv, dir)
+	if err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	// Listen before the data is touched: a port in use is the likeliest
+	// failure and must leave nothing behind.
+	ln, err := net.Listen("tcp", f.http)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s: %w (is another server using the port? try another port, or port 0 for a free one)", f.http, err)
+	}
+	defer ln.Close()
+
+	audit := guard.NewAudit(guardCfg.AuditLog, logger)
+	defer audit.Close()
+	guards := guard.New(guardCfg, nil, audit) // the web asks on the page
+	st, err := openStore(cmd)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	local, err := chat.LocalTools(ctx, st, guards, logger)
+	if err != nil {
+		return err
+	}
+	svc, err := support.New(ctx, st)
+	if err != nil {
+		return err
+	}
+	connected, err := connectServers(ctx, nil, servers, []mcpclient.ConnectOption{mcpclient.WithLogger(logger)})
+	if err != nil {
+		return err
+	}
+	srv, err := web.New(ctx, web.Options{
+		Model:       m,
+		Local:       local,
+		Servers:     connected,
+		Guards:      guards,
+		Store:       st,
+		Support:     svc,
+		Token:       token,
+		Logger:      logger,
+		MaxSteps:    f.maxSteps,
+		TurnTimeout: f.turnTimeout,
+	})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+
+	base := "http://" + ln.Addr().String()
+	fmt.Fprintf(stderr, "agentapp web on %s/\n", base)
+	fmt.Fprintf(stderr, "  model:     %s (%s)\n", m.Name(), info)
+	fmt.Fprintf(stderr, "  tools:     %d local, %d MCP %s\n", len(local), len(connected), plural(len(connected), "server", "servers"))
+	fmt.Fprintf(stderr, "  chat API:  %s/api/sessions\n", base)
+	fmt.Fprintf(stderr, "  OpenAI:    %s/v1 (model %q)\n", base, web.DefaultModelID)
+	if token != "" {
+		fmt.Fprintf(stderr, "  operator:  %s/operator (token from %s)\n", base, webTokenEnv)
+	} else {
+		fmt.Fprintf(stderr, "  operator:  %s/operator (no token: loopback only)\n", base)
+	}
+	if active := guardCfg.Active(); len(active) > 0 {
+		fmt.Fprintf(stderr, "  guards:    %s\n", strings.Join(active, "\n             "))
+	}
+	start := time.Now()
+	if err := srv.Serve(ctx, ln); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "agentapp web: stopped after %v\n", time.Since(start).Round(time.Second))
+	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentapp/agentapp/internal/testkit"
+)
+
+// TestWebRefusesOpenOperatorOffLoopback: bound beyond loopback without
+// AGENTAPP_WEB_TOKEN, web refuses to start (usage error, exit 2) and
+// creates no data directory.
+func TestWebRefusesOpenOperatorOffLoopback(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:8080"} {
+		dir := t.TempDir() + "/data"
+		cmd := exec.Command(agentappBin(t), "web", "--http", addr)
+		cmd.Env = append(os.Environ(), "AGENTAPP_DATA_DIR="+dir, "AGENTAPP_WEB_TOKEN=")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+			t.Errorf("web --http %s: %v, want exit 2", addr, err)
+		}
+		if !strings.Contains(stderr.String(), "AGENTAPP_WEB_TOKEN") || !strings.Contains(stderr.String(), "--help") {
+			t.Errorf("web --http %s said %q; want it to name AGENTAPP_WEB_TOKEN and --help", addr, stderr.String())
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("web --http %s left a data directory behind: %v", addr, err)
+		}
+	}
+}
+
+// TestWebServesAndStops runs the binary with a token on a loopback port:
+// the API answers, the operator view wants the token, SIGTERM stops it.
+func TestWebServesAndStops(t *testing.T) {
+	cmd := exec.Command(agentappBin(t), "web", "--http", "127.0.0.1:0", "--model", "offline")
+	cmd.Env = append(os.Environ(), "AGENTAPP_DATA_DIR="+t.TempDir(), "AGENTAPP_WEB_TOKEN=tok")
+	stderr := &testkit.SyncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	text := stderr.WaitFor(t, "operator:", 30*time.Second)
+	base := regexp.MustCompile(`agentapp web on (http://[0-9.:]+)/`).FindStringSubmatch(text)[1]
+	if !strings.Contains(text, "token from AGENTAPP_WEB_TOKEN") {
+		t.Errorf("banner does not say the operator view needs the token:\n%s", text)
+	}
+	resp, err := http.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(`{"messages":[{"role":"user","content":"订单 A-1024 到哪了？"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		Choices []struct {
+			Message struct{ Content string }
+		}
+	}
+	json.NewDecoder(resp.Body).Decode(&c)
+	resp.Body.Close()
+	if len(c.Choices) != 1 || !strings.Contains(c.Choices[0].Message.Content, "已发货") {
+		t.Errorf("completion %+v", c)
+	}
+	resp, err = http.Get(base + "/operator")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("operator without the token: %d", resp.StatusCode)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("web did not stop within 20 s of SIGTERM")
+	}
+	if !strings.Contains(stderr.String(), "agentapp web: stopped") {
+		t.Errorf("no stop line:\n%s", stderr.String())
+	}
+}

@@ -1,0 +1,431 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentapp/agentapp/chat"
+	"github.com/agentapp/agentapp/mcpclient"
+	"github.com/agentapp/agentapp/model"
+)
+
+// SessionCookie holds the page's session id: HttpOnly, so a script
+// injected into the page cannot read it, and SameSite=Lax, so another
+// site's page cannot use it.
+const SessionCookie = "agentapp_session"
+
+// sessionCookieAge is how long a browser keeps the conversation.
+const sessionCookieAge = 30 * 24 * time.Hour
+
+// routes builds the handler: every request is counted, Host-checked and,
+// when it changes state, checked for cross-origin.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/sessions", s.createSession)
+	mux.HandleFunc("GET /api/sessions/current", s.currentSession)
+	mux.HandleFunc("GET /api/sessions/{id}", s.getSession)
+	mux.HandleFunc("POST /api/sessions/{id}/messages", s.postMessage)
+	mux.HandleFunc("POST /api/sessions/{id}/approvals/{approvalId}", s.postApproval)
+	mux.HandleFunc("POST /v1/chat/completions", s.completions)
+	mux.HandleFunc("GET /v1/models", s.models)
+	mux.HandleFunc("GET /operator", s.operatorOnly(s.operatorPage))
+	mux.HandleFunc("GET /operator/queue", s.operatorOnly(s.operatorQueue))
+	mux.HandleFunc("POST /operator/handoffs/{id}/resolve", s.operatorOnly(s.resolveHandoff))
+	mux.HandleFunc("POST /operator/tickets/{id}/resolve", s.operatorOnly(s.resolveTicket))
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /readyz", s.readyz)
+	mux.Handle("GET /metrics", s.metrics.handler())
+	mux.Handle("GET /static/", staticFiles())
+	mux.HandleFunc("GET /{$}", servePage)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such endpoint: the chat page is /, the API /api/sessions, the OpenAI-compatible endpoint /v1/chat/completions")
+	})
+	return s.metrics.instrument(checkHost(crossOrigin(mux)))
+}
+
+// writeJSON writes v as the JSON answer.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// ErrorBody is the answer of a refused /api request.
+type ErrorBody struct {
+	Error string `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, ErrorBody{Error: msg})
+}
+
+// readJSON decodes a JSON body of at most limit bytes into v, answering
+// 413 or 400 itself when it cannot.
+func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any, fail func(http.ResponseWriter, int, string)) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	err := dec.Decode(v)
+	if err == nil && dec.More() {
+		err = errors.New("more than one JSON value")
+	}
+	var mbe *http.MaxBytesError
+	switch {
+	case err == nil:
+		return true
+	case errors.As(err, &mbe):
+		fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is over the %d-byte limit", mbe.Limit))
+	case errors.Is(err, io.EOF):
+		fail(w, http.StatusBadRequest, "the request has no body; send a JSON object")
+	default:
+		fail(w, http.StatusBadRequest, "the body is not the JSON expected: "+err.Error())
+	}
+	return false
+}
+
+// limited takes a token of lim for key, or answers 429 with Retry-After.
+func limited(w http.ResponseWriter, lim *limiter, key, what string, fail func(http.ResponseWriter, int, string)) bool {
+	ok, wait := lim.allow(key)
+	if ok {
+		return false
+	}
+	w.Header().Set("Retry-After", retryAfter(wait))
+	fail(w, http.StatusTooManyRequests, fmt.Sprintf("too many requests %s; try again in %s s", what, retryAfter(wait)))
+	return true
+}
+
+// SessionInfo is the answer of POST /api/sessions and GET /api/sessions/{id}.
+type SessionInfo struct {
+	ID       string         `json:"id"`
+	Messages []HistoryEntry `json:"messages"`
+}
+
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
+	if limited(w, s.addrLim, clientAddr(r), "from this address", writeError) {
+		return
+	}
+	id := randomID("w-")
+	if err := s.sessions.Create(r.Context(), id); err != nil {
+		s.log.Error(err.Error())
+		writeError(w, http.StatusInternalServerError, "the session could not be stored; try again")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: SessionCookie, Value: id, Path: "/", MaxAge: int(sessionCookieAge.Seconds()),
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil,
+	})
+	writeJSON(w, http.StatusCreated, SessionInfo{ID: id, Messages: []HistoryEntry{}})
+}
+
+// currentSession is the session of the page's cookie, so that a reload
+// shows the conversation.
+func (s *Server) currentSession(w http.ResponseWriter, r *http.Request) {
+	c, err := r.Cookie(SessionCookie)
+	if err != nil || c.Value == "" {
+		writeError(w, http.StatusNotFound, "no session yet; POST /api/sessions starts one")
+		return
+	}
+	s.writeHistory(w, r, c.Value)
+}
+
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
+	s.writeHistory(w, r, r.PathValue("id"))
+}
+
+func (s *Server) writeHistory(w http.ResponseWriter, r *http.Request, id string) {
+	if !validSessionID(id) {
+		writeError(w, http.StatusNotFound, "no such session; POST /api/sessions starts one")
+		return
+	}
+	msgs, ok, err := s.history(r.Context(), id)
+	if err != nil {
+		s.log.Error(err.Error())
+		writeError(w, http.StatusInternalServerError, "the session could not be read; try again")
+		return
+	}
+	if !ok {
+		writeError(w, http.StatusNotFound, "no such session; POST /api/sessions starts one")
+		return
+	}
+	writeJSON(w, http.StatusOK, SessionInfo{ID: id, Messages: msgs})
+}
+
+// validSessionID keeps ids the server could have issued, so that nothing
+// else reaches the database.
+func validSessionID(id string) bool {
+	return len(id) > 0 && len(id) <= 64 && !strings.ContainsFunc(id, func(r rune) bool {
+		return !(r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z')
+	})
+}
+
+// MessageRequest is the body of POST /api/sessions/{id}/messages.
+type MessageRequest struct {
+	Content string `json:"content"`
+}
+
+// DoneEvent is the data of the "done" event: the answer and the
+// knowledge-base passages it cites.
+type DoneEvent struct {
+	Answer  string   `json:"answer"`
+	Sources []Source `json:"sources"`
+}
+
+// ErrorEvent is the data of the "error" event; nothing of the turn was
+// stored.
+type ErrorEvent struct {
+	Message string `json:"message"`
+}
+
+func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	// The id is checked first: only an id the server could have issued
+	// may become a key of the session limiter's table.
+	if !validSessionID(id) {
+		writeError(w, http.StatusNotFound, "no such session; POST /api/sessions starts one")
+		return
+	}
+	if limited(w, s.addrLim, clientAddr(r), "from this address", writeError) ||
+		limited(w, s.sessLim, id, "in this session", writeError) {
+		return
+	}
+	var in MessageRequest
+	if !readJSON(w, r, maxMessageBody, &in, writeError) {
+		return
+	}
+	if n := utf8.RuneCountInString(in.Content); n > chat.MaxMessageRunes {
+		writeError(w, http.StatusRequestEntityTooLarge, (&chat.TooLongError{Length: n}).Error())
+		return
+	}
+	text := strings.TrimSpace(in.Content)
+	if text == "" {
+		writeError(w, http.StatusBadRequest, `the message is empty; send {"content": "your question"}`)
+		return
+	}
+	if ok, err := s.sessions.Exists(r.Context(), id); err != nil || !ok {
+		if err != nil {
+			s.log.Error(err.Error())
+		}
+		writeError(w, http.StatusNotFound, "no such session; POST /api/sessions starts one")
+		return
+	}
+	if err := s.guards.CheckUserMessage(text); err != nil {
+		writeError(w, http.StatusUnprocessableEntity, (&chat.InputRefusedError{Err: err}).Error())
+		return
+	}
+	if !s.startTurn(w, writeError) {
+		return
+	}
+	defer s.releaseStream()
+	if !s.claimSession(id) {
+		writeError(w, http.StatusConflict, "this session is answering another message; wait for its done event")
+		return
+	}
+	defer s.releaseSession(id)
+
+	history, err := s.sessions.Window(r.Context(), id, chat.HistoryWindow-1)
+	if err != nil {
+		s.log.Error(err.Error())
+		writeError(w, http.StatusInternalServerError, "the session could not be read; try again")
+		return
+	}
+	user := model.Message{Role: model.RoleUser, Content: text}
+	msgs := append(history, user)
+
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	ev := s.openStream(w, cancel)
+	defer ev.close()
+	received := time.Now()
+	ev.send("session", map[string]string{"id": id})
+	t := &turn{s: s, session: id, api: "chat", emit: ev.send}
+	var once sync.Once
+	res, err := s.runTurn(ctx, t, msgs, func(delta string) {
+		once.Do(func() { s.metrics.firstEvent.WithLabelValues("chat").Observe(time.Since(received).Seconds()) })
+		ev.send("token", map[string]string{"text": delta})
+	})
+	if err != nil {
+		ev.send("error", ErrorEvent{Message: err.Error()})
+		return
+	}
+	added := append([]model.Message{user}, res.Messages[len(msgs):]...)
+	// The turn is over: store it even if the client left just now.
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
+	defer scancel()
+	if err := s.sessions.Append(sctx, id, added); err != nil {
+		s.log.Error(err.Error())
+		ev.send("error", ErrorEvent{Message: "the answer could not be stored, so it is not part of the conversation; ask again"})
+		return
+	}
+	ev.send("done", DoneEvent{Answer: res.Text, Sources: orEmpty(sources(res.Text, toolOutputs(added)))})
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// startTurn takes a turn slot, answering 503 when the server is draining
+// or every slot is in use.
+func (s *Server) startTurn(w http.ResponseWriter, fail func(http.ResponseWriter, int, string)) bool {
+	if s.draining.Load() {
+		w.Header().Set("Retry-After", "5")
+		fail(w, http.StatusServiceUnavailable, "the server is shutting down; try again in a moment")
+		return false
+	}
+	if !s.acquireStream() {
+		w.Header().Set("Retry-After", "5")
+		fail(w, http.StatusServiceUnavailable, fmt.Sprintf("the server is answering %d messages already; try again in a few seconds", s.opts.MaxStreams))
+		return false
+	}
+	return true
+}
+
+// eventStream writes server-sent events. Each event gets a fresh write
+// deadline, so the server's WriteTimeout bounds one stuck write, not the
+// whole stream; the read deadline is lifted, since the body has been read
+// and the connection's only read now is the one that notices the client
+// leaving. A failed write cancels the turn.
+type eventStream struct {
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	broken  bool
+	cancel  context.CancelFunc
+}
+
+func (s *Server) openStream(w http.ResponseWriter, cancel context.CancelFunc) *eventStream {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no") // a proxy must not hold the stream back
+	w.WriteHeader(http.StatusOK)
+	return &eventStream{w: w, rc: rc, timeout: s.opts.WriteTimeout, cancel: cancel}
+}
+
+// close ends the stream for writers still holding it: a tool that ignored
+// the turn's cancellation may ask for an approval after the handler
+// returned, when the ResponseWriter must no longer be used.
+func (e *eventStream) close() {
+	e.mu.Lock()
+	e.broken = true
+	e.mu.Unlock()
+}
+
+// send writes one event; it reports false once the client is gone.
+func (e *eventStream) send(event string, data any) bool {
+	b, err := json.Marshal(data)
+	if err != nil {
+		b, _ = json.Marshal(ErrorEvent{Message: "an event could not be encoded: " + err.Error()})
+		event = "error"
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.broken {
+		return false
+	}
+	_ = e.rc.SetWriteDeadline(time.Now().Add(e.timeout))
+	_, err = fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", event, b)
+	if err == nil {
+		err = e.rc.Flush()
+	}
+	if err != nil {
+		e.broken = true
+		e.cancel()
+		return false
+	}
+	return true
+}
+
+// ApprovalRequest is the body of POST .../approvals/{approvalId}.
+type ApprovalRequest struct {
+	Approved *bool `json:"approved"`
+}
+
+func (s *Server) postApproval(w http.ResponseWriter, r *http.Request) {
+	if limited(w, s.addrLim, clientAddr(r), "from this address", writeError) {
+		return
+	}
+	var in ApprovalRequest
+	if !readJSON(w, r, maxSmallBody, &in, writeError) {
+		return
+	}
+	if in.Approved == nil {
+		writeError(w, http.StatusBadRequest, `say {"approved": true} to allow the call or {"approved": false} to deny it`)
+		return
+	}
+	s.mu.Lock()
+	a := s.approvals[r.PathValue("approvalId")]
+	s.mu.Unlock()
+	if a == nil || a.session != r.PathValue("id") {
+		writeError(w, http.StatusNotFound, "no such approval is waiting in this session (it may have timed out or been answered)")
+		return
+	}
+	select {
+	case a.decide <- *in.Approved:
+	default:
+		writeError(w, http.StatusConflict, "this approval was answered already")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": a.id, "approved": *in.Approved})
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// Readiness is the answer of GET /readyz.
+type Readiness struct {
+	Ready    bool           `json:"ready"`
+	Database string         `json:"database"`
+	Servers  []ServerStatus `json:"servers"`
+}
+
+// ServerStatus is one MCP server's state in Readiness.
+type ServerStatus struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	rd := Readiness{Ready: true, Database: "ok", Servers: []ServerStatus{}}
+	if err := s.opts.Store.DB.PingContext(ctx); err != nil {
+		rd.Ready, rd.Database = false, "unreachable: "+err.Error()
+	}
+	if s.draining.Load() {
+		rd.Ready = false
+	}
+	for _, srv := range s.opts.Servers {
+		st := ServerStatus{Name: srv.Name(), State: "connected"}
+		if sv, ok := srv.(chat.Supervised); ok {
+			status := sv.Status()
+			if st.State = status.State.String(); status.Detail != "" {
+				st.State += ": " + status.Detail
+			}
+			if status.State != mcpclient.StateConnected {
+				rd.Ready = false
+			}
+		}
+		rd.Servers = append(rd.Servers, st)
+	}
+	code := http.StatusOK
+	if !rd.Ready {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, rd)
+}

@@ -1,0 +1,322 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/chat"
+	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/mcpclient"
+	"github.com/agentapp/agentapp/model"
+	"github.com/agentapp/agentapp/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// testEnv is a Server behind a real HTTP server.
+type testEnv struct {
+	srv *Server
+	ts  *httptest.Server
+	st  *store.Store
+}
+
+// newEnv starts a Server with the real local tools (plus extra) on a
+// fresh database; edit adjusts the options first.
+func newEnv(t testing.TB, m model.Model, edit func(*Options)) *testEnv {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	local, err := chat.LocalTools(ctx, st, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Model: m, Local: local, Store: st, AddressRate: Unlimited, SessionRate: Unlimited}
+	if edit != nil {
+		edit(&opts)
+	}
+	srv, err := New(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(nil)
+	ts.Config = srv.NewHTTPServer()
+	ts.Start()
+	t.Cleanup(func() {
+		ts.Close()
+		srv.Close()
+	})
+	return &testEnv{srv: srv, ts: ts, st: st}
+}
+
+func (e *testEnv) url(path string) string { return e.ts.URL + path }
+
+// post sends a JSON body and returns the response.
+func (e *testEnv) post(t testing.TB, path, body string, hdr ...string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.url(path), strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := e.ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func (e *testEnv) newSession(t testing.TB) string {
+	t.Helper()
+	resp := e.post(t, "/api/sessions", "")
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("POST /api/sessions: %s", resp.Status)
+	}
+	var info SessionInfo
+	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
+		t.Fatal(err)
+	}
+	return info.ID
+}
+
+func (e *testEnv) history(t *testing.T, id string) []HistoryEntry {
+	t.Helper()
+	resp, err := e.ts.Client().Get(e.url("/api/sessions/" + id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET session: %s", resp.Status)
+	}
+	var info SessionInfo
+	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
+		t.Fatal(err)
+	}
+	return info.Messages
+}
+
+type sseEvent struct {
+	Name string
+	Data json.RawMessage
+}
+
+func (ev sseEvent) decode(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(ev.Data, v); err != nil {
+		t.Fatalf("event %s data %s: %v", ev.Name, ev.Data, err)
+	}
+}
+
+// sseStream reads the events of a response as they come.
+type sseStream struct {
+	resp   *http.Response
+	events chan sseEvent
+}
+
+func readStream(t *testing.T, resp *http.Response) *sseStream {
+	t.Helper()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		resp.Body.Close()
+		t.Fatalf("want an event stream, got %s %s", resp.Status, resp.Header.Get("Content-Type"))
+	}
+	s := &sseStream{resp: resp, events: make(chan sseEvent, 64)}
+	go func() {
+		defer close(s.events)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+		var ev sseEvent
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				ev.Name = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				ev.Data = json.RawMessage(strings.TrimPrefix(line, "data: "))
+			case line == "":
+				s.events <- ev
+				ev = sseEvent{}
+			}
+		}
+	}()
+	t.Cleanup(func() { resp.Body.Close() })
+	return s
+}
+
+// next returns the next event; ok is false at the end of the stream.
+func (s *sseStream) next(t *testing.T) (sseEvent, bool) {
+	t.Helper()
+	select {
+	case ev, ok := <-s.events:
+		return ev, ok
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event within 10s")
+		return sseEvent{}, false
+	}
+}
+
+// until reads events until one named name, returning all read.
+func (s *sseStream) until(t *testing.T, name string) []sseEvent {
+	t.Helper()
+	var got []sseEvent
+	for {
+		ev, ok := s.next(t)
+		if !ok {
+			t.Fatalf("stream ended before a %s event; got %v", name, names(got))
+		}
+		got = append(got, ev)
+		if ev.Name == name {
+			return got
+		}
+	}
+}
+
+// rest reads the stream to its end.
+func (s *sseStream) rest(t *testing.T) []sseEvent {
+	t.Helper()
+	var got []sseEvent
+	for {
+		ev, ok := s.next(t)
+		if !ok {
+			return got
+		}
+		got = append(got, ev)
+	}
+}
+
+func names(evs []sseEvent) []string {
+	out := make([]string, len(evs))
+	for i, ev := range evs {
+		out[i] = ev.Name
+	}
+	return out
+}
+
+func (e *testEnv) send(t *testing.T, session, text string) *sseStream {
+	t.Helper()
+	b, _ := json.Marshal(MessageRequest{Content: text})
+	return readStream(t, e.post(t, "/api/sessions/"+session+"/messages", string(b)))
+}
+
+// fakeClock fires its timers only when told to.
+type fakeClock struct {
+	mu      sync.Mutex
+	now     time.Time
+	waiters []fakeTimer
+}
+
+type fakeTimer struct {
+	at time.Time
+	ch chan time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	c.waiters = append(c.waiters, fakeTimer{at: c.now.Add(d), ch: ch})
+	return ch
+}
+
+// Advance moves the clock and fires the timers that are due.
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	kept := c.waiters[:0]
+	for _, w := range c.waiters {
+		if !w.at.After(c.now) {
+			w.ch <- c.now
+			continue
+		}
+		kept = append(kept, w)
+	}
+	c.waiters = kept
+}
+
+// shopServer is an MCP server in this process with one tool, refund,
+// that counts its calls.
+type shopServer struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (s *shopServer) called() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.calls...)
+}
+
+// connectShop connects the shop over an in-memory MCP transport.
+func connectShop(t *testing.T) (*shopServer, *mcpclient.Bridge) {
+	t.Helper()
+	shop := &shopServer{}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "shop", Version: "1"}, nil)
+	type in struct {
+		OrderID string `json:"orderId"`
+	}
+	type out struct {
+		Refunded string `json:"refunded"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "refund", Description: "Refund an order."}, func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, out, error) {
+		shop.mu.Lock()
+		shop.calls = append(shop.calls, a.OrderID)
+		shop.mu.Unlock()
+		return nil, out{Refunded: a.OrderID}, nil
+	})
+	b, err := mcpclient.ConnectInMemory(context.Background(), "shop", srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return shop, b
+}
+
+// confirmGuards returns guards that ask before each call to tools.
+func confirmGuards(t *testing.T, tools ...string) *guard.Guards {
+	t.Helper()
+	path := t.TempDir() + "/audit.log"
+	a := guard.NewAudit(path, nil)
+	t.Cleanup(func() { a.Close() })
+	return guard.New(guard.Config{Confirm: tools, AuditLog: path}, nil, a)
+}
+
+// blockingTool is a local tool that waits for its context and reports
+// when it was cancelled.
+func blockingTool(started, cancelled chan<- struct{}) *agent.Tool {
+	return &agent.Tool{
+		Name:        "slowLookup",
+		Description: "Looks something up slowly.",
+		Execute: func(ctx context.Context, _ json.RawMessage) (any, error) {
+			close(started)
+			<-ctx.Done()
+			close(cancelled)
+			return nil, ctx.Err()
+		},
+	}
+}
+
+func asError[T error](err error, target *T) bool { return errors.As(err, target) }

@@ -1,0 +1,84 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agentapp/agentapp/model"
+)
+
+// HistoryEntry is one message of a session as the page shows it: the
+// user's, or the assistant's answer with the tool calls that led to it and
+// the sources it cites.
+type HistoryEntry struct {
+	Role    string      `json:"role"`
+	Content string      `json:"content"`
+	Steps   []StepEvent `json:"steps,omitempty"`
+	Sources []Source    `json:"sources,omitempty"`
+}
+
+// history reads a session for display: a turn's assistant messages with
+// tool calls and the tool results become the steps of its answer.
+func (s *Server) history(ctx context.Context, id string) ([]HistoryEntry, bool, error) {
+	ok, err := s.sessions.Exists(ctx, id)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	msgs, err := s.sessions.Window(ctx, id, historyLimit)
+	if err != nil {
+		return nil, true, err
+	}
+	set := s.tools.snapshot()
+	out := []HistoryEntry{}
+	var steps []StepEvent
+	var outputs []string
+	index := map[string]int{} // call id → steps index
+	step := 0
+	for _, m := range msgs {
+		switch m.Role {
+		case model.RoleUser:
+			out = append(out, HistoryEntry{Role: "user", Content: m.Content})
+			steps, outputs, index, step = nil, nil, map[string]int{}, 0
+		case model.RoleAssistant:
+			if len(m.ToolCalls) > 0 {
+				step++
+				for _, c := range m.ToolCalls {
+					index[c.ID] = len(steps)
+					steps = append(steps, StepEvent{ID: c.ID, Step: step, Tool: c.Name, Server: originOf(set, c.Name), Input: jsonOrString(c.Arguments), State: "ok"})
+				}
+				continue
+			}
+			out = append(out, HistoryEntry{Role: "assistant", Content: m.Content, Steps: steps, Sources: sources(m.Content, outputs)})
+			steps, outputs = nil, nil
+		case model.RoleTool:
+			outputs = append(outputs, m.Content)
+			i, ok := index[m.ToolCallID]
+			if !ok {
+				continue
+			}
+			if msg, failed := errorOutput(m.Content); failed {
+				steps[i].State, steps[i].Error = "error", msg
+			} else {
+				steps[i].Output = m.Content
+				if isDenial(m.Content) {
+					steps[i].State = "denied"
+				}
+			}
+		}
+	}
+	return out, true, nil
+}
+
+// errorOutput recognises the result the loop stores for a failed call
+// (agent.ErrorOutput: an object with "error" alone).
+func errorOutput(content string) (string, bool) {
+	var e map[string]json.RawMessage
+	if len(content) == 0 || content[0] != '{' || json.Unmarshal([]byte(content), &e) != nil || len(e) != 1 {
+		return "", false
+	}
+	var msg string
+	if raw, ok := e["error"]; ok && json.Unmarshal(raw, &msg) == nil {
+		return msg, true
+	}
+	return "", false
+}

@@ -1,0 +1,116 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"html/template"
+	"net/http"
+
+	"github.com/agentapp/agentapp/support"
+)
+
+// operatorList is how many hand-offs and tickets the operator view shows.
+const operatorList = 200
+
+// Queue is the answer of GET /operator/queue: the newest first.
+type Queue struct {
+	Handoffs []support.QueuedHandoff `json:"handoffs"`
+	Tickets  []support.QueuedTicket  `json:"tickets"`
+}
+
+func (s *Server) queue(r *http.Request) (Queue, error) {
+	h, err := s.support.Handoffs(r.Context(), operatorList)
+	if err != nil {
+		return Queue{}, err
+	}
+	t, err := s.support.Tickets(r.Context(), operatorList)
+	if err != nil {
+		return Queue{}, err
+	}
+	return Queue{Handoffs: orEmpty(h), Tickets: orEmpty(t)}, nil
+}
+
+func (s *Server) operatorQueue(w http.ResponseWriter, r *http.Request) {
+	q, err := s.queue(r)
+	if err != nil {
+		s.log.Error(err.Error())
+		writeError(w, http.StatusInternalServerError, "the queue could not be read; try again")
+		return
+	}
+	writeJSON(w, http.StatusOK, q)
+}
+
+func (s *Server) operatorPage(w http.ResponseWriter, r *http.Request) {
+	q, err := s.queue(r)
+	if err != nil {
+		s.log.Error(err.Error())
+		http.Error(w, "the queue could not be read; try again", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'")
+	if err := operatorTemplate.Execute(w, q); err != nil {
+		s.log.Warn("operator page: " + err.Error())
+	}
+}
+
+func (s *Server) resolveHandoff(w http.ResponseWriter, r *http.Request) {
+	s.resolve(w, r, s.support.ResolveHandoff)
+}
+
+func (s *Server) resolveTicket(w http.ResponseWriter, r *http.Request) {
+	s.resolve(w, r, s.support.ResolveTicket)
+}
+
+// resolve marks a record resolved; a form post is sent back to the view,
+// any other caller gets JSON.
+func (s *Server) resolve(w http.ResponseWriter, r *http.Request, mark func(ctx context.Context, id string) error) {
+	id := r.PathValue("id")
+	if len(id) > 64 {
+		writeError(w, http.StatusNotFound, "no such record")
+		return
+	}
+	if err := mark(r.Context(), id); err != nil {
+		if errors.Is(err, support.ErrNotFound) {
+			writeError(w, http.StatusNotFound, err.Error())
+			return
+		}
+		s.log.Error(err.Error())
+		writeError(w, http.StatusInternalServerError, "it could not be marked resolved; try again")
+		return
+	}
+	if r.Header.Get("Content-Type") == "application/x-www-form-urlencoded" {
+		http.Redirect(w, r, "/operator", http.StatusSeeOther)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "resolved": true})
+}
+
+var operatorTemplate = template.Must(template.New("operator").Parse(`<!doctype html>
+<html lang="zh-CN"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>agentapp · operator</title>
+<link rel="stylesheet" href="/static/app.css">
+</head><body class="operator">
+<header><h1>Operator · 人工坐席</h1><a href="/operator">Refresh / 刷新</a></header>
+<main>
+<section><h2>Hand-offs · 转人工 ({{len .Handoffs}})</h2>
+{{range .Handoffs}}<article class="card{{if .ResolvedAt}} resolved{{end}}" id="handoff-{{.TicketID}}">
+<h3>{{.TicketID}} <small>{{.CreatedAt}}</small></h3>
+<p><b>Reason / 原因:</b> {{.Reason}}</p>
+<details><summary>Transcript / 对话记录</summary><pre>{{.Transcript}}</pre></details>
+<p class="meta">session {{.Session}}</p>
+{{if .ResolvedAt}}<p class="done">✓ resolved {{.ResolvedAt}}</p>{{else}}<form method="post" action="/operator/handoffs/{{.TicketID}}/resolve"><button type="submit">Mark resolved / 标记已解决</button></form>{{end}}
+</article>{{else}}<p class="empty">No hand-offs. / 暂无转人工。</p>{{end}}
+</section>
+<section><h2>Tickets · 工单 ({{len .Tickets}})</h2>
+{{range .Tickets}}<article class="card{{if .ResolvedAt}} resolved{{end}}" id="ticket-{{.TicketID}}">
+<h3>{{.TicketID}} <small>{{.CreatedAt}}</small></h3>
+<p><b>{{.Subject}}</b></p><p>{{.Description}}</p>
+<p class="meta">status {{.Status}} · session {{.Session}}</p>
+{{if .ResolvedAt}}<p class="done">✓ resolved {{.ResolvedAt}}</p>{{else}}<form method="post" action="/operator/tickets/{{.TicketID}}/resolve"><button type="submit">Mark resolved / 标记已解决</button></form>{{end}}
+</article>{{else}}<p class="empty">No tickets. / 暂无工单。</p>{{end}}
+</section>
+</main></body></html>
+`))

@@ -1,0 +1,331 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/chat"
+	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/model"
+	"github.com/agentapp/agentapp/store"
+	"github.com/agentapp/agentapp/support"
+)
+
+// Defaults of Options.
+const (
+	// DefaultApprovalTimeout is how long an approval waits for Allow or
+	// Deny before the call is refused.
+	DefaultApprovalTimeout = guard.DefaultConfirmTimeout
+	// DefaultMaxStreams bounds the turns running at once (event streams
+	// and OpenAI completions alike); one more is answered 503.
+	DefaultMaxStreams = 256
+	// DefaultShutdownTimeout is how long Serve lets running turns finish
+	// after it was asked to stop.
+	DefaultShutdownTimeout = 30 * time.Second
+	// DefaultReadTimeout and DefaultWriteTimeout bound reading a request
+	// and writing each piece of an answer; a live event stream is not cut
+	// by them (each event gets a fresh write deadline).
+	DefaultReadTimeout  = 30 * time.Second
+	DefaultWriteTimeout = 30 * time.Second
+	// DefaultModelID is the model name /v1/models offers.
+	DefaultModelID = "agentapp"
+)
+
+// Limits that are not options: they keep any one request small.
+const (
+	// maxMessageBody bounds the body of a chat message: 8,000 characters
+	// of four bytes each, JSON-escaped, fit.
+	maxMessageBody = 64 << 10
+	// maxCompletionBody bounds an OpenAI request, which carries the whole
+	// conversation.
+	maxCompletionBody = 1 << 20
+	// maxSmallBody bounds every other JSON body.
+	maxSmallBody = 4 << 10
+	// maxPendingApprovals bounds the approvals waiting at once, server-wide.
+	maxPendingApprovals = 1024
+	// historyLimit is how many stored messages GET /api/sessions/{id}
+	// returns, the newest.
+	historyLimit = 400
+)
+
+// Options configure a Server. Model and Store are required; a nil or zero
+// field means its default.
+type Options struct {
+	Model model.Model
+	// Local are the tools implemented in this process (chat.LocalTools).
+	Local []*agent.Tool
+	// Servers are connected MCP servers. The Server owns them: Close
+	// closes every one.
+	Servers []chat.Server
+	// Guards protect the turns as they protect the chat; the Server asks
+	// its confirmations on the page (it replaces any confirmer).
+	Guards *guard.Guards
+	// Store holds the sessions.
+	Store *store.Store
+	// Support is the operator's queue; nil opens one on Store.
+	Support *support.Service
+	// Token, when set, is required for the operator view (Bearer, or the
+	// password of HTTP Basic so a browser can send it). Empty leaves the
+	// operator view open, which only a loopback server may do; the
+	// command line enforces that.
+	Token string
+	// Logger receives what the server reports; nil discards.
+	Logger *slog.Logger
+
+	// System is the system prompt; empty means chat.SystemPrompt.
+	System string
+	// MaxSteps bounds tool rounds per turn; 0 means agent.DefaultMaxSteps.
+	MaxSteps int
+	// TurnTimeout bounds a whole turn; 0 means chat.DefaultTurnTimeout.
+	TurnTimeout time.Duration
+	// ApprovalTimeout bounds the wait for Allow or Deny; 0 means
+	// DefaultApprovalTimeout.
+	ApprovalTimeout time.Duration
+	// Clock is the time source of approvals and rate limits; nil is the
+	// system clock.
+	Clock Clock
+
+	// MaxStreams bounds the turns running at once; 0 means
+	// DefaultMaxStreams.
+	MaxStreams int
+	// AddressRate limits the requests that start work (a session, a
+	// message, an approval, a completion) per client address; the zero
+	// value means DefaultAddressRate, Unlimited turns it off.
+	AddressRate Rate
+	// SessionRate limits the messages per session; the zero value means
+	// DefaultSessionRate.
+	SessionRate Rate
+
+	// ReadTimeout and WriteTimeout configure the http.Server of Serve and
+	// NewHTTPServer; 0 means the defaults.
+	ReadTimeout, WriteTimeout time.Duration
+	// ShutdownTimeout bounds the drain of running turns in Serve; 0 means
+	// DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+	// ModelID is the model name of the OpenAI-compatible endpoint; empty
+	// means DefaultModelID.
+	ModelID string
+}
+
+// Server is the web front end. Create it with New, serve Handler (or call
+// Serve), then Close.
+type Server struct {
+	opts     Options
+	log      *slog.Logger
+	clock    Clock
+	sessions *chat.SessionStore
+	support  *support.Service
+	guards   *guard.Guards
+	tools    *toolTable
+	metrics  *metrics
+	handler  http.Handler
+
+	streams  chan struct{} // one token per running turn
+	addrLim  *limiter
+	sessLim  *limiter
+	draining atomic.Bool
+	// drained is closed when a shutdown begins: pending approvals are
+	// refused then, so their turns can finish within the drain.
+	drained   chan struct{}
+	drainOnce sync.Once
+
+	mu        sync.Mutex
+	active    map[string]bool      // sessions with a turn running
+	approvals map[string]*approval // pending, by id
+
+	// hardStop is cancelled when the drain at shutdown runs out: the
+	// turns still running are cancelled then.
+	hardStop   context.Context
+	cancelHard context.CancelFunc
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New checks opts, merges the tools as the chat does and prepares the
+// session tables. On error it closes opts.Servers, so no server process
+// outlives a web front end that did not start.
+func New(ctx context.Context, opts Options) (s *Server, err error) {
+	defer func() {
+		if err != nil {
+			closeServers(opts.Servers)
+		}
+	}()
+	if opts.Model == nil {
+		return nil, errors.New("web: no model")
+	}
+	if opts.Store == nil || opts.Store.DB == nil {
+		return nil, errors.New("web: no open store")
+	}
+	if opts.System == "" {
+		opts.System = chat.SystemPrompt
+	}
+	if opts.TurnTimeout <= 0 {
+		opts.TurnTimeout = chat.DefaultTurnTimeout
+	}
+	if opts.ApprovalTimeout <= 0 {
+		opts.ApprovalTimeout = DefaultApprovalTimeout
+	}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = DefaultMaxStreams
+	}
+	if opts.ReadTimeout <= 0 {
+		opts.ReadTimeout = DefaultReadTimeout
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = DefaultWriteTimeout
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if opts.ModelID == "" {
+		opts.ModelID = DefaultModelID
+	}
+	if opts.AddressRate == (Rate{}) {
+		opts.AddressRate = DefaultAddressRate
+	}
+	if opts.SessionRate == (Rate{}) {
+		opts.SessionRate = DefaultSessionRate
+	}
+	s = &Server{
+		opts:      opts,
+		log:       opts.Logger,
+		clock:     opts.Clock,
+		streams:   make(chan struct{}, opts.MaxStreams),
+		drained:   make(chan struct{}),
+		active:    map[string]bool{},
+		approvals: map[string]*approval{},
+		metrics:   newMetrics(),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.clock == nil {
+		s.clock = realClock{}
+	}
+	s.addrLim = newLimiter(opts.AddressRate, s.clock)
+	s.sessLim = newLimiter(opts.SessionRate, s.clock)
+	s.hardStop, s.cancelHard = context.WithCancel(context.Background())
+	if s.sessions, err = chat.OpenSessionStore(ctx, opts.Store, s.clock.Now); err != nil {
+		return nil, err
+	}
+	s.support = opts.Support
+	if s.support == nil {
+		if s.support, err = support.New(ctx, opts.Store); err != nil {
+			return nil, err
+		}
+	}
+	// Every confirmation of these guards is asked on the page.
+	s.guards = opts.Guards.WithConfirmer(&confirmer{s: s})
+	if s.tools, err = newToolTable(ctx, opts.Local, opts.Servers, s.guards, s.log); err != nil {
+		return nil, err
+	}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler returns the whole front end: API, OpenAI endpoint, page,
+// operator view, health and metrics.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// NewHTTPServer returns an http.Server for Handler with the timeouts of
+// Options: a slow client cannot hold a connection, and a live event stream
+// is not cut.
+func (s *Server) NewHTTPServer() *http.Server {
+	return &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: min(s.opts.ReadTimeout, 10*time.Second),
+		ReadTimeout:       s.opts.ReadTimeout,
+		WriteTimeout:      s.opts.WriteTimeout,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    32 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+}
+
+// Serve serves on ln until ctx is done, then shuts down gracefully: new
+// turns are refused (503), running turns may finish within
+// Options.ShutdownTimeout and are cancelled after it, and the MCP servers
+// are closed. It returns nil after a shutdown that ctx asked for.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := s.NewHTTPServer()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+	}
+	s.startDrain()
+	drainCtx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(drainCtx); err != nil {
+		s.log.Warn(fmt.Sprintf("running turns did not finish within %v; cancelling them", s.opts.ShutdownTimeout))
+		s.cancelHard()
+		_ = srv.Close()
+	}
+	closeErr := s.Close()
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
+	}
+	return closeErr
+}
+
+// startDrain refuses new turns and pending approvals from now on.
+func (s *Server) startDrain() {
+	s.draining.Store(true)
+	s.drainOnce.Do(func() { close(s.drained) })
+}
+
+// Close cancels any turn still running and closes every MCP server; it is
+// safe to call more than once.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.cancelHard()
+		s.closeErr = closeServers(s.opts.Servers)
+	})
+	return s.closeErr
+}
+
+// Metrics returns the registry's text exposition handler, for a caller
+// that serves metrics elsewhere; Handler serves it at /metrics.
+func (s *Server) Metrics() http.Handler { return s.metrics.handler() }
+
+// closeServers closes every server at once and joins their errors.
+func closeServers(servers []chat.Server) error {
+	errs := make([]error, len(servers))
+	var wg sync.WaitGroup
+	for i, srv := range servers {
+		if srv == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := srv.Close(); err != nil {
+				errs[i] = fmt.Errorf("close MCP server %q: %w", srv.Name(), err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// randomID returns 128 random bits in hex with a prefix. Session ids are
+// capabilities (whoever has one reads the conversation), so they are not
+// guessable, unlike the terminal chat's readable ones.
+func randomID(prefix string) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return prefix + hex.EncodeToString(b[:])
+}

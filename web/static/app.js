@@ -1,0 +1,216 @@
+// The chat page: plain JavaScript, no library. Every text from the server
+// is set with textContent, never parsed as HTML.
+"use strict";
+
+const messages = {
+  zh: {
+    title: "客服助手", new: "新对话", send: "发送", placeholder: "输入问题，例如：订单 A-1024 到哪了？",
+    sources: "来源", approve: "需要您的确认：调用", allow: "允许", deny: "拒绝",
+    allowed: "已允许", denied: "已拒绝", timeout: "超时未确认，已拒绝", error: "出错了：",
+    thinking: "思考中…", welcome: "您好！我可以查询订单、创建售后工单、转人工，并回答公司制度问题。",
+  },
+  en: {
+    title: "Customer service", new: "New chat", send: "Send", placeholder: "Ask, e.g. where is order A-1024?",
+    sources: "Sources", approve: "Your approval is needed to call", allow: "Allow", deny: "Deny",
+    allowed: "Allowed", denied: "Denied", timeout: "No answer in time: denied", error: "Error: ",
+    thinking: "Thinking…", welcome: "Hello! I can look up orders, open after-sales tickets, hand you over to a person and answer policy questions.",
+  },
+};
+
+// The language is the one chosen last on this page, else the browser's.
+let lang = localStorage.getItem("lang") || ((navigator.language || "zh").toLowerCase().startsWith("zh") ? "zh" : "en");
+let sessionId = null;
+let busy = false;
+
+const $ = (sel) => document.querySelector(sel);
+const t = (key) => messages[lang][key];
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function applyLang() {
+  document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
+  document.querySelectorAll("[data-i18n]").forEach((e) => { e.textContent = t(e.dataset.i18n); });
+  document.querySelectorAll("[data-i18n-placeholder]").forEach((e) => { e.placeholder = t(e.dataset.i18nPlaceholder); });
+  $("#lang").textContent = lang === "zh" ? "EN" : "中文";
+  document.querySelectorAll(".welcome").forEach((e) => { e.textContent = t("welcome"); });
+}
+
+function scrollDown() { window.scrollTo(0, document.body.scrollHeight); }
+
+function addUser(text) {
+  $("#log").append(el("div", "msg user", text));
+  scrollDown();
+}
+
+// An assistant message: its tool lines, its text, its sources.
+function addAssistant() {
+  const box = el("div", "msg assistant");
+  const steps = el("ul", "steps");
+  const text = el("div", "text");
+  box.append(steps, text);
+  $("#log").append(box);
+  scrollDown();
+  return { box, steps, text, stepEls: new Map() };
+}
+
+function showStep(a, s) {
+  let li = a.stepEls.get(s.id);
+  if (!li) {
+    li = el("li", "step");
+    li.dataset.tool = s.tool;
+    a.stepEls.set(s.id, li);
+    a.steps.append(li);
+  }
+  li.dataset.state = s.state;
+  li.textContent = "";
+  li.append(el("span", "tool", s.tool), el("span", "server", " · " + (s.server || "?")));
+  if (s.error) li.title = s.error;
+}
+
+function showSources(a, sources) {
+  if (!sources || sources.length === 0) return;
+  const ol = el("ul", "sources");
+  ol.append(el("li", "head", t("sources")));
+  for (const s of sources) ol.append(el("li", "source", `[${s.n}] ${s.title} (${s.docId})`));
+  a.box.append(ol);
+}
+
+function showApproval(a, ev) {
+  let card = a.box.querySelector(`[data-approval="${CSS.escape(ev.id)}"]`);
+  if (!card) {
+    card = el("div", "approval");
+    card.dataset.approval = ev.id;
+    card.append(el("div", "question", `${t("approve")} ${ev.tool} (${ev.server})`), el("code", "", ev.preview));
+    const allow = el("button", "allow", t("allow"));
+    const deny = el("button", "deny", t("deny"));
+    allow.type = deny.type = "button";
+    allow.onclick = () => answer(card, ev.id, true);
+    deny.onclick = () => answer(card, ev.id, false);
+    card.append(allow, deny);
+    a.box.insertBefore(card, a.text);
+  }
+  if (ev.decision !== "pending") decided(card, ev.decision);
+  scrollDown();
+}
+
+function decided(card, decision) {
+  card.querySelectorAll("button").forEach((b) => b.remove());
+  if (!card.querySelector(".decision")) card.append(el("span", "decision", t(decision) || decision));
+  card.dataset.decision = decision;
+}
+
+async function answer(card, id, approved) {
+  card.querySelectorAll("button").forEach((b) => { b.disabled = true; });
+  const r = await fetch(`/api/sessions/${encodeURIComponent(sessionId)}/approvals/${encodeURIComponent(id)}`, {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ approved }),
+  });
+  if (r.ok) decided(card, approved ? "allowed" : "denied");
+}
+
+function showError(a, message) {
+  a.box.classList.add("error");
+  a.text.textContent = t("error") + message;
+}
+
+async function newSession() {
+  const r = await fetch("/api/sessions", { method: "POST" });
+  if (!r.ok) throw new Error((await r.json()).error);
+  sessionId = (await r.json()).id;
+}
+
+// Reads a text/event-stream body and calls on(event, data) per event.
+async function readEvents(body, on) {
+  const reader = body.getReader();
+  const dec = new TextDecoder();
+  let buf = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += dec.decode(value, { stream: true });
+    let i;
+    while ((i = buf.indexOf("\n\n")) >= 0) {
+      const block = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      let event = "message", data = "";
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event: ")) event = line.slice(7);
+        else if (line.startsWith("data: ")) data += line.slice(6);
+      }
+      on(event, JSON.parse(data));
+    }
+  }
+}
+
+async function send(text) {
+  busy = true;
+  $("#send").disabled = true;
+  addUser(text);
+  const a = addAssistant();
+  a.text.textContent = t("thinking");
+  let streamed = "";
+  try {
+    if (!sessionId) await newSession();
+    let r = await post(text);
+    if (r.status === 404) { await newSession(); r = await post(text); }
+    if (!r.ok) { showError(a, (await r.json()).error); return; }
+    await readEvents(r.body, (event, data) => {
+      switch (event) {
+        case "step": showStep(a, data); break;
+        case "token": streamed += data.text; a.text.textContent = streamed; scrollDown(); break;
+        case "approval": showApproval(a, data); break;
+        case "done": a.text.textContent = data.answer; showSources(a, data.sources); a.box.dataset.done = "1"; break;
+        case "error": showError(a, data.message); break;
+      }
+    });
+  } catch (e) {
+    showError(a, e.message);
+  } finally {
+    busy = false;
+    $("#send").disabled = false;
+    scrollDown();
+  }
+}
+
+function post(text) {
+  return fetch(`/api/sessions/${encodeURIComponent(sessionId)}/messages`, {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ content: text }),
+  });
+}
+
+async function restore() {
+  const r = await fetch("/api/sessions/current");
+  if (!r.ok) { $("#log").append(el("div", "msg assistant welcome", t("welcome"))); return; }
+  const s = await r.json();
+  sessionId = s.id;
+  for (const m of s.messages) {
+    if (m.role === "user") { addUser(m.content); continue; }
+    const a = addAssistant();
+    for (const st of m.steps || []) showStep(a, st);
+    a.text.textContent = m.content;
+    showSources(a, m.sources);
+    a.box.dataset.done = "1";
+  }
+  if (s.messages.length === 0) $("#log").append(el("div", "msg assistant welcome", t("welcome")));
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  applyLang();
+  $("#lang").onclick = () => { lang = lang === "zh" ? "en" : "zh"; localStorage.setItem("lang", lang); applyLang(); };
+  $("#new").onclick = async () => { await newSession(); $("#log").textContent = ""; $("#log").append(el("div", "msg assistant welcome", t("welcome"))); };
+  $("#ask").onsubmit = (e) => {
+    e.preventDefault();
+    const text = $("#input").value.trim();
+    if (!text || busy) return;
+    $("#input").value = "";
+    send(text);
+  };
+  $("#input").addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); $("#ask").requestSubmit(); }
+  });
+  restore();
+});
