@@ -12,6 +12,7 @@ import (
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/store"
+	"github.com/agentapp/agentapp/store/storetest"
 )
 
 // ruleModel is a deterministic model for chat tests. For a new user
@@ -129,14 +130,11 @@ func (s *fakeServer) closes() int {
 	return s.closed
 }
 
+// openTestStore opens an empty database on the test backend
+// (storetest.Backend).
 func openTestStore(t *testing.T) *store.Store {
 	t.Helper()
-	st, err := store.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	return storetest.Open(t)
 }
 
 // harness is a chat with captured output.

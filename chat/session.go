@@ -44,6 +44,27 @@ var migrations = []string{
 	`CREATE INDEX chat_sessions_updated ON chat_sessions (updated_ms)`,
 }
 
+// postgresMigrations replaces the steps PostgreSQL needs written
+// differently: its INTEGER is 32 bits, too small for a time in
+// milliseconds.
+var postgresMigrations = map[int]string{
+	1: `CREATE TABLE chat_sessions (
+		id         TEXT PRIMARY KEY,
+		created_at TEXT NOT NULL,
+		updated_ms BIGINT NOT NULL
+	)`,
+}
+
+// Migrate applies the chat component's schema to st, as the first chat
+// does; `agentapp db migrate` calls it to prepare a database up front.
+func Migrate(ctx context.Context, st *store.Store) error {
+	return st.MigrateDialect(ctx, "chat", migrations, postgresMigrations)
+}
+
+// SchemaVersion is the version of the chat schema this package migrates
+// to, for `agentapp db status`.
+func SchemaVersion() int { return len(migrations) }
+
 // sessions keeps conversations in the shared database.
 type sessions struct {
 	st  *store.Store
@@ -58,7 +79,7 @@ func openSessions(ctx context.Context, st *store.Store, now func() time.Time) (*
 	if st == nil || st.DB == nil {
 		return nil, errors.New("chat: no open store (call store.Open first)")
 	}
-	if err := st.Migrate(ctx, "chat", migrations); err != nil {
+	if err := Migrate(ctx, st); err != nil {
 		return nil, err
 	}
 	return &sessions{st: st, now: now}, nil
@@ -97,7 +118,12 @@ func (s *sessions) count(ctx context.Context, id string) (int, bool, error) {
 // there is none.
 func (s *sessions) latest(ctx context.Context) (string, error) {
 	var id string
-	err := s.st.DB.QueryRowContext(ctx, `SELECT id FROM chat_sessions ORDER BY updated_ms DESC, rowid DESC LIMIT 1`).Scan(&id)
+	q := `SELECT id FROM chat_sessions ORDER BY updated_ms DESC, rowid DESC LIMIT 1`
+	if s.st.Dialect() == store.Postgres {
+		// No rowid there; ids begin with their start time.
+		q = `SELECT id FROM chat_sessions ORDER BY updated_ms DESC, id DESC LIMIT 1`
+	}
+	err := s.st.DB.QueryRowContext(ctx, q).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentapp/agentapp/store"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -134,7 +135,12 @@ func BenchmarkSearch(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Logf("Optimize of %d chunks took %v", chunks, time.Since(start))
-	if _, err := k.st.DB.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+	// On PostgreSQL, autovacuum would have analysed the tables by then.
+	settle := `PRAGMA wal_checkpoint(TRUNCATE)`
+	if k.st.Dialect() == store.Postgres {
+		settle = `ANALYZE`
+	}
+	if _, err := k.st.DB.ExecContext(ctx, settle); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("corpus: %d generated chunks plus the demo FAQ", chunks)

@@ -6,6 +6,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"github.com/agentapp/agentapp/store"
 	"io/fs"
 	"path"
 	"sort"
@@ -64,6 +65,13 @@ func (k *KB) SeedDemo(ctx context.Context) error {
 	}
 	seeded := false
 	err = k.st.Tx(ctx, func(tx *sql.Tx) error {
+		if k.st.Dialect() == store.Postgres {
+			// Replicas starting together seed once: the others wait here,
+			// then find the seed recorded.
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(?, 2))`, demoSeedName); err != nil {
+				return err
+			}
+		}
 		var at string
 		err := tx.QueryRowContext(ctx, `SELECT seeded_at FROM kb_seeded WHERE name = ?`, demoSeedName).Scan(&at)
 		if err == nil {
@@ -84,8 +92,14 @@ func (k *KB) SeedDemo(ctx context.Context) error {
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO kb_seeded (name, seeded_at) VALUES (?, ?)`,
 			demoSeedName, now.UTC().Format(time.RFC3339Nano))
-		seeded = err == nil
-		return err
+		if err != nil {
+			return err
+		}
+		if err := k.st.Notify(ctx, tx, ChangeChannel); err != nil {
+			return err
+		}
+		seeded = true
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("seed the demo FAQ into the knowledge base: %w", err)

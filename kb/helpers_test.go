@@ -7,16 +7,14 @@ import (
 	"testing"
 
 	"github.com/agentapp/agentapp/store"
+	"github.com/agentapp/agentapp/store/storetest"
 )
 
-// newTestKB opens an empty knowledge base in a fresh temporary database.
+// newTestKB opens an empty knowledge base in a fresh temporary database
+// on the test backend (storetest.Backend).
 func newTestKB(t testing.TB) (*KB, *store.Store) {
 	t.Helper()
-	st, err := store.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := storetest.Open(t)
 	k, err := Open(context.Background(), st)
 	if err != nil {
 		t.Fatal(err)

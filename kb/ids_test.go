@@ -137,17 +137,80 @@ func insertOldStyleDoc(t *testing.T, st *store.Store, source, data string) strin
 		t.Fatal(err)
 	}
 	for i, c := range p.chunks {
-		r, err := st.DB.Exec(`INSERT INTO kb_chunks (doc_id, seq, heading, text) VALUES (?, ?, ?, ?)`, id, i, c.Heading, c.Text)
-		if err != nil {
+		insertChunkRow(t, st, id, i, c.Heading, c.Text, p.index[i])
+	}
+	return id
+}
+
+// insertChunkRow stores a chunk and its index entry the way the store's
+// backend keeps them, and returns the chunk's id.
+func insertChunkRow(t testing.TB, st *store.Store, docID string, seq int, heading, text string, ix indexRow) int64 {
+	t.Helper()
+	if st.Dialect() == store.Postgres {
+		toks, cols := pgTokens(ix)
+		var id int64
+		if err := st.DB.QueryRow(sqlInsertChunkPG, docID, seq, heading, text, len(toks)).Scan(&id); err != nil {
 			t.Fatal(err)
 		}
-		rowid, _ := r.LastInsertId()
-		ix := p.index[i]
-		if _, err := st.DB.Exec(`INSERT INTO kb_fts (rowid, doc, heading, body) VALUES (?, ?, ?, ?)`, rowid, ix.doc, ix.heading, ix.body); err != nil {
+		if _, err := st.DB.Exec(sqlInsertPostingsPG, id, toks, cols); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	r, err := st.DB.Exec(`INSERT INTO kb_chunks (doc_id, seq, heading, text) VALUES (?, ?, ?, ?)`, docID, seq, heading, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rowid, _ := r.LastInsertId()
+	if _, err := st.DB.Exec(`INSERT INTO kb_fts (rowid, doc, heading, body) VALUES (?, ?, ?, ?)`, rowid, ix.doc, ix.heading, ix.body); err != nil {
+		t.Fatal(err)
+	}
+	return rowid
+}
+
+// reindexChunk replaces a chunk's index entry, on either backend.
+func reindexChunk(t testing.TB, st *store.Store, id int64, ix indexRow) {
+	t.Helper()
+	if st.Dialect() == store.Postgres {
+		toks, cols := pgTokens(ix)
+		if _, err := st.DB.Exec(`DELETE FROM kb_postings WHERE chunk_id = ?`, id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.DB.Exec(`UPDATE kb_chunks SET tokens = ? WHERE id = ?`, len(toks), id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.DB.Exec(sqlInsertPostingsPG, id, toks, cols); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if _, err := st.DB.Exec(`DELETE FROM kb_fts WHERE rowid = ?`, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.DB.Exec(`INSERT INTO kb_fts (rowid, doc, heading, body) VALUES (?, ?, ?, ?)`, id, ix.doc, ix.heading, ix.body); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// failChunkInserts makes every insert of a chunk whose text contains word
+// fail with "injected failure", on either backend.
+func failChunkInserts(t testing.TB, st *store.Store, word string) {
+	t.Helper()
+	stmts := []string{`CREATE TRIGGER fail_chunk BEFORE INSERT ON kb_chunks
+		WHEN NEW.text LIKE '%` + word + `%' BEGIN SELECT RAISE(ABORT, 'injected failure'); END`}
+	if st.Dialect() == store.Postgres {
+		stmts = []string{`CREATE FUNCTION fail_chunk() RETURNS trigger LANGUAGE plpgsql AS $f$
+			BEGIN
+				IF NEW.text LIKE '%` + word + `%' THEN RAISE EXCEPTION 'injected failure'; END IF;
+				RETURN NEW;
+			END $f$`,
+			`CREATE TRIGGER fail_chunk BEFORE INSERT ON kb_chunks FOR EACH ROW EXECUTE FUNCTION fail_chunk()`}
+	}
+	for _, q := range stmts {
+		if _, err := st.DB.Exec(q); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return id
 }
 
 // TestOldStyleDocumentsAreKeptAndAdopted: a knowledge base written before

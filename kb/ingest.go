@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/agentapp/agentapp/store"
 	"path"
 	"path/filepath"
 	"strings"
@@ -211,8 +212,10 @@ func (k *KB) Ingest(ctx context.Context, name string, data []byte) (IngestResult
 		if err != nil {
 			return err
 		}
-		res, err = it.storePrepared(ctx, p, time.Now())
-		return err
+		if res, err = it.storePrepared(ctx, p, time.Now()); err != nil || res.Status == StatusUnchanged {
+			return err
+		}
+		return k.st.Notify(ctx, tx, ChangeChannel)
 	})
 	if err != nil {
 		return IngestResult{}, fmt.Errorf("ingest %s: %w", name, err)
@@ -265,7 +268,7 @@ func (k *KB) IngestBatch(ctx context.Context, files []File) ([]IngestResult, []e
 			}
 			results[i] = res
 		}
-		return nil
+		return k.st.Notify(ctx, tx, ChangeChannel)
 	})
 	if err != nil {
 		for i, p := range preps {
@@ -299,14 +302,18 @@ func (k *KB) ingestStatements(ctx context.Context) (*ingestStmts, error) {
 		return k.stmts, nil
 	}
 	s := &ingestStmts{}
+	insertChunk, insertIndex := sqlInsertChunk, sqlInsertIndex
+	if k.st.Dialect() == store.Postgres {
+		insertChunk, insertIndex = sqlInsertChunkPG, sqlInsertPostingsPG
+	}
 	for _, q := range []struct {
 		dst **sql.Stmt
 		sql string
 	}{
 		{&s.docByName, sqlDocByName},
 		{&s.insertDoc, sqlInsertDoc},
-		{&s.insertChunk, sqlInsertChunk},
-		{&s.insertIndex, sqlInsertIndex},
+		{&s.insertChunk, insertChunk},
+		{&s.insertIndex, insertIndex},
 	} {
 		st, err := k.st.DB.PrepareContext(ctx, q.sql)
 		if err != nil {
@@ -333,6 +340,7 @@ func (s *ingestStmts) close() {
 type ingestTx struct {
 	tx                                             *sql.Tx
 	docByName, insertDoc, insertChunk, insertIndex *sql.Stmt
+	postgres                                       bool
 }
 
 // ingestTx binds the KB's ingest statements to tx.
@@ -347,6 +355,7 @@ func (k *KB) ingestTx(ctx context.Context, tx *sql.Tx) (*ingestTx, error) {
 		insertDoc:   tx.StmtContext(ctx, s.insertDoc),
 		insertChunk: tx.StmtContext(ctx, s.insertChunk),
 		insertIndex: tx.StmtContext(ctx, s.insertIndex),
+		postgres:    k.st.Dialect() == store.Postgres,
 	}, nil
 }
 
@@ -381,6 +390,14 @@ func (it *ingestTx) previous(ctx context.Context, p string) (id string, isPath b
 // replacing an older version with the same path.
 func (it *ingestTx) storePrepared(ctx context.Context, p *prepared, now time.Time) (IngestResult, error) {
 	tx := it.tx
+	if it.postgres {
+		// Two replicas ingesting one path at once would both find no
+		// previous version and the second fail on the unique name; the
+		// lock (released at commit) makes the second see the first's.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(?, 1))`, p.doc.Path); err != nil {
+			return IngestResult{}, err
+		}
+	}
 	oldID, isPath, err := it.previous(ctx, p.doc.Path)
 	switch {
 	case err != nil:
@@ -411,6 +428,18 @@ func (it *ingestTx) storePrepared(ctx context.Context, p *prepared, now time.Tim
 		return IngestResult{}, err
 	}
 	for i, c := range p.chunks {
+		if it.postgres {
+			ix := p.index[i]
+			toks, cols := pgTokens(ix)
+			var id int64
+			if err := it.insertChunk.QueryRowContext(ctx, d.ID, i, c.Heading, c.Text, len(toks)).Scan(&id); err != nil {
+				return IngestResult{}, err
+			}
+			if _, err := it.insertIndex.ExecContext(ctx, id, toks, cols); err != nil {
+				return IngestResult{}, err
+			}
+			continue
+		}
 		r, err := it.insertChunk.ExecContext(ctx, d.ID, i, c.Heading, c.Text)
 		if err != nil {
 			return IngestResult{}, err

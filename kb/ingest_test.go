@@ -134,10 +134,7 @@ func TestIngestReplaceFailureKeepsOldVersion(t *testing.T) {
 	}
 	// Make the chunk insert of the new version fail half-way through the
 	// transaction: the old document must survive untouched.
-	if _, err := k.st.DB.Exec(`CREATE TRIGGER fail_chunk BEFORE INSERT ON kb_chunks
-		WHEN NEW.text LIKE '%giraffes%' BEGIN SELECT RAISE(ABORT, 'injected failure'); END`); err != nil {
-		t.Fatal(err)
-	}
+	failChunkInserts(t, k.st, "giraffes")
 	if _, err := k.Ingest(ctx, "faq.md", []byte("# FAQ\n\nThe new answer mentions giraffes.")); err == nil || !strings.Contains(err.Error(), "injected failure") {
 		t.Fatalf("ingest error = %v, want the injected failure", err)
 	}
@@ -365,10 +362,7 @@ func TestIngestBatch(t *testing.T) {
 func TestIngestBatchFailureStoresNothing(t *testing.T) {
 	ctx := context.Background()
 	k, _ := newTestKB(t)
-	if _, err := k.st.DB.Exec(`CREATE TRIGGER fail_chunk BEFORE INSERT ON kb_chunks
-		WHEN NEW.text LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'injected failure'); END`); err != nil {
-		t.Fatal(err)
-	}
+	failChunkInserts(t, k.st, "poison")
 	_, errs := k.IngestBatch(ctx, []File{
 		{Name: "good.md", Data: []byte("fine text")},
 		{Name: "bad.md", Data: []byte("poison text")},

@@ -1,6 +1,8 @@
 // Package kb is the company knowledge base: Markdown and text documents cut
 // into chunks and indexed for full-text search in SQLite (FTS5, BM25
-// ranking), searched by the assistant through the searchKnowledgeBase tool.
+// ranking), or on PostgreSQL in an index of its own with the same tokens
+// and ranking (see postgres.go), searched by the assistant through the
+// searchKnowledgeBase tool.
 //
 // Chinese has no spaces between words, so the index does not rely on the
 // tokenizer to find words: every chunk is pre-tokenised in Go into CJK
@@ -43,6 +45,11 @@ func (e *notFoundError) Error() string {
 }
 
 func (e *notFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// ChangeChannel is the PostgreSQL notification channel on which every
+// committed ingest and removal is announced (store.Notify), so that MCP
+// servers of every replica can tell their clients (store.Listen).
+const ChangeChannel = "agentapp_kb_changed"
 
 // Doc describes one ingested document.
 type Doc struct {
@@ -152,7 +159,10 @@ func Open(ctx context.Context, st *store.Store, opts ...Option) (*KB, error) {
 	if st == nil || st.DB == nil {
 		return nil, errors.New("kb.Open: no database")
 	}
-	if err := st.Migrate(ctx, "kb", migrations); err != nil {
+	if err := st.MigrateDialect(ctx, "kb", migrations, postgresMigrations); err != nil {
+		if st.Dialect() == store.Postgres {
+			return nil, fmt.Errorf("prepare the knowledge base tables: %w", err)
+		}
 		return nil, fmt.Errorf("prepare the knowledge base tables: %w (the SQLite build needs FTS5)", err)
 	}
 	k := &KB{st: st}
@@ -269,7 +279,10 @@ func (k *KB) Chunks(ctx context.Context, id string) ([]string, error) {
 // transaction. An unknown id is an error wrapping ErrNotFound.
 func (k *KB) Remove(ctx context.Context, id string) error {
 	return k.st.Tx(ctx, func(tx *sql.Tx) error {
-		return removeDoc(ctx, tx, id)
+		if err := removeDoc(ctx, tx, id); err != nil {
+			return err
+		}
+		return k.st.Notify(ctx, tx, ChangeChannel)
 	})
 }
 
@@ -296,7 +309,13 @@ func removeDoc(ctx context.Context, tx *sql.Tx, id string) error {
 // many ingests a search gets several times slower (about 5 ms instead of 1 ms
 // at 10,000 chunks); Optimize restores it. It rewrites the whole index (about
 // a second per 10,000 chunks), so call it once after a batch of ingests.
+//
+// On PostgreSQL the index is an ordinary table with nothing to merge, and
+// Optimize does nothing.
 func (k *KB) Optimize(ctx context.Context) error {
+	if k.st.Dialect() == store.Postgres {
+		return nil
+	}
 	return k.st.Tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO kb_fts (kb_fts) VALUES ('optimize')`); err != nil {
 			return fmt.Errorf("optimize the knowledge-base index: %w", err)
@@ -304,3 +323,7 @@ func (k *KB) Optimize(ctx context.Context) error {
 		return nil
 	})
 }
+
+// SchemaVersion is the version of the kb schema this package migrates to,
+// for `agentapp db status`.
+func SchemaVersion() int { return len(migrations) }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentapp/agentapp/store"
 )
 
 // Limits of a search, shared by Search, the search tools and the CLI.
@@ -85,15 +87,27 @@ func (k *KB) Search(ctx context.Context, query string, n int) ([]Hit, error) {
 	terms := tokenizeQuery(query)
 	hits := []Hit{}
 	var err error
-	if expr := terms.wordsExpr(); expr != "" {
-		if hits, err = k.search(ctx, expr, n); err != nil {
+	if len(terms.words) > 0 {
+		if hits, err = k.match(ctx, terms.words, false, n); err != nil {
 			return nil, err
 		}
 	}
 	if len(hits) == 0 && len(terms.words) <= 1 && len(terms.chars) > 0 {
-		return k.search(ctx, terms.charsExpr(), n)
+		return k.match(ctx, terms.chars, true, n)
 	}
 	return hits, nil
+}
+
+// match finds the chunks with any of terms (each a prefix if prefix is
+// set) on the store's backend.
+func (k *KB) match(ctx context.Context, terms []string, prefix bool, n int) ([]Hit, error) {
+	if k.st.Dialect() == store.Postgres {
+		return k.searchPostgres(ctx, terms, prefix, n)
+	}
+	if prefix {
+		return k.search(ctx, queryTerms{chars: terms}.charsExpr(), n)
+	}
+	return k.search(ctx, queryTerms{words: terms}.wordsExpr(), n)
 }
 
 // search runs one MATCH expression.

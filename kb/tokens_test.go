@@ -126,13 +126,8 @@ func TestSearchHitsUnchangedByTokenizer(t *testing.T) {
 		t.Fatalf("only %d chunks", len(all))
 	}
 	for _, r := range all {
-		if _, err := slow.st.DB.ExecContext(ctx, `DELETE FROM kb_fts WHERE rowid = ?`, r.id); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := slow.st.DB.ExecContext(ctx, `INSERT INTO kb_fts (rowid, doc, heading, body) VALUES (?, ?, ?, ?)`,
-			r.id, indexTokensSlow(r.title), indexTokensSlow(ownHeading(r.heading, r.title)), indexTokensSlow(r.text)); err != nil {
-			t.Fatal(err)
-		}
+		reindexChunk(t, slow.st, r.id, indexRow{
+			doc: indexTokensSlow(r.title), heading: indexTokensSlow(ownHeading(r.heading, r.title)), body: indexTokensSlow(r.text)})
 	}
 	queries := append([]string{
 		"出差住宿标准是多少？", "年假", "病假", "笔记本电脑", "退货", "发票", "lodging standard", "sick leave",

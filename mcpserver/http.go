@@ -65,6 +65,11 @@ type HTTPOptions struct {
 	// MaxSessions evicts them). An open GET event stream does not count as
 	// a request, as in the SDK; clients keep a session with pings.
 	SessionIdleTimeout time.Duration
+	// Stateless serves every request on its own, with no MCP session
+	// kept between requests, so that any of several replicas behind a
+	// load balancer can answer any request (see stateless.go).
+	// MaxSessions and SessionIdleTimeout do not apply.
+	Stateless bool
 }
 
 // Defaults of RunOptions.
@@ -247,6 +252,7 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 		// A client that goes away without ending its session (DELETE)
 		// would otherwise hold its state for the server's lifetime.
 		SessionTimeout: idle,
+		Stateless:      opts.Stateless,
 	})
 	token := strings.TrimSpace(opts.Token)
 	var wantSum [32]byte
@@ -272,6 +278,10 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 			return
 		}
 		if r.Method == http.MethodPost && !checkBodyIDs(w, r) {
+			return
+		}
+		if opts.Stateless {
+			mcpHandler.ServeHTTP(w, r)
 			return
 		}
 		h.sessions.serve(w, r, mcpHandler, logger)

@@ -51,6 +51,11 @@ type Options struct {
 	// PageSize bounds one resources/list page; 0 means
 	// DefaultResourcePageSize.
 	PageSize int
+	// DocsChange promises clients resources/list_changed notifications:
+	// set it when something calls Server.DocsChanged whenever documents
+	// are ingested or removed (serve on PostgreSQL does, for the ingests of
+	// every process; see notify.go).
+	DocsChange bool
 	// Middleware is added to the server's receiving middleware, inside the
 	// panic recovery. Any middleware turns the stdio fast path off (see
 	// Server), so that every request passes through it.
@@ -77,6 +82,7 @@ type Options struct {
 // AddReceivingMiddleware), because middleware must see every request.
 type Server struct {
 	mcp      *mcp.Server
+	docs     DocStore
 	logger   *slog.Logger
 	tools    map[string]*agent.Tool
 	workers  *warmWorkers
@@ -128,10 +134,11 @@ func New(opts *Options) *Server {
 		Tools:   &mcp.ToolCapabilities{},
 	}
 	if opts.Docs != nil {
-		// No listChanged: documents can be ingested by another process
-		// (`agentapp kb ingest`) that this server cannot observe, so it
+		// listChanged only with DocsChange: documents can be ingested by
+		// another process (`agentapp kb ingest`), which this server hears
+		// of only when something calls DocsChanged for it; without that it
 		// promises only that every resources/list is current.
-		caps.Resources = &mcp.ResourceCapabilities{}
+		caps.Resources = &mcp.ResourceCapabilities{ListChanged: opts.DocsChange}
 	}
 	s := &Server{
 		mcp: mcp.NewServer(&mcp.Implementation{Name: name, Title: opts.Title, Version: opts.Version}, &mcp.ServerOptions{
@@ -161,6 +168,7 @@ func New(opts *Options) *Server {
 	// (wireSafeMiddleware) before it leaves.
 	mw := []mcp.Middleware{recoverMiddleware(logger), wireSafeMiddleware, s.callerMiddleware}
 	if opts.Docs != nil {
+		s.docs = opts.Docs
 		s.mcp.AddResourceTemplate(docTemplate(), readDocHandler(opts.Docs))
 		mw = append(mw, listDocsMiddleware(opts.Docs, pageSize))
 	}
@@ -242,7 +250,7 @@ func mcpTool(t *agent.Tool) *mcp.Tool {
 // worker (see runTool and warmWorkers).
 func (s *Server) toolHandler(t *agent.Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
-		session := s.sessions.of(req.Session)
+		session := callSession(req, s.sessions)
 		s.workers.run(func() { res = runTool(ctx, t, req.Params.Arguments, session) })
 		return res, nil
 	}

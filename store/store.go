@@ -1,5 +1,10 @@
-// Package store opens agentapp's one SQLite database and applies the schema
+// Package store opens agentapp's database and applies the schema
 // migrations of each component that keeps data in it.
+//
+// The database is SQLite in the data directory unless a PostgreSQL URL is
+// given (OpenURL): one server that several agentapp processes on several
+// machines share. The components write portable SQL with "?" placeholders
+// and ask Dialect where the engines differ.
 //
 // The database is shared by processes: a chat and an `agentapp serve` it
 // spawned use it at the same time. WAL mode lets readers run beside one
@@ -19,6 +24,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/internal/private"
+	"github.com/jackc/pgx/v5"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -30,8 +36,22 @@ const BusyTimeout = 10 * time.Second
 
 // Store is an open database.
 type Store struct {
-	DB   *sql.DB
+	DB *sql.DB
+	// Path is the SQLite file, or the PostgreSQL URL without its password.
 	Path string
+
+	dialect Dialect
+	// pgConfig is the PostgreSQL connection configuration, for Listen's
+	// connection of its own.
+	pgConfig *pgx.ConnConfig
+}
+
+// Dialect returns the SQL engine of the store.
+func (s *Store) Dialect() Dialect {
+	if s.dialect == "" {
+		return SQLite
+	}
+	return s.dialect
 }
 
 // EnvDataDir names the environment variable that overrides the data
@@ -120,10 +140,8 @@ func OpenFile(path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	s := &Store{DB: db, Path: path}
-	if err := s.Migrate(ctx, "store", []string{
-		`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
-	}); err != nil {
+	s := &Store{DB: db, Path: path, dialect: SQLite}
+	if err := s.Migrate(ctx, "store", storeSteps); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -133,20 +151,77 @@ func OpenFile(path string) (*Store, error) {
 // Close closes the database.
 func (s *Store) Close() error { return s.DB.Close() }
 
+// storeSteps is the store's own schema.
+var storeSteps = []string{
+	`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+}
+
+// ErrSchemaTooNew is wrapped by Migrate's error when the database holds a
+// component's schema from a newer agentapp than this one.
+var ErrSchemaTooNew = errors.New("the database schema is newer than this agentapp")
+
+type tooNewError struct {
+	component     string
+	have, applied int
+}
+
+func (e *tooNewError) Error() string {
+	return fmt.Sprintf("the database's %s schema is at version %d but this agentapp knows only %d: a newer agentapp has upgraded it; run that version (or a newer one), or point this one at another database", e.component, e.applied, e.have)
+}
+
+func (e *tooNewError) Is(target error) bool { return target == ErrSchemaTooNew }
+
 // Migrate applies, in order and each in its own transaction, the steps of a
 // component's schema that this database has not seen yet. Steps are
 // numbered by their position: never edit or reorder a released step, only
 // append new ones. Components are independent, so packages add their own
-// tables without a central list.
+// tables without a central list. A database whose schema for the component
+// is newer than steps is refused with an error wrapping ErrSchemaTooNew.
+//
+// The steps run as they are on either engine; MigrateDialect takes
+// replacements for the steps PostgreSQL needs written differently.
 func (s *Store) Migrate(ctx context.Context, component string, steps []string) error {
-	if _, err := s.DB.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	return s.MigrateDialect(ctx, component, steps, nil)
+}
+
+// MigrateDialect is Migrate with PostgreSQL's own text for some steps:
+// postgres maps a step's number (from 1) to the SQL run in its place there.
+// Portable steps appended later need no entry.
+//
+// On PostgreSQL the steps run under an advisory lock, so of several
+// replicas starting at once one migrates and the others wait, then find
+// the steps applied; SQLite's write lock serialises them already.
+func (s *Store) MigrateDialect(ctx context.Context, component string, steps []string, postgres map[int]string) error {
+	conn, err := s.DB.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", component, err)
+	}
+	defer conn.Close()
+	unlock, err := s.lockMigrationsOn(ctx, conn)
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", component, err)
+	}
+	defer unlock()
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		component TEXT NOT NULL, version INTEGER NOT NULL, applied_at TEXT NOT NULL,
 		PRIMARY KEY (component, version))`); err != nil {
 		return fmt.Errorf("migrate %s: %w", component, err)
 	}
+	var applied int
+	if err := conn.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations WHERE component = ?`, component).Scan(&applied); err != nil {
+		return fmt.Errorf("migrate %s: %w", component, err)
+	}
+	if applied > len(steps) {
+		return &tooNewError{component: component, have: len(steps), applied: applied}
+	}
 	for i, step := range steps {
 		version := i + 1
-		if err := s.Tx(ctx, func(tx *sql.Tx) error {
+		if s.Dialect() == Postgres {
+			if alt, ok := postgres[version]; ok {
+				step = alt
+			}
+		}
+		if err := connTx(ctx, conn, func(tx *sql.Tx) error {
 			var n int
 			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE component = ? AND version = ?`, component, version).Scan(&n); err != nil {
 				return err
@@ -165,6 +240,41 @@ func (s *Store) Migrate(ctx context.Context, component string, steps []string) e
 		}
 	}
 	return nil
+}
+
+// Versions returns the schema version of each component in the database.
+func (s *Store) Versions(ctx context.Context) (map[string]int, error) {
+	rows, err := s.DB.QueryContext(ctx, `SELECT component, MAX(version) FROM schema_migrations GROUP BY component`)
+	if err != nil {
+		return nil, fmt.Errorf("read the schema versions: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var c string
+		var v int
+		if err := rows.Scan(&c, &v); err != nil {
+			return nil, fmt.Errorf("read the schema versions: %w", err)
+		}
+		out[c] = v
+	}
+	return out, rows.Err()
+}
+
+func connTx(ctx context.Context, conn *sql.Conn, fn func(*sql.Tx) error) (err error) {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	if err = fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // Tx runs fn in a write transaction, committing if it returns nil and rolling
@@ -188,3 +298,7 @@ func (s *Store) Tx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
 	}
 	return tx.Commit()
 }
+
+// SchemaVersion is the version of the store's own schema, for `agentapp db
+// status`.
+func SchemaVersion() int { return len(storeSteps) }

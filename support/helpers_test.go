@@ -3,19 +3,46 @@ package support_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentapp/agentapp/store"
+	"github.com/agentapp/agentapp/store/storetest"
 	"github.com/agentapp/agentapp/support"
 )
 
-// openService opens the database in dir and a Service on it, closing the
-// database when the test ends.
+// testDBs maps a test's data directory to its PostgreSQL test database
+// when the suite runs on PostgreSQL, so that a test opening the same
+// directory twice opens the same database twice.
+var testDBs sync.Map // string -> *storetest.Database
+
+// testDB returns the PostgreSQL database standing for dir.
+func testDB(t testing.TB, dir string) *storetest.Database {
+	if db, ok := testDBs.Load(dir); ok {
+		return db.(*storetest.Database)
+	}
+	db, _ := testDBs.LoadOrStore(dir, storetest.NewPostgres(t))
+	return db.(*storetest.Database)
+}
+
+// openService opens the database of dir and a Service on it, closing the
+// database when the test ends. The database is SQLite in dir, or on the
+// PostgreSQL backend (storetest.Backend) a test database standing for dir;
+// a helper process is given that database's URL (helperURLEnv).
 func openService(t testing.TB, dir string, opts ...support.Option) (*support.Service, *store.Store) {
 	t.Helper()
-	st, err := store.Open(dir)
+	var st *store.Store
+	var err error
+	switch {
+	case os.Getenv(helperURLEnv) != "":
+		st, err = store.OpenURL(context.Background(), os.Getenv(helperURLEnv), nil)
+	case storetest.Backend() == store.Postgres:
+		st, err = store.OpenURL(context.Background(), testDB(t, dir).URL, nil)
+	default:
+		st, err = store.Open(dir)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

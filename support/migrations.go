@@ -58,3 +58,19 @@ var migrations = []string{
 	// the ticket's status says "resolved" from then on.
 	`ALTER TABLE support_tickets ADD COLUMN resolved_at TEXT NOT NULL DEFAULT ''`,
 }
+
+// postgresMigrations replaces the steps PostgreSQL needs written
+// differently, by step number: its INTEGER is 32 bits, too small for a
+// time in milliseconds. Portable steps appended to migrations need no
+// entry here.
+var postgresMigrations = map[int]string{
+	6: `CREATE TABLE support_idempotency (
+		key        TEXT PRIMARY KEY,
+		ticket_id  TEXT NOT NULL REFERENCES support_tickets(id),
+		created_ms BIGINT NOT NULL
+	)`,
+}
+
+// SchemaVersion is the version of the support schema this package
+// migrates to, for `agentapp db status`.
+func SchemaVersion() int { return len(migrations) }

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/store"
+	"github.com/agentapp/agentapp/store/storetest"
 	"github.com/agentapp/agentapp/support"
 )
 
@@ -22,6 +24,7 @@ const (
 	helperDirEnv   = "SUPPORT_TEST_HELPER_DIR"
 	helperNameEnv  = "SUPPORT_TEST_HELPER_NAME"
 	helperCountEnv = "SUPPORT_TEST_HELPER_COUNT"
+	helperURLEnv   = "SUPPORT_TEST_HELPER_URL"
 )
 
 // TestHelperProcessCreateTickets is not a test of its own: run by
@@ -67,6 +70,9 @@ func startChild(t *testing.T, dir, name string, n int) *child {
 	c := &child{name: name, ready: make(chan struct{}), done: make(chan struct{})}
 	c.cmd = exec.Command(os.Args[0], "-test.run=^TestHelperProcessCreateTickets$", "-test.count=1")
 	c.cmd.Env = append(os.Environ(), helperDirEnv+"="+dir, helperNameEnv+"="+name, helperCountEnv+"="+strconv.Itoa(n))
+	if storetest.Backend() == store.Postgres {
+		c.cmd.Env = append(c.cmd.Env, helperURLEnv+"="+testDB(t, dir).URL)
+	}
 	c.cmd.Stderr = &c.stderr
 	stdout, err := c.cmd.StdoutPipe()
 	if err != nil {

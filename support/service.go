@@ -1,5 +1,5 @@
 // Package support implements the customer-service tools of the demo domain
-// on agentapp's SQLite database: order status look-up, after-sales tickets
+// on agentapp's database (SQLite, or PostgreSQL shared by replicas): order status look-up, after-sales tickets
 // and the hand-off to a human agent.
 //
 // Each tool is an ordinary *agent.Tool whose input schema is a package-level
@@ -36,7 +36,7 @@ type Service struct {
 	st  *store.Store
 	now func() time.Time
 
-	// writeSlot (capacity 1) queues this Service's writers before they take
+	// writeSlot (capacity 1 on SQLite) queues this Service's writers before they take
 	// the database's write lock. Without it they would contend inside
 	// SQLite, whose busy handler polls with growing sleeps (twice as slow
 	// with 8 writers); the database lock still serialises writers of
@@ -73,10 +73,17 @@ func New(ctx context.Context, st *store.Store, opts ...Option) (*Service, error)
 	if st == nil || st.DB == nil {
 		return nil, errors.New("support.New: no open store (call store.Open first)")
 	}
-	if err := st.Migrate(ctx, "support", migrations); err != nil {
+	if err := st.MigrateDialect(ctx, "support", migrations, postgresMigrations); err != nil {
 		return nil, err
 	}
-	s := &Service{st: st, now: time.Now, writeSlot: make(chan struct{}, 1)}
+	// PostgreSQL runs writers side by side (createTicket's row and
+	// advisory locks serialise only what must be), so there the slot only
+	// bounds them to a share of the pool.
+	writers := 1
+	if st.Dialect() == store.Postgres {
+		writers = 4
+	}
+	s := &Service{st: st, now: time.Now, writeSlot: make(chan struct{}, writers)}
 	for _, o := range opts {
 		o(s)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/store"
 )
 
 // TicketStatusOpen is the status of a newly created ticket.
@@ -71,6 +72,14 @@ func (s *Service) createTicket(ctx context.Context, raw json.RawMessage) (any, e
 		// The whole check-then-create runs under the database's write lock
 		// (the store begins write transactions IMMEDIATE), so no other
 		// goroutine or process can slip a duplicate or a number in between.
+		// PostgreSQL has no such lock: there a transaction-scoped advisory
+		// lock on the key serialises the calls with this key, on every
+		// replica, and leaves other keys' calls to run side by side.
+		if s.st.Dialect() == store.Postgres {
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, key); err != nil {
+				return err
+			}
+		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM support_idempotency WHERE created_ms <= ?`, cutoff); err != nil {
 			return err
 		}

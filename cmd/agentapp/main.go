@@ -47,7 +47,8 @@ MCP server, and any external MCP server's tools can be plugged into the chat.`,
 	root.PersistentFlags().String("data-dir", "", "data directory (default $AGENTAPP_DATA_DIR or the user data dir)")
 	root.PersistentFlags().String("log-format", logText, "log lines on stderr: text (for people) or json (one JSON object per line, for log collectors)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return checkLogFormat(cmd) }
-	root.AddCommand(newChatCmd(), newServeCmd(), newWebCmd(), newKBCmd(), newMCPCmd(), newVersionCmd(info))
+	addDatabaseFlags(root)
+	root.AddCommand(newChatCmd(), newServeCmd(), newWebCmd(), newKBCmd(), newMCPCmd(), newDBCmd(), newVersionCmd(info))
 	markUsageErrors(root)
 	return root
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/agentapp/agentapp/internal/wiring"
 	"github.com/agentapp/agentapp/kb"
 	"github.com/agentapp/agentapp/mcpserver"
+	"github.com/agentapp/agentapp/store"
 	"github.com/agentapp/agentapp/support"
 	"github.com/spf13/cobra"
 )
@@ -29,6 +30,7 @@ const serverTokenEnv = "AGENTAPP_SERVER_TOKEN"
 
 func newServeCmd() *cobra.Command {
 	var httpAddr, token string
+	var stateless bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the customer-service tools and knowledge base as an MCP server",
@@ -57,11 +59,15 @@ other AGENT_GUARD_* variables guard agentapp chat and are ignored here.`,
 			if cmd.Flags().Changed("token") && httpAddr == "" {
 				return usageHint(cmd, errors.New("--token only applies to HTTP; add --http ADDR, or drop --token (stdio needs no token)"))
 			}
-			return runServe(cmd, httpAddr, token, cmd.ErrOrStderr())
+			if stateless && httpAddr == "" {
+				return usageHint(cmd, errors.New("--stateless only applies to HTTP; add --http ADDR"))
+			}
+			return runServe(cmd, httpAddr, token, stateless, cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP at `ADDR`/mcp instead of stdio, e.g. 127.0.0.1:8080 (port 0 picks a free port)")
 	cmd.Flags().StringVar(&token, "token", "", "bearer token HTTP clients must send (default $"+serverTokenEnv+"); required unless --http is a loopback address")
+	cmd.Flags().BoolVar(&stateless, "stateless", false, "HTTP: keep no MCP session between requests, so any replica behind a load balancer answers any request (clients get no server-sent notifications)")
 	return cmd
 }
 
@@ -69,7 +75,7 @@ other AGENT_GUARD_* variables guard agentapp chat and are ignored here.`,
 // builds the server and serves it until the client goes away (stdio: stdin
 // reaches EOF) or a signal arrives. Everything that can be refused is
 // refused before the data directory is created.
-func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) error {
+func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr io.Writer) error {
 	tuneServeGC(os.Getenv)
 	addr := ""
 	if httpAddr != "" {
@@ -146,8 +152,22 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) erro
 		}
 		opts.Docs = maskedDocs{opts.Docs}
 	}
+	postgres := st.Dialect() == store.Postgres
+	// On PostgreSQL every process's ingests are announced (kb.ChangeChannel),
+	// so this server can promise its clients resources/list_changed.
+	opts.DocsChange = postgres
 	server := mcpserver.New(opts)
 	dir = filepath.Dir(st.Path)
+	if postgres {
+		dir = st.Path
+		lctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = st.Listen(lctx, kb.ChangeChannel, logger, func(string) { server.DocsChanged() })
+		}()
+		defer func() { cancel(); <-done }()
+	}
 
 	if addr == "" {
 		printBanner(stderr, version, "stdio (stdout carries MCP frames only)", opts.Tools, len(docs), dir, "", guardCfg.PII)
@@ -159,7 +179,7 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stderr io.Writer) erro
 		auth = "bearer token required"
 	}
 	printBanner(stderr, version, "http://"+ln.Addr().String()+mcpserver.HTTPPath, opts.Tools, len(docs), dir, auth, guardCfg.PII)
-	handler := mcpserver.NewHTTPHandler(server, &mcpserver.HTTPOptions{Token: token, Logger: logger})
+	handler := mcpserver.NewHTTPHandler(server, &mcpserver.HTTPOptions{Token: token, Logger: logger, Stateless: stateless})
 	if err := mcpserver.RunHTTP(ctx, ln, handler, &mcpserver.RunOptions{Logger: logger}); err != nil {
 		return err
 	}
@@ -177,7 +197,11 @@ func printBanner(w io.Writer, version, endpoint string, tools []*agent.Tool, ndo
 	fmt.Fprintf(w, "agentapp %s MCP server on %s\n", version, endpoint)
 	fmt.Fprintf(w, "  tools:     %s\n", strings.Join(names, ", "))
 	fmt.Fprintf(w, "  resources: %s (%d documents now)\n", mcpserver.DocURITemplate, ndocs)
-	fmt.Fprintf(w, "  data dir:  %s\n", dir)
+	if store.IsPostgresURL(dir) {
+		fmt.Fprintf(w, "  database:  %s\n", dir)
+	} else {
+		fmt.Fprintf(w, "  data dir:  %s\n", dir)
+	}
 	if auth != "" {
 		fmt.Fprintf(w, "  auth:      %s\n", auth)
 	}
