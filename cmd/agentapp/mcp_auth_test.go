@@ -101,9 +101,16 @@ func TestChatOAuth(t *testing.T) {
 	}
 
 	t.Setenv("BROWSER", forbidden)
-	_, stderr, code := runChatCLI(t, "", "chat", "--data-dir", data, "--model", "offline", "--config", cfg, "-p", "where is order A-1024?")
-	if code == 0 || !strings.Contains(stderr, "needs a login; run: agentapp mcp login desk --config "+cfg) {
-		t.Errorf("chat without a login: exit %d\n%s", code, stderr)
+	// The chat answers without the server (exit 3: a configured server
+	// did not connect) and says which command logs in.
+	out, stderr, code := runChatCLI(t, "", "chat", "--data-dir", data, "--model", "offline", "--config", cfg, "-p", "where is order A-1024?")
+	if code != 3 || !strings.Contains(out, "A-1024") || !strings.Contains(stderr, "MCP server desk needs a login (agentapp mcp login desk --config "+cfg+")") {
+		t.Errorf("chat without a login: exit %d\n%s\n%s", code, out, stderr)
+	}
+	// The REPL starts, and /mcp shows the state with the command.
+	out, stderr, code = runChatCLI(t, "/mcp\n", "chat", "--data-dir", data, "--model", "offline", "--config", cfg)
+	if code != 0 || !strings.Contains(out, "needs login: agentapp mcp login desk --config "+cfg) {
+		t.Errorf("/mcp of a chat without a login: exit %d\n%s\n%s", code, out, stderr)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("the chat opened a browser")
@@ -114,7 +121,7 @@ func TestChatOAuth(t *testing.T) {
 		t.Fatalf("login: exit %d\n%s", code, stderr)
 	}
 	t.Setenv("BROWSER", forbidden)
-	out, stderr, code := runChatCLI(t, "", "chat", "--data-dir", data, "--model", "offline", "--config", cfg, "--trace", "-p", "where is order A-1024?")
+	out, stderr, code = runChatCLI(t, "", "chat", "--data-dir", data, "--model", "offline", "--config", cfg, "--trace", "-p", "where is order A-1024?")
 	if code != 0 {
 		t.Fatalf("chat with a stored login: exit %d\n%s", code, stderr)
 	}
