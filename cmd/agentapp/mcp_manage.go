@@ -445,7 +445,7 @@ func mcpList(cmd *cobra.Command, f *mcpFlags, only string) error {
 	if len(servers) == 0 {
 		fmt.Fprintln(w, "No MCP servers are configured. Add one with agentapp mcp add NAME -- COMMAND (see agentapp mcp add --help).")
 	} else {
-		fmt.Fprintf(w, "%d MCP %s (a name in a later file wins: %s):\n", len(servers), plural(len(servers), "server", "servers"), precedence)
+		fmt.Fprintf(w, "%d MCP %s (where two name the same server, the first of these wins: %s):\n", len(servers), plural(len(servers), "server", "servers"), precedence)
 	}
 	for i, s := range servers {
 		fmt.Fprintln(w, textsafe.Escape(fmt.Sprintf("  %s (%s): %s — %s", s.Server.Name, s.Scope, targetOf(s), state[i])))

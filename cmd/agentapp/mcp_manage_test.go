@@ -158,7 +158,7 @@ func TestMCPManageRoundTrip(t *testing.T) {
 
 	out = e.mustRun("mcp", "list")
 	for _, s := range []string{
-		"2 MCP servers (a name in a later file wins: --mcp, then --config FILE (or ./agentapp.json), then the project's ./.mcp.json, then the user's file):",
+		"2 MCP servers (where two name the same server, the first of these wins: --mcp, then --config FILE (or ./agentapp.json), then the project's ./.mcp.json, then the user's file):",
 		"tester (user): " + ts + " -mode normal — ✓ connected, ",
 		"shop (project): " + bin + " serve — not approved yet",
 		"user: " + userFile,
