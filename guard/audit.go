@@ -2,6 +2,7 @@ package guard
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
@@ -55,6 +56,7 @@ type Event struct {
 // with an empty path, records nothing. Safe for concurrent use.
 type Audit struct {
 	path   string
+	sink   AuditSink // set: records go here instead of the file
 	logger *slog.Logger
 	now    func() time.Time
 
@@ -73,7 +75,27 @@ func NewAudit(path string, logger *slog.Logger) *Audit {
 	return &Audit{path: path, logger: logger, now: time.Now}
 }
 
-// Path is the file the log is written to.
+// AuditSink stores audit records somewhere other than a file: the shared
+// database, so that replicas behind a load balancer keep one trail.
+// *store.Store implements it.
+type AuditSink interface {
+	AppendAudit(ctx context.Context, at time.Time, event string, record []byte) error
+}
+
+// auditSinkTimeout bounds one write to a sink: a database that went away
+// must not hold up the tool call being audited.
+const auditSinkTimeout = 5 * time.Second
+
+// NewAuditTo returns an audit log writing to sink; where names it for
+// people (the banner shows it as the audit log's place). Failures are
+// reported as NewAudit's are.
+func NewAuditTo(sink AuditSink, where string, logger *slog.Logger) *Audit {
+	a := NewAudit(where, logger)
+	a.sink = sink
+	return a
+}
+
+// Path is the file the log is written to, or where a sink keeps it.
 func (a *Audit) Path() string {
 	if a == nil {
 		return ""
@@ -83,7 +105,7 @@ func (a *Audit) Path() string {
 
 // Record appends one event, stamping its time when unset.
 func (a *Audit) Record(e Event) {
-	if a == nil || a.path == "" {
+	if a == nil || (a.path == "" && a.sink == nil) {
 		return
 	}
 	if e.Time.IsZero() {
@@ -95,6 +117,14 @@ func (a *Audit) Record(e Event) {
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(e); err != nil {
 		a.fail("encode audit event", err)
+		return
+	}
+	if a.sink != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), auditSinkTimeout)
+		defer cancel()
+		if err := a.sink.AppendAudit(ctx, e.Time, e.Event, bytes.TrimSuffix(b.Bytes(), []byte("\n"))); err != nil {
+			a.fail("write audit record", err)
+		}
 		return
 	}
 	a.mu.Lock()

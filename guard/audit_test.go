@@ -3,7 +3,9 @@ package guard
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -184,5 +186,57 @@ func TestAuditTightensAnExistingLogsMode(t *testing.T) {
 	}
 	if perm := fi.Mode().Perm(); perm != 0o600 {
 		t.Errorf("audit log mode = %o after use, want 600", perm)
+	}
+}
+
+// memSink is an AuditSink in memory; fail makes every write fail.
+type memSink struct {
+	mu      sync.Mutex
+	fail    error
+	records []string
+	events  []string
+}
+
+func (m *memSink) AppendAudit(ctx context.Context, at time.Time, event string, record []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := ctx.Deadline(); !ok {
+		return errors.New("no deadline: a stalled database would hold the call up")
+	}
+	if m.fail != nil {
+		return m.fail
+	}
+	m.events = append(m.events, event)
+	m.records = append(m.records, string(record))
+	return nil
+}
+
+// TestAuditToSink: with a sink, each event is one JSON record there (no
+// newline, time in UTC), no file is written, and a failing sink is
+// reported once and never stops the caller.
+func TestAuditToSink(t *testing.T) {
+	sink := &memSink{}
+	var logs bytes.Buffer
+	a := NewAuditTo(sink, "PostgreSQL table audit_log", slog.New(slog.NewTextHandler(&logs, nil)))
+	if a.Path() != "PostgreSQL table audit_log" {
+		t.Errorf("Path = %q", a.Path())
+	}
+	a.Record(Event{Event: EventConfirm, Tool: "createTicket", Decision: "refused", Time: time.Date(2026, 12, 1, 17, 0, 0, 0, time.FixedZone("CST", 8*3600))})
+	if len(sink.records) != 1 || sink.events[0] != EventConfirm {
+		t.Fatalf("records = %q", sink.records)
+	}
+	var got Event
+	if err := json.Unmarshal([]byte(sink.records[0]), &got); err != nil || strings.HasSuffix(sink.records[0], "\n") {
+		t.Fatalf("record %q is not one JSON object: %v", sink.records[0], err)
+	}
+	if got.Tool != "createTicket" || got.Decision != "refused" || got.Time.Location() != time.UTC || got.Time.Hour() != 9 {
+		t.Errorf("record = %+v", got)
+	}
+	sink.fail = errors.New("the database is unavailable")
+	for range 3 {
+		a.Record(Event{Event: EventInputRejected})
+	}
+	if n := strings.Count(logs.String(), "audit log failed"); n != 1 || !strings.Contains(logs.String(), "the database is unavailable") {
+		t.Errorf("logged %d warnings, want 1 naming the cause:\n%s", n, logs.String())
 	}
 }

@@ -60,8 +60,8 @@ func TestMigrateRefusesNewerSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v["newer"] != 3 || v["store"] != 1 {
-		t.Errorf("Versions = %v, want newer:3 store:1", v)
+	if v["newer"] != 3 || v["store"] != store.SchemaVersion() {
+		t.Errorf("Versions = %v, want newer:3 store:%d", v, store.SchemaVersion())
 	}
 }
 

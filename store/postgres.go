@@ -126,7 +126,7 @@ func openPostgres(ctx context.Context, rawURL string, opts *Options) (*Store, er
 		return nil, fmt.Errorf("cannot reach the PostgreSQL database %s: %v (check that the server runs and the URL's host, port, user and password)", shown, redactErr(err, rawURL))
 	}
 	s := &Store{DB: db, Path: shown, dialect: Postgres, pgConfig: cfg}
-	if err := s.Migrate(pctx, "store", storeSteps); err != nil {
+	if err := s.MigrateDialect(pctx, "store", storeSteps, storePostgres); err != nil {
 		db.Close()
 		return nil, err
 	}

@@ -141,7 +141,7 @@ func OpenFile(path string) (*Store, error) {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	s := &Store{DB: db, Path: path, dialect: SQLite}
-	if err := s.Migrate(ctx, "store", storeSteps); err != nil {
+	if err := s.MigrateDialect(ctx, "store", storeSteps, storePostgres); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -154,6 +154,13 @@ func (s *Store) Close() error { return s.DB.Close() }
 // storeSteps is the store's own schema.
 var storeSteps = []string{
 	`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+	// The guards' audit trail when it lives in the database (audit.go).
+	`CREATE TABLE audit_log (id INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL, event TEXT NOT NULL, record TEXT NOT NULL)`,
+}
+
+// storePostgres is storeSteps' PostgreSQL text where it differs.
+var storePostgres = map[int]string{
+	2: `CREATE TABLE audit_log (id BIGSERIAL PRIMARY KEY, at_ms BIGINT NOT NULL, event TEXT NOT NULL, record TEXT NOT NULL)`,
 }
 
 // ErrSchemaTooNew is wrapped by Migrate's error when the database holds a

@@ -248,14 +248,14 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 	if err != nil {
 		return &exitError{code: 2, err: fmt.Errorf("%w (see the Security section of the README for the AGENT_GUARD_* variables)", err)}
 	}
-	audit := guard.NewAudit(guardCfg.AuditLog, logger)
-	defer audit.Close()
-	guards := guard.New(guardCfg, nil, audit) // the chat adds its terminal confirmer
 	st, err := openStore(cmd)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	audit := openAudit(st, &guardCfg.AuditLog, os.Getenv, logger)
+	defer audit.Close()
+	guards := guard.New(guardCfg, nil, audit) // the chat adds its terminal confirmer
 	local, err := chat.LocalTools(ctx, st, guards, logger)
 	if err != nil {
 		return err

@@ -53,7 +53,8 @@ func openKB(cmd *cobra.Command) (*kb.KB, func(), error) {
 		return nil, nil, err
 	}
 	logger := cmdLogger(cmd, cmd.ErrOrStderr(), slog.LevelInfo)
-	audit := guard.NewAudit(guard.AuditPath(os.Getenv, dir), logger)
+	where := guard.AuditPath(os.Getenv, dir)
+	audit := openAudit(st, &where, os.Getenv, logger)
 	closeAll := func() {
 		audit.Close()
 		st.Close()

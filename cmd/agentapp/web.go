@@ -151,14 +151,14 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	}
 	defer ln.Close()
 
-	audit := guard.NewAudit(guardCfg.AuditLog, logger)
-	defer audit.Close()
-	guards := guard.New(guardCfg, nil, audit) // the web asks on the page
 	st, err := openStore(cmd)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	audit := openAudit(st, &guardCfg.AuditLog, os.Getenv, logger)
+	defer audit.Close()
+	guards := guard.New(guardCfg, nil, audit) // the web asks on the page
 	local, err := chat.LocalTools(ctx, st, guards, logger)
 	if err != nil {
 		return err
