@@ -314,7 +314,10 @@ func (c *Chat) banner(w io.Writer) {
 	for i, s := range c.cfg.Servers {
 		u := use[i]
 		n := len(u.inUse)
-		line := fmt.Sprintf("MCP server %s: connected, %d %s (%s)", s.Name(), n, plural(n, "tool", "tools"), strings.Join(u.inUse, ", "))
+		line := fmt.Sprintf("MCP server %s: connected, %d %s", s.Name(), n, plural(n, "tool", "tools"))
+		if n > 0 {
+			line += " (" + strings.Join(u.inUse, ", ") + ")"
+		}
 		if sk := u.skippedText(); sk != "" {
 			line += "; " + sk
 		}

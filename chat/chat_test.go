@@ -377,12 +377,12 @@ func TestTurnTimeout(t *testing.T) {
 
 func TestNewClosesServersOnMergeError(t *testing.T) {
 	a := &fakeServer{name: "a", tools: []*agent.Tool{constTool("read", "a", "")}}
-	b := &fakeServer{name: "b", tools: []*agent.Tool{constTool("read", "b", "")}}
+	b := &fakeServer{name: "b", tools: []*agent.Tool{constTool("read", "b", ""), constTool("read", "b", "")}}
 	h := newHarness(t, &ruleModel{}, openTestStore(t), "")
 	h.cfg.Servers = []Server{a, b}
 	_, err := New(context.Background(), h.cfg)
-	if err == nil || !strings.Contains(err.Error(), "toolPrefix") {
-		t.Fatalf("err = %v, want the two-server clash", err)
+	if err == nil || !strings.Contains(err.Error(), "offered two tools named") {
+		t.Fatalf("err = %v, want the misbehaving server's duplicate", err)
 	}
 	if a.closes() != 1 || b.closes() != 1 {
 		t.Errorf("closes = %d, %d; want both servers closed once", a.closes(), b.closes())

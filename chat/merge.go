@@ -51,9 +51,11 @@ func (c Clash) String() string { return fmt.Sprintf("%s (from %s)", c.Tool, c.Se
 // guard.FromEnv) the local tool wins and the warning names the switch and
 // every skipped tool.
 //
-// The same name from two MCP servers is an error that names both servers
-// and suggests toolPrefix: there is no sensible winner, and picking one
-// silently would depend on connection order. A duplicate within the local
+// The same name from two MCP servers keeps the first server's tool (in
+// configuration order, so the outcome does not depend on which connected
+// first) and skips the later one's, with a warning that names both servers
+// and suggests toolPrefix: one clash must not keep the chat from starting,
+// and the run-time rule (live.go) is the same. A duplicate within the local
 // tools or within one server is an error too. A server's tool without a
 // name is skipped with a warning: it cannot be offered to a model, and one
 // broken tool must not keep the chat from starting (the bridge already
@@ -73,6 +75,10 @@ func merge(local []*agent.Tool, servers []serverTools, strict bool) (*agent.Tool
 
 	// owner maps an MCP tool name to the server that offers it.
 	owner := map[string]string{}
+	// shadowed lists, per pair (first server, later server), the names the
+	// later one offers too; its tools of those names are left out.
+	shadowed := map[[2]string][]string{}
+	shadowOrder := map[[2]string]int{}
 	overridden := make([]bool, len(local))
 	var fromServers []*agent.Tool
 	for _, s := range servers {
@@ -88,7 +94,11 @@ func merge(local []*agent.Tool, servers []serverTools, strict bool) (*agent.Tool
 			}
 			seen[t.Name] = true
 			if other, dup := owner[t.Name]; dup {
-				return nil, report, fmt.Errorf("MCP servers %q and %q both offer a tool named %q; set \"toolPrefix\" on one of them in the config file (for example \"toolPrefix\": %q) so the names differ", other, s.server, t.Name, prefixHint(s.server))
+				shadowed[[2]string{other, s.server}] = append(shadowed[[2]string{other, s.server}], t.Name)
+				if _, ok := shadowOrder[[2]string{other, s.server}]; !ok {
+					shadowOrder[[2]string{other, s.server}] = len(shadowOrder)
+				}
+				continue
 			}
 			owner[t.Name] = s.server
 			if i, clash := localIdx[t.Name]; clash {
@@ -122,6 +132,16 @@ func merge(local []*agent.Tool, servers []serverTools, strict bool) (*agent.Tool
 		}
 	}
 
+	pairs := make([][2]string, len(shadowOrder))
+	for p, i := range shadowOrder {
+		pairs[i] = p
+	}
+	for _, p := range pairs {
+		names := shadowed[p]
+		report.Warnings = append(report.Warnings, fmt.Sprintf(
+			"MCP servers %q and %q both offer %s %s; %q's %s used and %q's skipped; set \"toolPrefix\" on one of them in the config file (for example \"toolPrefix\": %q) so both can be used",
+			p[0], p[1], plural(len(names), "a tool named", "tools named"), quoteList(names), p[0], plural(len(names), "is", "are"), p[1], prefixHint(p[1])))
+	}
 	if len(report.Overridden) > 0 {
 		report.Warnings = append(report.Warnings, fmt.Sprintf(
 			"MCP tools override local tools of the same name: %s; set %s=1 to keep the local tools instead",
@@ -156,4 +176,18 @@ func prefixHint(server string) string {
 		return "srv_"
 	}
 	return b.String() + "_"
+}
+
+// quoteList quotes names for a warning, at most 5 of them.
+func quoteList(names []string) string {
+	const most = 5
+	q := make([]string, 0, most+1)
+	for i, n := range names {
+		if i == most {
+			q = append(q, fmt.Sprintf("and %d more", len(names)-most))
+			break
+		}
+		q = append(q, fmt.Sprintf("%q", n))
+	}
+	return strings.Join(q, ", ")
 }

@@ -139,17 +139,27 @@ func TestMergeNoClash(t *testing.T) {
 	}
 }
 
+// TestMergeTwoServersClash: the first server (in configuration order)
+// keeps a shared name and the later one's tool is skipped with a warning
+// naming both servers and toolPrefix; the start goes on.
 func TestMergeTwoServersClash(t *testing.T) {
 	a := serverTools{server: "files-a", tools: []*agent.Tool{mergeTool("read_file", "files-a")}}
 	b := serverTools{server: "files-b", tools: []*agent.Tool{mergeTool("list", "files-b"), mergeTool("read_file", "files-b")}}
 	for _, strict := range []bool{false, true} {
-		set, _, err := merge(localTools(), []serverTools{a, b}, strict)
-		if err == nil {
-			t.Fatalf("strict=%v: no error; table %v", strict, origins(set))
+		set, report, err := merge(localTools(), []serverTools{a, b}, strict)
+		if err != nil {
+			t.Fatalf("strict=%v: %v", strict, err)
 		}
-		for _, s := range []string{`"files-a"`, `"files-b"`, `"read_file"`, "toolPrefix", `"files-b_"`} {
-			if !strings.Contains(err.Error(), s) {
-				t.Errorf("strict=%v: error %q does not mention %s", strict, err, s)
+		got := strings.Join(origins(set), " ")
+		if !strings.Contains(got, "read_file@files-a") || !strings.Contains(got, "list@files-b") || strings.Contains(got, "read_file@files-b") {
+			t.Errorf("strict=%v: table %s, want read_file from files-a only and list from files-b", strict, got)
+		}
+		if len(report.Warnings) != 1 {
+			t.Fatalf("strict=%v: warnings %q, want one", strict, report.Warnings)
+		}
+		for _, s := range []string{`"files-a"`, `"files-b"`, `"read_file"`, "toolPrefix", `"files-b_"`, "skipped"} {
+			if !strings.Contains(report.Warnings[0], s) {
+				t.Errorf("strict=%v: warning %q does not mention %s", strict, report.Warnings[0], s)
 			}
 		}
 	}

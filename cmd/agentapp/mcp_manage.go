@@ -379,6 +379,9 @@ func checkServers(ctx context.Context, cfgs []mcpconfig.Server, timeout time.Dur
 // target is how a server is reached, for the list.
 func target(s mcpconfig.Server) string {
 	if s.IsHTTP() {
+		if s.Transport == mcpconfig.TransportSSE {
+			return s.URL + " (legacy SSE)"
+		}
 		return s.URL + " (HTTP)"
 	}
 	return s.CommandLine()
