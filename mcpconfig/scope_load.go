@@ -166,12 +166,16 @@ type Approvals struct {
 	path string
 	// Projects maps a project directory to its approved servers' digests.
 	Projects map[string]map[string]string `json:"projects"`
+	// Refused maps a project directory to the digests of the servers the
+	// user said no to, so the chat does not ask at every start; a changed
+	// entry is asked about again.
+	Refused map[string]map[string]string `json:"declined,omitempty"`
 }
 
 // OpenApprovals reads the approvals kept in path; a missing file holds
 // none.
 func OpenApprovals(path string) (*Approvals, error) {
-	a := &Approvals{path: path, Projects: map[string]map[string]string{}}
+	a := &Approvals{path: path, Projects: map[string]map[string]string{}, Refused: map[string]map[string]string{}}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return a, nil
@@ -187,6 +191,9 @@ func OpenApprovals(path string) (*Approvals, error) {
 	}
 	if a.Projects == nil {
 		a.Projects = map[string]map[string]string{}
+	}
+	if a.Refused == nil {
+		a.Refused = map[string]map[string]string{}
 	}
 	return a, nil
 }
@@ -209,25 +216,49 @@ func (a *Approvals) Approved(dir, name string, entry json.RawMessage) bool {
 	return a.Projects[dir][name] == digest(entry)
 }
 
-// Approve records the approval; Save keeps it.
+// Approve records the approval, replacing a decline; Save keeps it.
 func (a *Approvals) Approve(dir, name string, entry json.RawMessage) {
 	if a.Projects[dir] == nil {
 		a.Projects[dir] = map[string]string{}
 	}
 	a.Projects[dir][name] = digest(entry)
+	forget(a.Refused, dir, name)
+}
+
+// Declined reports whether the user said no to the server of the project
+// in dir with this entry.
+func (a *Approvals) Declined(dir, name string, entry json.RawMessage) bool {
+	return a.Refused[dir][name] == digest(entry)
+}
+
+// Decline records that the user said no, replacing an approval; Save
+// keeps it.
+func (a *Approvals) Decline(dir, name string, entry json.RawMessage) {
+	if a.Refused[dir] == nil {
+		a.Refused[dir] = map[string]string{}
+	}
+	a.Refused[dir][name] = digest(entry)
+	forget(a.Projects, dir, name)
+}
+
+// forget deletes m[dir][name], and m[dir] when it is left empty; it
+// reports whether there was an entry.
+func forget(m map[string]map[string]string, dir, name string) bool {
+	if _, ok := m[dir][name]; !ok {
+		return false
+	}
+	delete(m[dir], name)
+	if len(m[dir]) == 0 {
+		delete(m, dir)
+	}
+	return true
 }
 
 // Revoke forgets the approval of a server; it reports whether there was
 // one.
 func (a *Approvals) Revoke(dir, name string) bool {
-	if _, ok := a.Projects[dir][name]; !ok {
-		return false
-	}
-	delete(a.Projects[dir], name)
-	if len(a.Projects[dir]) == 0 {
-		delete(a.Projects, dir)
-	}
-	return true
+	declined := forget(a.Refused, dir, name)
+	return forget(a.Projects, dir, name) || declined
 }
 
 // Save writes the approvals atomically, 0600.

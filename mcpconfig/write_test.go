@@ -196,3 +196,39 @@ func TestApprovals(t *testing.T) {
 		t.Errorf("mode %v", info.Mode().Perm())
 	}
 }
+
+// TestApprovalsRemembersADecline: a "no" is kept across opens, for the
+// same entry only; approving replaces it, and Revoke forgets both.
+func TestApprovalsRemembersADecline(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "approvals.json")
+	a, err := OpenApprovals(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := json.RawMessage(`{"command": "x"}`)
+	a.Decline("/p", "s", e)
+	if err := a.Save(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := OpenApprovals(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Declined("/p", "s", e) || b.Approved("/p", "s", e) {
+		t.Error("the decline was not kept, or counts as an approval")
+	}
+	if b.Declined("/p", "s", json.RawMessage(`{"command":"y"}`)) {
+		t.Error("a changed entry counts as declined: it must be asked about again")
+	}
+	b.Approve("/p", "s", e)
+	if b.Declined("/p", "s", e) || !b.Approved("/p", "s", e) {
+		t.Error("approving did not replace the decline")
+	}
+	b.Decline("/p", "s", e)
+	if b.Approved("/p", "s", e) {
+		t.Error("declining did not replace the approval")
+	}
+	if !b.Revoke("/p", "s") || b.Declined("/p", "s", e) {
+		t.Error("Revoke did not forget the decline")
+	}
+}

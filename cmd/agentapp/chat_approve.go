@@ -40,6 +40,10 @@ func approveProjectServers(dataDir string, project []mcpconfig.ScopedServer, std
 			ok = append(ok, s.Server)
 			continue
 		}
+		if a.Declined(wd, name, s.Entry) {
+			fmt.Fprintln(stderr, textsafe.Escape(fmt.Sprintf("agentapp: skipped MCP server %s of %s: you declined it (agentapp mcp approve %s allows it)", name, s.File, name)))
+			continue
+		}
 		if !interactive {
 			fmt.Fprintln(stderr, textsafe.Escape(fmt.Sprintf("agentapp: warning: skipped MCP server %s of %s: a project's servers run only once you approve them; run agentapp mcp approve %s in this directory, or start the chat on a terminal to be asked", name, s.File, name)))
 			continue
@@ -55,8 +59,13 @@ func approveProjectServers(dataDir string, project []mcpconfig.ScopedServer, std
 			a.Approve(wd, name, s.Entry)
 			changed = true
 			ok = append(ok, s.Server)
+		case "":
+			// No answer (end of input) is not a no: ask again next time.
+			fmt.Fprintln(stderr, textsafe.Escape(fmt.Sprintf("MCP server %s not started; the chat asks again next time.", name)))
 		default:
-			fmt.Fprintln(stderr, textsafe.Escape(fmt.Sprintf("MCP server %s not started; the chat asks again next time (agentapp mcp remove %s --scope project drops it).", name, name)))
+			a.Decline(wd, name, s.Entry)
+			changed = true
+			fmt.Fprintln(stderr, textsafe.Escape(fmt.Sprintf("MCP server %s not started, and not asked about again while its entry stays the same (agentapp mcp approve %s allows it later).", name, name)))
 		}
 	}
 	if changed {

@@ -426,6 +426,8 @@ func mcpList(cmd *cobra.Command, f *mcpFlags, only string) error {
 			state[i] = "✗ invalid: " + s.Err.Error()
 		case s.Disabled:
 			state[i] = "disabled in " + s.File
+		case s.Scope == mcpconfig.ScopeProject && approvals.Declined(wd, s.Server.Name, s.Entry):
+			state[i] = "declined (agentapp mcp approve " + s.Server.Name + " allows it)"
 		case s.Scope == mcpconfig.ScopeProject && !approvals.Approved(wd, s.Server.Name, s.Entry):
 			state[i] = "not approved yet (the chat asks on a terminal; agentapp mcp approve " + s.Server.Name + " allows it)"
 		default:

@@ -195,6 +195,21 @@ func TestMCPManageRoundTrip(t *testing.T) {
 		t.Errorf("list after the approval:\n%s", out)
 	}
 
+	// A "no" is remembered too: the next chat neither asks nor starts it.
+	e.mustRun("mcp", "add-json", "other", `{"command": "`+bin+`", "args": ["serve"]}`)
+	screen = e.ptyChat("Allow it? The answer is remembered for this project. [y/N] ", "n\r", "> ", "/exit\r")
+	if !strings.Contains(screen, "MCP server other not started, and not asked about again") {
+		t.Errorf("declining chat:\n%s", screen)
+	}
+	screen = e.ptyChat("> ", "/exit\r")
+	if strings.Contains(screen, "Allow it?") || strings.Contains(screen, "MCP server other: connected") || !strings.Contains(screen, "skipped MCP server other of "+projFile+": you declined it") {
+		t.Errorf("the chat after a decline asked again or started the server:\n%s", screen)
+	}
+	if out := e.mustRun("mcp", "list"); !strings.Contains(out, "other (project): "+bin+" serve — declined (agentapp mcp approve other allows it)") {
+		t.Errorf("list after the decline:\n%s", out)
+	}
+	e.mustRun("mcp", "remove", "other")
+
 	e.mustRun("mcp", "remove", "shop")
 	e.mustRun("mcp", "remove", "tester")
 	if _, _, code := e.run("", "mcp", "get", "shop"); code != 1 {
