@@ -216,7 +216,7 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 		return nil, err
 	}
 	for _, w := range report.Warnings {
-		fmt.Fprintln(cfg.Err, "warning:", textsafe.Escape(w))
+		fmt.Fprintln(cfg.Err, "agentapp: warning:", textsafe.Escape(w))
 	}
 	c.live = liveTools{set: set, report: report, gens: gens, names: make([][]string, len(cfg.Servers))}
 	for i, s := range cfg.Servers {
@@ -243,7 +243,7 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 			return nil, err
 		}
 		if id == "" {
-			fmt.Fprintln(cfg.Err, "warning: no earlier chat session to continue; starting a new one")
+			fmt.Fprintln(cfg.Err, "agentapp: warning: no earlier chat session to continue; starting a new one")
 			c.session = c.sessions.newID()
 			break
 		}

@@ -68,7 +68,7 @@ func (c *TerminalConfirmer) Confirm(ctx context.Context, req guard.ConfirmReques
 		// The zero TerminalConfirmer has nobody to ask and nowhere to
 		// say so; it refuses all the same.
 		if c.out != nil {
-			fmt.Fprintf(c.out, "warning: %s needs confirmation but stdin is not a terminal: refused\n", what)
+			fmt.Fprintf(c.out, "agentapp: warning: %s needs confirmation but stdin is not a terminal: refused\n", what)
 		}
 		return guard.Decision{Reason: "stdin is not a terminal, so nobody could confirm"}
 	}

@@ -90,7 +90,7 @@ func newTermEditor(in *os.File, out, errw io.Writer, historyFile string) (*termE
 	}
 	if historyFile != "" {
 		if err := e.loadHistory(historyFile); err != nil {
-			fmt.Fprintf(errw, "warning: no line history this chat: %v\n", err)
+			fmt.Fprintf(errw, "agentapp: warning: no line history this chat: %v\n", err)
 		} else {
 			e.historyFile = historyFile
 		}
@@ -183,7 +183,7 @@ func (e *termEditor) remember(line string) {
 	}
 	if err != nil && !e.histWarned {
 		e.histWarned = true
-		e.writeAboveLocked([]byte(fmt.Sprintf("warning: the line history could not be saved: %v\n", err)))
+		e.writeAboveLocked([]byte(fmt.Sprintf("agentapp: warning: the line history could not be saved: %v\n", err)))
 	}
 }
 

@@ -170,14 +170,14 @@ func (c *Chat) refreshTools(ctx context.Context) *agent.ToolSet {
 	defer c.toolsMu.Unlock()
 	gens, err := generations(ctx, c.cfg.Servers)
 	if err != nil {
-		fmt.Fprintln(c.cfg.Err, "warning:", textsafe.Escape(err.Error()))
+		fmt.Fprintln(c.cfg.Err, "agentapp: warning:", textsafe.Escape(err.Error()))
 	}
 	if slices.Equal(gens, c.live.gens) {
 		return c.live.set
 	}
 	next, err := buildLive(c.local, c.cfg.Servers, c.guards, c.live, gens)
 	if err != nil {
-		fmt.Fprintf(c.cfg.Err, "warning: the tool table could not be refreshed, the previous one is kept: %s\n", textsafe.Escape(err.Error()))
+		fmt.Fprintf(c.cfg.Err, "agentapp: warning: the tool table could not be refreshed, the previous one is kept: %s\n", textsafe.Escape(err.Error()))
 		return c.live.set
 	}
 	for i, s := range c.cfg.Servers {
@@ -196,12 +196,12 @@ func (c *Chat) refreshTools(ctx context.Context) *agent.ToolSet {
 	}
 	for _, w := range next.report.Warnings {
 		if !slices.Contains(c.live.report.Warnings, w) {
-			fmt.Fprintln(c.cfg.Err, "warning:", textsafe.Escape(w))
+			fmt.Fprintln(c.cfg.Err, "agentapp: warning:", textsafe.Escape(w))
 		}
 	}
 	for _, w := range next.skipped {
 		if !slices.Contains(c.live.skipped, w) {
-			fmt.Fprintln(c.cfg.Err, "warning:", textsafe.Escape(w))
+			fmt.Fprintln(c.cfg.Err, "agentapp: warning:", textsafe.Escape(w))
 		}
 	}
 	c.live = next
@@ -413,7 +413,7 @@ func (c *Chat) restartServer(ctx context.Context, name string) {
 	if err := target.Restart(ctx); err != nil {
 		// The error may span lines (the server's last stderr lines, each
 		// escaped by the bridge); each line is escaped again here.
-		fmt.Fprintf(c.cfg.Err, "error: restarting MCP server %s failed: %s\n", textsafe.Escape(name), escapeLines(err.Error()))
+		fmt.Fprintf(c.cfg.Err, "agentapp: error: restarting MCP server %s failed: %s\n", textsafe.Escape(name), escapeLines(err.Error()))
 		return
 	}
 	c.refreshTools(ctx)

@@ -67,23 +67,23 @@ func (c *Chat) promptCommand(ctx context.Context, line string) bool {
 	}
 	args, err := promptArgs(rest)
 	if err != nil {
-		fmt.Fprintln(c.cfg.Err, "error:", err)
+		fmt.Fprintln(c.cfg.Err, "agentapp: error:", err)
 		return true
 	}
 	pctx, cancel := context.WithTimeout(ctx, catalogTimeout)
 	defer cancel()
 	if err := checkPromptArgs(pctx, cat, name, args); err != nil {
-		fmt.Fprintln(c.cfg.Err, "error:", textsafe.Escape(err.Error()))
+		fmt.Fprintln(c.cfg.Err, "agentapp: error:", textsafe.Escape(err.Error()))
 		return true
 	}
 	res, err := cat.GetPrompt(pctx, name, args)
 	if err != nil {
-		fmt.Fprintln(c.cfg.Err, "error:", escapeLines(err.Error()))
+		fmt.Fprintln(c.cfg.Err, "agentapp: error:", escapeLines(err.Error()))
 		return true
 	}
 	msgs, err := promptMessages(res)
 	if err != nil {
-		fmt.Fprintln(c.cfg.Err, "error:", textsafe.Escape(err.Error()))
+		fmt.Fprintln(c.cfg.Err, "agentapp: error:", textsafe.Escape(err.Error()))
 		return true
 	}
 	fmt.Fprintln(c.cfg.Err, textsafe.Escape(fmt.Sprintf("Sending prompt %s of MCP server %s (%d %s) to the model.", name, server, len(msgs), plural(len(msgs), "message", "messages"))))

@@ -79,7 +79,7 @@ func (c *Chat) lineSource() (lineSource, bool, error) {
 		if err == nil {
 			return src, true, nil
 		}
-		fmt.Fprintf(c.cfg.Err, "warning: no line editing (%v); reading plain lines\n", err)
+		fmt.Fprintf(c.cfg.Err, "agentapp: warning: no line editing (%v); reading plain lines\n", err)
 	}
 	return &plainSource{r: bufio.NewReader(c.cfg.In)}, false, nil
 }
@@ -211,7 +211,7 @@ func (c *Chat) replRun(ctx context.Context, run func(*turnObserver) (turnResult,
 		fmt.Fprintln(c.cfg.Err, "^C turn cancelled (press Ctrl-C again at the prompt, or type /exit, to leave)")
 		return
 	case err != nil:
-		fmt.Fprintln(c.cfg.Err, "error:", err)
+		fmt.Fprintln(c.cfg.Err, "agentapp: error:", err)
 		return
 	}
 	if !obs.out.wrote && tr.res != nil {

@@ -208,14 +208,14 @@ func (c *Chat) readCommand(ctx context.Context, w io.Writer, arg string) {
 	if cat == nil {
 		var err error
 		if cat, err = c.findResource(ctx, arg); err != nil {
-			fmt.Fprintln(c.cfg.Err, "error:", textsafe.Escape(err.Error()))
+			fmt.Fprintln(c.cfg.Err, "agentapp: error:", textsafe.Escape(err.Error()))
 			return
 		}
 		uri = arg
 	}
 	text, _, err := readText(ctx, cat, uri)
 	if err != nil {
-		fmt.Fprintln(c.cfg.Err, "error:", escapeLines(err.Error()))
+		fmt.Fprintln(c.cfg.Err, "agentapp: error:", escapeLines(err.Error()))
 		return
 	}
 	fmt.Fprintf(w, "%s from MCP server %s:\n%s\n", textsafe.Escape(uri), textsafe.Escape(cat.Name()), escapeLines(text))
@@ -422,7 +422,7 @@ func (c *Chat) rootsCommand(w io.Writer, args []string) {
 			continue
 		}
 		if err := r.SetRoots(args[1:]); err != nil {
-			fmt.Fprintln(c.cfg.Err, "error:", textsafe.Escape(err.Error()))
+			fmt.Fprintln(c.cfg.Err, "agentapp: error:", textsafe.Escape(err.Error()))
 			return
 		}
 		fmt.Fprintf(w, "MCP server %s now has %d %s; it was told the list changed.\n", textsafe.Escape(s.Name()), len(args)-1, plural(len(args)-1, "root", "roots"))

@@ -169,7 +169,7 @@ func (c *Chat) disableServer(ctx context.Context, name string) {
 	c.rebuildLocked(ctx)
 	c.toolsMu.Unlock()
 	if err := s.Close(); err != nil {
-		fmt.Fprintf(c.cfg.Err, "warning: %s\n", escapeLines(err.Error()))
+		fmt.Fprintf(c.cfg.Err, "agentapp: warning: %s\n", escapeLines(err.Error()))
 	}
 	fmt.Fprintf(out, "MCP server %s disabled for this chat; its tools are no longer offered (/mcp enable %s brings it back).\n", textsafe.Escape(name), textsafe.Escape(name))
 }
@@ -206,7 +206,7 @@ func (c *Chat) startInactive(ctx context.Context, j int) {
 			c.inactive[k] = Inactive{Name: in.Name, Err: err}
 		}
 		c.toolsMu.Unlock()
-		fmt.Fprintf(c.cfg.Err, "error: MCP server %s did not connect: %s\n", textsafe.Escape(in.Name), escapeLines(err.Error()))
+		fmt.Fprintf(c.cfg.Err, "agentapp: error: MCP server %s did not connect: %s\n", textsafe.Escape(in.Name), escapeLines(err.Error()))
 		if h := LoginHint(err); h != "" {
 			fmt.Fprintf(c.cfg.Err, "log in with: %s\n", textsafe.Escape(h))
 		}
@@ -230,21 +230,21 @@ func (c *Chat) startInactive(ctx context.Context, j int) {
 func (c *Chat) rebuildLocked(ctx context.Context) {
 	gens, err := generations(ctx, c.cfg.Servers)
 	if err != nil {
-		fmt.Fprintln(c.cfg.Err, "warning:", textsafe.Escape(err.Error()))
+		fmt.Fprintln(c.cfg.Err, "agentapp: warning:", textsafe.Escape(err.Error()))
 	}
 	next, err := buildLive(c.cfg.Local, c.cfg.Servers, c.guards, liveTools{set: c.live.set}, gens)
 	if err != nil {
-		fmt.Fprintf(c.cfg.Err, "warning: the tool table could not be rebuilt, the previous one is kept: %s\n", textsafe.Escape(err.Error()))
+		fmt.Fprintf(c.cfg.Err, "agentapp: warning: the tool table could not be rebuilt, the previous one is kept: %s\n", textsafe.Escape(err.Error()))
 		return
 	}
 	for _, w := range next.report.Warnings {
 		if !slices.Contains(c.live.report.Warnings, w) {
-			fmt.Fprintln(c.cfg.Err, "warning:", textsafe.Escape(w))
+			fmt.Fprintln(c.cfg.Err, "agentapp: warning:", textsafe.Escape(w))
 		}
 	}
 	for _, w := range next.skipped {
 		if !slices.Contains(c.live.skipped, w) {
-			fmt.Fprintln(c.cfg.Err, "warning:", textsafe.Escape(w))
+			fmt.Fprintln(c.cfg.Err, "agentapp: warning:", textsafe.Escape(w))
 		}
 	}
 	c.live = next

@@ -245,12 +245,12 @@ func TestChatDogfood(t *testing.T) {
 				t.Errorf("stderr has no act line calling getOrderStatus:\n%s", stderr)
 			}
 			if strict {
-				checkWarning(t, stderr, "warning: AGENT_GUARD_MCP_STRICT is set, so local tools win: skipped MCP tools ")
+				checkWarning(t, stderr, "agentapp: warning: AGENT_GUARD_MCP_STRICT is set, so local tools win: skipped MCP tools ")
 				if !regexp.MustCompile(`getOrderStatus +local`).MatchString(stdout) || !strings.Contains(stdout, "getOrderStatus from MCP server agentapp is skipped") {
 					t.Errorf("/tools does not show the local getOrderStatus in use:\n%s", stdout)
 				}
 			} else {
-				checkWarning(t, stderr, "warning: MCP tools override local tools of the same name: ")
+				checkWarning(t, stderr, "agentapp: warning: MCP tools override local tools of the same name: ")
 				if !regexp.MustCompile(`getOrderStatus +MCP server agentapp`).MatchString(stdout) {
 					t.Errorf("/tools does not show the MCP getOrderStatus in use:\n%s", stdout)
 				}
@@ -268,7 +268,7 @@ func checkWarning(t *testing.T, stderr, prefix string) {
 	t.Helper()
 	var lines []string
 	for _, l := range strings.Split(stderr, "\n") {
-		if strings.HasPrefix(l, "warning:") {
+		if strings.HasPrefix(l, "agentapp: warning:") {
 			lines = append(lines, l)
 		}
 	}
