@@ -54,15 +54,8 @@ func (c *Chat) callCommand(ctx context.Context, line string) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.TurnTimeout)
 	defer cancel()
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		select {
-		case <-c.cfg.Interrupt:
-			cancel()
-		case <-stop:
-		}
-	}()
+	ctx, stop := c.interruptible(ctx)
+	defer stop()
 	start := c.cfg.Now()
 	res, err := runTool(ctx, t, raw)
 	dur := c.cfg.Now().Sub(start)

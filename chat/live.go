@@ -398,17 +398,8 @@ func (c *Chat) restartServer(ctx context.Context, name string) {
 		}
 		return
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		select {
-		case <-c.cfg.Interrupt:
-			cancel()
-		case <-stop:
-		}
-	}()
+	ctx, stop := c.interruptible(ctx)
+	defer stop()
 	fmt.Fprintf(out, "Restarting MCP server %s…\n", textsafe.Escape(name))
 	if err := target.Restart(ctx); err != nil {
 		// The error may span lines (the server's last stderr lines, each

@@ -187,17 +187,8 @@ func (c *Chat) startInactive(ctx context.Context, j int) {
 		fmt.Fprintln(out, textsafe.Escape(fmt.Sprintf("MCP server %s cannot be started from this chat; start the chat again to retry it.", in.Name)))
 		return
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		select {
-		case <-c.cfg.Interrupt:
-			cancel()
-		case <-stop:
-		}
-	}()
+	ctx, stop := c.interruptible(ctx)
+	defer stop()
 	fmt.Fprintf(out, "Connecting MCP server %s…\n", textsafe.Escape(in.Name))
 	s, err := c.cfg.Connect(ctx, in.Name)
 	if err != nil {

@@ -763,20 +763,30 @@ func listOn[T any](b *Bridge, ctx context.Context, what, method string, page fun
 // ReadResource reads one resource by URI, bounded like every request.
 func (b *Bridge) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
 	what := fmt.Sprintf("reading %s from MCP server %s", textsafe.Preview(uri, 200), b.name)
+	return request(ctx, b, what, func(ctx context.Context, s *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
+		return s.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	})
+}
+
+// request runs one request other than tools/call on the live session: it
+// is tracked (Close cancels it), bounded by the call timeout, waits for a
+// restart in progress, and its error says what was being done (what).
+func request[T any](ctx context.Context, b *Bridge, what string, do func(context.Context, *mcp.ClientSession) (T, error)) (T, error) {
+	var zero T
 	ctx, done, err := b.calls.track(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return zero, fmt.Errorf("%s: %w", what, err)
 	}
 	defer done()
 	ctx, cancel, bound := b.bound(ctx)
 	defer cancel()
 	c, err := b.ready(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, b.requestFailed(ctx, nil, err, bound))
+		return zero, fmt.Errorf("%s: %w", what, b.requestFailed(ctx, nil, err, bound))
 	}
-	res, err := c.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	res, err := do(ctx, c.session)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, b.requestFailed(ctx, c, err, bound))
+		return zero, fmt.Errorf("%s: %w", what, b.requestFailed(ctx, c, err, bound))
 	}
 	return res, nil
 }

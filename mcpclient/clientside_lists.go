@@ -156,20 +156,7 @@ func (b *Bridge) listCatalog(ctx context.Context, c *conn) {
 // bounded like every request.
 func (b *Bridge) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
 	what := fmt.Sprintf("getting prompt %s from MCP server %s", textsafe.Preview(name, 100), b.name)
-	ctx, done, err := b.calls.track(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	defer done()
-	ctx, cancel, bound := b.bound(ctx)
-	defer cancel()
-	c, err := b.ready(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, b.requestFailed(ctx, nil, err, bound))
-	}
-	res, err := c.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, b.requestFailed(ctx, c, err, bound))
-	}
-	return res, nil
+	return request(ctx, b, what, func(ctx context.Context, s *mcp.ClientSession) (*mcp.GetPromptResult, error) {
+		return s.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+	})
 }
