@@ -24,6 +24,7 @@ import (
 type ClientOptions struct {
 	Server  string // label of the server
 	Command []string
+	Env     map[string]string // merged over the environment
 	Tool    string
 	Args    json.RawMessage
 	Calls   int // default 2000
@@ -52,7 +53,7 @@ func MeasureBridge(ctx context.Context, o ClientOptions) (*ClientResult, error) 
 	if len(o.Args) == 0 {
 		o.Args = json.RawMessage(`{}`)
 	}
-	cfg := mcpconfig.Server{Name: "bench", Command: o.Command[0], Args: o.Command[1:], ConnectTimeout: 60 * time.Second}
+	cfg := mcpconfig.Server{Name: "bench", Command: o.Command[0], Args: o.Command[1:], Env: o.Env, ConnectTimeout: 60 * time.Second}
 	start := time.Now()
 	br, err := mcpclient.Connect(ctx, cfg, mcpclient.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
@@ -102,6 +103,7 @@ func MeasureBridge(ctx context.Context, o ClientOptions) (*ClientResult, error) 
 type SpawnOptions struct {
 	Name    string
 	Command []string
+	Env     []string // nil: the harness's environment
 	Expect  string // the output must contain this
 	Runs    int    // default 20
 	Timeout time.Duration
@@ -141,7 +143,7 @@ func spawnOnce(ctx context.Context, o SpawnOptions) (time.Duration, error) {
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, o.Command[0], o.Command[1:]...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Stdout, cmd.Stderr, cmd.Env = &stdout, &stderr, o.Env
 	cmd.SysProcAttr = sysProcAttr()
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	start := time.Now()
