@@ -104,8 +104,8 @@ type SpawnOptions struct {
 	Name    string
 	Command []string
 	Env     []string // nil: the harness's environment
-	Expect  string // the output must contain this
-	Runs    int    // default 20
+	Expect  string   // the output must contain this
+	Runs    int      // default 20
 	Timeout time.Duration
 }
 
