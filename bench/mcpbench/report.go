@@ -445,7 +445,11 @@ func Report(in ReportInput) string {
 				names = append(names, g.Name)
 			}
 		}
-		for _, name := range names {
+		for i, name := range names {
+			what := row.what
+			if i > 0 {
+				what = "″" // the same as the row above
+			}
 			ns := func(v float64) string { return FormatNs(v) }
 			num := func(v float64) string { return fmt.Sprintf("%.0f", v) }
 			var other []string
@@ -457,7 +461,7 @@ func Report(in ReportInput) string {
 					other = append(other, strings.TrimSuffix(k, "-ns")+" "+formatSeries(s, ns))
 				}
 			}
-			w("| %s | `%s` | %s | %s | %s | %s |\n", row.what, name, formatSeries(in.goSeries(name, "ns/op"), ns),
+			w("| %s | `%s` | %s | %s | %s | %s |\n", what, name, formatSeries(in.goSeries(name, "ns/op"), ns),
 				strings.Join(other, ", "), formatSeries(in.goSeries(name, "allocs/op"), num), formatSeries(in.goSeries(name, "B/op"), num))
 		}
 	}
