@@ -6,6 +6,8 @@
 # Rows: the harness on both servers, the chat's bridge against the
 # TypeScript SDK client on both, connecting 5 servers, `chat -p` from spawn
 # to answer, and the Go benchmarks (the knowledge base's once per round).
+# About 3½ minutes at 5 rounds on 2 cores (the 100,000-chunk knowledge
+# base is built once, about a minute of it).
 #
 #   bash bench/compare.sh            # 5 rounds; writes BENCHMARKS.md at the repository root
 #   ROUNDS=3 bash bench/compare.sh
