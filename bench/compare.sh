@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
 # Measures `agentapp serve` against the reference TypeScript MCP server
-# (@modelcontextprotocol/server-everything) side by side in one run, runs
-# the Go benchmarks, and writes BENCHMARKS.md. About 3–5 minutes on 2 cores.
+# (@modelcontextprotocol/server-everything) in interleaved rounds (every
+# measurement once per round, the servers in alternating order), runs the
+# Go benchmarks, and writes BENCHMARKS.md from the medians and spreads.
+# Rows: the harness on both servers, the chat's bridge against the
+# TypeScript SDK client on both, connecting 5 servers, `chat -p` from spawn
+# to answer, and the Go benchmarks (the knowledge base's once per round).
+# About 3½ minutes at 5 rounds on 2 cores (the 100,000-chunk knowledge
+# base is built once, about a minute of it).
 #
-#   bash bench/compare.sh            # writes BENCHMARKS.md at the repository root
+#   bash bench/compare.sh            # 5 rounds; writes BENCHMARKS.md at the repository root
+#   ROUNDS=3 bash bench/compare.sh
 #   OUT=/tmp/b.md bash bench/compare.sh
-#   bash bench/compare.sh --report-only   # rewrite BENCHMARKS.md from bench/results (after editing NOTES.md)
+#   bash bench/compare.sh --report-only   # rewrite BENCHMARKS.md from bench/results (after editing NOTES.md or WEB.md)
 #
 # The raw figures of the last run are kept in bench/results/.
 #
 # Needs Go and Node.js (with npm, for the first run). Linux only: the
 # harness reads /proc.
 set -euo pipefail
+rounds=${ROUNDS:-5}
+case $rounds in '' | *[!0-9]* | 0) echo "compare.sh: ROUNDS must be a whole number ≥ 1, not '$rounds'" >&2; exit 2 ;; esac
 cd "$(dirname "$0")/.."
 root=$(pwd)
 out=${OUT:-$root/BENCHMARKS.md}
@@ -49,17 +58,53 @@ go build -o "$work/mcpbench" ./bench/cmd/mcpbench
 mkdir -p "$work/data"
 "$work/agentapp" --data-dir "$work/data" serve </dev/null 2>/dev/null
 
-results=$work/results.jsonl
-say "harness: agentapp serve"
-"$work/mcpbench" --name "agentapp serve" --tool getOrderStatus --args '{"orderId":"A-1024"}' \
-  --calls 2000 --inflight 16 --out "$results" -- "$work/agentapp" --data-dir "$work/data" serve >/dev/null
-say "harness: server-everything (TypeScript SDK)"
-"$work/mcpbench" --name "server-everything (TS)" --tool echo --args '{"message":"hi"}' \
-  --calls 2000 --inflight 16 --out "$results" -- node "$everything/dist/index.js" stdio >/dev/null
+results=$work/results.jsonl clients=$work/clients.jsonl spawns=$work/spawns.jsonl connect=$work/connect.jsonl
+: >"$results"; : >"$clients"; : >"$spawns"; : >"$connect"
+sdk=.ci/peers/node_modules/@modelcontextprotocol/sdk
+ours_cmd=("$work/agentapp" --data-dir "$work/data" serve)
+ref_cmd=(node "$everything/dist/index.js" stdio)
+order_args='{"orderId":"A-1024"}' echo_args='{"message":"hi"}'
 
-say "harness: connecting 5 agentapp serve concurrently vs one at a time"
-"$work/mcpbench" connect --name "agentapp serve" --n 5 --rounds 5 --out "$work/connect.json" \
-  -- "$work/agentapp" --data-dir '{tmpdir}' serve >/dev/null
+harness_ours() {
+  "$work/mcpbench" --round "$1" --name "agentapp serve" --tool getOrderStatus --args "$order_args" \
+    --calls 2000 --inflight 16 --out "$results" -- "${ours_cmd[@]}" >/dev/null
+}
+harness_ref() {
+  "$work/mcpbench" --round "$1" --name "server-everything (TS)" --tool echo --args "$echo_args" \
+    --calls 2000 --inflight 16 --out "$results" -- "${ref_cmd[@]}" >/dev/null
+}
+# The chat's bridge and the TypeScript SDK client, each against both servers.
+clients_on() { # round server-name tool args command…
+  local round=$1 server=$2 tool=$3 args=$4 order=(go ts) client
+  shift 4
+  if [ $((round % 2)) = 0 ]; then order=(ts go); fi
+  for client in "${order[@]}"; do
+    if [ "$client" = go ]; then
+      "$work/mcpbench" bridge --round "$round" --server "$server" --tool "$tool" --args "$args" --out "$clients" -- "$@" >/dev/null
+    else
+      node bench/tsclient.mjs --sdk "$sdk" --round "$round" --server "$server" --tool "$tool" --args "$args" -- "$@" >>"$clients"
+    fi
+  done
+}
+clients_ours() { clients_on "$1" "agentapp serve" getOrderStatus "$order_args" "${ours_cmd[@]}"; }
+clients_ref() { clients_on "$1" "server-everything (TS)" echo "$echo_args" "${ref_cmd[@]}"; }
+
+# Interleaved rounds: every measurement once per round, the two servers in
+# alternating order, so that a slow stretch of the shared machine falls on
+# both and on one round rather than on one server's whole series.
+for round in $(seq 1 "$rounds"); do
+  if [ $((round % 2)) = 1 ]; then first=ours second=ref; else first=ref second=ours; fi
+  say "round $round of $rounds: harness ($first, then $second)"
+  "harness_$first" "$round"; "harness_$second" "$round"
+  say "round $round of $rounds: bridge and TypeScript SDK client round trips"
+  "clients_$first" "$round"; "clients_$second" "$round"
+  say "round $round of $rounds: connecting 5 agentapp serve concurrently vs one at a time"
+  "$work/mcpbench" connect --round "$round" --name "agentapp serve" --n 5 --rounds 3 --out "$connect" \
+    -- "$work/agentapp" --data-dir '{tmpdir}' serve >/dev/null
+  say "round $round of $rounds: chat -p with the offline model, spawn to answer"
+  "$work/mcpbench" spawn --round "$round" --name "chat -p" --expect "已发货" --runs 20 --out "$spawns" \
+    -- "$work/agentapp" --data-dir "$work/data" chat -p "where is order A-1024?" --model offline >/dev/null
+done
 
 say "go test -bench (agent loop, bridge, server, knowledge base)"
 gobench=$work/gobench.txt
@@ -68,7 +113,8 @@ export AGENTAPP_BIN=$work/agentapp
   go test -run '^$' -bench '^BenchmarkRunStep$' ./agent
   go test -run '^$' -bench '^(BenchmarkToolsCallGetOrderStatus|BenchmarkToolsCallInMemory.*)$' ./mcpserver
   go test -run '^$' -bench . ./bench/agentappbench
-  go test -run '^$' -bench '^(BenchmarkSearch|BenchmarkIngest)$' ./kb
+  # The knowledge-base figures are targets: one repetition per round.
+  go test -run '^$' -bench '^(BenchmarkSearch|BenchmarkSearch100k|BenchmarkIngest)$' -count "$rounds" ./kb
 } 2>&1 | tee "$gobench" | grep -E '^(Benchmark|ok|FAIL|---)' >&2
 
 versions="$(go version | cut -d' ' -f3-4)
@@ -82,7 +128,7 @@ load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 busy=$(ps -eo pcpu=,comm= --sort=-pcpu | head -4 | awk '{printf "%s%s %s%%", (NR>1?", ":""), $2, $1}')
 # Keep the raw figures, paths shown as $WORK.
 mkdir -p "$saved"
-for f in results.jsonl connect.json gobench.txt; do sed "s#$work#\$WORK#g" "$work/$f" >"$saved/$f"; done
+for f in results.jsonl clients.jsonl spawns.jsonl connect.jsonl gobench.txt; do sed "s#$work#\$WORK#g" "$work/$f" >"$saved/$f"; done
 printf '%s\n' "$versions" >"$saved/versions.txt"
 printf '%s\n' "$((elapsed / 60)) min $((elapsed % 60)) s" >"$saved/elapsed.txt"
 printf '%s\n' "$load_start at the start of the script and $load_end at its end on $(nproc) CPUs (busiest processes at the end, %CPU: $busy)" >"$saved/load.txt"
@@ -92,10 +138,10 @@ else
 fi
 
 say "writing $out"
-"$work/mcpbench" report --results "$saved/results.jsonl" --connect "$saved/connect.json" \
-  --gobench "$saved/gobench.txt" --notes bench/NOTES.md --command "bash bench/compare.sh" \
+"$work/mcpbench" report --results "$saved/results.jsonl" --connect "$saved/connect.jsonl" \
+  --clients "$saved/clients.jsonl" --spawns "$saved/spawns.jsonl" \
+  --gobench "$saved/gobench.txt" --notes bench/NOTES.md --append bench/WEB.md --command "bash bench/compare.sh" \
   --versions "$(cat "$saved/versions.txt")" --elapsed "$(cat "$saved/elapsed.txt")" \
   --load "$(cat "$saved/load.txt")" --date "$(cat "$saved/date.txt")" >"$out.tmp"
 mv "$out.tmp" "$out"
-"$work/mcpbench" table "$saved/results.jsonl" >&2
 echo "wrote $out" >&2

@@ -283,29 +283,135 @@ BenchmarkIngest/zh-2          	      12	 122517385 ns/op	   1.83 MB/s	 2012110 B
 	}
 }
 
-func TestTargets(t *testing.T) {
-	ours := &Result{Name: "go", ColdStartMS: 20, RSSMiB: 30, CPUPerCallUS: 100, ThroughputCPS: 5000, LatencyP99US: 900, Inflight: 16}
-	ref := &Result{Name: "ts", ColdStartMS: 1000, RSSMiB: 100, CPUPerCallUS: 400, ThroughputCPS: 2000, LatencyP99US: 1000}
-	ts := Targets(ReportInput{Results: []*Result{ours, ref}, Connect: &ConnectResult{N: 5, Ratio: 2.1}})
-	met := map[string]bool{}
-	for _, tg := range ts {
-		met[tg.What] = tg.Met
+// roundsInput is a run of five rounds in which our p50 is half the
+// reference's in four rounds and worse in one, our throughput 3.5× in the
+// median but under 3× in two rounds, and everything else as given.
+func roundsInput() ReportInput {
+	in := ReportInput{Ours: "go", Ref: "ts"}
+	p50 := []float64{100, 100, 400, 100, 90}
+	tput := []float64{3500, 2000, 3500, 2900, 3600}
+	for i := range 5 {
+		in.Results = append(in.Results,
+			&Result{Round: i + 1, Name: "go", ColdStartMS: 20, RSSMiB: 30, CPUPerCallUS: 100, CPUPerCallTputUS: 50,
+				ThroughputCPS: tput[i], LatencyP50US: p50[i], LatencyP99US: 150, Inflight: 16, Calls: 2000},
+			&Result{Round: i + 1, Name: "ts", ColdStartMS: 1000, RSSMiB: 100, CPUPerCallUS: 400, CPUPerCallTputUS: 100,
+				ThroughputCPS: 1000, LatencyP50US: 200, LatencyP99US: 1000})
+		in.Connect = append(in.Connect, &ConnectResult{Round: i + 1, N: 5, Ratio: []float64{1.2, 1.4, 1.6, 1.3, 1.1}[i]})
+		in.Clients = append(in.Clients,
+			&ClientResult{Round: i + 1, Client: OurClient, Server: "go", P50US: 90},
+			&ClientResult{Round: i + 1, Client: TSClient, Server: "go", P50US: 100},
+			&ClientResult{Round: i + 1, Client: OurClient, Server: "ts", P50US: []float64{120, 90, 130, 90, 90}[i]},
+			&ClientResult{Round: i + 1, Client: TSClient, Server: "ts", P50US: 100})
+		in.Spawns = append(in.Spawns, &SpawnResult{Round: i + 1, Runs: 1, Command: []string{"agentapp", "chat", "-p", "where is order A-1024?"}, MedianMS: []float64{40, 45, 60, 49, 52}[i], AllMS: []float64{40}})
 	}
-	want := map[string]bool{
-		"cold start":                             true,  // 1/50
-		"resident memory after the run":          false, // 0.3 > 0.25
-		"server CPU per tools/call (sequential)": true,  // 0.25
-		"throughput at 16 in flight":             true,  // 2.5×
-		"tools/call p99":                         true,
-		"connect 5 stdio servers concurrently":   false,
+	for i, p := range []float64{3e6, 4e6, 6e6, 4.5e6, 7e6} {
+		in.GoBench = append(in.GoBench, GoBench{Name: KBSearchBench, Metrics: map[string]float64{"ns/op": 1e6, "p50-ns": p}})
+		in.GoBench = append(in.GoBench, GoBench{Name: KBIngestBench, Metrics: map[string]float64{"ns/op": 1e6, "MB/s": 15 + float64(i)}})
+	}
+	return in
+}
+
+func TestTargets(t *testing.T) {
+	in := roundsInput()
+	got := map[string]Verdict{}
+	for _, tg := range Targets(in) {
+		got[tg.What] = tg.Verdict
+	}
+	want := map[string]struct {
+		met  bool
+		held int
+	}{
+		"tools/call p50":                         {true, 4},  // 0.5× in four rounds, 2× in one
+		"throughput at 16 in flight":             {false, 3}, // median 3.5×, but two rounds under 3×
+		"cold start":                             {true, 5},  // 0.02×
+		"resident memory after the run":          {false, 0}, // 0.3×
+		"server CPU per tools/call (sequential)": {false, 0}, // 0.25×
+		"server CPU per tools/call (pipelined)":  {false, 0}, // 0.5×
+		"tools/call p99":                         {true, 5},  // 0.15×
+		"connect 5 stdio servers concurrently ÷ the slowest single connect":                                 {true, 4},
+		"bridge round trip p50, mcpclient ÷ TypeScript SDK client, to go":                                   {true, 5},
+		"bridge round trip p50, mcpclient ÷ TypeScript SDK client, to ts":                                   {false, 3}, // median 0.9×, two rounds over
+		"`chat -p` with the offline model, spawn → answer (median of each round's spawns)":                  {false, 3},
+		"knowledge-base search p50 at 100,000 chunks (SQLite)":                                              {false, 3}, // median 4.5 ms, 3 of 5
+		"knowledge-base ingest of Markdown (SQLite; hand-written documents in batches, as `kb ingest DIR`)": {false, 0}, // 15–19 MB/s
 	}
 	for k, v := range want {
-		if got, ok := met[k]; !ok || got != v {
-			t.Errorf("%s: met=%v (present %v), want %v", k, got, ok, v)
+		g, ok := got[k]
+		if !ok {
+			t.Errorf("%s: no such target (have %v)", k, got)
+			continue
+		}
+		if g.Met != v.met || g.Held != v.held || len(g.Rounds) != 5 {
+			t.Errorf("%s: met=%v held=%d rounds=%v, want met=%v held=%d", k, g.Met, g.Held, g.Rounds, v.met, v.held)
 		}
 	}
-	tbl := Table([]*Result{ours, ref})
-	if !strings.Contains(tbl, "| go | ts | go ÷ ts |") || !strings.Contains(tbl, "| 20.0 | 1000 | 0.020× |") {
-		t.Errorf("table:\n%s", tbl)
+	if len(got) != len(want) {
+		t.Errorf("%d targets, want %d: %v", len(got), len(want), got)
+	}
+	if v := got["throughput at 16 in flight"]; v.Median != 3.5 {
+		t.Errorf("throughput median ratio %v, want 3.5", v.Median)
+	}
+}
+
+func TestCheckAndSeries(t *testing.T) {
+	s := Series{5, 1, 3, 2, 4}
+	if s.Median() != 3 {
+		t.Errorf("median %v", s.Median())
+	}
+	if lo, hi := s.Spread(); lo != 1 || hi != 5 {
+		t.Errorf("spread %v–%v", lo, hi)
+	}
+	if m := (Series{1, 2, 3, 10}).Median(); m != 2.5 {
+		t.Errorf("even median %v", m)
+	}
+	for n, want := range map[int]int{1: 1, 2: 2, 3: 2, 5: 4, 7: 6} {
+		if Needed(n) != want {
+			t.Errorf("Needed(%d) = %d, want %d", n, Needed(n), want)
+		}
+	}
+	// A missing round (NaN) never holds.
+	r := Ratios(Series{1, 1, 1}, Series{2, 0, 2})
+	if v := Check(Goal{Limit: 1}, r); v.Held != 2 || !v.Met {
+		t.Errorf("ratios %v: %+v", r, v)
+	}
+	if v := Check(Goal{Limit: 1}, Series{0.5, 2, 0.5, 2, 0.5}); v.Met || v.Held != 3 {
+		t.Errorf("3 of 5 must not be met: %+v", v)
+	}
+	if v := Check(Goal{Limit: 1}, Series{2, 2, 0.5, 0.5, 0.5}); v.Met {
+		t.Errorf("median holds, 3 of 5: %+v", v)
+	}
+	if v := Check(Goal{Limit: 1}, nil); v.Met || v.Status() != "not measured" {
+		t.Errorf("no rounds: %+v %s", v, v.Status())
+	}
+	if v := Check(Goal{Limit: 3, AtLeast: true}, Series{3, 4, 2.9, 5, 3}); !v.Met || v.Held != 4 {
+		t.Errorf("at least: %+v", v)
+	}
+}
+
+func TestReport(t *testing.T) {
+	in := roundsInput()
+	in.Notes = "## Analysis\n\nhand-written"
+	in.Appendix = []string{"## The web front end (`agentapp web`)\n\nkept by hand\n"}
+	out := Report(in)
+	for _, want := range []string{
+		"in 5 interleaved rounds",
+		"| tools/call p50 | ≤ 0.5× the TS server's | 0.50× (0.45×–2.00×); 100 µs ÷ 200 µs (medians) | 0.50×, 0.50×, 2.00×, 0.50×, 0.45× | yes (4 of 5 rounds) |",
+		"| throughput at 16 in flight | ≥ 3× | 3.50× (2.00×–3.60×)",
+		"**no**: median holds, but only 3 of 5 rounds (needs 4)",
+		"| tools/call latency p50 (2000 sequential) (µs) | 100 (90.0–400) | 200 (200–200) | 0.50× (0.45×–2.00×) |",
+		"| agentapp mcpclient | ts | 90.0 (90.0–130) |",
+		"## Analysis\n\nhand-written",
+		"kept by hand",
+		"`agentapp chat -p 'where is order A-1024?'`, 1 spawns per round",
+		"| 3 | 60.0 | 40.0–40.0 |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	// The hand-written sections come after the generated figures, the web
+	// section last.
+	if a, w := strings.Index(out, "## Analysis"), strings.Index(out, "## The web front end"); a < 0 || w < a || w < strings.Index(out, "Raw results") {
+		t.Errorf("sections out of order: analysis at %d, web at %d", a, w)
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,12 +77,17 @@ func cpuModel(cpuinfo []byte) string {
 	return "?"
 }
 
-// ReportInput is everything BENCHMARKS.md is written from.
+// ReportInput is everything BENCHMARKS.md is written from: the figures
+// of every interleaved round of one compare.sh run.
 type ReportInput struct {
-	Results    []*Result // ours, then the reference
-	Connect    *ConnectResult
+	Ours, Ref  string    // names of the two servers in Results
+	Results    []*Result // every server run of every round
+	Connect    []*ConnectResult
+	Clients    []*ClientResult
+	Spawns     []*SpawnResult
 	GoBench    []GoBench
-	Notes      string // hand-written analysis, appended
+	Notes      string   // hand-written analysis, pasted before "Reproduce"
+	Appendix   []string // hand-written sections, pasted verbatim at the end
 	Command    string
 	ScriptLoad string
 	Versions   string
@@ -89,51 +96,194 @@ type ReportInput struct {
 	Now        time.Time // zero: time.Now()
 }
 
-// Target is one of the performance goals BENCHMARKS.md reports on, checked
-// on a run's figures.
-type Target struct {
-	What     string
-	Goal     string
-	Measured string
-	Met      bool
-	Gap      string // how far off, when missed
+// rounds lists the round numbers of the server runs in order.
+func (in ReportInput) rounds() []int {
+	var rs []int
+	for _, r := range in.Results {
+		if !slices.Contains(rs, r.Round) {
+			rs = append(rs, r.Round)
+		}
+	}
+	slices.Sort(rs)
+	return rs
 }
 
-// Targets evaluates the performance goals: ours = Results[0], ref =
-// Results[1].
+// series is f of the named server's result in each round (NaN where a
+// round has none).
+func (in ReportInput) series(name string, f func(*Result) float64) Series {
+	rounds := in.rounds()
+	s := make(Series, len(rounds))
+	for i, round := range rounds {
+		s[i] = math.NaN()
+		for _, r := range in.Results {
+			if r.Round == round && r.Name == name {
+				s[i] = f(r)
+			}
+		}
+	}
+	return s
+}
+
+// clientSeries is the p50 (or another figure) of one client against one
+// server, round by round.
+func (in ReportInput) clientSeries(client, server string, f func(*ClientResult) float64) Series {
+	rounds := in.rounds()
+	s := make(Series, len(rounds))
+	for i, round := range rounds {
+		s[i] = math.NaN()
+		for _, c := range in.Clients {
+			if c.Round == round && c.Client == client && c.Server == server {
+				s[i] = f(c)
+			}
+		}
+	}
+	return s
+}
+
+func (in ReportInput) clientPairs() (clients, servers []string) {
+	for _, c := range in.Clients {
+		if !slices.Contains(clients, c.Client) {
+			clients = append(clients, c.Client)
+		}
+		if !slices.Contains(servers, c.Server) {
+			servers = append(servers, c.Server)
+		}
+	}
+	return clients, servers
+}
+
+// goSeries is one metric of a Go benchmark over its -count repetitions.
+func (in ReportInput) goSeries(name, metric string) Series {
+	var s Series
+	for _, g := range in.GoBench {
+		if g.Name == name {
+			if v, ok := g.Metrics[metric]; ok {
+				s = append(s, v)
+			}
+		}
+	}
+	return s
+}
+
+// Target is one of the performance goals BENCHMARKS.md reports on,
+// checked on every round of a run.
+type Target struct {
+	What    string
+	Goal    string
+	Unit    string // "×" for ratios, else the unit of the figure
+	Verdict Verdict
+	Detail  string // the figures the ratio is made of
+}
+
+// The clients of the bridge rows, as mcpbench bridge and
+// bench/tsclient.mjs name themselves.
+const (
+	OurClient = "agentapp mcpclient"
+	TSClient  = "TypeScript SDK client"
+)
+
+// Targets evaluates the performance goals of issue 19 on the run.
 func Targets(in ReportInput) []Target {
-	ours, ref := in.Results[0], in.Results[1]
 	var ts []Target
-	// lower: ours/ref must be ≤ limit.
-	lower := func(what, goal string, a, b, limit float64) {
-		r := a / b
-		t := Target{What: what, Goal: goal, Measured: fmt.Sprintf("%s ÷ %s = %s", FormatNum(a), FormatNum(b), FormatRatio(a, b)), Met: b > 0 && r <= limit}
-		if !t.Met && b > 0 {
-			t.Gap = fmt.Sprintf("%.1f× over the goal (ours would need to be ≤ %s)", r/limit, FormatNum(b*limit))
-		}
-		ts = append(ts, t)
+	ratio := func(what, goal string, g Goal, unit string, f func(*Result) float64) {
+		a, b := in.series(in.Ours, f), in.series(in.Ref, f)
+		ts = append(ts, Target{What: what, Goal: goal, Unit: "×", Verdict: Check(g, Ratios(a, b)),
+			Detail: fmt.Sprintf("%s %s ÷ %s %s (medians)", FormatNum(a.Median()), unit, FormatNum(b.Median()), unit)})
 	}
-	lower("cold start", "≤ 1/20 of the TS server's", ours.ColdStartMS, ref.ColdStartMS, 1.0/20)
-	lower("resident memory after the run", "≤ 1/4", ours.RSSMiB, ref.RSSMiB, 1.0/4)
-	lower("server CPU per tools/call (sequential)", "≤ 1/3", ours.CPUPerCallUS, ref.CPUPerCallUS, 1.0/3)
-	a, b := ours.ThroughputCPS, ref.ThroughputCPS
-	t := Target{What: fmt.Sprintf("throughput at %d in flight", ours.Inflight), Goal: "≥ 2×",
-		Measured: fmt.Sprintf("%s ÷ %s = %s", FormatNum(a), FormatNum(b), FormatRatio(a, b)), Met: b > 0 && a/b >= 2}
-	if !t.Met && a > 0 {
-		t.Gap = fmt.Sprintf("%.1f× short of the goal (ours would need ≥ %s calls/s)", 2*b/a, FormatNum(2*b))
-	}
-	ts = append(ts, t)
-	lower("tools/call p99", "≤ the TS p99", ours.LatencyP99US, ref.LatencyP99US, 1)
-	if c := in.Connect; c != nil {
-		t := Target{What: fmt.Sprintf("connect %d stdio servers concurrently", c.N), Goal: "≤ 1.5× the slowest single",
-			Measured: fmt.Sprintf("%s ms ÷ %s ms = %.2f×", FormatNum(c.ConcurrentMedianMS), FormatNum(c.SlowestSingleMS), c.Ratio),
-			Met:      c.Ratio <= 1.5}
-		if !t.Met {
-			t.Gap = fmt.Sprintf("%.1f× over the goal", c.Ratio/1.5)
+	ratio("tools/call p50", "≤ 0.5× the TS server's", Goal{Limit: 0.5}, "µs", func(r *Result) float64 { return r.LatencyP50US })
+	ratio("tools/call p99", "≤ 0.2×", Goal{Limit: 0.2}, "µs", func(r *Result) float64 { return r.LatencyP99US })
+	ratio("server CPU per tools/call (sequential)", "≤ 0.2×", Goal{Limit: 0.2}, "µs", func(r *Result) float64 { return r.CPUPerCallUS })
+	ratio("server CPU per tools/call (pipelined)", "≤ 0.4×", Goal{Limit: 0.4}, "µs", func(r *Result) float64 { return r.CPUPerCallTputUS })
+	ratio("throughput at 16 in flight", "≥ 3×", Goal{Limit: 3, AtLeast: true}, "calls/s", func(r *Result) float64 { return r.ThroughputCPS })
+	ratio("cold start", "≤ 0.04×", Goal{Limit: 0.04}, "ms", func(r *Result) float64 { return r.ColdStartMS })
+	ratio("resident memory after the run", "≤ 0.25×", Goal{Limit: 0.25}, "MiB", func(r *Result) float64 { return r.RSSMiB })
+
+	if len(in.Connect) > 0 {
+		var s, single, conc Series
+		n := 0
+		for _, c := range in.Connect {
+			s, single, conc = append(s, c.Ratio), append(single, c.SlowestSingleMS), append(conc, c.ConcurrentMedianMS)
+			n = c.N
 		}
-		ts = append(ts, t)
+		ts = append(ts, Target{What: fmt.Sprintf("connect %d stdio servers concurrently ÷ the slowest single connect", n),
+			Goal: "≤ 1.5×", Unit: "×", Verdict: Check(Goal{Limit: 1.5}, s),
+			Detail: fmt.Sprintf("%s ms ÷ %s ms (medians)", FormatNum(conc.Median()), FormatNum(single.Median()))})
+	}
+	_, servers := in.clientPairs()
+	for _, srv := range servers {
+		p50 := func(c *ClientResult) float64 { return c.P50US }
+		a, b := in.clientSeries(OurClient, srv, p50), in.clientSeries(TSClient, srv, p50)
+		ts = append(ts, Target{What: "bridge round trip p50, mcpclient ÷ TypeScript SDK client, to " + srv,
+			Goal: "≤ 1×", Unit: "×", Verdict: Check(Goal{Limit: 1}, Ratios(a, b)),
+			Detail: fmt.Sprintf("%s µs ÷ %s µs (medians)", FormatNum(a.Median()), FormatNum(b.Median()))})
+	}
+	if len(in.Spawns) > 0 {
+		var s Series
+		for _, sp := range in.Spawns {
+			s = append(s, sp.MedianMS)
+		}
+		ts = append(ts, Target{What: "`chat -p` with the offline model, spawn → answer (median of each round's spawns)",
+			Goal: "≤ 50 ms", Unit: "ms", Verdict: Check(Goal{Limit: 50}, s)})
+	}
+	if s := in.goSeries(KBSearchBench, "p50-ns"); len(s) > 0 {
+		msS := make(Series, len(s))
+		for i, v := range s {
+			msS[i] = v / 1e6
+		}
+		ts = append(ts, Target{What: "knowledge-base search p50 at 100,000 chunks (SQLite)", Goal: "≤ 5 ms", Unit: "ms",
+			Verdict: Check(Goal{Limit: 5}, msS)})
+	}
+	if s := in.goSeries(KBIngestBench, "MB/s"); len(s) > 0 {
+		ts = append(ts, Target{What: "knowledge-base ingest of Markdown (SQLite; hand-written documents in batches, as `kb ingest DIR`)", Goal: "≥ 20 MB/s", Unit: "MB/s",
+			Verdict: Check(Goal{Limit: 20, AtLeast: true}, s)})
 	}
 	return ts
+}
+
+// The knowledge-base benchmarks whose figures are targets.
+const (
+	KBSearchBench = "BenchmarkSearch100k"
+	KBIngestBench = "BenchmarkIngest/docs-batch"
+)
+
+// shellJoin prints a command as it would be typed, quoting arguments with
+// spaces.
+func shellJoin(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		parts[i] = a
+		if a == "" || strings.ContainsAny(a, " \t'\"?*$") && !strings.HasPrefix(a, "$WORK") {
+			parts[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// formatSeries prints a series as "median (min–max)".
+func formatSeries(s Series, format func(float64) string) string {
+	if len(s) == 0 {
+		return "–"
+	}
+	lo, hi := s.Spread()
+	if math.IsNaN(lo) || math.IsNaN(hi) || len(s) == 1 {
+		return format(s.Median())
+	}
+	return fmt.Sprintf("%s (%s–%s)", format(s.Median()), format(lo), format(hi))
+}
+
+func formatX(v float64) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	return FormatRatio(v, 1)
+}
+
+func formatRounds(s Series, format func(float64) string) string {
+	parts := make([]string, len(s))
+	for i, v := range s {
+		parts[i] = format(v)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Report renders BENCHMARKS.md.
@@ -142,20 +292,29 @@ func Report(in ReportInput) string {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	ours, ref := in.Results[0], in.Results[1]
+	rounds := in.rounds()
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("# Benchmarks\n\n")
-	w("<!-- Generated by bench/compare.sh; edit bench/NOTES.md for the analysis, not this file. -->\n\n")
-	w("`agentapp serve` against the reference TypeScript SDK server, measured side by side in one run of\n")
-	w("`%s` on %s, with the Go benchmarks of the same run.\n\n", in.Command, now.UTC().Format("2006-01-02 15:04 MST"))
+	w("<!-- Generated by bench/compare.sh; edit bench/NOTES.md (analysis) and bench/WEB.md (the web front end) instead of this file. -->\n\n")
+	w("`%s` against the reference TypeScript SDK server, in %d interleaved rounds of `%s` on %s (each round\n", in.Ours, len(rounds), in.Command, now.UTC().Format("2006-01-02 15:04 MST"))
+	w("runs every measurement once, the servers in alternating order), with the Go benchmarks of the same run.\n")
+	w("Every figure is the **median over the rounds, with the spread (smallest–largest round) in brackets**; a ratio\n")
+	w("is taken within each round and then summarised the same way. A target counts as met only when it holds in\n")
+	w("the median and in all rounds but one (%d of %d).\n\n", Needed(len(rounds)), len(rounds))
 	m := in.Machine
 	w("**Machine:** %d CPUs (%s), %s RAM, %s, %s.", m.CPUs, m.CPUModel, m.MemTotal, m.Kernel, m.GoArch)
 	if in.Versions != "" {
 		w(" %s.", strings.Join(strings.Fields(strings.ReplaceAll(in.Versions, "\n", "; ")), " "))
 	}
-	w("\n\n**Load:** 1/5/15-minute load average %s before the %s run, %s after the %s run",
-		ours.LoadBefore, ours.Name, ref.LoadAfter, ref.Name)
+	w("\n\n**Load:** ")
+	var loads []string
+	for _, r := range in.Results {
+		if r.Name == in.Ours {
+			loads = append(loads, strings.Fields(r.LoadBefore + " ?")[0])
+		}
+	}
+	w("1-minute load average before each round's %s run: %s", in.Ours, strings.Join(loads, ", "))
 	if in.ScriptLoad != "" {
 		w("; %s", in.ScriptLoad)
 	}
@@ -164,26 +323,97 @@ func Report(in ReportInput) string {
 	}
 	w(".\n\n")
 
-	w("## MCP servers over stdio\n\n")
-	w("| server | command | tool and arguments |\n|---|---|---|\n")
-	for _, r := range in.Results {
-		w("| %s | `%s` | `%s` `%s` |\n", r.Name, strings.Join(r.Command, " "), r.Tool, r.Args)
-	}
-	w("\n%s\n", Table(in.Results))
-	w("Ratios below 1 favour %s for every row but throughput. Process groups after the run: %s = %s; %s = %s.\n\n",
-		ours.Name, ours.Name, strings.Join(ours.Processes, ", "), ref.Name, strings.Join(ref.Processes, ", "))
-
-	w("### Targets\n\n| target | goal | measured (ours ÷ TS) | met |\n|---|---|---|---|\n")
+	w("## Targets\n\n| target | goal | measured: median (spread) | each round | met |\n|---|---|---|---|---|\n")
 	for _, t := range Targets(in) {
-		met := "yes"
-		if !t.Met {
-			met = "**no** — " + t.Gap
+		f := formatX
+		if t.Unit != "×" {
+			f = func(v float64) string { return FormatNum(v) + " " + t.Unit }
 		}
-		w("| %s | %s | %s | %s |\n", t.What, t.Goal, t.Measured, met)
+		measured := formatSeries(t.Verdict.Rounds, f)
+		if t.Detail != "" {
+			measured += "; " + t.Detail
+		}
+		w("| %s | %s | %s | %s | %s |\n", t.What, t.Goal, measured, formatRounds(t.Verdict.Rounds, f), t.Verdict.Status())
 	}
 	w("\n")
 
+	w("## MCP servers over stdio\n\n")
+	w("| server | command | tool and arguments |\n|---|---|---|\n")
+	seen := map[string]bool{}
+	for _, r := range in.Results {
+		if !seen[r.Name] {
+			seen[r.Name] = true
+			w("| %s | `%s` | `%s` `%s` |\n", r.Name, strings.Join(r.Command, " "), r.Tool, r.Args)
+		}
+	}
+	w("\n| metric | %s | %s | %s ÷ %s |\n|---|---:|---:|---:|\n", in.Ours, in.Ref, in.Ours, in.Ref)
+	var sample *Result
+	for _, r := range in.Results {
+		if r.Name == in.Ours {
+			sample = r
+			break
+		}
+	}
+	for _, mt := range metrics {
+		label := mt.label
+		if strings.Contains(label, "%d") && sample != nil {
+			n := sample.Calls
+			switch {
+			case strings.HasPrefix(label, "cold"):
+				n = len(sample.ColdStartAllMS)
+			case strings.HasPrefix(label, "throughput"):
+				n = sample.Inflight
+			}
+			label = fmt.Sprintf(label, n)
+		}
+		a, c := in.series(in.Ours, mt.value), in.series(in.Ref, mt.value)
+		w("| %s (%s) | %s | %s | %s |\n", label, mt.unit, formatSeries(a, FormatNum), formatSeries(c, FormatNum), formatSeries(Ratios(a, c), formatX))
+	}
+	w("\nRatios below 1 favour %s for every row but throughput.\n\n", in.Ours)
+
+	if len(in.Clients) > 0 {
+		clients, servers := in.clientPairs()
+		w("## Client round trips: the chat's bridge against the TypeScript SDK client\n\n")
+		w("Sequential `tools/call` from the client's call to its result, after 200 warm-up calls, on the same server\n")
+		w("binary and tool as above: `mcpbench bridge` (mcpclient.Connect and the adapted tool's Execute, as the chat\n")
+		w("calls it) and `bench/tsclient.mjs` (the SDK's Client over StdioClientTransport, `callTool`).\n\n")
+		w("| client | server | p50 (µs) | p99 (µs) | mean (µs) | connect (ms) |\n|---|---|---:|---:|---:|---:|\n")
+		for _, srv := range servers {
+			for _, cl := range clients {
+				f := func(g func(*ClientResult) float64) string {
+					return formatSeries(in.clientSeries(cl, srv, g), FormatNum)
+				}
+				w("| %s | %s | %s | %s | %s | %s |\n", cl, srv, f(func(c *ClientResult) float64 { return c.P50US }),
+					f(func(c *ClientResult) float64 { return c.P99US }), f(func(c *ClientResult) float64 { return c.MeanUS }),
+					f(func(c *ClientResult) float64 { return c.ConnectMS }))
+			}
+		}
+		w("\n")
+	}
+	if len(in.Spawns) > 0 {
+		sp := in.Spawns[0]
+		w("## `chat -p`, spawn to answer\n\n`%s`, %d spawns per round one after the other, from just before the spawn to the\n", shellJoin(sp.Command), sp.Runs)
+		w("exit with the answer (it must contain `%s`). Per round, the median and the spread of its spawns:\n\n| round | median (ms) | fastest–slowest (ms) |\n|---|---:|---:|\n", sp.Expect)
+		for _, s := range in.Spawns {
+			lo, hi := Series(s.AllMS).Spread()
+			w("| %d | %s | %s–%s |\n", s.Round, FormatNum(s.MedianMS), FormatNum(lo), FormatNum(hi))
+		}
+		w("\n")
+	}
+	if len(in.Connect) > 0 {
+		c0 := in.Connect[0]
+		w("## Connecting %d stdio servers\n\n`mcpclient.Connect` (spawn, initialize, tools/list, adapt) of `%s`, each with its own data\n", c0.N, strings.Join(c0.Command, " "))
+		w("directory, first one at a time and then all %d at once; each round's figures are medians of %d repetitions.\n\n", c0.N, c0.Rounds)
+		w("| round | slowest single (ms) | all %d concurrently (ms) | ratio | load before |\n|---|---:|---:|---:|---|\n", c0.N)
+		for _, c := range in.Connect {
+			w("| %d | %s | %s | %.2f× | %s |\n", c.Round, FormatNum(c.SlowestSingleMS), FormatNum(c.ConcurrentMedianMS), c.Ratio, c.LoadBefore)
+		}
+		w("\n")
+	}
+
 	w("## Go benchmarks (same run)\n\n")
+	w("One `go test -bench` run each, except the knowledge-base ones, repeated once per round (`-count`): for those the\n")
+	w("figure is the median with the spread.\n\n")
 	w("| what | benchmark | time/op | other | allocs/op | B/op |\n|---|---|---:|---|---:|---:|\n")
 	rows := []struct{ what, name string }{
 		{"agent loop overhead per step (scripted model, no-op tool)", "BenchmarkRunStep"},
@@ -200,7 +430,8 @@ func Report(in ReportInput) string {
 		{"the same through the SDK's request path", "BenchmarkToolsCallInMemorySDKPath"},
 		{"server + SDK client in memory (SDK in-memory transport)", "BenchmarkToolsCallGetOrderStatus"},
 		{"knowledge-base search, 10,000 chunks, k=5", "BenchmarkSearch/k=5"},
-		{"knowledge-base ingest (generated Markdown; MB/s of input)", "BenchmarkIngest"},
+		{"knowledge-base search, 100,000 chunks, k=5 (queries of common, rare and absent terms)", KBSearchBench},
+		{"knowledge-base ingest (docs: the hand-written test corpus and demo FAQ, docs-batch: the same in one IngestBatch as `kb ingest DIR`; zh, en: generated Markdown; MB/s of input)", "BenchmarkIngest"},
 	}
 	for _, row := range rows {
 		gs := Matching(in.GoBench, row.name)
@@ -208,28 +439,34 @@ func Report(in ReportInput) string {
 			w("| %s | `%s` | not run | | | |\n", row.what, row.name)
 			continue
 		}
+		var names []string
 		for _, g := range gs {
+			if !slices.Contains(names, g.Name) {
+				names = append(names, g.Name)
+			}
+		}
+		for i, name := range names {
+			what := row.what
+			if i > 0 {
+				what = "″" // the same as the row above
+			}
+			ns := func(v float64) string { return FormatNs(v) }
+			num := func(v float64) string { return fmt.Sprintf("%.0f", v) }
 			var other []string
-			for _, k := range []string{"MB/s", "p50-ns", "p99-ns"} {
-				if v, ok := g.Metrics[k]; ok {
-					if k == "MB/s" {
-						other = append(other, fmt.Sprintf("%.2f MB/s", v))
-					} else {
-						other = append(other, strings.TrimSuffix(k, "-ns")+" "+FormatNs(v))
-					}
+			if s := in.goSeries(name, "MB/s"); len(s) > 0 {
+				other = append(other, formatSeries(s, func(v float64) string { return fmt.Sprintf("%.2f", v) })+" MB/s")
+			}
+			for _, k := range []string{"p50-ns", "p99-ns"} {
+				if s := in.goSeries(name, k); len(s) > 0 {
+					other = append(other, strings.TrimSuffix(k, "-ns")+" "+formatSeries(s, ns))
 				}
 			}
-			w("| %s | `%s` | %s | %s | %.0f | %.0f |\n", row.what, g.Name, FormatNs(g.Metrics["ns/op"]),
-				strings.Join(other, ", "), g.Metrics["allocs/op"], g.Metrics["B/op"])
+			w("| %s | `%s` | %s | %s | %s | %s |\n", what, name, formatSeries(in.goSeries(name, "ns/op"), ns),
+				strings.Join(other, ", "), formatSeries(in.goSeries(name, "allocs/op"), num), formatSeries(in.goSeries(name, "B/op"), num))
 		}
 	}
 	if ip, st := Find(in.GoBench, "BenchmarkBridgeInProcess"), Find(in.GoBench, "BenchmarkBridgeStdio"); ip != nil && st != nil {
 		w("\nBridge over stdio ÷ in-process: %s.", FormatRatio(st.Metrics["ns/op"], ip.Metrics["ns/op"]))
-	}
-	if c := in.Connect; c != nil {
-		w("\n\n**Connecting %d stdio servers** (`mcpclient.Connect`: spawn, initialize, tools/list, adapt; `%s`, each with its own data directory, medians of %d rounds): slowest single connect %s ms, all %d concurrently %s ms, ratio %.2f×.",
-			c.N, strings.Join(c.Command, " "), c.Rounds, FormatNum(c.SlowestSingleMS), c.N, FormatNum(c.ConcurrentMedianMS), c.Ratio)
-		w(" Load average %s before, %s after.", c.LoadBefore, c.LoadAfter)
 	}
 	w("\n\n")
 
@@ -238,21 +475,67 @@ func Report(in ReportInput) string {
 		w("\n%s\n", strings.TrimSpace(in.Notes))
 	}
 	w("\n## Reproduce\n\n```sh\n%s\n```\n\n", in.Command)
-	w("<details><summary>Raw results of this run (JSON)</summary>\n\n```json\n")
-	for _, r := range in.Results {
-		j, _ := json.Marshal(r)
+	w("<details><summary>Raw results of this run (JSON lines, every round)</summary>\n\n```json\n")
+	raw := func(v any) {
+		j, _ := json.Marshal(v)
 		w("%s\n", j)
 	}
-	if in.Connect != nil {
-		j, _ := json.Marshal(in.Connect)
-		w("%s\n", j)
+	for _, r := range in.Results {
+		raw(r)
+	}
+	for _, c := range in.Clients {
+		raw(c)
+	}
+	for _, s := range in.Spawns {
+		raw(s)
+	}
+	for _, c := range in.Connect {
+		raw(c)
 	}
 	w("```\n\n</details>\n")
+	for _, a := range in.Appendix {
+		w("\n%s\n", strings.TrimSpace(a))
+	}
 	return b.String()
+}
+
+// ReadJSONLines decodes every non-empty line of path into a new T.
+func ReadJSONLines[T any](path string) ([]*T, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var vs []*T
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		v := new(T)
+		if err := json.Unmarshal(line, v); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, i+1, err)
+		}
+		vs = append(vs, v)
+	}
+	return vs, nil
 }
 
 const method = `## How it is measured
 
+- **Rounds:** compare.sh runs every measurement below once per round, ` + "`agentapp serve`" + ` first in odd rounds
+  and the TypeScript server first in even ones (the two clients alternate the same way), so that a
+  busy stretch of the shared machine lands on one round of both rather than on one server's series.
+  A ratio is computed within each round; the report gives the median of the rounds and their spread.
+- **Client round trips:** ` + "`mcpbench bridge`" + ` connects the server with ` + "`mcpclient.Connect`" + ` and times
+  ` + "`Execute`" + ` of the adapted tool, which is what the chat's agent loop calls; ` + "`bench/tsclient.mjs`" + ` does the
+  same with the official TypeScript SDK's Client and ` + "`callTool`" + ` (which validates ` + "`structuredContent`" + `
+  against the tool's output schema). 200 warm-up calls, then 2,000 sequential ones, on the same server
+  command and tool as the harness.
+- **chat -p:** ` + "`mcpbench spawn`" + ` runs the command 20 times per round, each in a process group of its own
+  (killed after it exits), and times spawn to exit; a run counts only if the answer names the order's
+  status.
+- **Connecting 5 servers:** ` + "`mcpbench connect`" + `: per round, 3 repetitions of connecting the 5 one at a
+  time and then all at once (each with its own data directory, warmed once); the round's figures are
+  the medians of its repetitions.
 - **Harness** (` + "`bench/cmd/mcpbench`" + `): speaks newline-delimited JSON-RPC itself, the same few lines
   of Go for both servers (no SDK client), so client overhead is small and equal. One goroutine reads
   the server's stdout, checks every response in one pass over the frame (valid JSON, the id of a

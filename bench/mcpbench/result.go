@@ -12,6 +12,7 @@ import (
 // Result is the JSON object the harness prints for one server. Times are
 // in milliseconds (_ms) or microseconds (_us), memory in MiB.
 type Result struct {
+	Round     int             `json:"round"` // of compare.sh's interleaved rounds, from 1
 	Name      string          `json:"name"`
 	Command   []string        `json:"command"`
 	Tool      string          `json:"tool"`
@@ -50,6 +51,7 @@ type Result struct {
 
 // ConnectResult is the JSON object of the connect measurement.
 type ConnectResult struct {
+	Round   int      `json:"round"`
 	Name    string   `json:"name"`
 	Command []string `json:"command"`
 	N       int      `json:"servers"`
@@ -66,4 +68,35 @@ type ConnectResult struct {
 	Ratio              float64 `json:"ratio"`
 	LoadBefore         string  `json:"loadavg_before"`
 	LoadAfter          string  `json:"loadavg_after"`
+}
+
+// ClientResult is one client's sequential tools/call round trips to one
+// server: the chat's bridge (mcpclient) or the TypeScript SDK client
+// (bench/tsclient.mjs, which prints the same JSON object). Latencies are
+// from the client's call to its result, as the caller sees them.
+type ClientResult struct {
+	Round     int             `json:"round"`
+	Client    string          `json:"client"`
+	Server    string          `json:"server"`
+	Command   []string        `json:"command"`
+	Tool      string          `json:"tool"`
+	Args      json.RawMessage `json:"args"`
+	Calls     int             `json:"calls"`
+	Warmup    int             `json:"warmup"`
+	ConnectMS float64         `json:"connect_ms"`
+	P50US     float64         `json:"p50_us"`
+	P99US     float64         `json:"p99_us"`
+	MeanUS    float64         `json:"mean_us"`
+}
+
+// SpawnResult is a command run to completion several times, timed from
+// just before the spawn to its exit with the expected output.
+type SpawnResult struct {
+	Round    int       `json:"round"`
+	Name     string    `json:"name"`
+	Command  []string  `json:"command"`
+	Expect   string    `json:"expect"`
+	Runs     int       `json:"runs"`
+	MedianMS float64   `json:"median_ms"`
+	AllMS    []float64 `json:"all_ms"`
 }

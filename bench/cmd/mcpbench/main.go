@@ -4,8 +4,11 @@
 //
 //	mcpbench [--name N] --tool T [--args JSON] [--calls 2000] [--inflight 16] [--out FILE] -- COMMAND ARGS…
 //	mcpbench connect [--n 5] [--rounds 5] [--out FILE] -- COMMAND ARGS…   ("{tmpdir}" in ARGS: a directory per server)
+//	mcpbench bridge [--server NAME] --tool T [--args JSON] [--calls 2000] [--out FILE] -- COMMAND ARGS…
+//	mcpbench spawn [--name N] --expect TEXT [--runs 20] [--out FILE] -- COMMAND ARGS…
 //	mcpbench table FILE.jsonl
-//	mcpbench report --results FILE.jsonl --connect FILE.json --gobench FILE.txt [--notes FILE] [--command CMD]
+//	mcpbench report --results FILE.jsonl [--connect FILE.jsonl] [--clients FILE.jsonl] [--spawns FILE.jsonl]
+//		[--gobench FILE.txt] [--notes FILE] [--append FILE]… [--command CMD]
 //
 // The first form prints one JSON object on stdout (and appends it to
 // --out) and the Markdown table on stderr. Every server is started in a
@@ -21,6 +24,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -48,6 +53,10 @@ func run(ctx context.Context, args []string) error {
 		switch args[0] {
 		case "connect":
 			return runConnect(ctx, args[1:])
+		case "bridge":
+			return runBridge(ctx, args[1:])
+		case "spawn":
+			return runSpawn(ctx, args[1:])
 		case "table":
 			return runTable(args[1:])
 		case "report":
@@ -85,6 +94,7 @@ func runServer(ctx context.Context, args []string) error {
 	fs.IntVar(&o.TputCalls, "throughput-calls", 0, "calls in the throughput phase (default 2×calls)")
 	fs.IntVar(&o.ColdRuns, "cold", 10, "spawns for the cold-start median")
 	fs.StringVar(&out, "out", "", "also append the JSON object to this file")
+	round := fs.Int("round", 0, "round number recorded in the result")
 	flags, cmd, err := splitCommand(args)
 	if err != nil {
 		return err
@@ -102,6 +112,7 @@ func runServer(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	r.Round = *round
 	line, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -133,7 +144,8 @@ func runConnect(ctx context.Context, args []string) error {
 	fs.StringVar(&o.Name, "name", "", "label of the server")
 	fs.IntVar(&o.N, "n", 5, "servers connected concurrently")
 	fs.IntVar(&o.Rounds, "rounds", 5, "rounds (the figures are medians)")
-	fs.StringVar(&out, "out", "", "also write the JSON object to this file")
+	fs.StringVar(&out, "out", "", "also append the JSON object to this file")
+	round := fs.Int("round", 0, "round number recorded in the result")
 	flags, cmd, err := splitCommand(args)
 	if err != nil {
 		return err
@@ -149,15 +161,88 @@ func runConnect(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	line, err := json.Marshal(r)
+	r.Round = *round
+	return printResult(r, out)
+}
+
+// printResult prints v as one JSON line and appends it to out, if given.
+func printResult(v any, out string) error {
+	line, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
 	fmt.Println(string(line))
 	if out != "" {
-		return os.WriteFile(out, append(line, '\n'), 0o644)
+		return appendLine(out, line)
 	}
 	return nil
+}
+
+func runBridge(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("mcpbench bridge", flag.ContinueOnError)
+	var o mcpbench.ClientOptions
+	var argsJSON, out string
+	fs.StringVar(&o.Server, "server", "", "label of the server (default: the command)")
+	fs.StringVar(&o.Tool, "tool", "", "tool to call (required)")
+	fs.StringVar(&argsJSON, "args", "{}", "tool arguments, a JSON object")
+	fs.IntVar(&o.Calls, "calls", 2000, "sequential calls measured")
+	fs.IntVar(&o.Warmup, "warmup", 200, "calls before the measured ones")
+	fs.StringVar(&out, "out", "", "also append the JSON object to this file")
+	round := fs.Int("round", 0, "round number recorded in the result")
+	flags, cmd, err := splitCommand(args)
+	if err != nil {
+		return err
+	}
+	if err := fs.Parse(flags); err != nil {
+		return err
+	}
+	if o.Tool == "" {
+		return errors.New("--tool is required")
+	}
+	if !json.Valid([]byte(argsJSON)) {
+		return fmt.Errorf("--args is not valid JSON: %s", argsJSON)
+	}
+	o.Args, o.Command = json.RawMessage(argsJSON), cmd
+	if o.Server == "" {
+		o.Server = cmd[0]
+	}
+	r, err := mcpbench.MeasureBridge(ctx, o)
+	if err != nil {
+		return err
+	}
+	r.Round = *round
+	return printResult(r, out)
+}
+
+func runSpawn(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("mcpbench spawn", flag.ContinueOnError)
+	var o mcpbench.SpawnOptions
+	var out string
+	fs.StringVar(&o.Name, "name", "", "label of the command (default: the command)")
+	fs.StringVar(&o.Expect, "expect", "", "text the output must contain (required)")
+	fs.IntVar(&o.Runs, "runs", 20, "spawns; the figure is their median")
+	fs.StringVar(&out, "out", "", "also append the JSON object to this file")
+	round := fs.Int("round", 0, "round number recorded in the result")
+	flags, cmd, err := splitCommand(args)
+	if err != nil {
+		return err
+	}
+	if err := fs.Parse(flags); err != nil {
+		return err
+	}
+	if o.Expect == "" {
+		return errors.New("--expect is required: a run counts only when its answer is right")
+	}
+	o.Command = cmd
+	if o.Name == "" {
+		o.Name = cmd[0]
+	}
+	r, err := mcpbench.MeasureSpawn(ctx, o)
+	if err != nil {
+		return err
+	}
+	r.Round = *round
+	return printResult(r, out)
 }
 
 func runTable(args []string) error {
@@ -172,14 +257,26 @@ func runTable(args []string) error {
 	return nil
 }
 
+// listFlag collects a repeated flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
 func runReport(args []string) error {
 	fs := flag.NewFlagSet("mcpbench report", flag.ContinueOnError)
 	var in mcpbench.ReportInput
-	var results, connect, gobench, notes string
-	fs.StringVar(&results, "results", "", "JSON lines from the server runs: ours first, the reference second")
-	fs.StringVar(&connect, "connect", "", "JSON from mcpbench connect")
+	var results, connect, clients, spawns, gobench, notes string
+	var appendix listFlag
+	fs.StringVar(&results, "results", "", "JSON lines from the server runs of every round")
+	fs.StringVar(&in.Ours, "ours", "agentapp serve", "name of our server in --results")
+	fs.StringVar(&in.Ref, "ref", "server-everything (TS)", "name of the reference server in --results")
+	fs.StringVar(&connect, "connect", "", "JSON lines from mcpbench connect, one per round")
+	fs.StringVar(&clients, "clients", "", "JSON lines from mcpbench bridge and bench/tsclient.mjs")
+	fs.StringVar(&spawns, "spawns", "", "JSON lines from mcpbench spawn, one per round")
 	fs.StringVar(&gobench, "gobench", "", "output of go test -bench")
-	fs.StringVar(&notes, "notes", "", "Markdown appended as the analysis section")
+	fs.StringVar(&notes, "notes", "", "Markdown pasted as the analysis section")
+	fs.Var(&appendix, "append", "Markdown file pasted verbatim at the end (repeatable)")
 	fs.StringVar(&in.Command, "command", "bash bench/compare.sh", "the command that reproduces the run")
 	fs.StringVar(&in.ScriptLoad, "load", "", "load average and other notes about the machine during the run")
 	fs.StringVar(&in.Versions, "versions", "", "tool versions, one per line")
@@ -197,17 +294,26 @@ func runReport(args []string) error {
 	if in.Results, err = mcpbench.ReadResults(results); err != nil {
 		return err
 	}
-	if len(in.Results) != 2 {
-		return fmt.Errorf("%s: want 2 results (ours, then the reference), have %d", results, len(in.Results))
+	var have []string
+	for _, r := range in.Results {
+		have = append(have, r.Name)
+	}
+	if !slices.Contains(have, in.Ours) || !slices.Contains(have, in.Ref) {
+		return fmt.Errorf("%s: want results named %q (--ours) and %q (--ref), have %q", results, in.Ours, in.Ref, have)
 	}
 	if connect != "" {
-		b, err := os.ReadFile(connect)
-		if err != nil {
+		if in.Connect, err = mcpbench.ReadJSONLines[mcpbench.ConnectResult](connect); err != nil {
 			return err
 		}
-		in.Connect = new(mcpbench.ConnectResult)
-		if err := json.Unmarshal(b, in.Connect); err != nil {
-			return fmt.Errorf("%s: %w", connect, err)
+	}
+	if clients != "" {
+		if in.Clients, err = mcpbench.ReadJSONLines[mcpbench.ClientResult](clients); err != nil {
+			return err
+		}
+	}
+	if spawns != "" {
+		if in.Spawns, err = mcpbench.ReadJSONLines[mcpbench.SpawnResult](spawns); err != nil {
+			return err
 		}
 	}
 	if gobench != "" {
@@ -217,12 +323,21 @@ func runReport(args []string) error {
 		}
 		in.GoBench = mcpbench.ParseGoBench(string(b))
 	}
+	read := func(path string) (string, error) {
+		b, err := os.ReadFile(path)
+		return string(b), err
+	}
 	if notes != "" {
-		b, err := os.ReadFile(notes)
+		if in.Notes, err = read(notes); err != nil {
+			return err
+		}
+	}
+	for _, a := range appendix {
+		text, err := read(a)
 		if err != nil {
 			return err
 		}
-		in.Notes = string(b)
+		in.Appendix = append(in.Appendix, text)
 	}
 	in.Machine = mcpbench.DescribeMachine()
 	fmt.Print(mcpbench.Report(in))
