@@ -125,20 +125,5 @@ func (k *KB) searchPostgres(ctx context.Context, terms []string, prefix bool, n 
 	if err != nil {
 		return nil, fmt.Errorf("search the knowledge base: %w", err)
 	}
-	defer rows.Close()
-	hits := []Hit{}
-	for rows.Next() {
-		var h Hit
-		var score float64
-		if err := rows.Scan(&h.DocID, &h.Title, &h.Text, &score); err != nil {
-			return nil, fmt.Errorf("search the knowledge base: %w", err)
-		}
-		h.No = len(hits) + 1
-		h.Score = roundScore(score)
-		hits = append(hits, h)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("search the knowledge base: %w", err)
-	}
-	return hits, nil
+	return scanHits(rows, func(score float64) float64 { return score })
 }

@@ -2,6 +2,7 @@ package kb
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"strings"
@@ -116,16 +117,24 @@ func (k *KB) search(ctx context.Context, expr string, n int) ([]Hit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search the knowledge base: %w", err)
 	}
+	// FTS5's bm25 is negative, better hits lower.
+	return scanHits(rows, func(bm25 float64) float64 { return -bm25 })
+}
+
+// scanHits reads the rows of a search (document id, title, text, raw
+// score) into numbered hits; score turns the backend's raw score into one
+// where higher is better. It closes rows.
+func scanHits(rows *sql.Rows, score func(float64) float64) ([]Hit, error) {
 	defer rows.Close()
 	hits := []Hit{}
 	for rows.Next() {
 		var h Hit
-		var bm25 float64
-		if err := rows.Scan(&h.DocID, &h.Title, &h.Text, &bm25); err != nil {
+		var raw float64
+		if err := rows.Scan(&h.DocID, &h.Title, &h.Text, &raw); err != nil {
 			return nil, fmt.Errorf("search the knowledge base: %w", err)
 		}
 		h.No = len(hits) + 1
-		h.Score = roundScore(-bm25)
+		h.Score = roundScore(score(raw))
 		hits = append(hits, h)
 	}
 	if err := rows.Err(); err != nil {
