@@ -77,6 +77,9 @@ other AGENT_GUARD_* variables guard agentapp chat and are ignored here.`,
 // refused before the data directory is created.
 func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr io.Writer) error {
 	tuneServeGC(os.Getenv)
+	if httpAddr == "" {
+		tuneServeProcs(os.Getenv)
+	}
 	addr := ""
 	if httpAddr != "" {
 		var err error

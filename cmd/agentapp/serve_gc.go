@@ -1,6 +1,9 @@
 package main
 
-import "runtime/debug"
+import (
+	"runtime"
+	"runtime/debug"
+)
 
 // serveGCPercent is the garbage collector's target for `agentapp serve`
 // when the user has not set GOGC.
@@ -21,5 +24,24 @@ func tuneServeGC(getenv func(string) string) bool {
 		return false
 	}
 	debug.SetGCPercent(serveGCPercent)
+	return true
+}
+
+// tuneServeProcs runs a stdio server on one processor unless GOMAXPROCS is
+// set, which the user chose and the runtime has already applied. It
+// reports whether it did.
+//
+// A stdio server has one client, and its calls are short reads of SQLite:
+// with a second processor, every request handed from the reader to a
+// worker woke another OS thread, which spun looking for work and slept
+// again, so a sequential call cost about twice the CPU and latency of the
+// same call on one processor, for no gain in calls per second (the
+// client needs the other core). The HTTP server keeps every processor: it
+// serves many clients at once. bench/NOTES.md has the A/B.
+func tuneServeProcs(getenv func(string) string) bool {
+	if getenv("GOMAXPROCS") != "" {
+		return false
+	}
+	runtime.GOMAXPROCS(1)
 	return true
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime"
 	"runtime/debug"
 	"testing"
 )
@@ -20,5 +21,25 @@ func TestTuneServeGC(t *testing.T) {
 	}
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Fatalf("GOGC=200: GC percent changed to %d", got)
+	}
+}
+
+func TestTuneServeProcs(t *testing.T) {
+	old := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(old)
+
+	runtime.GOMAXPROCS(2)
+	if !tuneServeProcs(func(string) string { return "" }) {
+		t.Fatal("GOMAXPROCS unset: tuneServeProcs did nothing")
+	}
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Fatalf("GOMAXPROCS unset: %d processors, want 1", got)
+	}
+	runtime.GOMAXPROCS(2)
+	if tuneServeProcs(func(k string) string { return map[string]string{"GOMAXPROCS": "2"}[k] }) {
+		t.Fatal("GOMAXPROCS=2: tuneServeProcs overrode the user's setting")
+	}
+	if got := runtime.GOMAXPROCS(0); got != 2 {
+		t.Fatalf("GOMAXPROCS=2: %d processors, want 2", got)
 	}
 }
