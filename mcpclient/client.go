@@ -307,13 +307,7 @@ func (b *Bridge) dialStdio(ctx context.Context) (_ *conn, _ toolList, err error)
 			err = b.failStdio(ctx, c, phase, timeout, err)
 		}
 	}()
-	t := &mcp.IOTransport{
-		Reader: p.stdout,
-		Writer: stdinCloser{p},
-		// The frame filter enforces the limit line by line; the SDK's own
-		// counter also counts read-ahead bytes of the next frame.
-		MaxLineLength: -1,
-	}
+	t := &stdioTransport{frames: p.stdout, stdin: stdinCloser{p}}
 	if err := b.open(ctx, c, &captureTransport{inner: t, cap: c.capture}, stdioProtocolVersion); err != nil {
 		return nil, toolList{}, err
 	}

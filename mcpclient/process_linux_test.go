@@ -190,7 +190,8 @@ func TestGarbageStdoutLinesAreSkipped(t *testing.T) {
 		t.Fatalf("echo after garbage: %q, %v", got, err)
 	}
 	out := logs.String()
-	for _, line := range []string{"Server banner: welcome!", "{not json", "[1, 2", "debug: noise tool called"} {
+	for _, line := range []string{"Server banner: welcome!", "{not json", "[1, 2", "debug: noise tool called",
+		`{"level":30,"msg":"listening on stdio"}`} {
 		if !strings.Contains(out, "server=noisy") || !strings.Contains(out, strconv.Quote(line)) {
 			t.Errorf("skipped line %q not logged with the server name; log:\n%s", line, out)
 		}

@@ -12,7 +12,11 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/agentapp/agentapp/internal/jsonscan"
 	"github.com/agentapp/agentapp/internal/lineread"
+	"github.com/agentapp/agentapp/internal/rpcwire"
 	"github.com/agentapp/agentapp/internal/textsafe"
 )
 
@@ -22,13 +26,14 @@ import (
 // being buffered, so a runaway server cannot eat the host's memory.
 const MaxFrameSize = 16 << 20
 
-// frameFilter sits between a stdio server's stdout and the SDK's
-// newline-delimited JSON decoder.
+// frameFilter reads a stdio server's stdout and passes on its JSON-RPC
+// messages, decoded, to the connection (stdioConn).
 //
 // The SDK treats one undecodable line as a broken connection and ends the
-// session. Real servers print banners, debug output and progress bars on
-// stdout, so the filter passes on only lines that parse as JSON objects (or
-// JSON-RPC batch arrays), and skips every other line. Skipped lines are
+// session. Real servers print banners, debug output, progress bars and
+// JSON log records on stdout, so the filter passes on only lines that hold
+// JSON-RPC 2.0 messages (one, or a batch array of them), and skips every
+// other line. Skipped lines are
 // logged with the server's name, skipLogLines of them per skipLogWindow;
 // the others are counted and summarised once per window and when the
 // filter ends, so a server flooding stdout cannot flood the user's
@@ -43,7 +48,7 @@ type frameFilter struct {
 	logger   *slog.Logger
 	skipped  *lineGate // the run goroutine's
 
-	frames chan []byte
+	frames chan frame
 	done   chan struct{}
 	exited chan struct{} // closed when run returns
 
@@ -61,7 +66,7 @@ func newFrameFilter(server string, src io.ReadCloser, maxFrame int, logger *slog
 		maxFrame: maxFrame,
 		logger:   logger,
 		skipped:  newLineGate(skipLogLines, 0, skipLogWindow),
-		frames:   make(chan []byte),
+		frames:   make(chan frame),
 		done:     make(chan struct{}),
 		exited:   make(chan struct{}),
 	}
@@ -69,8 +74,16 @@ func newFrameFilter(server string, src io.ReadCloser, maxFrame int, logger *slog
 	return f
 }
 
-// Read implements io.Reader. Each frame is delivered with its trailing
-// newline so the decoder sees newline-delimited JSON.
+// frame is one line passed on: its text with the trailing newline, and
+// the JSON-RPC messages it holds (one, or a batch's), decoded in the
+// filter's goroutine.
+type frame struct {
+	raw  []byte
+	msgs []jsonrpc.Message
+}
+
+// Read implements io.Reader over the frames' text, each with its trailing
+// newline: newline-delimited JSON with the skipped lines left out.
 func (f *frameFilter) Read(p []byte) (int, error) {
 	if len(f.cur) == 0 {
 		select {
@@ -78,7 +91,7 @@ func (f *frameFilter) Read(p []byte) (int, error) {
 			if !ok {
 				return 0, io.EOF
 			}
-			f.cur = fr
+			f.cur = fr.raw
 		case <-f.done:
 			return 0, io.EOF
 		}
@@ -109,7 +122,7 @@ func (f *frameFilter) run() {
 	for {
 		line, err := lr.ReadLine()
 		if lr.Len()+lr.EndLen() > 0 {
-			if fr := f.accept(lr, line); fr != nil {
+			if fr := f.accept(lr, line); fr.raw != nil {
 				select {
 				case f.frames <- fr:
 				case <-f.done:
@@ -127,20 +140,28 @@ func (f *frameFilter) run() {
 }
 
 // accept returns the frame to pass on for the stdout line lr has just
-// read, or nil to skip it. The frame is a copy: line is lr's buffer.
-func (f *frameFilter) accept(lr *lineread.Reader, line []byte) []byte {
+// read, or a frame with no text to skip it. The frame is a copy: line is
+// lr's buffer.
+//
+// A line is passed on when it is JSON and every message in it is a
+// JSON-RPC 2.0 message (rpcwire.Decode): the SDK's connection ends the
+// session at the first line it cannot decode, and servers do print JSON
+// log records on stdout.
+func (f *frameFilter) accept(lr *lineread.Reader, line []byte) frame {
 	if lr.TooLong() {
-		return f.refuse(lr)
+		return decodeFrame(f.refuse(lr))
 	}
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
-		return nil
+		return frame{}
 	}
 	if (line[0] == '{' || line[0] == '[') && json.Valid(line) {
-		fr := make([]byte, len(line)+1)
-		copy(fr, line)
-		fr[len(line)] = '\n'
-		return fr
+		raw := make([]byte, len(line)+1)
+		copy(raw, line)
+		raw[len(line)] = '\n'
+		if fr := decodeFrame(raw); fr.raw != nil {
+			return fr
+		}
 	}
 	show, held, _ := f.skipped.admit(len(line))
 	f.reportSkipped(held)
@@ -148,7 +169,35 @@ func (f *frameFilter) accept(lr *lineread.Reader, line []byte) []byte {
 		f.logger.Warn("mcp: server wrote a line on stdout that is not a JSON-RPC message; skipped (servers must log to stderr)",
 			"server", f.server, "line", textsafe.Preview(string(line), 300))
 	}
-	return nil
+	return frame{}
+}
+
+// decodeFrame decodes the messages of raw, a line of valid JSON text (or
+// nil), and returns the frame, or no frame when any message in it is not a
+// JSON-RPC 2.0 message.
+func decodeFrame(raw []byte) frame {
+	if raw == nil {
+		return frame{}
+	}
+	v := bytes.TrimSpace(raw)
+	if v[0] != '[' {
+		msg, _, problem := rpcwire.Decode(v)
+		if problem != "" {
+			return frame{}
+		}
+		return frame{raw: raw, msgs: []jsonrpc.Message{msg}}
+	}
+	var msgs []jsonrpc.Message
+	ok := true
+	jsonscan.ForEachElement(v, func(e []byte) {
+		msg, _, problem := rpcwire.Decode(e)
+		ok = ok && problem == ""
+		msgs = append(msgs, msg)
+	})
+	if !ok || len(msgs) == 0 {
+		return frame{}
+	}
+	return frame{raw: raw, msgs: msgs}
 }
 
 // reportSkipped logs how many non-JSON lines were skipped without being

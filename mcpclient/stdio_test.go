@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/agentapp/agentapp/internal/lineread"
 	"github.com/agentapp/agentapp/internal/testkit"
 )
@@ -121,8 +124,48 @@ func BenchmarkFrameFilterLine(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if fr := f.accept(lr, got); len(fr) != len(line)+1 {
+		if fr := f.accept(lr, got); len(fr.raw) != len(line)+1 {
 			b.Fatalf("%q", fr)
+		}
+	}
+}
+
+// TestFrameFilterDecodes: the filter passes on only lines whose every
+// message is JSON-RPC 2.0, with the messages decoded, so a JSON log record
+// on stdout is skipped like any other stray line instead of ending the
+// session in the SDK's decoder.
+func TestFrameFilterDecodes(t *testing.T) {
+	input := strings.Join([]string{
+		`{"level":30,"msg":"listening"}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"ok":true}}`,
+		`[{"jsonrpc":"2.0","method":"notifications/message","params":{}},{"level":"info"}]`,
+		`[{"jsonrpc":"2.0","method":"notifications/message","params":{"a":1}},{"jsonrpc":"2.0","id":"p","method":"ping"}]`,
+		`{"jsonrpc":"2.0","id":2.5,"result":{}}`,
+	}, "\n") + "\n"
+	logger, logs := testkit.NewLogger()
+	f := newFrameFilter("srv", io.NopCloser(strings.NewReader(input)), 0, logger)
+	defer f.Close()
+	var got []string
+	for fr := range f.frames {
+		for _, m := range fr.msgs {
+			data, err := jsonrpc.EncodeMessage(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, string(data))
+		}
+	}
+	want := []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"ok":true}}`,
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"a":1}}`,
+		`{"jsonrpc":"2.0","id":"p","method":"ping"}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("messages passed on (-want +got):\n%s", diff)
+	}
+	for _, skipped := range []string{`{\"level\":30`, `{\"level\":\"info\"}`, `\"id\":2.5`} {
+		if !strings.Contains(logs.String(), skipped) {
+			t.Errorf("skipped line with %s not logged:\n%s", skipped, logs.String())
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentapp/agentapp/internal/jsonscan"
 	"github.com/agentapp/agentapp/internal/lineread"
+	"github.com/agentapp/agentapp/internal/rpcwire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -250,7 +251,7 @@ func (c *lineConn) decodeLine(line []byte) (msgs []jsonrpc.Message, answer []byt
 	}
 	i := jsonscan.SkipSpace(line, 0)
 	if line[i] != '[' {
-		msg, id, problem := decodeMessage(line[i:])
+		msg, id, problem := rpcwire.Decode(line[i:])
 		if problem != "" {
 			return nil, appendErrorResponse(nil, id, jsonrpc.CodeInvalidRequest, "invalid request: "+problem)
 		}
@@ -265,7 +266,7 @@ func (c *lineConn) decodeLine(line []byte) (msgs []jsonrpc.Message, answer []byt
 	c.batchMu.Lock()
 	defer c.batchMu.Unlock()
 	for _, v := range elems {
-		msg, id, problem := decodeMessage(v)
+		msg, id, problem := rpcwire.Decode(v)
 		if problem == "" {
 			if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 				if _, dup := batch.unresolved[req.ID]; dup {
@@ -466,97 +467,6 @@ func appendBatch(dst []byte, msgs [][]byte) []byte {
 	return append(dst, ']')
 }
 
-// decodeMessage reads one JSON-RPC 2.0 message from v, a valid JSON value.
-// When v is not a message, problem says why and id is the message's id if
-// it could be read (for the error response).
-func decodeMessage(v []byte) (msg jsonrpc.Message, id jsonrpc.ID, problem string) {
-	if len(v) == 0 || v[0] != '{' {
-		return nil, id, "a message must be a JSON object"
-	}
-	var version, rawID, method, params, result, wireErr []byte
-	jsonscan.ForEachMember(v, func(key, val []byte) {
-		switch string(key) {
-		case "jsonrpc":
-			version = val
-		case "id":
-			rawID = val
-		case "method":
-			method = val
-		case "params":
-			params = val
-		case "result":
-			result = val
-		case "error":
-			wireErr = val
-		}
-	})
-	nullID := rawID != nil && bytes.Equal(rawID, []byte("null"))
-	if rawID != nil && !nullID {
-		var problem string
-		if id, problem = decodeID(rawID); problem != "" {
-			return nil, id, problem
-		}
-	}
-	if s, ok := jsonscan.String(version); !ok || s != "2.0" {
-		return nil, id, `"jsonrpc" must be "2.0"`
-	}
-	if method != nil {
-		name, ok := jsonscan.String(method)
-		if !ok {
-			return nil, id, "the method must be a string"
-		}
-		if nullID {
-			// JSON-RPC only discourages a null id; MCP forbids it. Read
-			// as a notification it would never be answered.
-			return nil, id, "the id must not be null: MCP requires a string or an integer (leave the id out for a notification)"
-		}
-		return &jsonrpc.Request{ID: id, Method: name, Params: params}, id, ""
-	}
-	if !id.IsValid() {
-		return nil, id, "a message without a method is a response and needs an id"
-	}
-	resp := &jsonrpc.Response{ID: id, Result: result}
-	if wireErr != nil && !bytes.Equal(wireErr, []byte("null")) {
-		var e jsonrpc.Error
-		if err := json.Unmarshal(wireErr, &e); err != nil {
-			return nil, id, "the error is not a JSON-RPC error object"
-		}
-		resp.Error = &e
-	}
-	return resp, id, ""
-}
-
-// maxExactID is the largest integer id taken: the SDK's jsonrpc.MakeID
-// makes integer ids from float64, which holds every integer up to 2^53
-// exactly and no larger range.
-const maxExactID = 1 << 53
-
-// decodeID reads a request or response id that is not null. Ids are
-// echoed in answers, so only ids that jsonrpc.ID holds exactly are taken:
-// strings, and integers written as plain integers within ±maxExactID. A
-// fraction, an exponent or a larger integer would come back as another
-// number, and the client could match the answer to the wrong request, so
-// such ids are refused instead.
-func decodeID(raw []byte) (id jsonrpc.ID, problem string) {
-	switch raw[0] {
-	case '"':
-		s, ok := jsonscan.String(raw)
-		if !ok {
-			return id, "the id is not a valid string"
-		}
-		id, _ = jsonrpc.MakeID(s) // a string always makes an id
-		return id, ""
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		n, err := strconv.ParseInt(string(raw), 10, 64)
-		if err != nil || strconv.FormatInt(n, 10) != string(raw) || n > maxExactID || n < -maxExactID {
-			return id, "the id must be a string or an integer from -2^53 to 2^53 written without a fraction or exponent, so that it can be echoed exactly"
-		}
-		id, _ = jsonrpc.MakeID(float64(n)) // exact: |n| <= 2^53
-		return id, ""
-	}
-	return id, "the id must be a string or an integer"
-}
-
 // idProblem returns what is wrong with the id of a message, or of any
 // message of a batch, in the valid JSON text body (see decodeID), or "".
 // The HTTP handler asks it before the SDK decodes a body, since the SDK
@@ -589,7 +499,7 @@ func idProblem(body []byte) string {
 			}
 			return ""
 		}
-		_, problem = decodeID(rawID)
+		_, problem = rpcwire.DecodeID(rawID)
 		return problem
 	}
 	if body[i] != '[' {

@@ -81,7 +81,9 @@ func main() {
 		fmt.Println("{not json")
 		fmt.Println("[1, 2")
 		fmt.Println()
-		fmt.Println("42")
+		// JSON, but not JSON-RPC: a record of a logger writing JSON to
+		// stdout.
+		fmt.Println(`{"level":30,"msg":"listening on stdio"}`)
 		serve()
 	case "exit-start":
 		fmt.Fprintln(os.Stderr, "fatal: no API key configured")

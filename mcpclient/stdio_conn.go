@@ -1,0 +1,117 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// stdioTransport is the client side of a stdio server: the messages its
+// frame filter decoded, and ours written one per line to its stdin.
+//
+// It replaces the SDK's IOTransport on this path. That transport decodes
+// every line again with the SDK's JSON decoder (once trying it as a batch,
+// once as a message), which allocates and clears a 32 KiB buffer each
+// time, and passes each line through one more goroutine; on a tool call
+// that was half of the bytes the host allocated and one of its thread
+// wake-ups (bench/NOTES.md). The filter has already checked each line and
+// decodes it with rpcwire, which builds the messages the SDK's decoder
+// would (a differential fuzz test holds it to that).
+//
+// Batches, which servers may send only under protocol versions before
+// 2025-06-18, are taken message by message, and answers to the requests in
+// one are written one by one rather than as an array.
+type stdioTransport struct {
+	frames *frameFilter
+	stdin  io.WriteCloser
+}
+
+func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
+	return &stdioConn{frames: t.frames, stdin: t.stdin, closed: make(chan struct{})}, nil
+}
+
+type stdioConn struct {
+	frames *frameFilter
+	queue  []jsonrpc.Message // the rest of a batch; Read's own
+
+	writeMu sync.Mutex
+	stdin   io.WriteCloser
+	wbuf    []byte
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	closeErr  error
+}
+
+// Read implements mcp.Connection. Close unblocks it.
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(c.queue) > 0 {
+		msg := c.queue[0]
+		c.queue = c.queue[1:]
+		return msg, nil
+	}
+	select {
+	case fr, ok := <-c.frames.frames:
+		if !ok {
+			return nil, io.EOF
+		}
+		c.queue = fr.msgs[1:]
+		return fr.msgs[0], nil
+	case <-c.closed:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// maxKeptWriteBuffer bounds the write buffer kept between messages, so
+// that one large request does not stay allocated for the session.
+const maxKeptWriteBuffer = 64 << 10
+
+// Write implements mcp.Connection: one message and its newline in one
+// write, as the SDK's transport writes them.
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("marshaling message: %w", err)
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	select {
+	case <-c.closed:
+		return errors.New("the connection to the server is closed")
+	default:
+	}
+	buf := append(append(c.wbuf[:0], data...), '\n')
+	_, err = c.stdin.Write(buf)
+	if cap(buf) <= maxKeptWriteBuffer {
+		c.wbuf = buf
+	} else {
+		c.wbuf = nil
+	}
+	return err
+}
+
+// Close implements mcp.Connection: it closes the server's stdin (the first
+// step of its close sequence) and our end of its stdout. It is idempotent.
+func (c *stdioConn) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		c.closeErr = errors.Join(c.frames.Close(), c.stdin.Close())
+	})
+	return c.closeErr
+}
+
+// SessionID implements mcp.Connection; stdio has no session id.
+func (c *stdioConn) SessionID() string { return "" }
