@@ -286,7 +286,7 @@ func (m *Model) do(ctx context.Context, attempt func(ctx context.Context) (progr
 type (
 	chatRequest struct {
 		Model     string        `json:"model"`
-		Messages  []chatMessage `json:"messages"`
+		Messages  []chatMessage `json:"messages,omitempty"`
 		MaxTokens int64         `json:"max_tokens,omitempty"`
 		Tools     []chatTool    `json:"tools,omitempty"`
 		Stream    bool          `json:"stream,omitempty"`
