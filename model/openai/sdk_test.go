@@ -403,6 +403,11 @@ func TestStreamsMatchSDK(t *testing.T) {
 			chunk(`{}`, "tool_calls"),
 			`{"id":"x","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":6,"total_tokens":11}}`,
 		),
+		"interleaved pieces by index": events(
+			chunk(`{"tool_calls":[{"index":0,"id":"c0","type":"function","function":{"name":"a","arguments":"{\"x\":"}}]}`, ""),
+			chunk(`{"tool_calls":[{"index":1,"id":"c1","type":"function","function":{"name":"b","arguments":"{\"y\":"}}]}`, ""),
+			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"1}"}},{"index":1,"function":{"arguments":"2}"}}]}`, "tool_calls"),
+		),
 		"GLM whole calls": events(
 			chunk(`{"role":"assistant","tool_calls":[{"id":"c1","index":0,"type":"function","function":{"name":"a","arguments":"{\"x\":1}"}},{"id":"c2","index":0,"type":"function","function":{"name":"b","arguments":"{}"}}]}`, ""),
 			`{"id":"chatcmpl-1","choices":[{"index":0,"finish_reason":"tool_calls","delta":{"role":"assistant","content":""}}],"usage":{"prompt_tokens":150,"completion_tokens":12,"total_tokens":162}}`,
