@@ -316,8 +316,8 @@ func TestStreamErrorEventNotRetried(t *testing.T) {
 	}
 }
 
-// Bodies in other shapes still give status and message (the SDK alone loses
-// the status of Ollama's {"error":"…"}).
+// Bodies in other shapes still give status and message (Ollama's
+// {"error":"…"} among them).
 func TestErrorBodyShapes(t *testing.T) {
 	for _, tc := range []struct {
 		status       int
@@ -337,7 +337,7 @@ func TestErrorBodyShapes(t *testing.T) {
 			continue
 		}
 		mustContain(t, err.Error(), tc.substr)
-		if n := f.requests(); n != 1 { // the SDK's own retries are off
+		if n := f.requests(); n != 1 { // only our retry rule repeats requests
 			t.Errorf("%s: %d requests with WithMaxAttempts(1)", tc.body, n)
 		}
 	}
@@ -365,7 +365,7 @@ func TestConnectionRefused(t *testing.T) {
 	mustContain(t, err.Error(), "http://"+addr+"/v1", "OPENAI_BASE_URL")
 }
 
-// A context deadline ends a stream that hangs; no SDK timeout is involved.
+// A context deadline ends a stream that hangs; no request timeout is involved.
 func TestContextDeadlineStopsHangingStream(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
