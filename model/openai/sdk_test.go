@@ -466,3 +466,46 @@ func TestStreamsMatchSDK(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkStream measures one streamed turn over loopback HTTP (a tool call
+// in OpenAI-style pieces, then text in small deltas, as a chat turn gets
+// them) through the SDK path and through this package.
+func BenchmarkStream(b *testing.B) {
+	var raw strings.Builder
+	raw.WriteString("data: " + chunk(`{"role":"assistant","tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"getOrderStatus","arguments":""}}]}`, "") + "\n\n")
+	for _, piece := range []string{`{\"order`, `Id\": \"A-`, `1024\"}`} {
+		raw.WriteString("data: " + chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"`+piece+`"}}]}`, "") + "\n\n")
+	}
+	for range 100 {
+		raw.WriteString("data: " + chunk(`{"content":"订单 A-1024 已发货，"}`, "") + "\n\n")
+	}
+	raw.WriteString("data: " + chunk(`{}`, "stop") + "\n\ndata: [DONE]\n\n")
+	srv := httptest.NewServer(sseBody(raw.String()))
+	defer srv.Close()
+	ctx := context.Background()
+	req := userRequest("where is A-1024?")
+
+	b.Run("sdk", func(b *testing.B) {
+		sdk := sdkClient(srv.URL+"/v1", "k", srv.Client())
+		for b.Loop() {
+			params, _ := sdkParams("m", req)
+			s := sdk.Chat.Completions.NewStreaming(ctx, params)
+			var acc sdkAccumulator
+			for s.Next() {
+				acc.add(s.Current())
+			}
+			if s.Err() != nil || len(acc.response().Message.ToolCalls) != 1 {
+				b.Fatal(s.Err())
+			}
+		}
+	})
+	b.Run("ours", func(b *testing.B) {
+		m := New(Config{APIKey: "k", BaseURL: srv.URL + "/v1", Model: "m"}, WithHTTPClient(srv.Client()))
+		for b.Loop() {
+			resp, err := m.Stream(ctx, req, nil)
+			if err != nil || len(resp.Message.ToolCalls) != 1 {
+				b.Fatal(err)
+			}
+		}
+	})
+}
