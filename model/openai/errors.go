@@ -14,13 +14,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	oai "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
-// APIError is an error answer of the provider. Unlike the SDK's error, its
-// Error() shows the provider's own message and code, and says what to check.
+// APIError is an error answer of the provider. Its Error() shows the
+// provider's own message and code, and says what to check.
 type APIError struct {
 	// Status is the HTTP status; 0 for an error event inside a stream.
 	Status int
@@ -134,62 +131,44 @@ func (e *ConnectionError) Error() string {
 
 func (e *ConnectionError) Unwrap() error { return e.Err }
 
-// httpFailure is what the capture middleware saw of a response with an
-// error status, whatever shape its body had.
+// httpFailure is a response with an error status: its status, headers and
+// the start of its body, whatever shape the body has. It is an error only
+// on its way from post to classify.
 type httpFailure struct {
 	status int
 	header http.Header
 	body   []byte
 }
 
-type captureKey struct{}
+func (f *httpFailure) Error() string { return fmt.Sprintf("HTTP %d", f.status) }
+
+// streamError is an event of a stream that carries an error instead of a
+// chunk; data is the event's data. Like httpFailure it goes only from the
+// stream reader to classify.
+type streamError struct{ data []byte }
+
+func (e *streamError) Error() string { return "error event in the stream" }
 
 // maxErrorBody bounds how much of an error response is kept.
 const maxErrorBody = 64 << 10
 
-// captureErrors is SDK middleware that remembers the status and body of an
-// error response in the request's context slot. The SDK only recognises
-// {"error":{…}} bodies: for {"error":"text"} (Ollama) it returns a JSON
-// decoding error that has lost the status, and for other shapes the message.
-func captureErrors(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
-	res, err := next(req)
-	if err != nil || res == nil || res.StatusCode < 400 {
-		return res, err
-	}
-	slot, _ := req.Context().Value(captureKey{}).(**httpFailure)
-	if slot == nil {
-		return res, err
-	}
-	body, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
-	_ = res.Body.Close()
-	res.Body = io.NopCloser(bytes.NewReader(body))
-	*slot = &httpFailure{status: res.StatusCode, header: res.Header.Clone(), body: body}
-	return res, nil
-}
-
 // classify turns what a request attempt returned into the error the caller
 // sees: an *APIError for an error answer, a *ConnectionError when there was
 // none, the context's error when the caller gave up.
-func (m *Model) classify(ctx context.Context, err error, failure *httpFailure) error {
+func (m *Model) classify(ctx context.Context, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
 	}
 	apiErr := &APIError{BaseURL: m.cfg.BaseURL, Model: m.cfg.Model}
-	var sdkErr *oai.Error
-	var streamErr *ssestream.StreamError
+	var failure *httpFailure
+	var streamErr *streamError
 	switch {
-	case failure != nil:
+	case errors.As(err, &failure):
 		apiErr.Status = failure.status
 		apiErr.Code, apiErr.Message, apiErr.Type = parseErrorBody(failure.body)
 		apiErr.RetryAfter = retryAfter(failure.header)
-	case errors.As(err, &sdkErr):
-		apiErr.Status = sdkErr.StatusCode
-		apiErr.Code, apiErr.Message, apiErr.Type = sdkErr.Code, sdkErr.Message, sdkErr.Type
-		if sdkErr.Response != nil {
-			apiErr.RetryAfter = retryAfter(sdkErr.Response.Header)
-		}
 	case errors.As(err, &streamErr):
-		apiErr.Code, apiErr.Message, apiErr.Type = parseErrorBody(streamErr.Event.Data)
+		apiErr.Code, apiErr.Message, apiErr.Type = parseErrorBody(streamErr.data)
 	default:
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return err
@@ -200,11 +179,8 @@ func (m *Model) classify(ctx context.Context, err error, failure *httpFailure) e
 			return &ConnectionError{BaseURL: m.cfg.BaseURL, Err: err}
 		}
 		// An answer this package could not use (no choices, no events, a
-		// body that is not JSON).
+		// body that is not JSON, one over the size bound).
 		return fmt.Errorf("model provider at %s: %w", m.cfg.BaseURL, err)
-	}
-	if apiErr.Message == "" && sdkErr != nil {
-		apiErr.Message = sdkErr.Message
 	}
 	return apiErr
 }

@@ -120,3 +120,38 @@ func mustContain(t *testing.T, s string, subs ...string) {
 		}
 	}
 }
+
+// replyRaw answers 200 with the given event-stream text as it is, so that a
+// test can send what replySSE would not: malformed events, odd line endings.
+func replyRaw(contentType, raw string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, raw)
+	}
+}
+
+// endless is a reply that writes head once and then piece again and again
+// until the client stops reading or limit bytes are written (so that it
+// ends by itself), and counts what it wrote.
+type endless struct {
+	head, piece string
+	limit       int64
+	mu          sync.Mutex
+	written     int64
+}
+
+func (e *endless) reply(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	n, err := io.WriteString(w, e.head)
+	e.add(n)
+	for err == nil && e.total() < e.limit {
+		n, err = io.WriteString(w, e.piece)
+		e.add(n)
+	}
+}
+
+func (e *endless) add(n int) { e.mu.Lock(); e.written += int64(n); e.mu.Unlock() }
+
+func (e *endless) total() int64 { e.mu.Lock(); defer e.mu.Unlock(); return e.written }

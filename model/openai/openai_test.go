@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -315,8 +316,8 @@ func TestStreamErrorEventNotRetried(t *testing.T) {
 	}
 }
 
-// Bodies in other shapes still give status and message (the SDK alone loses
-// the status of Ollama's {"error":"…"}).
+// Bodies in other shapes still give status and message (Ollama's
+// {"error":"…"} among them).
 func TestErrorBodyShapes(t *testing.T) {
 	for _, tc := range []struct {
 		status       int
@@ -336,7 +337,7 @@ func TestErrorBodyShapes(t *testing.T) {
 			continue
 		}
 		mustContain(t, err.Error(), tc.substr)
-		if n := f.requests(); n != 1 { // the SDK's own retries are off
+		if n := f.requests(); n != 1 { // only our retry rule repeats requests
 			t.Errorf("%s: %d requests with WithMaxAttempts(1)", tc.body, n)
 		}
 	}
@@ -364,7 +365,7 @@ func TestConnectionRefused(t *testing.T) {
 	mustContain(t, err.Error(), "http://"+addr+"/v1", "OPENAI_BASE_URL")
 }
 
-// A context deadline ends a stream that hangs; no SDK timeout is involved.
+// A context deadline ends a stream that hangs; no request timeout is involved.
 func TestContextDeadlineStopsHangingStream(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
@@ -587,5 +588,205 @@ func TestStreamCutMidway(t *testing.T) {
 	mustContain(t, err.Error(), "broke during the answer")
 	if f.requests() != 1 || len(texts) != 1 {
 		t.Errorf("%d requests, texts %q (err %v)", f.requests(), texts, err)
+	}
+}
+
+// An event that is not a chat-completion chunk ends the stream with an
+// error that says so and shows the event, whether it comes first or after
+// text; it is neither a connection error nor retried.
+func TestMalformedStreamEvent(t *testing.T) {
+	for name, raw := range map[string]string{
+		"first":          "data: {\"choices\": [\n\n",
+		"after text":     "data: " + chunk(`{"content":"half "}`, "") + "\n\ndata: <html>oops</html>\n\n",
+		"wrong type":     "data: {\"choices\":\"many\"}\n\n",
+		"empty data":     "data\n\n",
+		"no JSON at all": "data: hello\n\ndata: [DONE]\n\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFakeProvider(t, replyRaw("text/event-stream", raw))
+			_, err := f.model().Stream(context.Background(), userRequest("hi"), nil)
+			var ce *ConnectionError
+			var apiErr *APIError
+			if err == nil || errors.As(err, &ce) || errors.As(err, &apiErr) {
+				t.Fatalf("err = %T %v", err, err)
+			}
+			mustContain(t, err.Error(), "not a chat-completion chunk", f.srv.URL)
+			if f.requests() != 1 {
+				t.Errorf("%d requests", f.requests())
+			}
+		})
+	}
+}
+
+// The event-stream format's details: CRLF line endings, comments, event
+// names and ids, data split over lines, a data field without a space, and
+// nothing read after [DONE].
+func TestStreamEventFormat(t *testing.T) {
+	raw := ": keep-alive\r\nevent: message\r\nid: 7\r\ndata: " + chunk(`{"content":"a"}`, "") + "\r\n\r\n" +
+		"data:" + chunk(`{"content":"b"}`, "") + "\n\n" +
+		"data: {\"choices\":\ndata: [{\"index\":0,\"delta\":{\"content\":\"c\"},\"finish_reason\":\"stop\"}]}\n\n" +
+		"data: [DONE]\n\ndata: " + chunk(`{"content":"not read"}`, "") + "\n\n"
+	f := newFakeProvider(t, replyRaw("text/event-stream", raw))
+	var texts []string
+	resp, err := f.model().Stream(context.Background(), userRequest("hi"), func(s string) { texts = append(texts, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a", "b", "c"}; !reflect.DeepEqual(texts, want) || resp.Message.Content != "abc" || resp.FinishReason != "stop" {
+		t.Errorf("deltas %q content %q finish %q", texts, resp.Message.Content, resp.FinishReason)
+	}
+}
+
+// A body that does not end is read only up to the bound, and the error says
+// so; the server then sees the client stop reading. Nothing is retried.
+func TestAnswerOverTheBound(t *testing.T) {
+	const limit = 4 * maxAnswerBytes // where the fake stops by itself
+	for name, tc := range map[string]struct {
+		e        *endless
+		streamed bool
+		want     string
+	}{
+		"body":         {&endless{head: `{"choices":[{"message":{"content":"`, piece: strings.Repeat("x", 4096), limit: limit}, false, "the answer is over 16 MiB"},
+		"stream line":  {&endless{head: "data: ", piece: strings.Repeat("x", 4096), limit: limit}, true, "a line of the stream is over 16 MiB"},
+		"stream event": {&endless{head: "", piece: "data: " + strings.Repeat("x", 4096) + "\n", limit: limit}, true, "an event of the stream is over 16 MiB"},
+		"stream text":  {&endless{head: "", piece: "data: " + chunk(`{"content":"`+strings.Repeat("x", 4096)+`"}`, "") + "\n\n", limit: limit}, true, "the streamed answer is over 16 MiB"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFakeProvider(t, tc.e.reply)
+			m := f.model()
+			var err error
+			if tc.streamed {
+				_, err = m.Stream(context.Background(), userRequest("hi"), nil)
+			} else {
+				_, err = m.Generate(context.Background(), userRequest("hi"))
+			}
+			var ce *ConnectionError
+			if err == nil || errors.As(err, &ce) {
+				t.Fatalf("err = %T %v", err, err)
+			}
+			mustContain(t, err.Error(), tc.want, "OPENAI_BASE_URL", f.srv.URL)
+			if f.requests() != 1 {
+				t.Errorf("%d requests", f.requests())
+			}
+			f.srv.Close() // waits for the handler, which ends when the client has gone
+			if n := tc.e.total(); n >= limit {
+				t.Errorf("the client read all %d bytes the server had to send", n)
+			}
+		})
+	}
+}
+
+// A streamed request that meets a rate limit is retried after the wait the
+// provider asked for (Retry-After-Ms), and the retry's stream is the answer.
+func TestStreamRateLimitThenSuccess(t *testing.T) {
+	f := newFakeProvider(t,
+		func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After-Ms", "1500")
+			replyJSON(429, `{"error":{"message":"Rate limit reached for gpt-4o-mini","type":"requests","param":null,"code":"rate_limit_exceeded"}}`)(w, r)
+		},
+		replySSE(chunk(`{"content":"ok"}`, "stop")),
+	)
+	var waits []time.Duration
+	m := f.model(WithBackoff(func(attempt int, err *APIError) time.Duration {
+		waits = append(waits, err.RetryAfter)
+		if err.Code != "rate_limit_exceeded" || err.Type != "requests" {
+			t.Errorf("backoff got %+v", err)
+		}
+		return 0
+	}))
+	var texts []string
+	resp, err := m.Stream(context.Background(), userRequest("hi"), func(s string) { texts = append(texts, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Message.Content != "ok" || f.requests() != 2 || !reflect.DeepEqual(texts, []string{"ok"}) {
+		t.Errorf("content %q texts %q after %d requests", resp.Message.Content, texts, f.requests())
+	}
+	if !reflect.DeepEqual(waits, []time.Duration{1500 * time.Millisecond}) {
+		t.Errorf("backoff saw Retry-After %v", waits)
+	}
+}
+
+// Error bodies in the shapes OpenAI and GLM send, and bodies that are not
+// JSON at all, give the provider's code, type and message.
+func TestProviderErrorShapes(t *testing.T) {
+	for _, tc := range []struct {
+		status             int
+		contentType, body  string
+		code, typ, message string
+		retried            bool
+	}{
+		{401, "application/json", `{"error":{"message":"Incorrect API key provided: sk-abc.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`,
+			"invalid_api_key", "invalid_request_error", "Incorrect API key provided: sk-abc.", false},
+		{400, "application/json", `{"error":{"code":"1211","message":"模型不存在，请检查模型代码。"}}`, "1211", "", "模型不存在，请检查模型代码。", false},
+		{429, "application/json", `{"error":{"code":"1113","message":"余额不足或无可用资源包,请充值。"}}`, "1113", "", "余额不足或无可用资源包,请充值。", false},
+		{502, "text/html", "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>nginx</body>\r\n</html>", "", "", "<html> <head><title>502 Bad Gateway</title></head> <body>nginx</body> </html>", true},
+		{503, "text/plain", "upstream connect error or disconnect/reset before headers", "", "", "upstream connect error or disconnect/reset before headers", true},
+	} {
+		for _, streamed := range []bool{false, true} {
+			f := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tc.contentType)
+				w.WriteHeader(tc.status)
+				_, _ = w.Write([]byte(tc.body))
+			})
+			m := f.model(WithMaxAttempts(2))
+			var err error
+			if streamed {
+				_, err = m.Stream(context.Background(), userRequest("hi"), nil)
+			} else {
+				_, err = m.Generate(context.Background(), userRequest("hi"))
+			}
+			var apiErr *APIError
+			if !errors.As(err, &apiErr) {
+				t.Fatalf("%d streamed=%v: err = %T %v", tc.status, streamed, err, err)
+			}
+			if apiErr.Status != tc.status || apiErr.Code != tc.code || apiErr.Type != tc.typ || apiErr.Message != tc.message {
+				t.Errorf("%d streamed=%v: %+v", tc.status, streamed, apiErr)
+			}
+			want := 1
+			if tc.retried {
+				want = 2
+			}
+			if f.requests() != want || apiErr.Attempts != want {
+				t.Errorf("%d streamed=%v: %d requests, %d attempts, want %d", tc.status, streamed, f.requests(), apiErr.Attempts, want)
+			}
+		}
+	}
+}
+
+// Cancelling the context in the middle of a stream ends it with the
+// context's error, without a retry.
+func TestCancelMidStream(t *testing.T) {
+	f := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		_, _ = w.Write([]byte("data: " + chunk(`{"content":"first"}`, "") + "\n\n"))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var texts []string
+	_, err := f.model().Stream(ctx, userRequest("hi"), func(s string) {
+		texts = append(texts, s)
+		cancel()
+	})
+	if !errors.Is(err, context.Canceled) || f.requests() != 1 || !reflect.DeepEqual(texts, []string{"first"}) {
+		t.Fatalf("err = %v, %d requests, texts %q", err, f.requests(), texts)
+	}
+}
+
+// A base URL that is not an http or https URL is reported as such, and no
+// request is attempted.
+func TestBadBaseURL(t *testing.T) {
+	for _, base := range []string{"localhost:11434/v1", "ftp://example.com/v1", "http://", "://x"} {
+		m := New(Config{APIKey: "k", BaseURL: base}, WithBackoff(noWait))
+		_, err := m.Generate(context.Background(), userRequest("hi"))
+		var ce *ConnectionError
+		if err == nil || errors.As(err, &ce) {
+			t.Errorf("%s: err = %T %v", base, err, err)
+			continue
+		}
+		mustContain(t, err.Error(), "OPENAI_BASE_URL", strconv.Quote(base), "not an http or https URL")
 	}
 }
