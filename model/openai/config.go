@@ -21,6 +21,10 @@ const (
 	EnvAPIKey  = "OPENAI_API_KEY"
 	EnvBaseURL = "OPENAI_BASE_URL"
 	EnvModel   = "OPENAI_MODEL"
+	// EnvOrgID and EnvProjectID pick the OpenAI organization and project
+	// a request is billed to; other providers ignore them.
+	EnvOrgID     = "OPENAI_ORG_ID"
+	EnvProjectID = "OPENAI_PROJECT_ID"
 )
 
 // Source values of a setting that did not come from a .env file.
@@ -35,6 +39,9 @@ type Config struct {
 	APIKey  string
 	BaseURL string
 	Model   string
+	// Organization and Project, when set, are sent as the
+	// OpenAI-Organization and OpenAI-Project headers.
+	Organization, Project string
 	// Source tells where each value came from, for a banner: SourceEnv, the
 	// path of the .env file, SourceDefault, or SourceUnset (no API key).
 	Source Sources
@@ -78,7 +85,8 @@ func or(s, def string) string {
 	return s
 }
 
-// LoadConfig reads OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL through
+// LoadConfig reads OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL,
+// OPENAI_ORG_ID and OPENAI_PROJECT_ID through
 // lookup (os.LookupEnv in the program, a map in tests; nil means none is
 // set) and, for each one that is unset or empty there, from the first .env
 // file found in dir or one of its parents (dir "" means the working
@@ -125,6 +133,10 @@ func LoadConfig(dir string, lookup func(string) (string, bool)) (Config, error) 
 	c.APIKey, c.Source.APIKey = get(EnvAPIKey, "")
 	c.BaseURL, c.Source.BaseURL = get(EnvBaseURL, DefaultBaseURL)
 	c.Model, c.Source.Model = get(EnvModel, DefaultModel)
+	c.Organization, _ = get(EnvOrgID, "")
+	c.Project, _ = get(EnvProjectID, "")
+	c.Organization = strings.TrimSpace(c.Organization)
+	c.Project = strings.TrimSpace(c.Project)
 	c.APIKey = strings.TrimSpace(c.APIKey)
 	c.BaseURL = strings.TrimSpace(c.BaseURL)
 	c.Model = strings.TrimSpace(c.Model)

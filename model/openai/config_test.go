@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -180,4 +181,36 @@ func TestConfigStringHidesKey(t *testing.T) {
 		mustContain(t, s, "glm-4-flash", DefaultBaseURL, "/home/u/.env")
 	}
 	mustContain(t, Config{}.String(), "no API key")
+}
+
+// The organization and project come from the environment or .env, like
+// the other settings, and are sent as OpenAI's headers; without them no
+// such header is sent.
+func TestOrganizationAndProject(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, ".env"), "OPENAI_PROJECT_ID=proj_file\n")
+	c, err := LoadConfig(dir, env(map[string]string{"OPENAI_ORG_ID": " org-env "}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Organization != "org-env" || c.Project != "proj_file" {
+		t.Fatalf("organization %q project %q", c.Organization, c.Project)
+	}
+	for _, tc := range []struct {
+		cfg          Config
+		org, project string
+	}{
+		{c, "org-env", "proj_file"},
+		{Config{}, "", ""},
+	} {
+		f := newFakeProvider(t, replyJSON(200, completion(`{"role":"assistant","content":"ok"}`, "stop")))
+		tc.cfg.BaseURL, tc.cfg.APIKey, tc.cfg.Model = f.srv.URL, "k", "m"
+		if _, err := New(tc.cfg).Generate(context.Background(), userRequest("hi")); err != nil {
+			t.Fatal(err)
+		}
+		h := f.headers[0]
+		if h.Get("OpenAI-Organization") != tc.org || h.Get("OpenAI-Project") != tc.project {
+			t.Errorf("headers %v, want organization %q and project %q", h, tc.org, tc.project)
+		}
+	}
 }

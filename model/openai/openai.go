@@ -242,6 +242,12 @@ func (m *Model) post(ctx context.Context, body []byte) (*http.Response, error) {
 	if m.cfg.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+m.cfg.APIKey)
 	}
+	if m.cfg.Organization != "" {
+		req.Header.Set("OpenAI-Organization", m.cfg.Organization)
+	}
+	if m.cfg.Project != "" {
+		req.Header.Set("OpenAI-Project", m.cfg.Project)
+	}
 	res, err := m.httpClient.Do(req)
 	if err != nil {
 		return nil, err
