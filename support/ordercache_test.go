@@ -45,9 +45,6 @@ func TestHelperProcessWriteOrders(t *testing.T) {
 func TestOrderStatusCacheMatchesPlainReads(t *testing.T) {
 	dir := t.TempDir()
 	svc, st := openService(t, dir)
-	if storetest.Backend() == store.SQLite && !svc.OrderCacheEnabled() {
-		t.Fatal("getOrderStatus does not cache on SQLite")
-	}
 	_, other := openService(t, dir)
 
 	var inChild func(sql string)
@@ -115,6 +112,9 @@ func TestOrderStatusCacheMatchesPlainReads(t *testing.T) {
 		}
 	}
 	check(-1)
+	if storetest.Backend() == store.SQLite && !svc.OrderCacheEnabled() {
+		t.Fatal("getOrderStatus does not cache on SQLite")
+	}
 	for i := range 48 {
 		id := ids[i%len(ids)]
 		status := fmt.Sprintf("状态 %d", i)

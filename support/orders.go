@@ -83,7 +83,7 @@ func (s *Service) orderStatus(ctx context.Context, raw json.RawMessage) (any, er
 	if s.orders == nil {
 		return s.readOrder(ctx, id)
 	}
-	return s.orders.get(id, func() (any, error) { return s.readOrder(ctx, id) })
+	return s.orders.get(ctx, id, func() (any, error) { return s.readOrder(ctx, id) })
 }
 
 // readOrder reads one order from the database: getOrderStatus's plain path.
@@ -111,6 +111,12 @@ func (s *Service) readOrder(ctx context.Context, id string) (any, error) {
 // been committed?" from memory. Any commit, by any connection or process and
 // to any table, empties the cache in effect, which is rare next to reads.
 type orderCache struct {
+	st *store.Store
+
+	// The watch is opened on the first look-up, so that a Service made only
+	// to migrate the schema holds no extra connection; nil after that when
+	// it could not be opened.
+	open  sync.Once
 	watch *store.Watch
 
 	mu      sync.Mutex
@@ -125,22 +131,25 @@ type orderEntry struct {
 // maxCachedOrders bounds the cache; when it is full it starts again empty.
 const maxCachedOrders = 4096
 
-func newOrderCache(ctx context.Context, st *store.Store) *orderCache {
+func newOrderCache(st *store.Store) *orderCache {
 	if st.Dialect() != store.SQLite {
 		return nil // PostgreSQL has no cheap change counter: read every time
 	}
-	w, err := st.Watch(ctx)
-	if err != nil {
-		return nil // the plain path works without it
-	}
-	return &orderCache{watch: w, entries: map[string]orderEntry{}}
+	return &orderCache{st: st, entries: map[string]orderEntry{}}
 }
 
 // get returns id's cached result if nothing was committed since it was
 // read, or else read's and keeps it. The Version is taken before read runs,
 // so a commit that lands during the read makes the entry stale at once
 // instead of being missed.
-func (c *orderCache) get(id string, read func() (any, error)) (any, error) {
+func (c *orderCache) get(ctx context.Context, id string, read func() (any, error)) (any, error) {
+	c.open.Do(func() {
+		// Without a watch the plain path serves every call.
+		c.watch, _ = c.st.Watch(context.WithoutCancel(ctx))
+	})
+	if c.watch == nil {
+		return read()
+	}
 	v, err := c.watch.Version()
 	if err != nil {
 		return read()
@@ -164,4 +173,10 @@ func (c *orderCache) get(id string, read func() (any, error)) (any, error) {
 	return out, nil
 }
 
-func (c *orderCache) close() error { return c.watch.Close() }
+func (c *orderCache) close() error {
+	c.open.Do(func() {}) // a later look-up opens nothing
+	if c.watch == nil {
+		return nil
+	}
+	return c.watch.Close()
+}

@@ -94,7 +94,7 @@ func New(ctx context.Context, st *store.Store, opts ...Option) (*Service, error)
 	if err != nil {
 		return nil, fmt.Errorf("support: prepare the order query: %w", err)
 	}
-	s.orders = newOrderCache(ctx, st)
+	s.orders = newOrderCache(st)
 	s.orderTool = s.newOrderStatusTool()
 	s.ticketTool = s.newCreateTicketTool()
 	s.escalateTool = s.newEscalateTool()
