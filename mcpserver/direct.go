@@ -223,14 +223,11 @@ func (c *lineConn) takeDirect(msg jsonrpc.Message) bool {
 	id, session := req.ID, "mcp:"+c.sessionID
 	c.srv.workers.start(func() {
 		resp := c.srv.callDirect(ctx, id, t, args, session)
-		if c.callCtx.Err() == nil {
-			// Answered even when the client cancelled it, as the SDK
-			// does; only a closed connection gets nothing.
-			_ = c.writeLine(resp)
-		}
-		// Only now is the call done: the end of the input waits for it
-		// until its answer is written.
-		c.pending.endDirect(id.Raw())
+		// Answered even when the client cancelled it, as the SDK does;
+		// only a closed connection gets nothing. The call ends (and the
+		// end of the input stops waiting for it) once its answer has
+		// been written.
+		c.answerDirect(id.Raw(), resp, c.callCtx.Err() == nil)
 		cancel()
 	})
 	return true

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -318,5 +319,41 @@ func TestDirectPathStepsAsideForMiddleware(t *testing.T) {
 	r.send(fmt.Sprintf(call, 2))
 	if line := r.receive(); !strings.Contains(string(line), "已发货") || seen.Load() != 1 || d.DirectTaken() != 1 {
 		t.Fatalf("middleware added while connected: %s; middleware saw %d calls, direct path took %d in all; want 1 and 1", line, seen.Load(), d.DirectTaken())
+	}
+}
+
+// TestDirectCallsPipelinedMatchSDK sends the direct cases (and more calls
+// of the fast one) in one write, so that answers finish together and share
+// writes on the direct path, and requires the same set of answers, each a
+// whole line, as from the SDK path.
+func TestDirectCallsPipelinedMatchSDK(t *testing.T) {
+	var lines []string
+	for i := range 40 {
+		lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-%d"}}}`, 100+i, 1024+i%3))
+	}
+	for _, tc := range directCases {
+		if !strings.HasPrefix(tc.line, "[") && !strings.Contains(tc.line, "createTicket") {
+			lines = append(lines, tc.line)
+		}
+	}
+	var got [2][]string
+	for i, direct := range []bool{false, true} {
+		r, d := directSession(t, newDomain(t).options(), direct)
+		r.handshake()
+		r.send(strings.Join(lines, "\n"))
+		for range lines {
+			raw := r.receive()
+			if !json.Valid(raw) {
+				t.Fatalf("an answer is not one JSON message: %q", raw)
+			}
+			got[i] = append(got[i], string(raw))
+		}
+		if direct && d.DirectTaken() < 40 {
+			t.Errorf("direct path answered %d calls, want at least 40", d.DirectTaken())
+		}
+		slices.Sort(got[i])
+	}
+	if diff := cmp.Diff(got[0], got[1]); diff != "" {
+		t.Errorf("the direct path answers differently from the SDK (-sdk +direct):\n%s", diff)
 	}
 }

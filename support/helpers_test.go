@@ -51,6 +51,7 @@ func openService(t testing.TB, dir string, opts ...support.Option) (*support.Ser
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { svc.Close() }) // runs before the store's Close
 	return svc, st
 }
 

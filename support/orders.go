@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/store"
 )
 
 // orderIDPattern is the order number after trimming; the schema's pattern is
@@ -78,8 +80,16 @@ func (s *Service) orderStatus(ctx context.Context, raw json.RawMessage) (any, er
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if s.orders == nil {
+		return s.readOrder(ctx, id)
+	}
+	return s.orders.get(ctx, id, func() (any, error) { return s.readOrder(ctx, id) })
+}
+
+// readOrder reads one order from the database: getOrderStatus's plain path.
+func (s *Service) readOrder(ctx context.Context, id string) (any, error) {
 	var out OrderStatus
-	err = s.orderQuery.QueryRowContext(context.WithoutCancel(ctx), id).
+	err := s.orderQuery.QueryRowContext(context.WithoutCancel(ctx), id).
 		Scan(&out.OrderID, &out.Status, &out.ETA)
 	if errors.Is(err, sql.ErrNoRows) {
 		return OrderNotFound{
@@ -92,4 +102,81 @@ func (s *Service) orderStatus(ctx context.Context, raw json.RawMessage) (any, er
 		return nil, fmt.Errorf("getOrderStatus: cannot read order %s from the database: %w", id, err)
 	}
 	return out, nil
+}
+
+// orderCache keeps getOrderStatus's results, each valid only while nothing
+// has been committed to the database since it was read. Even a prepared
+// point query costs several microseconds in SQLite (most of it beginning
+// and ending the read transaction), while store.Watch answers "has anything
+// been committed?" from memory. Any commit, by any connection or process and
+// to any table, empties the cache in effect, which is rare next to reads.
+type orderCache struct {
+	st *store.Store
+
+	// The watch is opened on the first look-up, so that a Service made only
+	// to migrate the schema holds no extra connection; nil after that when
+	// it could not be opened.
+	open  sync.Once
+	watch *store.Watch
+
+	mu      sync.Mutex
+	entries map[string]orderEntry
+}
+
+type orderEntry struct {
+	v   store.Version
+	out any // OrderStatus or OrderNotFound: values, never changed once made
+}
+
+// maxCachedOrders bounds the cache; when it is full it starts again empty.
+const maxCachedOrders = 4096
+
+func newOrderCache(st *store.Store) *orderCache {
+	if st.Dialect() != store.SQLite {
+		return nil // PostgreSQL has no cheap change counter: read every time
+	}
+	return &orderCache{st: st, entries: map[string]orderEntry{}}
+}
+
+// get returns id's cached result if nothing was committed since it was
+// read, or else read's and keeps it. The Version is taken before read runs,
+// so a commit that lands during the read makes the entry stale at once
+// instead of being missed.
+func (c *orderCache) get(ctx context.Context, id string, read func() (any, error)) (any, error) {
+	c.open.Do(func() {
+		// Without a watch the plain path serves every call.
+		c.watch, _ = c.st.Watch(context.WithoutCancel(ctx))
+	})
+	if c.watch == nil {
+		return read()
+	}
+	v, err := c.watch.Version()
+	if err != nil {
+		return read()
+	}
+	c.mu.Lock()
+	e, ok := c.entries[id]
+	c.mu.Unlock()
+	if ok && e.v == v {
+		return e.out, nil
+	}
+	out, err := read()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if len(c.entries) >= maxCachedOrders {
+		clear(c.entries)
+	}
+	c.entries[id] = orderEntry{v: v, out: out}
+	c.mu.Unlock()
+	return out, nil
+}
+
+func (c *orderCache) close() error {
+	c.open.Do(func() {}) // a later look-up opens nothing
+	if c.watch == nil {
+		return nil
+	}
+	return c.watch.Close()
 }

@@ -47,6 +47,8 @@ type Service struct {
 	// orderQuery is getOrderStatus's statement, prepared once: parsing it
 	// anew cost a third of each look-up. It lives as long as the database.
 	orderQuery *sql.Stmt
+	// orders caches the look-ups on SQLite (nil: read every time).
+	orders *orderCache
 
 	orderTool    *agent.Tool
 	ticketTool   *agent.Tool
@@ -92,10 +94,21 @@ func New(ctx context.Context, st *store.Store, opts ...Option) (*Service, error)
 	if err != nil {
 		return nil, fmt.Errorf("support: prepare the order query: %w", err)
 	}
+	s.orders = newOrderCache(st)
 	s.orderTool = s.newOrderStatusTool()
 	s.ticketTool = s.newCreateTicketTool()
 	s.escalateTool = s.newEscalateTool()
 	return s, nil
+}
+
+// Close releases what the Service holds beside the store: the connection
+// that watches the database for getOrderStatus's cache. Close it before the
+// store; the tools must not be running.
+func (s *Service) Close() error {
+	if s.orders == nil {
+		return nil
+	}
+	return s.orders.close()
 }
 
 // write runs fn in a write transaction, one writer of this Service at a time.
