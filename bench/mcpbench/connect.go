@@ -8,8 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/agentapp/agentapp/mcpconfig"
@@ -83,7 +85,7 @@ func MeasureConnect(ctx context.Context, o ConnectOptions) (*ConnectResult, erro
 		}
 		closeAll([]*mcpclient.Bridge{b})
 	}
-	var slowest, conc []time.Duration
+	var slowest, conc, cpu []time.Duration
 	for r := range o.Rounds {
 		singles := make([]float64, o.N)
 		var worst time.Duration
@@ -102,6 +104,7 @@ func MeasureConnect(ctx context.Context, o ConnectOptions) (*ConnectResult, erro
 		bridges := make([]*mcpclient.Bridge, o.N)
 		errs := make([]error, o.N)
 		var wg sync.WaitGroup
+		cpu0 := processCPU()
 		start := time.Now()
 		for i, cfg := range cfgs {
 			wg.Go(func() { _, bridges[i], errs[i] = connect(cfg) })
@@ -109,6 +112,9 @@ func MeasureConnect(ctx context.Context, o ConnectOptions) (*ConnectResult, erro
 		wg.Wait()
 		d := time.Since(start)
 		closeAll(bridges)
+		// The servers' CPU is counted once they are reaped, by Close; the
+		// close sequence adds a little to it.
+		cpu = append(cpu, processCPU()-cpu0)
 		for _, err := range errs {
 			if err != nil {
 				return nil, err
@@ -121,6 +127,21 @@ func MeasureConnect(ctx context.Context, o ConnectOptions) (*ConnectResult, erro
 	res.SlowestSingleMS = ms(Median(slowest))
 	res.ConcurrentMedianMS = ms(Median(conc))
 	res.Ratio = round3(res.ConcurrentMedianMS / res.SlowestSingleMS)
+	// What the cores allow: N connects cannot finish before their CPU time
+	// spread over every core, however well they overlap.
+	res.CPUs = runtime.NumCPU()
+	res.ConcurrentCPUMS = ms(Median(cpu))
+	res.FloorMS = round3(max(res.SlowestSingleMS, res.ConcurrentCPUMS/float64(res.CPUs)))
+	res.FloorRatio = round3(res.ConcurrentMedianMS / res.FloorMS)
 	res.LoadAfter = LoadAvg()
 	return res, nil
+}
+
+// processCPU is the CPU time of this process and of its reaped children.
+func processCPU() time.Duration {
+	var self, children syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
+	return tv(self.Utime) + tv(self.Stime) + tv(children.Utime) + tv(children.Stime)
 }

@@ -404,9 +404,14 @@ func Report(in ReportInput) string {
 		c0 := in.Connect[0]
 		w("## Connecting %d stdio servers\n\n`mcpclient.Connect` (spawn, initialize, tools/list, adapt) of `%s`, each with its own data\n", c0.N, strings.Join(c0.Command, " "))
 		w("directory, first one at a time and then all %d at once; each round's figures are medians of %d repetitions.\n\n", c0.N, c0.Rounds)
-		w("| round | slowest single (ms) | all %d concurrently (ms) | ratio | load before |\n|---|---:|---:|---:|---|\n", c0.N)
+		w("The last columns give what the cores allow: the CPU time of the concurrent connects (the harness's and the\n")
+		w("servers', from getrusage) spread over every core, or the slowest single connect if that is longer. No\n")
+		w("overlap can finish sooner, so a ratio to this floor near 1 means the connects run in parallel as far as\n")
+		w("the machine lets them.\n\n")
+		w("| round | slowest single (ms) | all %d concurrently (ms) | ratio | CPU of the concurrent connects (ms) | floor on %d CPUs (ms) | concurrent ÷ floor | load before |\n|---|---:|---:|---:|---:|---:|---:|---|\n", c0.N, c0.CPUs)
 		for _, c := range in.Connect {
-			w("| %d | %s | %s | %.2f× | %s |\n", c.Round, FormatNum(c.SlowestSingleMS), FormatNum(c.ConcurrentMedianMS), c.Ratio, c.LoadBefore)
+			w("| %d | %s | %s | %.2f× | %s | %s | %.2f× | %s |\n", c.Round, FormatNum(c.SlowestSingleMS), FormatNum(c.ConcurrentMedianMS), c.Ratio,
+				FormatNum(c.ConcurrentCPUMS), FormatNum(c.FloorMS), c.FloorRatio, c.LoadBefore)
 		}
 		w("\n")
 	}

@@ -66,8 +66,16 @@ type ConnectResult struct {
 	SlowestSingleMS    float64 `json:"slowest_single_ms"`
 	ConcurrentMedianMS float64 `json:"concurrent_median_ms"`
 	Ratio              float64 `json:"ratio"`
-	LoadBefore         string  `json:"loadavg_before"`
-	LoadAfter          string  `json:"loadavg_after"`
+	// ConcurrentCPUMS is the CPU time (harness and servers) of connecting
+	// all N at once, median over rounds; FloorMS the least wall time that
+	// allows on CPUs cores (or the slowest single connect, if longer), and
+	// FloorRatio the concurrent time over it.
+	CPUs            int     `json:"cpus"`
+	ConcurrentCPUMS float64 `json:"concurrent_cpu_ms"`
+	FloorMS         float64 `json:"floor_ms"`
+	FloorRatio      float64 `json:"floor_ratio"`
+	LoadBefore      string  `json:"loadavg_before"`
+	LoadAfter       string  `json:"loadavg_after"`
 }
 
 // ClientResult is one client's sequential tools/call round trips to one
