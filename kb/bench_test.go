@@ -246,6 +246,53 @@ func BenchmarkIngest(b *testing.B) {
 			}
 		}
 	})
+	// "dir" is `agentapp kb ingest DIR` of a directory of small articles
+	// into an empty knowledge base: 768 generated Markdown files of 1–3 KB
+	// (three Chinese to one English), cut into IngestBatch calls as the
+	// command cuts them (BatchFiles, BatchBytes), then Optimize, as the
+	// command ends. Each iteration starts from an empty knowledge base
+	// (opened with the timer stopped), so its figure does not depend on how
+	// many iterations ran before it.
+	var dir []File
+	dirBytes := 0
+	for i := range 768 {
+		d := []byte(englishDoc(r, en, 2, 1))
+		if i%4 != 3 {
+			d = []byte(g.doc(2, 2))
+		}
+		dir = append(dir, File{Name: fmt.Sprintf("topic-%d/article-%d.md", i/32, i), Data: d})
+		dirBytes += len(d)
+	}
+	b.Run("dir", func(b *testing.B) {
+		ctx := context.Background()
+		b.SetBytes(int64(dirBytes))
+		b.ReportAllocs()
+		var cpu time.Duration
+		for range b.N {
+			b.StopTimer()
+			k, _ := newTestKB(b)
+			b.StartTimer()
+			start := processCPU()
+			for rest := dir; len(rest) > 0; {
+				n, size := 0, 0
+				for n < len(rest) && n < BatchFiles && size < BatchBytes {
+					size += len(rest[n].Data)
+					n++
+				}
+				if _, errs := k.IngestBatch(ctx, rest[:n]); errors.Join(errs...) != nil {
+					b.Fatal(errors.Join(errs...))
+				}
+				rest = rest[n:]
+			}
+			if err := k.Optimize(ctx); err != nil {
+				b.Fatal(err)
+			}
+			cpu += processCPU() - start
+		}
+		if cpu > 0 {
+			b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+		}
+	})
 	for _, lang := range []string{"zh", "en", "docs"} {
 		b.Run(lang, func(b *testing.B) {
 			ctx := context.Background()
