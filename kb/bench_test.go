@@ -166,6 +166,12 @@ func BenchmarkSearch(b *testing.B) {
 // paragraphs of about 600 characters, words drawn with a Zipf distribution
 // from the corpus's English words among synthetic ones.
 func englishDoc(r *rand.Rand, en []string, sections, paras int) string {
+	return englishDocOf(r, englishWords(r, en), sections, paras)
+}
+
+// englishWords is englishDoc's vocabulary: en among synthetic words, in a
+// random order, most frequent first.
+func englishWords(r *rand.Rand, en []string) []string {
 	words := slices.Clone(en)
 	for len(words) < 20000 {
 		n := 3 + r.IntN(7)
@@ -176,6 +182,11 @@ func englishDoc(r *rand.Rand, en []string, sections, paras int) string {
 		words = append(words, string(w))
 	}
 	r.Shuffle(len(words), func(i, j int) { words[i], words[j] = words[j], words[i] })
+	return words
+}
+
+// englishDocOf is englishDoc with its vocabulary made once (englishWords).
+func englishDocOf(r *rand.Rand, words []string, sections, paras int) string {
 	z := rand.NewZipf(r, 1.1, 2, uint64(len(words)-1))
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s %s\n\n", words[z.Uint64()], words[z.Uint64()])
@@ -255,9 +266,12 @@ func BenchmarkIngest(b *testing.B) {
 	// many iterations ran before it.
 	var dir []File
 	dirBytes := 0
+	words := englishWords(r, en)
 	for i := range 768 {
-		d := []byte(englishDoc(r, en, 2, 1))
-		if i%4 != 3 {
+		var d []byte
+		if i%4 == 3 {
+			d = []byte(englishDocOf(r, words, 2, 1))
+		} else {
 			d = []byte(g.doc(2, 2))
 		}
 		dir = append(dir, File{Name: fmt.Sprintf("topic-%d/article-%d.md", i/32, i), Data: d})
