@@ -234,10 +234,10 @@ func unwrapPathError(err error) error {
 }
 
 // ingestFiles ingests the files in batches (one transaction each, cut at
-// kb.BatchFiles files or kb.BatchBytes bytes), which is several times
-// faster than a transaction per file for small files, reports failures on stderr as
-// they happen, and on stdout each document that replaced an older version
-// (which is gone) and one summary line.
+// kb.BatchFiles files or kb.BatchBytes bytes; for small files that is
+// several times faster than a transaction per file), reports failures on
+// stderr as they happen, and on stdout each document that replaced an
+// older version (which is gone) and one summary line.
 func ingestFiles(cmd *cobra.Command, k *kb.KB, files []inputFile, failures []error) error {
 	ctx := cmd.Context()
 	stderr := cmd.ErrOrStderr()
