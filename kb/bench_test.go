@@ -166,6 +166,12 @@ func BenchmarkSearch(b *testing.B) {
 // paragraphs of about 600 characters, words drawn with a Zipf distribution
 // from the corpus's English words among synthetic ones.
 func englishDoc(r *rand.Rand, en []string, sections, paras int) string {
+	return englishDocOf(r, englishWords(r, en), sections, paras)
+}
+
+// englishWords is englishDoc's vocabulary: en among synthetic words, in a
+// random order, most frequent first.
+func englishWords(r *rand.Rand, en []string) []string {
 	words := slices.Clone(en)
 	for len(words) < 20000 {
 		n := 3 + r.IntN(7)
@@ -176,6 +182,11 @@ func englishDoc(r *rand.Rand, en []string, sections, paras int) string {
 		words = append(words, string(w))
 	}
 	r.Shuffle(len(words), func(i, j int) { words[i], words[j] = words[j], words[i] })
+	return words
+}
+
+// englishDocOf is englishDoc with its vocabulary made once (englishWords).
+func englishDocOf(r *rand.Rand, words []string, sections, paras int) string {
 	z := rand.NewZipf(r, 1.1, 2, uint64(len(words)-1))
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s %s\n\n", words[z.Uint64()], words[z.Uint64()])
@@ -234,6 +245,8 @@ func BenchmarkIngest(b *testing.B) {
 		b.SetBytes(int64(total))
 		b.ReportAllocs()
 		b.ResetTimer()
+		cpu := startCPU()
+		defer cpu.report(b)
 		for i := range b.N {
 			files := make([]File, len(sets["docs"]))
 			for j, d := range sets["docs"] {
@@ -242,6 +255,56 @@ func BenchmarkIngest(b *testing.B) {
 			if _, errs := k.IngestBatch(ctx, files); errors.Join(errs...) != nil {
 				b.Fatal(errors.Join(errs...))
 			}
+		}
+	})
+	// "dir" is `agentapp kb ingest DIR` of a directory of small articles
+	// into an empty knowledge base: 768 generated Markdown files of 1–3 KB
+	// (three Chinese to one English), cut into IngestBatch calls as the
+	// command cuts them (BatchFiles, BatchBytes), then Optimize, as the
+	// command ends. Each iteration starts from an empty knowledge base
+	// (opened with the timer stopped), so its figure does not depend on how
+	// many iterations ran before it.
+	var dir []File
+	dirBytes := 0
+	words := englishWords(r, en)
+	for i := range 768 {
+		var d []byte
+		if i%4 == 3 {
+			d = []byte(englishDocOf(r, words, 2, 1))
+		} else {
+			d = []byte(g.doc(2, 2))
+		}
+		dir = append(dir, File{Name: fmt.Sprintf("topic-%d/article-%d.md", i/32, i), Data: d})
+		dirBytes += len(d)
+	}
+	b.Run("dir", func(b *testing.B) {
+		ctx := context.Background()
+		b.SetBytes(int64(dirBytes))
+		b.ReportAllocs()
+		var cpu time.Duration
+		for range b.N {
+			b.StopTimer()
+			k, _ := newTestKB(b)
+			b.StartTimer()
+			start := processCPU()
+			for rest := dir; len(rest) > 0; {
+				n, size := 0, 0
+				for n < len(rest) && n < BatchFiles && size < BatchBytes {
+					size += len(rest[n].Data)
+					n++
+				}
+				if _, errs := k.IngestBatch(ctx, rest[:n]); errors.Join(errs...) != nil {
+					b.Fatal(errors.Join(errs...))
+				}
+				rest = rest[n:]
+			}
+			if err := k.Optimize(ctx); err != nil {
+				b.Fatal(err)
+			}
+			cpu += processCPU() - start
+		}
+		if cpu > 0 {
+			b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 		}
 	})
 	for _, lang := range []string{"zh", "en", "docs"} {
@@ -256,6 +319,8 @@ func BenchmarkIngest(b *testing.B) {
 			b.SetBytes(int64(total))
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := startCPU()
+			defer cpu.report(b)
 			for i := range b.N {
 				for j, d := range docs {
 					if _, err := k.Ingest(ctx, fmt.Sprintf("doc-%d-%d.md", i, j), d); err != nil {
@@ -265,6 +330,22 @@ func BenchmarkIngest(b *testing.B) {
 			}
 		})
 	}
+}
+
+// cpuMeter reports the process's CPU time per iteration as cpu-ns/op, next
+// to the wall time: the machine the benchmarks run on is shared, and CPU
+// time swings far less with the load of others than ns/op does. It counts
+// every thread of the process, so SQLite's and the garbage collector's work
+// are in it; a PostgreSQL server's is not.
+type cpuMeter struct{ start time.Duration }
+
+func startCPU() cpuMeter { return cpuMeter{processCPU()} }
+
+func (m cpuMeter) report(b *testing.B) {
+	if m.start == 0 {
+		return
+	}
+	b.ReportMetric(float64(processCPU()-m.start)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkSplitChunks measures the chunker alone.

@@ -238,6 +238,16 @@ type File struct {
 	Source string
 }
 
+// BatchFiles and BatchBytes are where a bulk ingest (`agentapp kb ingest
+// DIR`) cuts its files into IngestBatch calls: at BatchFiles files or once
+// the batch holds BatchBytes bytes, whichever comes first. The byte bound
+// caps the memory a batch holds; the file bound how many files one failed
+// transaction takes with it.
+const (
+	BatchFiles = 32
+	BatchBytes = 4 << 20
+)
+
 // IngestBatch ingests several files with one write transaction for all of
 // them, which is several times faster than one Ingest per file when the
 // files are small (each transaction also writes a new index segment). The

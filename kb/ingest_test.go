@@ -8,8 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentapp/agentapp/internal/testkit"
 	"github.com/agentapp/agentapp/store"
@@ -444,4 +448,116 @@ func TestSeedDemoLogsOnItsLogger(t *testing.T) {
 	if got := global.String(); got != "" {
 		t.Errorf("the default logger received %q; the knowledge base logs only on its own logger", got)
 	}
+}
+
+// TestIngestBatchStoresWhatIngestDoes ingests the same files, replacements
+// and repeats included, once a file at a time with Ingest and once in
+// batches cut as `kb ingest` cuts them, and requires the same documents,
+// chunks and search results (hits, order and scores), before and after
+// Optimize.
+func TestIngestBatchStoresWhatIngestDoes(t *testing.T) {
+	ctx := context.Background()
+	g := newTextGen(t, 21)
+	_, en := vocabulary(t)
+	r := rand.New(rand.NewPCG(21, 22))
+	var files []File
+	for i := range 90 {
+		d := g.doc(1+i%4, 2)
+		if i%3 == 2 {
+			d = englishDoc(r, en, 1+i%3, 1)
+		}
+		files = append(files, File{Name: fmt.Sprintf("t%d/a-%d.md", i%5, i), Data: []byte(d)})
+	}
+	// A new version of a file in a later batch, and a repeat of one in the
+	// same batch.
+	files = append(files, File{Name: "t1/a-1.md", Data: []byte(g.doc(2, 2))}, files[len(files)-3])
+	for _, dir := range []string{filepath.Join("testdata", "corpus", "*"), filepath.Join("demo", "*.md")} {
+		paths, _ := filepath.Glob(dir)
+		for _, p := range paths {
+			d, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, File{Name: p, Data: d})
+		}
+	}
+	one, _ := newTestKB(t)
+	for _, f := range files {
+		if _, err := one.Ingest(ctx, f.Name, f.Data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	batched, _ := newTestKB(t)
+	for rest, batches := files, 0; len(rest) > 0; batches++ {
+		n, size := 0, 0
+		for n < len(rest) && n < BatchFiles && size < BatchBytes {
+			size += len(rest[n].Data)
+			n++
+		}
+		if _, errs := batched.IngestBatch(ctx, rest[:n]); errors.Join(errs...) != nil {
+			t.Fatal(errors.Join(errs...))
+		}
+		rest = rest[n:]
+		if len(rest) == 0 && batches == 0 {
+			t.Fatalf("all %d files went in one batch; the test needs several", len(files))
+		}
+	}
+
+	type stored struct {
+		Doc    Doc
+		Chunks []string
+	}
+	contents := func(k *KB) []stored {
+		docs, err := k.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []stored
+		for _, d := range docs {
+			chunks, err := k.Chunks(ctx, d.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.IngestedAt = time.Time{}
+			out = append(out, stored{d, chunks})
+		}
+		return out
+	}
+	if diff := cmp.Diff(contents(one), contents(batched)); diff != "" {
+		t.Fatalf("documents and chunks differ (-Ingest +IngestBatch):\n%s", diff)
+	}
+	queries := append([]string{"refund", "假", "warranty claim"}, benchQueries...)
+	for i := range 60 {
+		queries = append(queries, g.words[g.zipf.Uint64()]+g.words[g.zipf.Uint64()], en[i*11%len(en)])
+	}
+	compare := func(when string) {
+		t.Helper()
+		withHits := 0
+		for _, q := range queries {
+			want, err := one.Search(ctx, q, MaxK)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := batched.Search(ctx, q, MaxK)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s, %q: hits differ (-Ingest +IngestBatch):\n%s", when, q, diff)
+			}
+			if len(want) > 0 {
+				withHits++
+			}
+		}
+		if withHits < len(queries)/2 {
+			t.Errorf("%s: only %d of %d queries found anything; the comparison says little", when, withHits, len(queries))
+		}
+	}
+	compare("before Optimize")
+	for _, k := range []*KB{one, batched} {
+		if err := k.Optimize(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compare("after Optimize")
 }

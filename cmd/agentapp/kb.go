@@ -233,17 +233,11 @@ func unwrapPathError(err error) error {
 	return err
 }
 
-// Files are ingested in batches (one transaction each), which is several
-// times faster than a transaction per file for small files; a batch is cut
-// at ingestBatchFiles files or ingestBatchBytes bytes.
-const (
-	ingestBatchFiles = 32
-	ingestBatchBytes = 4 << 20
-)
-
-// ingestFiles ingests the files in batches, reports failures on stderr as
-// they happen, and on stdout each document that replaced an older version
-// (which is gone) and one summary line.
+// ingestFiles ingests the files in batches (one transaction each, cut at
+// kb.BatchFiles files or kb.BatchBytes bytes; for small files that is
+// several times faster than a transaction per file), reports failures on
+// stderr as they happen, and on stdout each document that replaced an
+// older version (which is gone) and one summary line.
 func ingestFiles(cmd *cobra.Command, k *kb.KB, files []inputFile, failures []error) error {
 	ctx := cmd.Context()
 	stderr := cmd.ErrOrStderr()
@@ -301,7 +295,7 @@ func ingestFiles(cmd *cobra.Command, k *kb.KB, files []inputFile, failures []err
 		}
 		batch = append(batch, kb.File{Name: f.path, Data: data, Source: f.src})
 		size += len(data)
-		if len(batch) >= ingestBatchFiles || size >= ingestBatchBytes {
+		if len(batch) >= kb.BatchFiles || size >= kb.BatchBytes {
 			flush()
 		}
 	}
