@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -39,104 +40,103 @@ const MaxFrameSize = 16 << 20
 // filter ends, so a server flooding stdout cannot flood the user's
 // terminal.
 //
-// Read is unblocked by Close, which the SDK's connection relies on: its read
-// goroutine would otherwise leak while the child keeps stdout open.
+// The connection reads the filter synchronously (next), on the SDK's read
+// goroutine, with no goroutine of the filter's own between them: handing
+// each message across one more goroutine cost a thread wake-up per message.
+// Close unblocks a read in progress by closing the pipe, which the SDK's
+// connection relies on: its read goroutine would otherwise leak while the
+// child keeps stdout open.
 type frameFilter struct {
 	server   string
 	src      io.ReadCloser
 	maxFrame int
 	logger   *slog.Logger
-	skipped  *lineGate // the run goroutine's
+	skipped  *lineGate // the reader's
+	lr       *lineread.Reader
 
-	frames chan frame
-	done   chan struct{}
-	exited chan struct{} // closed when run returns
-
-	cur       []byte // unread rest of the current frame (Read side only)
-	closeOnce sync.Once
+	ended   bool   // the reader's: stdout ended (next returns io.EOF)
+	cur     []byte // unread rest of the current frame (Read only)
+	closing atomic.Bool
+	closeMu sync.Mutex
 }
 
 func newFrameFilter(server string, src io.ReadCloser, maxFrame int, logger *slog.Logger) *frameFilter {
 	if maxFrame <= 0 {
 		maxFrame = MaxFrameSize
 	}
-	f := &frameFilter{
+	return &frameFilter{
 		server:   server,
 		src:      src,
 		maxFrame: maxFrame,
 		logger:   logger,
 		skipped:  newLineGate(skipLogLines, 0, skipLogWindow),
-		frames:   make(chan frame),
-		done:     make(chan struct{}),
-		exited:   make(chan struct{}),
+		lr:       lineread.NewReader(bufio.NewReaderSize(src, 64<<10), maxFrame, idWindow),
 	}
-	go f.run()
-	return f
 }
 
 // frame is one line passed on: its text with the trailing newline, and
-// the JSON-RPC messages it holds (one, or a batch's), decoded in the
-// filter's goroutine.
+// the JSON-RPC messages it holds (one, or a batch's), decoded.
 type frame struct {
 	raw  []byte
 	msgs []jsonrpc.Message
+}
+
+// next returns the next frame, skipping (and logging) the lines that are
+// not JSON-RPC messages. At the end of stdout, or once the filter is
+// closed, it returns io.EOF, after logging what was skipped without being
+// logged line by line. One goroutine at a time may call it.
+func (f *frameFilter) next() (frame, error) {
+	for !f.ended {
+		line, err := f.lr.ReadLine()
+		if f.lr.Len()+f.lr.EndLen() > 0 {
+			if fr := f.accept(f.lr, line); fr.raw != nil {
+				if err != nil {
+					f.end(err) // the last line had no newline: pass it on, then end
+				}
+				return fr, nil
+			}
+		}
+		if err != nil {
+			f.end(err)
+		}
+	}
+	return frame{}, io.EOF
+}
+
+func (f *frameFilter) end(err error) {
+	f.ended = true
+	if !errors.Is(err, io.EOF) && !isClosedPipe(err) && !f.closing.Load() {
+		f.logger.Warn("mcp: reading the server's stdout failed", "server", f.server, "error", err)
+	}
+	held, _ := f.skipped.flush()
+	f.reportSkipped(held)
 }
 
 // Read implements io.Reader over the frames' text, each with its trailing
 // newline: newline-delimited JSON with the skipped lines left out.
 func (f *frameFilter) Read(p []byte) (int, error) {
 	if len(f.cur) == 0 {
-		select {
-		case fr, ok := <-f.frames:
-			if !ok {
-				return 0, io.EOF
-			}
-			f.cur = fr.raw
-		case <-f.done:
-			return 0, io.EOF
+		fr, err := f.next()
+		if err != nil {
+			return 0, err
 		}
+		f.cur = fr.raw
 	}
 	n := copy(p, f.cur)
 	f.cur = f.cur[n:]
 	return n, nil
 }
 
-// Close stops the filter and closes the pipe it reads. It is idempotent.
+// Close closes the pipe the filter reads, which ends a read in progress.
+// It is idempotent.
 func (f *frameFilter) Close() error {
-	f.closeOnce.Do(func() {
-		close(f.done)
-		_ = f.src.Close()
-	})
-	<-f.exited
-	return nil
-}
-
-func (f *frameFilter) run() {
-	defer close(f.exited)
-	defer close(f.frames)
-	defer func() {
-		held, _ := f.skipped.flush()
-		f.reportSkipped(held)
-	}()
-	lr := lineread.NewReader(bufio.NewReaderSize(f.src, 64<<10), f.maxFrame, idWindow)
-	for {
-		line, err := lr.ReadLine()
-		if lr.Len()+lr.EndLen() > 0 {
-			if fr := f.accept(lr, line); fr.raw != nil {
-				select {
-				case f.frames <- fr:
-				case <-f.done:
-					return
-				}
-			}
-		}
-		if err != nil {
-			if !errors.Is(err, io.EOF) && !isClosedPipe(err) {
-				f.logger.Warn("mcp: reading the server's stdout failed", "server", f.server, "error", err)
-			}
-			return
-		}
+	f.closeMu.Lock()
+	defer f.closeMu.Unlock()
+	if f.closing.Swap(true) {
+		return nil
 	}
+	_ = f.src.Close()
+	return nil
 }
 
 // accept returns the frame to pass on for the stdout line lr has just

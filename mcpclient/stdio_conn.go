@@ -48,7 +48,8 @@ type stdioConn struct {
 	closeErr  error
 }
 
-// Read implements mcp.Connection. Close unblocks it.
+// Read implements mcp.Connection. Close unblocks it: closing the pipe ends
+// the filter's read.
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -58,18 +59,12 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		c.queue = c.queue[1:]
 		return msg, nil
 	}
-	select {
-	case fr, ok := <-c.frames.frames:
-		if !ok {
-			return nil, io.EOF
-		}
-		c.queue = fr.msgs[1:]
-		return fr.msgs[0], nil
-	case <-c.closed:
-		return nil, io.EOF
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	fr, err := c.frames.next()
+	if err != nil {
+		return nil, err
 	}
+	c.queue = fr.msgs[1:]
+	return fr.msgs[0], nil
 }
 
 // maxKeptWriteBuffer bounds the write buffer kept between messages, so

@@ -146,7 +146,14 @@ func TestFrameFilterDecodes(t *testing.T) {
 	f := newFrameFilter("srv", io.NopCloser(strings.NewReader(input)), 0, logger)
 	defer f.Close()
 	var got []string
-	for fr := range f.frames {
+	for {
+		fr, err := f.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, m := range fr.msgs {
 			data, err := jsonrpc.EncodeMessage(m)
 			if err != nil {
