@@ -156,9 +156,9 @@ type family interface {
 // the series by their label values, and the cap on their number.
 type labelSet struct {
 	name, help string
-	labels     []string // in the order callers pass values
-	byName     []int    // indexes into labels, in label-name order (the exposition's)
-	fold       []bool   // labels whose values become otherLabel past maxSeries
+	labels     []string          // in the order callers pass values
+	byName     []int             // indexes into labels, in label-name order (the exposition's)
+	fold       []bool            // labels whose values become otherLabel past maxSeries
 	newHist    func() *histogram // nil for a counter
 
 	mu     sync.RWMutex
