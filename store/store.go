@@ -21,6 +21,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/agentapp/agentapp/internal/private"
@@ -44,7 +45,28 @@ type Store struct {
 	// pgConfig is the PostgreSQL connection configuration, for Listen's
 	// connection of its own.
 	pgConfig *pgx.ConnConfig
+
+	// applied is what schema_migrations held when the first migration
+	// check read it, so a process's start checks every component with one
+	// read instead of a write transaction per step.
+	applied appliedSteps
 }
+
+// appliedSteps is one read of the applied migrations of every component,
+// which MigrateDialect consults once per component: only at start, where
+// each component checks its schema right after the others, is the read
+// known to be recent. Any later check reads the table itself.
+type appliedSteps struct {
+	off  bool // checks always read the table (tests of the plain path)
+	mu   sync.Mutex
+	read bool
+	// byComponent is nil when the table could not be read (a new
+	// database): every check then takes the plain path.
+	byComponent map[string]applied
+}
+
+// applied summarises one component's rows in schema_migrations.
+type applied struct{ count, max int }
 
 // Dialect returns the SQL engine of the store.
 func (s *Store) Dialect() Dialect {
@@ -106,7 +128,11 @@ const maxConns = 4
 // umask) and gives the -wal and -shm files the database's mode, so the
 // database is created here first, and files an older version left more
 // open are tightened.
-func OpenFile(path string) (*Store, error) {
+func OpenFile(path string) (*Store, error) { return openFile(path, false) }
+
+// openFile is OpenFile; plain turns the one read of the applied migrations
+// off, so that every check reads the table (the differential tests).
+func openFile(path string, plain bool) (*Store, error) {
 	if err := private.CreateFile(path); err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
@@ -141,6 +167,7 @@ func OpenFile(path string) (*Store, error) {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	s := &Store{DB: db, Path: path, dialect: SQLite}
+	s.applied.off = plain
 	if err := s.MigrateDialect(ctx, "store", storeSteps, storePostgres); err != nil {
 		db.Close()
 		return nil, err
@@ -199,6 +226,9 @@ func (s *Store) Migrate(ctx context.Context, component string, steps []string) e
 // replicas starting at once one migrates and the others wait, then find
 // the steps applied; SQLite's write lock serialises them already.
 func (s *Store) MigrateDialect(ctx context.Context, component string, steps []string, postgres map[int]string) error {
+	if done, err := s.checkApplied(ctx, component, len(steps)); done {
+		return err
+	}
 	conn, err := s.DB.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("migrate %s: %w", component, err)
@@ -247,6 +277,61 @@ func (s *Store) MigrateDialect(ctx context.Context, component string, steps []st
 		}
 	}
 	return nil
+}
+
+// checkApplied answers a component's migration check from the one read of
+// schema_migrations, when it can: done with a nil error when every one of
+// the n steps is applied (versions 1 to n, each once: the plain path would
+// skip them all), done with the plain path's error when the database's
+// schema is newer. Otherwise (not read yet and unreadable, a component
+// already checked, or steps to apply) the plain path runs.
+func (s *Store) checkApplied(ctx context.Context, component string, n int) (done bool, err error) {
+	a := &s.applied
+	if a.off {
+		return false, nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.read {
+		a.read = true
+		a.byComponent = s.readApplied(ctx)
+	}
+	got, ok := a.byComponent[component]
+	if !ok {
+		return false, nil
+	}
+	delete(a.byComponent, component)
+	switch {
+	case got.max > n:
+		return true, &tooNewError{component: component, have: n, applied: got.max}
+	case got.count == n && got.max == n:
+		return true, nil
+	}
+	return false, nil
+}
+
+// readApplied reads every component's applied steps, or nil if it cannot
+// (no schema_migrations table yet, or any error, which the plain path then
+// meets and reports itself).
+func (s *Store) readApplied(ctx context.Context) map[string]applied {
+	rows, err := s.DB.QueryContext(ctx, `SELECT component, COUNT(*), MAX(version) FROM schema_migrations GROUP BY component`)
+	if err != nil {
+		return nil
+	}
+	defer rows.Close()
+	out := map[string]applied{}
+	for rows.Next() {
+		var c string
+		var a applied
+		if err := rows.Scan(&c, &a.count, &a.max); err != nil {
+			return nil
+		}
+		out[c] = a
+	}
+	if rows.Err() != nil {
+		return nil
+	}
+	return out
 }
 
 // Versions returns the schema version of each component in the database.
