@@ -205,7 +205,7 @@ func TestMigrationChecksMatchThePlainPath(t *testing.T) {
 		return out
 	}
 	// run checks each component twice (a second check reads the table) and
-	// returns the errors, then the rows and the schema.
+	// returns the errors, the rows and the schema after each round.
 	run := func(t *testing.T, path string, plain bool, components []string) []string {
 		copyPath := filepath.Join(t.TempDir(), FileName)
 		data, err := os.ReadFile(path)
@@ -221,32 +221,35 @@ func TestMigrationChecksMatchThePlainPath(t *testing.T) {
 		}
 		defer s.Close()
 		var out []string
+		snapshot := func() {
+			rows, err := s.DB.Query(`SELECT component, version FROM schema_migrations ORDER BY component, version`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var c string
+				var v int
+				rows.Scan(&c, &v)
+				out = append(out, fmt.Sprintf("row %s %d", c, v))
+			}
+			tables, err := s.DB.Query(`SELECT name FROM sqlite_master ORDER BY name`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tables.Close()
+			for tables.Next() {
+				var name string
+				tables.Scan(&name)
+				out = append(out, "table "+name)
+			}
+		}
 		for range 2 {
 			for _, c := range components {
 				err := s.Migrate(ctx, c, stepsOf(c))
 				out = append(out, fmt.Sprintf("%s: %v (too new: %t)", c, err, errors.Is(err, ErrSchemaTooNew)))
 			}
-		}
-		rows, err := s.DB.Query(`SELECT component, version FROM schema_migrations ORDER BY component, version`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var c string
-			var v int
-			rows.Scan(&c, &v)
-			out = append(out, fmt.Sprintf("row %s %d", c, v))
-		}
-		tables, err := s.DB.Query(`SELECT name FROM sqlite_master ORDER BY name`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tables.Close()
-		for tables.Next() {
-			var name string
-			tables.Scan(&name)
-			out = append(out, "table "+name)
+			snapshot()
 		}
 		return out
 	}
