@@ -57,9 +57,9 @@ type Store struct {
 // each component checks its schema right after the others, is the read
 // known to be recent. Any later check reads the table itself.
 type appliedSteps struct {
-	off  bool // checks always read the table (tests of the plain path)
-	mu   sync.Mutex
-	read bool
+	plain bool // no one read, no single transaction: the plain path, for tests
+	mu    sync.Mutex
+	read  bool
 	// byComponent is nil when the table could not be read (a new
 	// database): every check then takes the plain path.
 	byComponent map[string]applied
@@ -130,8 +130,9 @@ const maxConns = 4
 // open are tightened.
 func OpenFile(path string) (*Store, error) { return openFile(path, false) }
 
-// openFile is OpenFile; plain turns the one read of the applied migrations
-// off, so that every check reads the table (the differential tests).
+// openFile is OpenFile; plain turns MigrateDialect's fast paths off (the one
+// read of the applied migrations, the single transaction), for the
+// differential tests.
 func openFile(path string, plain bool) (*Store, error) {
 	if err := private.CreateFile(path); err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -167,7 +168,7 @@ func openFile(path string, plain bool) (*Store, error) {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	s := &Store{DB: db, Path: path, dialect: SQLite}
-	s.applied.off = plain
+	s.applied.plain = plain
 	if err := s.MigrateDialect(ctx, "store", storeSteps, storePostgres); err != nil {
 		db.Close()
 		return nil, err
@@ -205,8 +206,9 @@ func (e *tooNewError) Error() string {
 
 func (e *tooNewError) Is(target error) bool { return target == ErrSchemaTooNew }
 
-// Migrate applies, in order and each in its own transaction, the steps of a
-// component's schema that this database has not seen yet. Steps are
+// Migrate applies, in order, the steps of a component's schema that this
+// database has not seen yet: in one transaction, or, when a step fails,
+// each in its own, so the steps before the failing one stay applied. Steps are
 // numbered by their position: never edit or reorder a released step, only
 // append new ones. Components are independent, so packages add their own
 // tables without a central list. A database whose schema for the component
@@ -251,29 +253,48 @@ func (s *Store) MigrateDialect(ctx context.Context, component string, steps []st
 	if applied > len(steps) {
 		return &tooNewError{component: component, have: len(steps), applied: applied}
 	}
-	for i, step := range steps {
-		version := i + 1
+	// apply runs step i unless the database has it already.
+	apply := func(tx *sql.Tx, i int) error {
+		version, step := i+1, steps[i]
 		if s.Dialect() == Postgres {
 			if alt, ok := postgres[version]; ok {
 				step = alt
 			}
 		}
-		if err := connTx(ctx, conn, func(tx *sql.Tx) error {
-			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE component = ? AND version = ?`, component, version).Scan(&n); err != nil {
-				return err
-			}
-			if n > 0 {
-				return nil
-			}
-			if _, err := tx.ExecContext(ctx, step); err != nil {
-				return err
-			}
-			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (component, version, applied_at) VALUES (?, ?, ?)`,
-				component, version, time.Now().UTC().Format(time.RFC3339))
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE component = ? AND version = ?`, component, version).Scan(&n); err != nil {
 			return err
-		}); err != nil {
-			return fmt.Errorf("migrate %s to version %d: %w", component, version, err)
+		}
+		if n > 0 {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, step); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (component, version, applied_at) VALUES (?, ?, ?)`,
+			component, version, time.Now().UTC().Format(time.RFC3339))
+		return err
+	}
+	// All the steps in one transaction first: a new database applies
+	// dozens, and each commit is a round of file locks and a WAL write.
+	// If any step fails, nothing of it stays, and the steps run again each
+	// in its own transaction, which keeps the steps before the failing one
+	// and reports it.
+	if len(steps) > 1 && !s.applied.plain {
+		if err := connTx(ctx, conn, func(tx *sql.Tx) error {
+			for i := range steps {
+				if err := apply(tx, i); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err == nil {
+			return nil
+		}
+	}
+	for i := range steps {
+		if err := connTx(ctx, conn, func(tx *sql.Tx) error { return apply(tx, i) }); err != nil {
+			return fmt.Errorf("migrate %s to version %d: %w", component, i+1, err)
 		}
 	}
 	return nil
@@ -287,7 +308,7 @@ func (s *Store) MigrateDialect(ctx context.Context, component string, steps []st
 // already checked, or steps to apply) the plain path runs.
 func (s *Store) checkApplied(ctx context.Context, component string, n int) (done bool, err error) {
 	a := &s.applied
-	if a.off {
+	if a.plain {
 		return false, nil
 	}
 	a.mu.Lock()

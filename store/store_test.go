@@ -166,11 +166,13 @@ func TestFileModes(t *testing.T) {
 	check("after chmod 644")
 }
 
-// TestMigrationChecksMatchThePlainPath holds the start-up's one read of the
-// applied migrations to the plain path (a transaction per step): from the
-// same database, every component's check gives the same error text and
+// TestMigrationChecksMatchThePlainPath holds MigrateDialect's fast paths
+// (the start-up's one read of the applied migrations, all steps in one
+// transaction) to the plain path (a read and a transaction per step): from
+// the same database, every component's check gives the same error text and
 // leaves the same rows and schema, whether the component is up to date,
-// new, behind, missing a step in the middle, or newer than the binary.
+// new, behind, missing a step in the middle, newer than the binary, or has
+// a step that fails.
 func TestMigrationChecksMatchThePlainPath(t *testing.T) {
 	ctx := context.Background()
 	steps := []string{`CREATE TABLE a (id INTEGER)`, `CREATE TABLE b (id INTEGER)`, `CREATE TABLE c (id INTEGER)`}
@@ -201,6 +203,9 @@ func TestMigrationChecksMatchThePlainPath(t *testing.T) {
 		out := make([]string, len(steps))
 		for i := range steps {
 			out[i] = `CREATE TABLE IF NOT EXISTS ` + component + `_` + string(rune('a'+i)) + ` (id INTEGER)`
+		}
+		if component == "broken" {
+			out[1] = `NOT SQL`
 		}
 		return out
 	}
@@ -265,7 +270,7 @@ func TestMigrationChecksMatchThePlainPath(t *testing.T) {
 	for name, versions := range cases {
 		t.Run(name, func(t *testing.T) {
 			path := seed(t, versions)
-			components := []string{"up", "fresh", "behind", "gap", "newer"}
+			components := []string{"up", "fresh", "behind", "gap", "newer", "broken"}
 			plain, fast := run(t, path, true, components), run(t, path, false, components)
 			if strings.Join(fast, "\n") != strings.Join(plain, "\n") {
 				t.Errorf("the one read differs from the plain path:\n--- one read\n%s\n--- plain\n%s", strings.Join(fast, "\n"), strings.Join(plain, "\n"))
