@@ -21,6 +21,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/agentapp/agentapp/internal/private"
@@ -44,7 +45,28 @@ type Store struct {
 	// pgConfig is the PostgreSQL connection configuration, for Listen's
 	// connection of its own.
 	pgConfig *pgx.ConnConfig
+
+	// applied is what schema_migrations held when the first migration
+	// check read it, so a process's start checks every component with one
+	// read instead of a write transaction per step.
+	applied appliedSteps
 }
+
+// appliedSteps is one read of the applied migrations of every component,
+// which MigrateDialect consults once per component: only at start, where
+// each component checks its schema right after the others, is the read
+// known to be recent. Any later check reads the table itself.
+type appliedSteps struct {
+	plain bool // no one read, no single transaction: the plain path, for tests
+	mu    sync.Mutex
+	read  bool
+	// byComponent is nil when the table could not be read (a new
+	// database): every check then takes the plain path.
+	byComponent map[string]applied
+}
+
+// applied summarises one component's rows in schema_migrations.
+type applied struct{ count, max int }
 
 // Dialect returns the SQL engine of the store.
 func (s *Store) Dialect() Dialect {
@@ -106,7 +128,12 @@ const maxConns = 4
 // umask) and gives the -wal and -shm files the database's mode, so the
 // database is created here first, and files an older version left more
 // open are tightened.
-func OpenFile(path string) (*Store, error) {
+func OpenFile(path string) (*Store, error) { return openFile(path, false) }
+
+// openFile is OpenFile; plain turns MigrateDialect's fast paths off (the one
+// read of the applied migrations, the single transaction), for the
+// differential tests.
+func openFile(path string, plain bool) (*Store, error) {
 	if err := private.CreateFile(path); err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
@@ -141,6 +168,7 @@ func OpenFile(path string) (*Store, error) {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	s := &Store{DB: db, Path: path, dialect: SQLite}
+	s.applied.plain = plain
 	if err := s.MigrateDialect(ctx, "store", storeSteps, storePostgres); err != nil {
 		db.Close()
 		return nil, err
@@ -178,8 +206,9 @@ func (e *tooNewError) Error() string {
 
 func (e *tooNewError) Is(target error) bool { return target == ErrSchemaTooNew }
 
-// Migrate applies, in order and each in its own transaction, the steps of a
-// component's schema that this database has not seen yet. Steps are
+// Migrate applies, in order, the steps of a component's schema that this
+// database has not seen yet: in one transaction, or, when a step fails,
+// each in its own, so the steps before the failing one stay applied. Steps are
 // numbered by their position: never edit or reorder a released step, only
 // append new ones. Components are independent, so packages add their own
 // tables without a central list. A database whose schema for the component
@@ -199,6 +228,9 @@ func (s *Store) Migrate(ctx context.Context, component string, steps []string) e
 // replicas starting at once one migrates and the others wait, then find
 // the steps applied; SQLite's write lock serialises them already.
 func (s *Store) MigrateDialect(ctx context.Context, component string, steps []string, postgres map[int]string) error {
+	if done, err := s.checkApplied(ctx, component, len(steps)); done {
+		return err
+	}
 	conn, err := s.DB.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("migrate %s: %w", component, err)
@@ -221,32 +253,106 @@ func (s *Store) MigrateDialect(ctx context.Context, component string, steps []st
 	if applied > len(steps) {
 		return &tooNewError{component: component, have: len(steps), applied: applied}
 	}
-	for i, step := range steps {
-		version := i + 1
+	// apply runs step i unless the database has it already.
+	apply := func(tx *sql.Tx, i int) error {
+		version, step := i+1, steps[i]
 		if s.Dialect() == Postgres {
 			if alt, ok := postgres[version]; ok {
 				step = alt
 			}
 		}
-		if err := connTx(ctx, conn, func(tx *sql.Tx) error {
-			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE component = ? AND version = ?`, component, version).Scan(&n); err != nil {
-				return err
-			}
-			if n > 0 {
-				return nil
-			}
-			if _, err := tx.ExecContext(ctx, step); err != nil {
-				return err
-			}
-			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (component, version, applied_at) VALUES (?, ?, ?)`,
-				component, version, time.Now().UTC().Format(time.RFC3339))
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE component = ? AND version = ?`, component, version).Scan(&n); err != nil {
 			return err
-		}); err != nil {
-			return fmt.Errorf("migrate %s to version %d: %w", component, version, err)
+		}
+		if n > 0 {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, step); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (component, version, applied_at) VALUES (?, ?, ?)`,
+			component, version, time.Now().UTC().Format(time.RFC3339))
+		return err
+	}
+	// All the steps in one transaction first: a new database applies
+	// dozens, and each commit is a round of file locks and a WAL write.
+	// If any step fails, nothing of it stays, and the steps run again each
+	// in its own transaction, which keeps the steps before the failing one
+	// and reports it.
+	if len(steps) > 1 && !s.applied.plain {
+		if err := connTx(ctx, conn, func(tx *sql.Tx) error {
+			for i := range steps {
+				if err := apply(tx, i); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err == nil {
+			return nil
+		}
+	}
+	for i := range steps {
+		if err := connTx(ctx, conn, func(tx *sql.Tx) error { return apply(tx, i) }); err != nil {
+			return fmt.Errorf("migrate %s to version %d: %w", component, i+1, err)
 		}
 	}
 	return nil
+}
+
+// checkApplied answers a component's migration check from the one read of
+// schema_migrations, when it can: done with a nil error when every one of
+// the n steps is applied (versions 1 to n, each once: the plain path would
+// skip them all), done with the plain path's error when the database's
+// schema is newer. Otherwise (not read yet and unreadable, a component
+// already checked, or steps to apply) the plain path runs.
+func (s *Store) checkApplied(ctx context.Context, component string, n int) (done bool, err error) {
+	a := &s.applied
+	if a.plain {
+		return false, nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.read {
+		a.read = true
+		a.byComponent = s.readApplied(ctx)
+	}
+	got, ok := a.byComponent[component]
+	if !ok {
+		return false, nil
+	}
+	delete(a.byComponent, component)
+	switch {
+	case got.max > n:
+		return true, &tooNewError{component: component, have: n, applied: got.max}
+	case got.count == n && got.max == n:
+		return true, nil
+	}
+	return false, nil
+}
+
+// readApplied reads every component's applied steps, or nil if it cannot
+// (no schema_migrations table yet, or any error, which the plain path then
+// meets and reports itself).
+func (s *Store) readApplied(ctx context.Context) map[string]applied {
+	rows, err := s.DB.QueryContext(ctx, `SELECT component, COUNT(*), MAX(version) FROM schema_migrations GROUP BY component`)
+	if err != nil {
+		return nil
+	}
+	defer rows.Close()
+	out := map[string]applied{}
+	for rows.Next() {
+		var c string
+		var a applied
+		if err := rows.Scan(&c, &a.count, &a.max); err != nil {
+			return nil
+		}
+		out[c] = a
+	}
+	if rows.Err() != nil {
+		return nil
+	}
+	return out
 }
 
 // Versions returns the schema version of each component in the database.

@@ -3,9 +3,12 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -161,4 +164,157 @@ func TestFileModes(t *testing.T) {
 		os.Chmod(filepath.Join(dir, name), 0o644)
 	}
 	check("after chmod 644")
+}
+
+// TestMigrationChecksMatchThePlainPath holds MigrateDialect's fast paths
+// (the start-up's one read of the applied migrations, all steps in one
+// transaction) to the plain path (a read and a transaction per step): from
+// the same database, every component's check gives the same error text and
+// leaves the same rows and schema, whether the component is up to date,
+// new, behind, missing a step in the middle, newer than the binary, or has
+// a step that fails.
+func TestMigrationChecksMatchThePlainPath(t *testing.T) {
+	ctx := context.Background()
+	steps := []string{`CREATE TABLE a (id INTEGER)`, `CREATE TABLE b (id INTEGER)`, `CREATE TABLE c (id INTEGER)`}
+	// seed makes a database whose schema_migrations holds versions of
+	// each component (the tables the steps create are made alike).
+	seed := func(t *testing.T, versions map[string][]int) string {
+		path := filepath.Join(t.TempDir(), FileName)
+		s, err := openFile(path, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		for component, vs := range versions {
+			for _, v := range vs {
+				if v <= len(steps) {
+					if _, err := s.DB.Exec(`CREATE TABLE IF NOT EXISTS ` + component + `_` + string(rune('a'+v-1)) + ` (id INTEGER)`); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if _, err := s.DB.Exec(`INSERT OR IGNORE INTO schema_migrations (component, version, applied_at) VALUES (?, ?, 'then')`, component, v); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		return path
+	}
+	stepsOf := func(component string) []string {
+		out := make([]string, len(steps))
+		for i := range steps {
+			out[i] = `CREATE TABLE IF NOT EXISTS ` + component + `_` + string(rune('a'+i)) + ` (id INTEGER)`
+		}
+		if component == "broken" {
+			out[1] = `NOT SQL`
+		}
+		return out
+	}
+	// run checks each component twice (a second check reads the table) and
+	// returns the errors, the rows and the schema after each round.
+	run := func(t *testing.T, path string, plain bool, components []string) []string {
+		copyPath := filepath.Join(t.TempDir(), FileName)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(copyPath, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := openFile(copyPath, plain)
+		if err != nil {
+			return []string{"open: " + err.Error()}
+		}
+		defer s.Close()
+		var out []string
+		snapshot := func() {
+			rows, err := s.DB.Query(`SELECT component, version FROM schema_migrations ORDER BY component, version`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var c string
+				var v int
+				rows.Scan(&c, &v)
+				out = append(out, fmt.Sprintf("row %s %d", c, v))
+			}
+			tables, err := s.DB.Query(`SELECT name FROM sqlite_master ORDER BY name`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tables.Close()
+			for tables.Next() {
+				var name string
+				tables.Scan(&name)
+				out = append(out, "table "+name)
+			}
+		}
+		for range 2 {
+			for _, c := range components {
+				err := s.Migrate(ctx, c, stepsOf(c))
+				out = append(out, fmt.Sprintf("%s: %v (too new: %t)", c, err, errors.Is(err, ErrSchemaTooNew)))
+			}
+			snapshot()
+		}
+		return out
+	}
+	cases := map[string]map[string][]int{
+		"up to date":   {"up": {1, 2, 3}},
+		"new database": {},
+		"behind":       {"up": {1, 2, 3}, "behind": {1}},
+		"gap":          {"up": {1, 2, 3}, "gap": {1, 3}},
+		"newer":        {"up": {1, 2, 3}, "newer": {1, 2, 3, 4}},
+		"newer, gap":   {"newer": {1, 5}},
+		"store newer":  {"store": {1, 2, 3}},
+	}
+	for name, versions := range cases {
+		t.Run(name, func(t *testing.T) {
+			path := seed(t, versions)
+			components := []string{"up", "fresh", "behind", "gap", "newer", "broken"}
+			plain, fast := run(t, path, true, components), run(t, path, false, components)
+			if strings.Join(fast, "\n") != strings.Join(plain, "\n") {
+				t.Errorf("the one read differs from the plain path:\n--- one read\n%s\n--- plain\n%s", strings.Join(fast, "\n"), strings.Join(plain, "\n"))
+			}
+		})
+	}
+}
+
+// TestStartReadsAppliedMigrationsOnce: the components' checks at start are
+// answered from one read, each component's once, and a later check of the
+// same component reads the table again (the one read is not a cache that
+// could go stale).
+func TestStartReadsAppliedMigrationsOnce(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	steps := []string{`CREATE TABLE x (id INTEGER)`, `CREATE TABLE y (id INTEGER)`}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(ctx, "c", steps); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s, err = Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, ok := s.applied.byComponent["c"]; !ok || !s.applied.read {
+		t.Fatalf("after Open the one read holds %v, want component c", s.applied.byComponent)
+	}
+	if err := s.Migrate(ctx, "c", steps); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.applied.byComponent) != 0 {
+		t.Errorf("after the checks the one read still holds %v", s.applied.byComponent)
+	}
+	// Another process upgrades c; this process's next check must see it.
+	if _, err := s.DB.Exec(`INSERT INTO schema_migrations (component, version, applied_at) VALUES ('c', 3, 'later')`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(ctx, "c", steps); !errors.Is(err, ErrSchemaTooNew) {
+		t.Errorf("a check after another process upgraded the schema: %v, want ErrSchemaTooNew", err)
+	}
 }

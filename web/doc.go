@@ -14,6 +14,6 @@
 // shutdown), everything that grows has a cap (open streams, pending
 // approvals, rate-limit tables, listings), and every request goes through
 // the Host check and, when it changes state, net/http's cross-origin
-// protection. The handler holds no global state: metrics live in a
-// registry of the Server's own.
+// protection. The handler holds no global state: metrics live in series
+// of the Server's own.
 package web

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"html/template"
 	"net/http"
+	"sync"
 
 	"github.com/agentapp/agentapp/support"
 )
@@ -50,7 +51,7 @@ func (s *Server) operatorPage(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'")
-	if err := operatorTemplate.Execute(w, q); err != nil {
+	if err := operatorTemplate().Execute(w, q); err != nil {
 		s.log.Warn("operator page: " + err.Error())
 	}
 }
@@ -87,7 +88,10 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request, mark func(ctx c
 	writeJSON(w, http.StatusOK, map[string]any{"id": id, "resolved": true})
 }
 
-var operatorTemplate = template.Must(template.New("operator").Parse(`<!doctype html>
+// operatorTemplate is parsed on first use: package web is linked into
+// every agentapp command, and only the web server's operator page needs it.
+var operatorTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("operator").Parse(`<!doctype html>
 <html lang="zh-CN"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>agentapp · operator</title>
@@ -114,3 +118,4 @@ var operatorTemplate = template.Must(template.New("operator").Parse(`<!doctype h
 </section>
 </main></body></html>
 `))
+})

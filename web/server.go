@@ -297,7 +297,7 @@ func (s *Server) Close() error {
 	return s.closeErr
 }
 
-// Metrics returns the registry's text exposition handler, for a caller
+// Metrics returns the handler of the metrics' text exposition, for a caller
 // that serves metrics elsewhere; Handler serves it at /metrics.
 func (s *Server) Metrics() http.Handler { return s.metrics.handler() }
 

@@ -201,7 +201,9 @@ type Source struct {
 	Title string `json:"title"`
 }
 
-var citation = regexp.MustCompile(`\[(\d{1,3})\]`)
+// citation finds an answer's [n] references; compiled on first use, since
+// most agentapp commands never run a web turn.
+var citation = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[(\d{1,3})\]`) })
 
 // sources lists the hits of the turn's knowledge-base searches that the
 // answer cites, in the order of their numbers. A search output is any
@@ -209,7 +211,7 @@ var citation = regexp.MustCompile(`\[(\d{1,3})\]`)
 // both have that shape); a later search's hit wins a shared number.
 func sources(answer string, outputs []string) []Source {
 	cited := map[int]bool{}
-	for _, m := range citation.FindAllStringSubmatch(answer, 64) {
+	for _, m := range citation().FindAllStringSubmatch(answer, 64) {
 		n, _ := strconv.Atoi(m[1])
 		cited[n] = true
 	}

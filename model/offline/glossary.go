@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -164,8 +165,10 @@ type phrase struct {
 }
 
 // phrases indexes the glossary by the first folded word of each phrase,
-// longest phrases first, so that "business trip" wins over "trip".
-var phrases = func() map[string][]phrase {
+// longest phrases first, so that "business trip" wins over "trip". It is
+// built on first use: the package is linked into every agentapp command,
+// and most of them (serve among them) never ask the offline model.
+var phrases = sync.OnceValue(func() map[string][]phrase {
 	out := map[string][]phrase{}
 	for i, e := range glossary {
 		for _, p := range e.en {
@@ -180,7 +183,7 @@ var phrases = func() map[string][]phrase {
 		sort.SliceStable(ps, func(i, j int) bool { return len(ps[i].words) > len(ps[j].words) })
 	}
 	return out
-}()
+})
 
 // latinWords cuts s into lower-case words of letters and digits, in order
 // and with the stop words that tokens drops: phrases such as "how long" and
@@ -254,7 +257,7 @@ func concepts(question string) []concept {
 // lookup finds the longest glossary phrase at the start of the folded
 // words and returns its entry and its length in words (0 when none).
 func lookup(stems []string) (int, int) {
-	for _, p := range phrases[stems[0]] {
+	for _, p := range phrases()[stems[0]] {
 		if len(p.words) <= len(stems) && slices.Equal(p.words, stems[:len(p.words)]) {
 			return p.entry, len(p.words)
 		}

@@ -3,6 +3,7 @@ package offline
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -44,14 +45,17 @@ func classify(msg string) (intent, string) {
 }
 
 // orderIDPattern finds order-number candidates; findOrderID checks what
-// surrounds them, which RE2 cannot.
-var orderIDPattern = regexp.MustCompile(`(?i)[a-z]{1,4}-[0-9]{4,12}`)
+// surrounds them, which RE2 cannot. It is compiled on first use, since
+// most agentapp commands never run the offline model.
+var orderIDPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)[a-z]{1,4}-[0-9]{4,12}`)
+})
 
 // findOrderID returns the first order number in s, upper-cased: one to four
 // letters, a dash and four to twelve digits, not glued to other letters,
 // digits or dashes (so a ticket id like TK-20250101-0001 is not one).
 func findOrderID(s string) string {
-	for _, loc := range orderIDPattern.FindAllStringIndex(s, -1) {
+	for _, loc := range orderIDPattern().FindAllStringIndex(s, -1) {
 		if loc[0] > 0 && isIDChar(rune(s[loc[0]-1])) {
 			continue
 		}
