@@ -289,6 +289,29 @@ func TestSeedDemoOnceAndRespectsRemoval(t *testing.T) {
 	}
 }
 
+// Once seeded, SeedDemo only reads: a start does not wait for another
+// process's write transaction (here one held open on the same database).
+func TestSeedDemoSeededDoesNotWaitForWriters(t *testing.T) {
+	ctx := context.Background()
+	k, st := newTestKB(t)
+	if err := k.SeedDemo(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := st.DB.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `UPDATE kb_seeded SET seeded_at = seeded_at`); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	if err := k.SeedDemo(wctx); err != nil {
+		t.Fatalf("SeedDemo on a seeded database while a write transaction is open: %v", err)
+	}
+}
+
 func TestDemoFAQAnswersLodgingStandard(t *testing.T) {
 	ctx := context.Background()
 	k, _ := newTestKB(t)

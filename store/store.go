@@ -50,6 +50,11 @@ type Store struct {
 	// check read it, so a process's start checks every component with one
 	// read instead of a write transaction per step.
 	applied appliedSteps
+
+	// watches are the Watches opened on this store and not yet closed,
+	// which Close closes first.
+	watchMu sync.Mutex
+	watches map[*Watch]struct{}
 }
 
 // appliedSteps is one read of the applied migrations of every component,
@@ -177,7 +182,17 @@ func openFile(path string, plain bool) (*Store, error) {
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.DB.Close() }
+func (s *Store) Close() error {
+	s.watchMu.Lock()
+	ws := s.watches
+	s.watches = nil
+	s.watchMu.Unlock()
+	var errs []error
+	for w := range ws {
+		errs = append(errs, w.Close())
+	}
+	return errors.Join(append(errs, s.DB.Close())...)
+}
 
 // storeSteps is the store's own schema.
 var storeSteps = []string{

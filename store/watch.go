@@ -37,6 +37,8 @@ type Watch struct {
 
 	hdr   *walIndexHeader // nil: PRAGMA data_version
 	unmap func() error
+
+	release func() // forgets the Watch in its Store's list; nil for none
 }
 
 // Version identifies the committed state of the database as a Watch saw
@@ -60,12 +62,27 @@ const walIndexVersion = 3007000
 
 // Watch opens a Watch on the SQLite database. PostgreSQL has no such
 // counter: callers read the database every time there. Close the Watch
-// when done with it.
+// when done with it; the Store's Close closes those still open.
 func (s *Store) Watch(ctx context.Context) (*Watch, error) {
 	if s.Dialect() != SQLite {
 		return nil, errors.New("store: a Watch needs SQLite; read the database directly")
 	}
-	return openWatch(ctx, s.DB.Driver(), s.Path, true)
+	w, err := openWatch(ctx, s.DB.Driver(), s.Path, true)
+	if err != nil {
+		return nil, err
+	}
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	if s.watches == nil {
+		s.watches = map[*Watch]struct{}{}
+	}
+	s.watches[w] = struct{}{}
+	w.release = func() {
+		s.watchMu.Lock()
+		delete(s.watches, w)
+		s.watchMu.Unlock()
+	}
+	return w, nil
 }
 
 // openWatch opens a Watch on the database at path through drv; mapIndex
@@ -144,6 +161,10 @@ func (w *Watch) dataVersion() (int64, error) {
 func (w *Watch) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.release != nil {
+		w.release()
+		w.release = nil
+	}
 	var errs []error
 	if w.unmap != nil {
 		w.hdr = nil

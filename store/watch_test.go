@@ -302,3 +302,40 @@ func BenchmarkPointQuery(b *testing.B) {
 		}
 	}
 }
+
+// The Store's Close closes the Watches still open on it, and a Watch
+// closed on its own is forgotten by its Store.
+func TestStoreCloseClosesWatches(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, closed := mustWatch(t, s), mustWatch(t, s)
+	if err := closed.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s.watchMu.Lock()
+	n := len(s.watches)
+	s.watchMu.Unlock()
+	if n != 1 {
+		t.Fatalf("the store lists %d open watches, want 1", n)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := open.Version(); err == nil {
+		t.Error("a Watch left open still answers after its Store was closed")
+	}
+	if err := open.Close(); err != nil {
+		t.Errorf("closing a Watch twice: %v", err)
+	}
+}
+
+func mustWatch(t *testing.T, s *Store) *Watch {
+	t.Helper()
+	w, err := s.Watch(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}

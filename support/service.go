@@ -102,8 +102,8 @@ func New(ctx context.Context, st *store.Store, opts ...Option) (*Service, error)
 }
 
 // Close releases what the Service holds beside the store: the connection
-// that watches the database for getOrderStatus's cache. Close it before the
-// store; the tools must not be running.
+// that watches the database for getOrderStatus's cache (the store's Close
+// releases it too). The tools must not be running.
 func (s *Service) Close() error {
 	if s.orders == nil {
 		return nil
