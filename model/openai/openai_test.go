@@ -545,16 +545,7 @@ func TestUnusableAnswers(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			f := newFakeProvider(t, tc.reply)
 			m := f.model()
-			var err error
-			if tc.streamed {
-				_, err = m.Stream(context.Background(), userRequest("hi"), nil)
-			} else {
-				_, err = m.Generate(context.Background(), userRequest("hi"))
-			}
-			var ce *ConnectionError
-			if err == nil || errors.As(err, &ce) {
-				t.Fatalf("err = %T %v", err, err)
-			}
+			err := askOnce(t, m, tc.streamed)
 			mustContain(t, err.Error(), tc.want, f.srv.URL)
 			if f.requests() != 1 {
 				t.Errorf("%d requests", f.requests())
@@ -654,16 +645,7 @@ func TestAnswerOverTheBound(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			f := newFakeProvider(t, tc.e.reply)
 			m := f.model()
-			var err error
-			if tc.streamed {
-				_, err = m.Stream(context.Background(), userRequest("hi"), nil)
-			} else {
-				_, err = m.Generate(context.Background(), userRequest("hi"))
-			}
-			var ce *ConnectionError
-			if err == nil || errors.As(err, &ce) {
-				t.Fatalf("err = %T %v", err, err)
-			}
+			err := askOnce(t, m, tc.streamed)
 			mustContain(t, err.Error(), tc.want, "OPENAI_BASE_URL", f.srv.URL)
 			if f.requests() != 1 {
 				t.Errorf("%d requests", f.requests())
@@ -789,4 +771,21 @@ func TestBadBaseURL(t *testing.T) {
 		}
 		mustContain(t, err.Error(), "OPENAI_BASE_URL", strconv.Quote(base), "not an http or https URL")
 	}
+}
+
+// askOnce asks m about "hi", streamed or not, and returns the error, which
+// must be one about the answer (not a connection error).
+func askOnce(t *testing.T, m *Model, streamed bool) error {
+	t.Helper()
+	var err error
+	if streamed {
+		_, err = m.Stream(context.Background(), userRequest("hi"), nil)
+	} else {
+		_, err = m.Generate(context.Background(), userRequest("hi"))
+	}
+	var ce *ConnectionError
+	if err == nil || errors.As(err, &ce) {
+		t.Fatalf("err = %T %v", err, err)
+	}
+	return err
 }
