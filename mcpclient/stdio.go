@@ -190,8 +190,12 @@ func decodeFrame(raw []byte) frame {
 	var msgs []jsonrpc.Message
 	ok := true
 	jsonscan.ForEachElement(v, func(e []byte) {
+		if !ok || len(msgs) == maxBatchMessages {
+			ok = false // a batch this large is not one of a server's answers
+			return
+		}
 		msg, _, problem := rpcwire.Decode(e)
-		ok = ok && problem == ""
+		ok = problem == ""
 		msgs = append(msgs, msg)
 	})
 	if !ok || len(msgs) == 0 {
@@ -199,6 +203,13 @@ func decodeFrame(raw []byte) frame {
 	}
 	return frame{raw: raw, msgs: msgs}
 }
+
+// maxBatchMessages bounds the messages taken from one batch line: each
+// decoded message takes several times the bytes of its smallest text, so a
+// line within MaxFrameSize could otherwise hold a few hundred megabytes of
+// messages. A larger batch is skipped whole, like any line that is not
+// JSON-RPC.
+const maxBatchMessages = 1024
 
 // reportSkipped logs how many non-JSON lines were skipped without being
 // logged one by one, if any were.

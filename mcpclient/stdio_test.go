@@ -141,6 +141,8 @@ func TestFrameFilterDecodes(t *testing.T) {
 		`[{"jsonrpc":"2.0","method":"notifications/message","params":{}},{"level":"info"}]`,
 		`[{"jsonrpc":"2.0","method":"notifications/message","params":{"a":1}},{"jsonrpc":"2.0","id":"p","method":"ping"}]`,
 		`{"jsonrpc":"2.0","id":2.5,"result":{}}`,
+		"[" + strings.Repeat(`{"jsonrpc":"2.0","method":"n"},`, maxBatchMessages) + `{"jsonrpc":"2.0","method":"n"}]`,
+		"[" + strings.TrimSuffix(strings.Repeat(`{"jsonrpc":"2.0","method":"m"},`, maxBatchMessages), ",") + "]",
 	}, "\n") + "\n"
 	logger, logs := testkit.NewLogger()
 	f := newFrameFilter("srv", io.NopCloser(strings.NewReader(input)), 0, logger)
@@ -166,6 +168,9 @@ func TestFrameFilterDecodes(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"result":{"ok":true}}`,
 		`{"jsonrpc":"2.0","method":"notifications/message","params":{"a":1}}`,
 		`{"jsonrpc":"2.0","id":"p","method":"ping"}`,
+	}
+	for range maxBatchMessages { // the batch at the limit; the one over it is skipped
+		want = append(want, `{"jsonrpc":"2.0","method":"m"}`)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("messages passed on (-want +got):\n%s", diff)
