@@ -3,9 +3,11 @@ package mcpserver
 import (
 	"context"
 	"io"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // gateWriter records each Write; the first one blocks until release is
@@ -69,5 +71,59 @@ func TestAnswerDirectSharesWrites(t *testing.T) {
 	c.pending.mu.Unlock()
 	if left != 0 {
 		t.Errorf("%d calls still in flight after their answers were written", left)
+	}
+}
+
+// TestAnswerDirectBoundsTheQueue: while the writer is held (a client that
+// does not read), answers queue only up to maxQueuedAnswers bytes; the
+// next one waits for room instead of growing the queue, and once the
+// writer moves on every answer goes out, in order.
+func TestAnswerDirectBoundsTheQueue(t *testing.T) {
+	w := &gateWriter{entered: make(chan struct{}), release: make(chan struct{})}
+	c := &lineConn{r: io.NopCloser(strings.NewReader("")), w: w}
+	answer := []byte(`{"a":"` + strings.Repeat("x", 1016) + `"}`) // 1,024 bytes and a newline
+	n := 2*maxQueuedAnswers/(len(answer)+1) + 10
+	for i := range n + 1 {
+		c.pending.startDirect(int64(i), func() {})
+	}
+	go c.answerDirect(int64(0), answer, true) // becomes the writer, held in Write
+	<-w.entered
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 1; i <= n; i++ {
+			c.answerDirect(int64(i), answer, true)
+		}
+	}()
+	queued := func() int {
+		c.outMu.Lock()
+		defer c.outMu.Unlock()
+		return len(c.out)
+	}
+	// Wait (bounded) for the queue to fill; it cannot pass the cap by more
+	// than the one answer that reached it.
+	deadline := time.Now().Add(30 * time.Second)
+	for queued() < maxQueuedAnswers {
+		if time.Now().After(deadline) {
+			t.Fatalf("the queue holds %d bytes after 30 s, want it to fill to %d", queued(), maxQueuedAnswers)
+		}
+		runtime.Gosched()
+	}
+	select {
+	case <-done:
+		t.Fatal("every answer was queued while the writer was held: the queue is not bounded")
+	default:
+	}
+	if q := queued(); q > maxQueuedAnswers+len(answer)+1 {
+		t.Fatalf("the queue holds %d bytes, over the %d-byte bound and one answer", q, maxQueuedAnswers)
+	}
+	close(w.release)
+	<-done
+	c.pending.wait(context.Background(), DefaultDrainTimeout, nil)
+	w.mu.Lock()
+	lines := strings.Count(strings.Join(w.writes, ""), "\n")
+	w.mu.Unlock()
+	if lines != n+1 {
+		t.Errorf("%d answers written, want %d", lines, n+1)
 	}
 }

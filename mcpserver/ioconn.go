@@ -118,6 +118,7 @@ type lineConn struct {
 	// request ids, ended once written; spare and spareIDs are the previous
 	// round's, for reuse; flushing is set while a goroutine writes them.
 	outMu            sync.Mutex
+	outRoom          *sync.Cond // on outMu: the writer took what was queued
 	out, spare       []byte
 	outIDs, spareIDs []any
 	flushing         bool
@@ -409,8 +410,19 @@ func (c *lineConn) encode(dst []byte, msg jsonrpc.Message) ([]byte, error) {
 // without waiting. The writer never waits for a call that cannot run (one
 // blocked on a lock or the network): yielding runs only what is runnable.
 // A lone call is written at once, so a sequential client sees no delay.
+//
+// A client that does not read its answers holds the writer in write(2);
+// the queue then stops at maxQueuedAnswers bytes and later answers wait
+// for room, so the calls behind them stop the reader as they did before
+// writes were shared, instead of piling up in memory.
 func (c *lineConn) answerDirect(id any, resp []byte, write bool) {
 	c.outMu.Lock()
+	if c.outRoom == nil {
+		c.outRoom = sync.NewCond(&c.outMu)
+	}
+	for c.flushing && len(c.out) >= maxQueuedAnswers {
+		c.outRoom.Wait()
+	}
 	if write {
 		c.out = append(append(c.out, resp...), '\n')
 	}
@@ -432,6 +444,7 @@ func (c *lineConn) answerDirect(id any, resp []byte, write bool) {
 	for len(c.outIDs) > 0 {
 		buf, ids := c.out, c.outIDs
 		c.out, c.outIDs = c.spare[:0], c.spareIDs[:0]
+		c.outRoom.Broadcast()
 		c.outMu.Unlock()
 		if len(buf) > 0 {
 			c.writeMu.Lock()
@@ -449,8 +462,13 @@ func (c *lineConn) answerDirect(id any, resp []byte, write bool) {
 		c.spare, c.spareIDs = buf[:0], ids[:0]
 	}
 	c.flushing = false
+	c.outRoom.Broadcast()
 	c.outMu.Unlock()
 }
+
+// maxQueuedAnswers bounds the bytes of direct answers waiting for the
+// writer (see answerDirect).
+const maxQueuedAnswers = 1 << 20
 
 // writeLine writes one encoded message (or batch) and its line ending.
 func (c *lineConn) writeLine(data []byte) error {
