@@ -114,7 +114,7 @@ export AGENTAPP_BIN=$work/agentapp
   go test -run '^$' -bench '^(BenchmarkToolsCallGetOrderStatus|BenchmarkToolsCallInMemory.*)$' ./mcpserver
   go test -run '^$' -bench . ./bench/agentappbench
   # The knowledge-base figures are targets: one repetition per round.
-  go test -run '^$' -bench '^(BenchmarkSearch|BenchmarkSearch100k|BenchmarkIngest)$' -count "$rounds" ./kb
+  go test -run '^$' -bench '^(BenchmarkSearch|BenchmarkSearch100k|BenchmarkIngest|BenchmarkIngestFloor)$' -count "$rounds" ./kb
 } 2>&1 | tee "$gobench" | grep -E '^(Benchmark|ok|FAIL|---)' >&2
 
 versions="$(go version | cut -d' ' -f3-4)

@@ -2,6 +2,7 @@ package kb
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"github.com/agentapp/agentapp/store"
@@ -330,6 +331,107 @@ func BenchmarkIngest(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkIngestFloor measures what an ingest of docs-batch's files costs
+// without the full-text index, on SQLite: "prepare" is the Go side alone
+// (checks, chunking, tokens, ids), "no-index" that and the transaction
+// that stores the documents and their chunks as IngestBatch does, minus the
+// FTS5 rows (and the change notification). It is the bound below which no
+// index write path can take the ingest as documents and chunks are stored
+// today (bench/NOTES.md).
+func BenchmarkIngestFloor(b *testing.B) {
+	var data [][]byte
+	for _, dir := range []string{filepath.Join("testdata", "corpus", "*"), filepath.Join("demo", "*.md")} {
+		files, _ := filepath.Glob(dir)
+		for _, f := range files {
+			d, err := os.ReadFile(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			data = append(data, d)
+		}
+	}
+	total := 0
+	for _, d := range data {
+		total += len(d)
+	}
+	ctx := context.Background()
+	k, st := newTestKB(b)
+	if st.Dialect() != store.SQLite {
+		b.Skip("the floor is measured on SQLite, the backend of the ingest target")
+	}
+	batch := 0 // names stay new across the benchmark's repeated runs
+	prepareAll := func() []*prepared {
+		batch++
+		preps := make([]*prepared, len(data))
+		for j, d := range data {
+			p, err := k.prepare(File{Name: fmt.Sprintf("doc-%d-%d.md", batch, j), Data: d})
+			if err != nil {
+				b.Fatal(err)
+			}
+			preps[j] = p
+		}
+		return preps
+	}
+	b.Run("prepare", func(b *testing.B) {
+		b.SetBytes(int64(total))
+		cpu := startCPU()
+		defer cpu.report(b)
+		for range b.N {
+			prepareAll()
+		}
+	})
+	docStmt, err := st.DB.PrepareContext(ctx, sqlInsertDoc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer docStmt.Close()
+	chunkStmt, err := st.DB.PrepareContext(ctx, sqlInsertChunk)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer chunkStmt.Close()
+	byNameStmt, err := st.DB.PrepareContext(ctx, sqlDocByName)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer byNameStmt.Close()
+	b.Run("no-index", func(b *testing.B) {
+		b.SetBytes(int64(total))
+		cpu := startCPU()
+		defer cpu.report(b)
+		for range b.N {
+			preps := prepareAll()
+			now := time.Now().UTC().Format(time.RFC3339Nano)
+			err := st.Tx(ctx, func(tx *sql.Tx) error {
+				// Prepared as the ingest's statements are (see ingestTx).
+				insertDoc, insertChunk := tx.StmtContext(ctx, docStmt), tx.StmtContext(ctx, chunkStmt)
+				byName := tx.StmtContext(ctx, byNameStmt)
+				for _, p := range preps {
+					d := p.doc
+					// The look-up of an earlier version, as every ingest does.
+					var id, source string
+					var isPath bool
+					if err := byName.QueryRowContext(ctx, d.Path).Scan(&id, &isPath, &source); !errors.Is(err, sql.ErrNoRows) {
+						return fmt.Errorf("look-up of %s: %v", d.Path, err)
+					}
+					if _, err := insertDoc.ExecContext(ctx, d.ID, d.Path, d.Title, d.Source, d.Bytes, d.Chunks, p.content, now); err != nil {
+						return err
+					}
+					for seq, c := range p.chunks {
+						if _, err := insertChunk.ExecContext(ctx, d.ID, seq, c.Heading, c.Text); err != nil {
+							return err
+						}
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // cpuMeter reports the process's CPU time per iteration as cpu-ns/op, next
