@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/agentapp/agentapp/model"
@@ -13,7 +14,21 @@ import (
 // the terminal (package web), so that a conversation is stored the same way
 // whichever front end held it: the same tables, the same window rule, the
 // same one-transaction turn.
-type SessionStore struct{ s *sessions }
+type SessionStore struct {
+	s *sessions
+
+	pruneMu  sync.Mutex
+	prunedTo int64 // updated_ms below which empty sessions were last pruned
+}
+
+// EmptySessionTTL is how long SessionStore keeps a session that never got
+// a message. Front ends hand ids out before the first message, so a client
+// that asks for sessions and never uses them would otherwise grow the
+// table without end; a session with a message is never removed here.
+const EmptySessionTTL = 24 * time.Hour
+
+// pruneEvery spaces the prunes Create runs.
+const pruneEvery = time.Minute
 
 // OpenSessionStore migrates the chat's session tables of st and returns
 // them. now is the clock; nil means time.Now.
@@ -39,7 +54,36 @@ func (s *SessionStore) Create(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("create chat session %s: %w", id, err)
 	}
+	if err := s.pruneEmpty(ctx, now); err != nil {
+		return fmt.Errorf("remove chat sessions left empty for %s: %w", EmptySessionTTL, err)
+	}
 	return nil
+}
+
+// pruneEmpty removes the sessions without a message that were created more
+// than EmptySessionTTL before now, at most once per pruneEvery. Each prune
+// looks only at the sessions that reached that age since the previous one
+// (the first at all older ones), so its cost stays with the sessions
+// created, not with all those stored. A first message sent to a session as
+// it is removed still lands: storing a turn recreates its session row.
+func (s *SessionStore) pruneEmpty(ctx context.Context, now time.Time) error {
+	cutoff := now.Add(-EmptySessionTTL).UnixMilli()
+	s.pruneMu.Lock()
+	from := s.prunedTo
+	if from != 0 && cutoff-from < pruneEvery.Milliseconds() {
+		s.pruneMu.Unlock()
+		return nil
+	}
+	s.prunedTo = cutoff
+	s.pruneMu.Unlock()
+	_, err := s.s.st.DB.ExecContext(ctx, `DELETE FROM chat_sessions WHERE updated_ms >= ? AND updated_ms < ?
+		AND NOT EXISTS (SELECT 1 FROM chat_messages WHERE chat_messages.session_id = chat_sessions.id)`, from, cutoff)
+	if err != nil {
+		s.pruneMu.Lock()
+		s.prunedTo = min(s.prunedTo, from) // try the same window again next time
+		s.pruneMu.Unlock()
+	}
+	return err
 }
 
 // Exists reports whether a session with this id is stored.
