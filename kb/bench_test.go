@@ -225,17 +225,7 @@ func BenchmarkIngest(b *testing.B) {
 		sets["zh"] = append(sets["zh"], []byte(g.doc(8, 3)))
 		sets["en"] = append(sets["en"], []byte(englishDoc(r, en, 6, 3)))
 	}
-	// "docs" is hand-written Markdown: the test corpus and the demo FAQ.
-	for _, dir := range []string{filepath.Join("testdata", "corpus", "*"), filepath.Join("demo", "*.md")} {
-		files, _ := filepath.Glob(dir)
-		for _, f := range files {
-			d, err := os.ReadFile(f)
-			if err != nil {
-				b.Fatal(err)
-			}
-			sets["docs"] = append(sets["docs"], d)
-		}
-	}
+	sets["docs"] = handWritten(b)
 	b.Run("docs-batch", func(b *testing.B) {
 		ctx := context.Background()
 		k, _ := newTestKB(b)
@@ -333,6 +323,23 @@ func BenchmarkIngest(b *testing.B) {
 	}
 }
 
+// handWritten returns the hand-written Markdown of the ingest rows: the
+// test corpus and the demo FAQ.
+func handWritten(b *testing.B) [][]byte {
+	var docs [][]byte
+	for _, dir := range []string{filepath.Join("testdata", "corpus", "*"), filepath.Join("demo", "*.md")} {
+		files, _ := filepath.Glob(dir)
+		for _, f := range files {
+			d, err := os.ReadFile(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			docs = append(docs, d)
+		}
+	}
+	return docs
+}
+
 // BenchmarkIngestFloor measures what an ingest of docs-batch's files costs
 // without the full-text index, on SQLite: "prepare" is the Go side alone
 // (checks, chunking, tokens, ids), "no-index" that and the transaction
@@ -341,17 +348,7 @@ func BenchmarkIngest(b *testing.B) {
 // index write path can take the ingest as documents and chunks are stored
 // today (bench/NOTES.md).
 func BenchmarkIngestFloor(b *testing.B) {
-	var data [][]byte
-	for _, dir := range []string{filepath.Join("testdata", "corpus", "*"), filepath.Join("demo", "*.md")} {
-		files, _ := filepath.Glob(dir)
-		for _, f := range files {
-			d, err := os.ReadFile(f)
-			if err != nil {
-				b.Fatal(err)
-			}
-			data = append(data, d)
-		}
-	}
+	data := handWritten(b)
 	total := 0
 	for _, d := range data {
 		total += len(d)
