@@ -65,10 +65,15 @@ type appliedSteps struct {
 	plain bool // no one read, no single transaction: the plain path, for tests
 	mu    sync.Mutex
 	read  bool
+	at    time.Time // when it was read
 	// byComponent is nil when the table could not be read (a new
 	// database): every check then takes the plain path.
 	byComponent map[string]applied
 }
+
+// appliedFresh is how long the one read of schema_migrations answers
+// checks: the components of a start check theirs within milliseconds.
+const appliedFresh = 5 * time.Second
 
 // applied summarises one component's rows in schema_migrations.
 type applied struct{ count, max int }
@@ -329,11 +334,13 @@ func (s *Store) checkApplied(ctx context.Context, component string, n int) (done
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if !a.read {
-		a.read = true
+		a.read, a.at = true, time.Now()
 		a.byComponent = s.readApplied(ctx)
 	}
 	got, ok := a.byComponent[component]
-	if !ok {
+	if !ok || time.Since(a.at) > appliedFresh {
+		// A component first checked long after the start (another
+		// process may have migrated since) reads the table itself.
 		return false, nil
 	}
 	delete(a.byComponent, component)

@@ -317,4 +317,23 @@ func TestStartReadsAppliedMigrationsOnce(t *testing.T) {
 	if err := s.Migrate(ctx, "c", steps); !errors.Is(err, ErrSchemaTooNew) {
 		t.Errorf("a check after another process upgraded the schema: %v, want ErrSchemaTooNew", err)
 	}
+
+	// A component first checked long after the read takes the table as it
+	// is now: here another process upgraded d after this one started.
+	dSteps := []string{`CREATE TABLE dx (id INTEGER)`, `CREATE TABLE dy (id INTEGER)`}
+	if err := s.Migrate(ctx, "d", dSteps); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if _, err := s.DB.Exec(`INSERT INTO schema_migrations (component, version, applied_at) VALUES ('d', 3, 'later')`); err != nil {
+		t.Fatal(err)
+	}
+	s2.applied.at = s2.applied.at.Add(-2 * appliedFresh)
+	if err := s2.Migrate(ctx, "d", dSteps); !errors.Is(err, ErrSchemaTooNew) {
+		t.Errorf("a first check of d long after the start, d upgraded meanwhile: %v, want ErrSchemaTooNew", err)
+	}
 }
