@@ -357,3 +357,55 @@ func TestDirectCallsPipelinedMatchSDK(t *testing.T) {
 		t.Errorf("the direct path answers differently from the SDK (-sdk +direct):\n%s", diff)
 	}
 }
+
+// TestInFlightLimit: with MaxInFlight calls held open, the next call is
+// refused at once with an error saying why, a cancellation still gets
+// through to a held call, and once answers go out calls are taken again.
+// Both paths are bounded: the held calls here are direct ones, and the
+// refused call is one the SDK path would take.
+func TestInFlightLimit(t *testing.T) {
+	release := make(chan struct{})
+	var started atomic.Int32
+	hold := &agent.Tool{Name: "hold", Description: "Waits.", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Execute: func(ctx context.Context, _ json.RawMessage) (any, error) {
+			started.Add(1)
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-release:
+				return "done", nil
+			}
+		}}
+	var calls atomic.Int32
+	r, _ := directSession(t, &mcpserver.Options{Version: "test", Tools: append(testTools(&calls), hold)}, true)
+	r.handshake()
+	for i := range mcpserver.MaxInFlight {
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"hold","arguments":{}}}`, i+1))
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for started.Load() < mcpserver.MaxInFlight {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d held calls started within 30 s", started.Load(), mcpserver.MaxInFlight)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	r.send(`{"jsonrpc":"2.0","id":"over","method":"tools/list"}`)
+	if line := string(r.receive()); !strings.Contains(line, `"id":"over"`) || !strings.Contains(line, `"code":-32000`) ||
+		!strings.Contains(line, "requests are already in flight") {
+		t.Fatalf("the call over the limit: %s", line)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}`)
+	if line := string(r.receive()); !strings.Contains(line, `"id":1,`) || !strings.Contains(line, "context canceled") {
+		t.Fatalf("the cancelled held call: %s", line)
+	}
+	close(release)
+	for range mcpserver.MaxInFlight - 1 {
+		if line := string(r.receive()); !strings.Contains(line, `"text":"done"`) {
+			t.Fatalf("a held call: %s", line)
+		}
+	}
+	r.send(`{"jsonrpc":"2.0","id":"after","method":"tools/list"}`)
+	if line := string(r.receive()); !strings.Contains(line, `"id":"after"`) || !strings.Contains(line, `"tools"`) {
+		t.Fatalf("a call after the held ones were answered: %s", line)
+	}
+}

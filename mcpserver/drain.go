@@ -81,6 +81,13 @@ func (f *inflight) cancelDirect(id any) {
 	}
 }
 
+// count returns how many requests are in flight on both paths.
+func (f *inflight) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.sdk) + len(f.direct)
+}
+
 func (f *inflight) wakeLocked() {
 	if len(f.sdk) == 0 && len(f.direct) == 0 && f.idle != nil {
 		close(f.idle)

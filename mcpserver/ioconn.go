@@ -179,6 +179,7 @@ func (c *lineConn) readLines() {
 		case len(bytes.TrimSpace(line)) > 0:
 			line = bytes.Clone(line)
 			item.msgs, item.answer = c.decodeLine(line)
+			c.refuseOverLimit(&item, line)
 			send = !(len(item.msgs) == 1 && item.answer == nil && c.srv != nil && !isBatch(line) && c.takeDirect(item.msgs[0]))
 		}
 		if send {
@@ -196,6 +197,33 @@ func (c *lineConn) readLines() {
 			return
 		}
 	}
+}
+
+// MaxInFlight bounds the requests a stdio connection has read and not yet
+// answered. A request beyond it is answered at once with an error instead
+// of being started: each one holds a goroutine until its answer is written,
+// so a client that keeps sending without reading its answers would
+// otherwise grow the server without end. Notifications are always read, so
+// a cancellation still reaches a call that holds a place.
+const MaxInFlight = 256
+
+// codeBusy is the JSON-RPC error code of a request refused over
+// MaxInFlight, in the range JSON-RPC leaves to servers.
+const codeBusy = -32000
+
+// refuseOverLimit turns a line's single request into its error answer when
+// MaxInFlight requests are already in flight. Batches (only before
+// protocol 2025-06-18) are bounded by the line length instead.
+func (c *lineConn) refuseOverLimit(item *lineItem, line []byte) {
+	if len(item.msgs) != 1 || item.answer != nil || isBatch(line) {
+		return
+	}
+	req, ok := item.msgs[0].(*jsonrpc.Request)
+	if !ok || !req.IsCall() || c.pending.count() < MaxInFlight {
+		return
+	}
+	item.msgs, item.answer = nil, appendErrorResponse(nil, req.ID, codeBusy, fmt.Sprintf(
+		"server busy: %d requests are already in flight on this connection; wait for their answers before sending more", MaxInFlight))
 }
 
 // Read implements mcp.Connection. Lines that cannot be read as JSON-RPC
