@@ -437,7 +437,7 @@ func Report(in ReportInput) string {
 		{"knowledge-base search, 10,000 chunks, k=5", "BenchmarkSearch/k=5"},
 		{"knowledge-base search, 100,000 chunks, k=5 (queries of common, rare and absent terms)", KBSearchBench},
 		{"knowledge-base ingest, MB/s of input (docs: the hand-written test corpus and demo FAQ, 12 files, 14 KB, one Ingest each; docs-batch: the same in one IngestBatch, into a growing database; dir: 768 generated files, 1.3 MB, cut into batches as `kb ingest DIR` cuts them, into an empty knowledge base, then Optimize; zh, en: 20 generated documents, one Ingest each)", "BenchmarkIngest"},
-		{"what docs-batch costs without the full-text index (prepare: the Go side alone; no-index: that and the transaction storing documents and chunks): the bound for any index write path", "BenchmarkIngestFloor"},
+		{"what docs-batch costs without the full-text index (prepare: the Go side alone; no-index: that and the transaction storing documents and chunks; lean-tx: the transaction alone of the leanest layout, one row per document and one postings blob per batch): the bounds for any index write path", "BenchmarkIngestFloor"},
 	}
 	for _, row := range rows {
 		gs := Matching(in.GoBench, row.name)
