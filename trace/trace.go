@@ -54,6 +54,8 @@ type Tracer struct {
 	running bool
 	// step is the last step seen, for the done line's marker.
 	step int
+	// label, when set, follows Prefix on every line (WithLabel).
+	label string
 }
 
 var _ agent.Observer = (*Tracer)(nil)
@@ -77,6 +79,17 @@ func WithClock(now func() time.Time) Option {
 	return func(t *Tracer) {
 		if now != nil {
 			t.now = now
+		}
+	}
+}
+
+// WithLabel puts label after Prefix on every line, so the runs of several
+// sessions sharing one writer (agentapp web) can be told apart. It is
+// escaped like every value; an empty label is ignored.
+func WithLabel(label string) Option {
+	return func(t *Tracer) {
+		if label != "" {
+			t.label = textsafe.Escape(label) + " "
 		}
 	}
 }
@@ -153,7 +166,7 @@ func (t *Tracer) writeLocked(step int, text string) {
 		t.start, t.running = now, true
 	}
 	ms := now.Sub(t.start).Milliseconds()
-	_, _ = fmt.Fprintf(t.w, "%s step %d +%dms %s\n", Prefix, step, ms, text)
+	_, _ = fmt.Fprintf(t.w, "%s %sstep %d +%dms %s\n", Prefix, t.label, step, ms, text)
 }
 
 // compactArgs shows arguments as compact JSON when they are valid JSON, as

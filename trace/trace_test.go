@@ -185,6 +185,23 @@ func TestPreviewLengthOption(t *testing.T) {
 	}
 }
 
+func TestLabel(t *testing.T) {
+	var buf bytes.Buffer
+	tr := New(&buf, WithLabel("session=s-1\x1b[2J"), WithClock(stepClock()))
+	tr.Think(1, 2, 3)
+	tr.Done(&agent.Result{Steps: 0, Text: "ok"}, nil)
+	want := "[trace] session=s-1\\x1b[2J step 1 +0ms think: messages=2 tools=3\n" +
+		"[trace] session=s-1\\x1b[2J step 1 +2ms done: steps=0 answer: ok\n"
+	if got := buf.String(); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	buf.Reset()
+	New(&buf, WithLabel(""), WithClock(stepClock())).Think(1, 0, 0)
+	if got, want := buf.String(), "[trace] step 1 +0ms think: messages=0 tools=0\n"; got != want {
+		t.Errorf("empty label: got %q, want %q", got, want)
+	}
+}
+
 func TestEnabled(t *testing.T) {
 	tests := []struct {
 		env  string

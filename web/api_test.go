@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/chat"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/internal/testkit"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/offline"
 	"github.com/agentapp/agentapp/model/scripted"
@@ -613,5 +615,62 @@ func TestPageIsServed(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("GET /nope: %d", resp.StatusCode)
+	}
+}
+
+// TestTraceLabelsEachSession: with Options.Trace, every turn writes its
+// trace lines there, each labelled with its session, the OpenAI
+// endpoint's turns included; without it nothing is traced (the other
+// tests run without).
+func TestTraceLabelsEachSession(t *testing.T) {
+	m := scripted.New(
+		scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "getOrderStatus", map[string]string{"orderId": "A-1024"})}},
+		scripted.Turn{Text: "订单 A-1024 已发货。"},
+		scripted.Turn{Text: "你好！"},
+		scripted.Turn{Text: "hello"},
+	)
+	buf := &testkit.SyncBuffer{}
+	e := newEnv(t, m, func(o *Options) { o.Trace = buf })
+	a, b := e.newSession(t), e.newSession(t)
+	e.send(t, a, "订单 A-1024 到哪了？").rest(t)
+	e.send(t, b, "你好").rest(t)
+	resp := e.post(t, "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}]}`)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+
+	bySession := map[string][]string{}
+	for line := range strings.Lines(buf.String()) {
+		rest, ok := strings.CutPrefix(line, "[trace] session=")
+		label, event, ok2 := strings.Cut(rest, " ")
+		if !ok || !ok2 {
+			t.Fatalf("trace line without a session label: %q", line)
+		}
+		_, event, _ = strings.Cut(event, "ms ") // "step N +Xms "
+		bySession[label] = append(bySession[label], strings.TrimSpace(event))
+	}
+	if len(bySession) != 3 {
+		t.Fatalf("traced sessions %v, want %s, %s and one oa- id:\n%s", slices.Collect(maps.Keys(bySession)), a, b, buf)
+	}
+	starts := func(lines []string, want ...string) bool {
+		if len(lines) != len(want) {
+			return false
+		}
+		for i, w := range want {
+			if !strings.HasPrefix(lines[i], w) {
+				return false
+			}
+		}
+		return true
+	}
+	if got := bySession[a]; !starts(got, "think:", "act: getOrderStatus", "observe ok: getOrderStatus", "think:", "done: steps=1") {
+		t.Errorf("session %s traced %q", a, got)
+	}
+	if got := bySession[b]; !starts(got, "think:", "done: steps=0 answer: 你好！") {
+		t.Errorf("session %s traced %q", b, got)
+	}
+	for label, got := range bySession {
+		if label != a && label != b && (!strings.HasPrefix(label, "oa-") || !starts(got, "think:", "done: steps=0 answer: hello")) {
+			t.Errorf("session %s traced %q, want the OpenAI turn under an oa- id", label, got)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -81,6 +82,11 @@ type Options struct {
 	Token string
 	// Logger receives what the server reports; nil discards.
 	Logger *slog.Logger
+	// Trace, when set, receives a trace (package trace) of every turn: its
+	// think, act, observe and done lines, each labelled with the turn's
+	// session ("session=ID"; the OpenAI endpoint's turns have ids of their
+	// own, "oa-…") so concurrent turns can be told apart.
+	Trace io.Writer
 
 	// System is the system prompt; empty means chat.SystemPrompt.
 	System string

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/model"
+	"github.com/agentapp/agentapp/trace"
 )
 
 type turnKey struct{}
@@ -160,7 +161,7 @@ func (s *Server) runTurn(ctx context.Context, t *turn, msgs []model.Message, onT
 		System:   s.opts.System,
 		MaxSteps: s.opts.MaxSteps,
 		OnText:   onText,
-		Observer: t,
+		Observer: s.observer(t),
 	})
 	outcome := "ok"
 	if err != nil {
@@ -176,6 +177,43 @@ func (s *Server) runTurn(ctx context.Context, t *turn, msgs []model.Message, onT
 	s.metrics.turns.WithLabelValues(t.api, outcome).Inc()
 	s.metrics.turnSeconds.WithLabelValues(t.api).Observe(time.Since(start).Seconds())
 	return res, err
+}
+
+// observer is what follows a turn: the turn itself (its events and
+// metrics) and, with Options.Trace, a tracer of its own labelled with the
+// session.
+func (s *Server) observer(t *turn) agent.Observer {
+	if s.opts.Trace == nil {
+		return t
+	}
+	return fanOut{t, trace.New(s.opts.Trace, trace.WithLabel("session="+t.session))}
+}
+
+// fanOut passes every event to each of its observers, in order.
+type fanOut []agent.Observer
+
+func (f fanOut) Think(step, messages, tools int) {
+	for _, o := range f {
+		o.Think(step, messages, tools)
+	}
+}
+
+func (f fanOut) Act(step int, calls []model.ToolCall) {
+	for _, o := range f {
+		o.Act(step, calls)
+	}
+}
+
+func (f fanOut) Observe(ev agent.StepEvent) {
+	for _, o := range f {
+		o.Observe(ev)
+	}
+}
+
+func (f fanOut) Done(res *agent.Result, err error) {
+	for _, o := range f {
+		o.Done(res, err)
+	}
 }
 
 // explain words a failed turn for the person who asked.

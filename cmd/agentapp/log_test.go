@@ -72,6 +72,22 @@ func TestLogFormatJSON(t *testing.T) {
 	if !found {
 		t.Errorf("no JSON record of the seeding:\n%s", errOut)
 	}
+	// serve's banner too is one record, its rows as fields.
+	_, errOut, code = runChatCLI(t, "", "--log-format", "json", "serve", "--data-dir", data)
+	if code != 0 {
+		t.Fatalf("serve: exit %d: %s", code, errOut)
+	}
+	var banner bool
+	for line := range strings.Lines(errOut) {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("serve wrote a line that is not JSON: %q", line)
+		}
+		banner = banner || (strings.Contains(rec["msg"].(string), "MCP server on stdio") && rec["tools"] != nil && rec["data_dir"] == data)
+	}
+	if !banner {
+		t.Errorf("serve wrote no banner record:\n%s", errOut)
+	}
 	if _, errOut, code := runChatCLI(t, "", "--log-format", "xml", "chat", "-p", "hi"); code != 2 || !strings.Contains(errOut, "use text or json") {
 		t.Errorf("--log-format xml: exit %d, %s", code, errOut)
 	}

@@ -173,7 +173,7 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 	}
 
 	if addr == "" {
-		printBanner(stderr, version, "stdio (stdout carries MCP frames only)", opts.Tools, len(docs), dir, "", guardCfg.PII)
+		serveBanner(version, "stdio (stdout carries MCP frames only)", opts.Tools, len(docs), dir, "", guardCfg.PII).write(cmd, stderr)
 		return server.ServeStdio(ctx)
 	}
 
@@ -181,36 +181,37 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 	if token != "" {
 		auth = "bearer token required"
 	}
-	printBanner(stderr, version, "http://"+ln.Addr().String()+mcpserver.HTTPPath, opts.Tools, len(docs), dir, auth, guardCfg.PII)
+	serveBanner(version, "http://"+ln.Addr().String()+mcpserver.HTTPPath, opts.Tools, len(docs), dir, auth, guardCfg.PII).write(cmd, stderr)
 	handler := mcpserver.NewHTTPHandler(server, &mcpserver.HTTPOptions{Token: token, Logger: logger, Stateless: stateless})
 	if err := mcpserver.RunHTTP(ctx, ln, handler, &mcpserver.RunOptions{Logger: logger}); err != nil {
 		return err
 	}
-	fmt.Fprintln(stderr, "agentapp serve: stopped")
+	say(cmd, stderr, "agentapp serve: stopped")
 	return nil
 }
 
-// printBanner tells the person starting the server what it offers. It goes
+// serveBanner tells the person starting the server what it offers. It goes
 // to stderr: on stdio, stdout belongs to the protocol.
-func printBanner(w io.Writer, version, endpoint string, tools []*agent.Tool, ndocs int, dir, auth string, pii bool) {
+func serveBanner(version, endpoint string, tools []*agent.Tool, ndocs int, dir, auth string, pii bool) *banner {
 	names := make([]string, len(tools))
 	for i, t := range tools {
 		names[i] = t.Name
 	}
-	fmt.Fprintf(w, "agentapp %s MCP server on %s\n", version, endpoint)
-	fmt.Fprintf(w, "  tools:     %s\n", strings.Join(names, ", "))
-	fmt.Fprintf(w, "  resources: %s (%d documents now)\n", mcpserver.DocURITemplate, ndocs)
+	b := &banner{title: fmt.Sprintf("agentapp %s MCP server on %s", version, endpoint)}
+	b.add("tools", "tools", strings.Join(names, ", "))
+	b.add("resources", "resources", fmt.Sprintf("%s (%d documents now)", mcpserver.DocURITemplate, ndocs))
 	if store.IsPostgresURL(dir) {
-		fmt.Fprintf(w, "  database:  %s\n", dir)
+		b.add("database", "database", dir)
 	} else {
-		fmt.Fprintf(w, "  data dir:  %s\n", dir)
+		b.add("data_dir", "data dir", dir)
 	}
 	if auth != "" {
-		fmt.Fprintf(w, "  auth:      %s\n", auth)
+		b.add("auth", "auth", auth)
 	}
 	if pii {
-		fmt.Fprintf(w, "  guard:     PII (%s): phone numbers, ids and cards masked in tool output and documents\n", guard.EnvPII)
+		b.add("guard", "guard", fmt.Sprintf("PII (%s): phone numbers, ids and cards masked in tool output and documents", guard.EnvPII))
 	}
+	return b
 }
 
 // readGuardConfig reads the AGENT_GUARD_* variables through getenv as chat

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/support"
+	"github.com/agentapp/agentapp/trace"
 	"github.com/agentapp/agentapp/web"
 	"github.com/spf13/cobra"
 )
@@ -71,6 +73,7 @@ start without one; the operator then signs in with that token as the password.`,
 	fl.StringVar(&f.config, "config", "", "mcpServers config file (default ./"+defaultConfigFile+" when it exists)")
 	fl.IntVar(&f.maxSteps, "max-steps", agent.DefaultMaxSteps, "most tool rounds per answer")
 	fl.DurationVar(&f.turnTimeout, "turn-timeout", chat.DefaultTurnTimeout, "time limit for one whole answer, tool calls included")
+	fl.BoolVar(&f.trace, "trace", false, "trace every turn's think/act/observe/done on stderr, each line labelled with its session (also AGENT_TRACE=1)")
 	fl.BoolVar(&f.strictMCP, "strict-mcp", false, "refuse to start when any MCP server fails to connect (by default the others are served and the failure is logged)")
 	return cmd
 }
@@ -105,7 +108,7 @@ func checkWebAddr(addr, token string) error {
 
 func runWeb(cmd *cobra.Command, f *webFlags) error {
 	stderr := cmd.ErrOrStderr()
-	logger := cliLogger(stderr, slog.LevelInfo)
+	logger := cmdLogger(cmd, stderr, slog.LevelInfo)
 	token := os.Getenv(webTokenEnv)
 	switch {
 	case f.maxSteps < 1:
@@ -178,6 +181,10 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		// servers that connected.
 		logger.Warn(fmt.Sprintf("MCP server %s did not connect (%s); serving without it", in.Name, inactiveReason(in)))
 	}
+	var traceTo io.Writer
+	if trace.Enabled(f.trace, os.Getenv) {
+		traceTo = traceOutput(cmd, stderr)
+	}
 	srv, err := web.New(ctx, web.Options{
 		Model:       m,
 		Local:       local,
@@ -189,6 +196,7 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		Logger:      logger,
 		MaxSteps:    f.maxSteps,
 		TurnTimeout: f.turnTimeout,
+		Trace:       traceTo,
 	})
 	if err != nil {
 		return err
@@ -196,23 +204,28 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	defer srv.Close()
 
 	base := "http://" + ln.Addr().String()
-	fmt.Fprintf(stderr, "agentapp web on %s/\n", base)
-	fmt.Fprintf(stderr, "  model:     %s (%s)\n", m.Name(), info)
-	fmt.Fprintf(stderr, "  tools:     %d local, %d MCP %s\n", len(local), len(connected), plural(len(connected), "server", "servers"))
-	fmt.Fprintf(stderr, "  chat API:  %s/api/sessions\n", base)
-	fmt.Fprintf(stderr, "  OpenAI:    %s/v1 (model %q)\n", base, web.DefaultModelID)
+	b := banner{title: "agentapp web on " + base + "/"}
+	b.add("model", "model", fmt.Sprintf("%s (%s)", m.Name(), info))
+	b.add("tools", "tools", fmt.Sprintf("%d local, %d MCP %s", len(local), len(connected), plural(len(connected), "server", "servers")))
+	b.add("chat_api", "chat API", base+"/api/sessions")
+	b.add("openai", "OpenAI", fmt.Sprintf("%s/v1 (model %q)", base, web.DefaultModelID))
 	if token != "" {
-		fmt.Fprintf(stderr, "  operator:  %s/operator (token from %s)\n", base, webTokenEnv)
+		b.add("operator", "operator", fmt.Sprintf("%s/operator (token from %s)", base, webTokenEnv))
 	} else {
-		fmt.Fprintf(stderr, "  operator:  %s/operator (no token: loopback only)\n", base)
+		b.add("operator", "operator", base+"/operator (no token: loopback only)")
 	}
 	if active := guardCfg.Active(); len(active) > 0 {
-		fmt.Fprintf(stderr, "  guards:    %s\n", strings.Join(active, "\n             "))
+		b.add("guards", "guards", active)
 	}
+	if traceTo != nil {
+		b.add("trace", "trace", "every turn's steps on stderr, labelled with its session")
+	}
+	b.write(cmd, stderr)
 	start := time.Now()
 	if err := srv.Serve(ctx, ln); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "agentapp web: stopped after %v\n", time.Since(start).Round(time.Second))
+	d := time.Since(start).Round(time.Second)
+	say(cmd, stderr, fmt.Sprintf("agentapp web: stopped after %v", d), "uptime", d.String())
 	return nil
 }

@@ -93,3 +93,64 @@ func TestWebServesAndStops(t *testing.T) {
 		t.Errorf("no stop line:\n%s", stderr.String())
 	}
 }
+
+// TestWebJSONLogsAndTrace: with --log-format json every line web writes on
+// stderr is a JSON record, the banner (one record, its rows as fields)
+// and the stop included; --trace adds the steps of each turn as records
+// labelled with the turn's session.
+func TestWebJSONLogsAndTrace(t *testing.T) {
+	cmd := exec.Command(agentappBin(t), "--log-format", "json", "web", "--trace", "--http", "127.0.0.1:0", "--model", "offline")
+	cmd.Env = append(os.Environ(), "AGENTAPP_DATA_DIR="+t.TempDir(), "AGENT_GUARD_CONFIRM=createTicket")
+	stderr := &testkit.SyncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	stderr.WaitFor(t, `"chat_api"`, 30*time.Second)
+	records := func() []map[string]any {
+		var recs []map[string]any
+		for line := range strings.Lines(stderr.String()) {
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatalf("stderr line is not JSON: %q", line)
+			}
+			recs = append(recs, rec)
+		}
+		return recs
+	}
+	var base string
+	for _, rec := range records() {
+		if api, ok := rec["chat_api"].(string); ok {
+			base = strings.TrimSuffix(api, "/api/sessions")
+			if guards, _ := rec["guards"].([]any); len(guards) == 0 || rec["trace"] == nil || rec["operator"] == nil {
+				t.Errorf("banner record lacks its guards, trace or operator fields: %v", rec)
+			}
+		}
+	}
+	resp, err := http.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(`{"messages":[{"role":"user","content":"订单 A-1024 到哪了？"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	stderr.WaitFor(t, "done: steps=1", 10*time.Second)
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("web after SIGTERM: %v\n%s", err, stderr)
+	}
+	var steps []string
+	stopped := false
+	for _, rec := range records() {
+		msg, _ := rec["msg"].(string)
+		if rest, ok := strings.CutPrefix(msg, "[trace] session=oa-"); ok && rec["trace"] == true {
+			steps = append(steps, rest)
+		}
+		stopped = stopped || strings.HasPrefix(msg, "agentapp web: stopped after")
+	}
+	if len(steps) != 5 || !strings.Contains(steps[1], "act: getOrderStatus") || !strings.Contains(steps[2], "observe ok: getOrderStatus") {
+		t.Errorf("trace records of the turn: %q", steps)
+	}
+	if !stopped {
+		t.Errorf("no record of the stop:\n%s", stderr)
+	}
+}
