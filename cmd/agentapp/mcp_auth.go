@@ -153,7 +153,7 @@ agentapp mcp and agentapp chat. An existing login is replaced.`,
 			if err != nil {
 				return err
 			}
-			logger := cliLogger(cmd.ErrOrStderr(), slog.LevelInfo)
+			logger := cmdLogger(cmd, cmd.ErrOrStderr(), slog.LevelInfo)
 			b, err := mcpclient.Connect(ctx, cfg, mcpclient.WithLogger(logger), opt)
 			if err != nil {
 				return &exitError{mcpExitConnection, err}
@@ -187,7 +187,7 @@ func newMCPLogoutCmd(f *mcpFlags) *cobra.Command {
 			if err != nil {
 				return &exitError{mcpExitConnection, err}
 			}
-			logger := cliLogger(cmd.ErrOrStderr(), slog.LevelInfo)
+			logger := cmdLogger(cmd, cmd.ErrOrStderr(), slog.LevelInfo)
 			if had {
 				logger.Info(fmt.Sprintf("logged out of MCP server %s; its stored login was deleted", cfg.Name))
 			} else {
@@ -214,7 +214,7 @@ func authTarget(cmd *cobra.Command, f *mcpFlags, args []string) (mcpconfig.Serve
 	case f.server == "":
 		return mcpconfig.Server{}, mcpUsageError(cmd, "which server? give its URL or its NAME in --config")
 	}
-	cfg, err := resolveServer(f, nil, cliLogger(cmd.ErrOrStderr(), slog.LevelInfo))
+	cfg, err := resolveServer(f, nil, cmdLogger(cmd, cmd.ErrOrStderr(), slog.LevelInfo))
 	if err != nil {
 		return cfg, mcpUsageError(cmd, "%v", err)
 	}

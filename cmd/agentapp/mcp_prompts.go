@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/agentapp/agentapp/chat"
 	"github.com/agentapp/agentapp/internal/term"
@@ -53,7 +54,7 @@ func (c *mcpClientFlags) options(cmd *cobra.Command, cfg *mcpconfig.Server) ([]m
 			elicit = "ask"
 		}
 	}
-	logger := cliLogger(stderr, 0)
+	logger := cmdLogger(cmd, stderr, slog.LevelInfo)
 	var m model.Model
 	if c.sampling != mcpconfig.SamplingDeny {
 		if m, _, _, err = chooseModel(""); err != nil {
