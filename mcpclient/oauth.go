@@ -114,8 +114,9 @@ type oauthFlow struct {
 var _ auth.OAuthHandler = (*oauthFlow)(nil)
 
 // newOAuthFlow prepares the OAuth handler of one connection to cfg's
-// server. hc carries the requests to the authorization server.
-func newOAuthFlow(cfg *mcpconfig.Server, o *OAuthOptions, logger *slog.Logger, hc *http.Client, clock *connectClock) (*oauthFlow, error) {
+// server. hc carries the requests to the authorization server. The flow
+// starts from tokens when it is not nil, else from the stored login.
+func newOAuthFlow(cfg *mcpconfig.Server, o *OAuthOptions, logger *slog.Logger, hc *http.Client, clock *connectClock, tokens oauth2.TokenSource) (*oauthFlow, error) {
 	f := &oauthFlow{server: *cfg, opts: o, logger: logger, clock: clock, timeout: o.LoginTimeout}
 	if f.timeout <= 0 {
 		f.timeout = DefaultLoginTimeout
@@ -164,7 +165,9 @@ func newOAuthFlow(cfg *mcpconfig.Server, o *OAuthOptions, logger *slog.Logger, h
 		scopes := slices.Clone(oc.Scopes)
 		hcfg.ScopeFilter = func([]string) []string { return slices.Clone(scopes) }
 	}
-	if o.Store != nil {
+	if tokens != nil {
+		hcfg.InitialTokenSource = tokens
+	} else if o.Store != nil {
 		l, err := o.Store.load(cfg.URL)
 		if err != nil {
 			// A damaged file is replaced by the next login; the user is
