@@ -36,9 +36,10 @@ const maxAuthorizations = 4
 // own timeout is its only bound.
 const authRequestTimeout = 30 * time.Second
 
-// OAuthOptions turns on OAuth 2.1 for streamable HTTP servers: on a 401 the
-// bridge discovers the server's authorization server and logs in with an
-// authorization code and PKCE, as the MCP authorization spec describes.
+// OAuthOptions turns on OAuth 2.1 for HTTP servers, streamable or legacy
+// SSE: on a 401 the bridge discovers the server's authorization server and
+// logs in with an authorization code and PKCE, as the MCP authorization
+// spec describes.
 // The SDK's auth package does the protocol; this is the glue that gives
 // it a browser, a loopback redirect and a place to keep tokens.
 type OAuthOptions struct {
