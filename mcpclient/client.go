@@ -395,12 +395,12 @@ func (b *Bridge) dialHTTP(ctx context.Context) (*conn, toolList, error) {
 	return c, tools, nil
 }
 
-// oauthFlow returns the OAuth login of one connection attempt, or nil when
+// loginFlow returns the OAuth login of one connection attempt, or nil when
 // the server is not to log in: OAuth is off, or a static token or an
 // Authorization header says how to authenticate. The flow starts from
 // tokens when given (what an earlier attempt of the same connect holds),
 // else from the stored login.
-func (b *Bridge) oauthFlow(ht *headerTransport, clock *connectClock, tokens oauth2.TokenSource) (*oauthFlow, error) {
+func (b *Bridge) loginFlow(ht *headerTransport, clock *connectClock, tokens oauth2.TokenSource) (*oauthFlow, error) {
 	if b.opts.oauth == nil || b.cfg.Token != "" || b.cfg.Headers["Authorization"] != "" {
 		return nil, nil
 	}
@@ -417,7 +417,7 @@ func (b *Bridge) dialStreamable(ctx context.Context) (*conn, toolList, error) {
 	ctx, clock := newConnectClock(ctx, timeout)
 	defer clock.stop()
 	hc, ht := newHTTPClient(&b.cfg, b.opts)
-	flow, err := b.oauthFlow(ht, clock, nil)
+	flow, err := b.loginFlow(ht, clock, nil)
 	if err != nil {
 		hc.CloseIdleConnections()
 		return nil, toolList{}, &ConnectError{Server: b.name, Err: err, msg: safeText(err)}

@@ -18,7 +18,7 @@ func (b *Bridge) dialSSE(ctx context.Context, tokens oauth2.TokenSource) (*conn,
 	ctx, clock := newConnectClock(ctx, timeout)
 	defer clock.stop()
 	hc, ht := newHTTPClient(&b.cfg, b.opts)
-	flow, err := b.oauthFlow(ht, clock, tokens)
+	flow, err := b.loginFlow(ht, clock, tokens)
 	if err == nil && flow != nil {
 		// The SDK's SSE client takes no OAuth handler: the login is done
 		// by the HTTP client it is given.
