@@ -256,3 +256,36 @@ func portFree(port int) bool {
 	ln.Close()
 	return true
 }
+
+// TestSSEOAuthForbidden: a 403 goes to the flow as on streamable HTTP,
+// where one without insufficient_scope asks for no login: the request is
+// sent once more, as the SDK's streamable transport does, and the second
+// answer is the caller's.
+func TestSSEOAuthForbidden(t *testing.T) {
+	var posts atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		posts.Add(1)
+		http.Error(w, "forbidden", http.StatusForbidden)
+	}))
+	defer ts.Close()
+	cfg := mcpconfig.Server{Name: "s", URL: ts.URL}
+	discard, _ := testkit.NewLogger()
+	flow, err := newOAuthFlow(&cfg, &OAuthOptions{}, discard, http.DefaultClient, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer flow.close()
+	ot, err := newOAuthTransport(http.DefaultTransport, flow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/?sessionid=1", strings.NewReader(`{}`))
+	resp, err := ot.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || posts.Load() != 2 || flow.needed.Load() != nil {
+		t.Errorf("status %d after %d POSTs; want the second 403 and no login asked for", resp.StatusCode, posts.Load())
+	}
+}
