@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
 )
 
 // Default timeouts for MCP connections, used where a server's
@@ -358,6 +359,9 @@ type ConnectError struct {
 	Err    error
 	msg    string
 	legacy bool // the server refused streamable HTTP as a legacy SSE server does
+	// tokens is the OAuth login a refused streamable attempt obtained or
+	// loaded, for the SSE attempt after it; nil without one.
+	tokens oauth2.TokenSource
 }
 
 func (e *ConnectError) Error() string { return e.msg }
@@ -369,7 +373,7 @@ func (e *ConnectError) Unwrap() error { return e.Err }
 func (b *Bridge) dialHTTP(ctx context.Context) (*conn, toolList, error) {
 	switch {
 	case b.cfg.Transport == mcpconfig.TransportSSE || b.legacy.Load():
-		return b.dialSSE(ctx)
+		return b.dialSSE(ctx, nil)
 	case b.cfg.Transport == mcpconfig.TransportHTTP:
 		return b.dialStreamable(ctx)
 	}
@@ -379,7 +383,7 @@ func (b *Bridge) dialHTTP(ctx context.Context) (*conn, toolList, error) {
 		return c, tools, err
 	}
 	b.opts.logger.Debug("the server refused streamable HTTP; trying the legacy SSE transport", "server", b.name)
-	c, tools, serr := b.dialSSE(ctx)
+	c, tools, serr := b.dialSSE(ctx, ce.tokens)
 	if serr != nil {
 		var sce *ConnectError
 		if errors.As(serr, &sce) {
@@ -391,19 +395,32 @@ func (b *Bridge) dialHTTP(ctx context.Context) (*conn, toolList, error) {
 	return c, tools, nil
 }
 
+// loginFlow returns the OAuth login of one connection attempt, or nil when
+// the server is not to log in: OAuth is off, or a static token or an
+// Authorization header says how to authenticate. The flow starts from
+// tokens when given (what an earlier attempt of the same connect holds),
+// else from the stored login.
+func (b *Bridge) loginFlow(ht *headerTransport, clock *connectClock, tokens oauth2.TokenSource) (*oauthFlow, error) {
+	if b.opts.oauth == nil || b.cfg.Token != "" || b.cfg.Headers["Authorization"] != "" {
+		return nil, nil
+	}
+	flow, err := newOAuthFlow(&b.cfg, b.opts.oauth, b.opts.logger, &http.Client{Transport: &legacyIssuer{base: ht.base}, Timeout: authRequestTimeout}, clock, tokens)
+	if err != nil {
+		return nil, err
+	}
+	ht.oauth = true
+	return flow, nil
+}
+
 func (b *Bridge) dialStreamable(ctx context.Context) (*conn, toolList, error) {
 	timeout := b.connectTimeout()
 	ctx, clock := newConnectClock(ctx, timeout)
 	defer clock.stop()
 	hc, ht := newHTTPClient(&b.cfg, b.opts)
-	var flow *oauthFlow
-	if b.opts.oauth != nil && b.cfg.Token == "" && b.cfg.Headers["Authorization"] == "" {
-		var err error
-		if flow, err = newOAuthFlow(&b.cfg, b.opts.oauth, b.opts.logger, &http.Client{Transport: &legacyIssuer{base: ht.base}, Timeout: authRequestTimeout}, clock); err != nil {
-			hc.CloseIdleConnections()
-			return nil, toolList{}, &ConnectError{Server: b.name, Err: err, msg: safeText(err)}
-		}
-		ht.oauth = true
+	flow, err := b.loginFlow(ht, clock, nil)
+	if err != nil {
+		hc.CloseIdleConnections()
+		return nil, toolList{}, &ConnectError{Server: b.name, Err: err, msg: safeText(err)}
 	}
 	release := hc.CloseIdleConnections
 	if flow != nil {
@@ -440,7 +457,14 @@ func (b *Bridge) dialStreamable(ctx context.Context) (*conn, toolList, error) {
 		if legacy && b.cfg.Transport == mcpconfig.TransportHTTP {
 			msg += fmt.Sprintf(" (the server answered %d to a streamable HTTP request, as servers of the legacy SSE transport do; if it is one, set \"type\": \"sse\" or use --transport sse)", st)
 		}
-		return &ConnectError{Server: b.name, Err: err, legacy: legacy, msg: msg}
+		ce := &ConnectError{Server: b.name, Err: err, legacy: legacy, msg: msg}
+		if legacy && flow != nil {
+			// A server that guards its SSE endpoint may have asked for
+			// the login before refusing streamable HTTP: the SSE attempt
+			// goes on with the tokens instead of logging in again.
+			ce.tokens, _ = flow.TokenSource(ctx)
+		}
+		return ce
 	}
 	// No connection wrapper here: the SDK opens the standalone SSE stream
 	// (which carries notifications such as tools/list_changed) only on its

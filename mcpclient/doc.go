@@ -11,9 +11,9 @@
 //
 // Remote servers: an HTTP server is spoken to with streamable HTTP or the
 // legacy HTTP+SSE transport (mcpconfig.Server.Transport; a bare URL tries
-// the first, then the second). WithOAuth lets a streamable HTTP server that
-// answers 401 be logged in to with OAuth 2.1 through the SDK's auth
-// package, the tokens kept in a TokenStore; without a browser allowed, a
+// the first, then the second). WithOAuth lets an HTTP server of either
+// transport that answers 401 be logged in to with OAuth 2.1 through the
+// SDK's auth package, the tokens kept in a TokenStore; without a browser allowed, a
 // server that needs a login fails with a *LoginRequiredError.
 //
 // A Bridge supervises its server: a stdio server runs in its own process

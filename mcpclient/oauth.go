@@ -36,9 +36,10 @@ const maxAuthorizations = 4
 // own timeout is its only bound.
 const authRequestTimeout = 30 * time.Second
 
-// OAuthOptions turns on OAuth 2.1 for streamable HTTP servers: on a 401 the
-// bridge discovers the server's authorization server and logs in with an
-// authorization code and PKCE, as the MCP authorization spec describes.
+// OAuthOptions turns on OAuth 2.1 for HTTP servers, streamable or legacy
+// SSE: on a 401 the bridge discovers the server's authorization server and
+// logs in with an authorization code and PKCE, as the MCP authorization
+// spec describes.
 // The SDK's auth package does the protocol; this is the glue that gives
 // it a browser, a loopback redirect and a place to keep tokens.
 type OAuthOptions struct {
@@ -114,8 +115,9 @@ type oauthFlow struct {
 var _ auth.OAuthHandler = (*oauthFlow)(nil)
 
 // newOAuthFlow prepares the OAuth handler of one connection to cfg's
-// server. hc carries the requests to the authorization server.
-func newOAuthFlow(cfg *mcpconfig.Server, o *OAuthOptions, logger *slog.Logger, hc *http.Client, clock *connectClock) (*oauthFlow, error) {
+// server. hc carries the requests to the authorization server. The flow
+// starts from tokens when it is not nil, else from the stored login.
+func newOAuthFlow(cfg *mcpconfig.Server, o *OAuthOptions, logger *slog.Logger, hc *http.Client, clock *connectClock, tokens oauth2.TokenSource) (*oauthFlow, error) {
 	f := &oauthFlow{server: *cfg, opts: o, logger: logger, clock: clock, timeout: o.LoginTimeout}
 	if f.timeout <= 0 {
 		f.timeout = DefaultLoginTimeout
@@ -164,7 +166,9 @@ func newOAuthFlow(cfg *mcpconfig.Server, o *OAuthOptions, logger *slog.Logger, h
 		scopes := slices.Clone(oc.Scopes)
 		hcfg.ScopeFilter = func([]string) []string { return slices.Clone(scopes) }
 	}
-	if o.Store != nil {
+	if tokens != nil {
+		hcfg.InitialTokenSource = tokens
+	} else if o.Store != nil {
 		l, err := o.Store.load(cfg.URL)
 		if err != nil {
 			// A damaged file is replaced by the next login; the user is

@@ -241,13 +241,16 @@ func TestOAuthLoginTimeout(t *testing.T) {
 
 // TestOAuthNonInteractiveStaticTokenServer: a 401 without a Bearer
 // challenge is not taken for an OAuth login (the server probably wants a
-// static token), so the chat says to set the token, not to log in.
+// static token), so the chat says to set the token, not to log in; the
+// same on the legacy SSE transport (whose GET is refused first).
 func TestOAuthNonInteractiveStaticTokenServer(t *testing.T) {
 	ts, _ := httpTestServer(t, "s3cret")
-	_, err := Connect(context.Background(), mcpconfig.Server{Name: "web", URL: ts.URL},
-		WithOAuth(&OAuthOptions{Store: NewTokenStore(t.TempDir()), OpenURL: noBrowser(t)}))
-	var lr *LoginRequiredError
-	if err == nil || errors.As(err, &lr) || !strings.Contains(err.Error(), `add "headers": {"Authorization": "Bearer ${TOKEN}"}`) {
-		t.Errorf("err = %v", err)
+	for _, tr := range []mcpconfig.Transport{"", mcpconfig.TransportSSE} {
+		_, err := Connect(context.Background(), mcpconfig.Server{Name: "web", URL: ts.URL, Transport: tr},
+			WithOAuth(&OAuthOptions{Store: NewTokenStore(t.TempDir()), OpenURL: noBrowser(t)}))
+		var lr *LoginRequiredError
+		if err == nil || errors.As(err, &lr) || !strings.Contains(err.Error(), `the server answered 401 Unauthorized: no bearer token was sent, and logging in with OAuth did not give access`) {
+			t.Errorf("transport %q: err = %v", tr, err)
+		}
 	}
 }

@@ -5,18 +5,40 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
 )
 
 // dialSSE connects with the legacy HTTP+SSE transport (protocol version
 // 2024-11-05): a GET opens the event stream, whose first event names the
-// URL to POST messages to. Headers and the bearer token go with every
-// request as for streamable HTTP; OAuth logins need streamable HTTP.
-func (b *Bridge) dialSSE(ctx context.Context) (*conn, toolList, error) {
+// URL to POST messages to. Headers, the bearer token and OAuth logins
+// work as for streamable HTTP; tokens is the login of the streamable
+// attempt before this one, nil when there was none.
+func (b *Bridge) dialSSE(ctx context.Context, tokens oauth2.TokenSource) (*conn, toolList, error) {
 	timeout := b.connectTimeout()
 	ctx, clock := newConnectClock(ctx, timeout)
 	defer clock.stop()
 	hc, ht := newHTTPClient(&b.cfg, b.opts)
-	c := &conn{release: hc.CloseIdleConnections, ht: ht, capture: ht.capture}
+	flow, err := b.loginFlow(ht, clock, tokens)
+	if err == nil && flow != nil {
+		// The SDK's SSE client takes no OAuth handler: the login is done
+		// by the HTTP client it is given.
+		ot, terr := newOAuthTransport(ht, flow)
+		if terr != nil {
+			flow.close()
+		} else {
+			hc.Transport = ot
+		}
+		err = terr
+	}
+	if err != nil {
+		hc.CloseIdleConnections()
+		return nil, toolList{}, &ConnectError{Server: b.name, Err: err, msg: safeText(err)}
+	}
+	release := hc.CloseIdleConnections
+	if flow != nil {
+		release = func() { flow.close(); hc.CloseIdleConnections() }
+	}
+	c := &conn{release: release, ht: ht, capture: ht.capture}
 	t := &mcp.SSEClientTransport{
 		Endpoint:     b.cfg.URL,
 		HTTPClient:   hc,
@@ -26,7 +48,12 @@ func (b *Bridge) dialSSE(ctx context.Context) (*conn, toolList, error) {
 		if c.session != nil {
 			_ = c.session.Close()
 		}
-		hc.CloseIdleConnections()
+		release()
+		if flow != nil {
+			if lr := flow.needed.Load(); lr != nil {
+				return &ConnectError{Server: b.name, Err: lr, msg: lr.Error()}
+			}
+		}
 		if timedOut(ctx) {
 			err = fmt.Errorf("no answer within %s (the connect timeout): %w", timeout, err)
 		}

@@ -51,7 +51,8 @@ func newMCPCmd() *cobra.Command {
 		Long: `mcp connects to one MCP server per invocation and prints JSON on stdout.
 
 The server is either --server (an http(s) URL of a streamable HTTP server, or
-the name of a server in the --config file) or a stdio command after "--":
+of a legacy SSE one, see --transport; or the name of a server in the --config
+file) or a stdio command after "--":
 
   agentapp mcp tools -- npx -y @modelcontextprotocol/server-memory
   agentapp mcp call get-sum '{"a":1,"b":2}' -- mcp-server-everything

@@ -130,10 +130,11 @@ func newMCPLoginCmd(f *mcpFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "login NAME|URL [--config FILE]",
 		Short: "Log in to a remote MCP server with OAuth and store the login",
-		Long: `login runs the OAuth login of a remote MCP server now: the authorization URL
-is printed on stderr and opened with $BROWSER (else the system's opener), and
-the tokens are stored in the data directory (mode 0600) for every later
-agentapp mcp and agentapp chat. An existing login is replaced.`,
+		Long: `login runs the OAuth login of a remote MCP server now, over streamable HTTP
+or the legacy SSE transport (--transport, else the config's type): the
+authorization URL is printed on stderr and opened with $BROWSER (else the
+system's opener), and the tokens are stored in the data directory (mode 0600)
+for every later agentapp mcp and agentapp chat. An existing login is replaced.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := authTarget(cmd, f, args)
@@ -220,9 +221,6 @@ func authTarget(cmd *cobra.Command, f *mcpFlags, args []string) (mcpconfig.Serve
 	}
 	if !cfg.IsHTTP() {
 		return cfg, mcpUsageError(cmd, "server %s is a stdio command; only HTTP servers log in", cfg.Name)
-	}
-	if cfg.Transport == mcpconfig.TransportSSE {
-		return cfg, mcpUsageError(cmd, "server %s uses the legacy SSE transport, which has no OAuth login; use its streamable HTTP URL", cfg.Name)
 	}
 	return cfg, nil
 }

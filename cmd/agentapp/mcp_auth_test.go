@@ -2,6 +2,7 @@ package main
 
 import (
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -41,15 +42,27 @@ func noTokens(t *testing.T, srv *oauthtest.Server, where, text string) {
 
 // TestMCPLoginLogoutCLI: `mcp login URL` runs the browser step through
 // $BROWSER and stores the login 0600; a later `mcp call` refreshes the
-// expired token without a browser; `mcp logout` deletes the file.
+// expired token without a browser; `mcp logout` deletes the file. The same
+// holds with --transport sse for a server of the legacy SSE transport.
 func TestMCPLoginLogoutCLI(t *testing.T) {
-	srv := oauthtest.New(t, oauthtest.Options{ExpiresIn: 1})
+	for _, sse := range []bool{false, true} {
+		name := map[bool]string{false: "streamable", true: "sse"}[sse]
+		t.Run(name, func(t *testing.T) { testMCPLoginLogoutCLI(t, sse) })
+	}
+}
+
+func testMCPLoginLogoutCLI(t *testing.T, sse bool) {
+	srv := oauthtest.New(t, oauthtest.Options{ExpiresIn: 1, SSE: sse})
 	approve, forbidden, marker := browserScripts(t)
 	data := t.TempDir()
 	file := mcpclient.NewTokenStore(data).Path(srv.URL)
 
 	t.Setenv("BROWSER", approve)
-	out, stderr, code := runChatCLI(t, "", "mcp", "login", srv.URL, "--data-dir", data)
+	login := []string{"mcp", "login", srv.URL, "--data-dir", data}
+	if sse {
+		login = append(login, "--transport", "sse")
+	}
+	out, stderr, code := runChatCLI(t, "", login...)
 	if code != 0 {
 		t.Fatalf("login: exit %d\n%s", code, stderr)
 	}
@@ -63,7 +76,11 @@ func TestMCPLoginLogoutCLI(t *testing.T) {
 	all := out + stderr
 
 	t.Setenv("BROWSER", forbidden)
-	out, stderr, code = runChatCLI(t, "", "mcp", "call", "whoami", "{}", "--server", srv.URL, "--data-dir", data)
+	call := []string{"mcp", "call", "whoami", "{}", "--server", srv.URL, "--data-dir", data}
+	if sse {
+		call = append(call, "--transport", "sse")
+	}
+	out, stderr, code = runChatCLI(t, "", call...)
 	if code != 0 || !strings.Contains(out, `"output": "logged in"`) {
 		t.Fatalf("call with the stored login: exit %d\n%s\n%s", code, out, stderr)
 	}
@@ -72,6 +89,9 @@ func TestMCPLoginLogoutCLI(t *testing.T) {
 	}
 	if srv.Refreshes() == 0 || srv.Logins() != 1 {
 		t.Errorf("%d refreshes, %d logins; want a silent refresh", srv.Refreshes(), srv.Logins())
+	}
+	if sse && srv.Requests(http.MethodGet) != 2 {
+		t.Errorf("%d event streams reached the server with a token; want one per command", srv.Requests(http.MethodGet))
 	}
 	all += out + stderr
 

@@ -36,6 +36,11 @@ type Options struct {
 	// Resource overrides the resource the protected-resource metadata
 	// names (a mismatch the client must refuse).
 	Resource string
+	// SSE serves MCP over the legacy HTTP+SSE transport only (the GET
+	// opens the stream, POSTs go to the endpoint it names), as hosted
+	// servers that never moved to streamable HTTP do. The bearer check
+	// guards both.
+	SSE bool
 }
 
 // Server is a running OAuth-protected MCP server.
@@ -55,17 +60,21 @@ type Server struct {
 	refreshes int
 	authorize url.Values
 	n         int
+	requests  map[string]int // by method, the requests let through
 }
 
 // New starts a server; it stops when the test ends.
 func New(t testing.TB, opts Options) *Server {
-	s := &Server{opts: opts, access: map[string]bool{}, refresh: map[string]bool{}, codes: map[string]string{}}
+	s := &Server{opts: opts, access: map[string]bool{}, refresh: map[string]bool{}, codes: map[string]string{}, requests: map[string]int{}}
 	ms := mcp.NewServer(&mcp.Implementation{Name: "protected", Version: "1"}, nil)
 	ms.AddTool(&mcp.Tool{Name: "whoami", Description: "Says who is logged in.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "logged in"}}}, nil
 		})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ms }, nil)
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ms }, nil)
+	if opts.SSE {
+		h = mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return ms }, nil)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
 		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -81,6 +90,9 @@ func New(t testing.TB, opts Options) *Server {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
+		s.mu.Lock()
+		s.requests[r.Method]++
+		s.mu.Unlock()
 		h.ServeHTTP(w, r)
 	})
 	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
@@ -198,6 +210,14 @@ func oauthError(w http.ResponseWriter, code string) {
 // Logins and Refreshes count the codes exchanged and the refreshes done.
 func (s *Server) Logins() int    { s.mu.Lock(); defer s.mu.Unlock(); return s.logins }
 func (s *Server) Refreshes() int { s.mu.Lock(); defer s.mu.Unlock(); return s.refreshes }
+
+// Requests counts the requests of the given method that carried a valid
+// token and reached the MCP handler.
+func (s *Server) Requests(method string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests[method]
+}
 
 // Registrations counts the clients registered dynamically.
 func (s *Server) Registrations() int { s.mu.Lock(); defer s.mu.Unlock(); return s.registers }
