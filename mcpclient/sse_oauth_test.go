@@ -205,17 +205,7 @@ func TestSSEOAuthBodyNotReplayable(t *testing.T) {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 	}))
 	defer ts.Close()
-	cfg := mcpconfig.Server{Name: "s", URL: ts.URL}
-	discard, _ := testkit.NewLogger()
-	flow, err := newOAuthFlow(&cfg, &OAuthOptions{}, discard, http.DefaultClient, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer flow.close()
-	ot, err := newOAuthTransport(http.DefaultTransport, flow)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ot := newTestOAuthTransport(t, ts.URL)
 	req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(`{}`))
 	req.GetBody = nil
 	req.Body = struct{ readCloser }{req.Body}
@@ -226,7 +216,7 @@ func TestSSEOAuthBodyNotReplayable(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "cannot be sent again after a login because its body cannot be read twice") || posts.Load() != 1 {
 		t.Errorf("err = %v after %d POSTs; want one POST and the reason", err, posts.Load())
 	}
-	if flow.needed.Load() != nil {
+	if ot.flow.needed.Load() != nil {
 		t.Error("a login was asked for although the request could not be repeated")
 	}
 }
@@ -268,24 +258,32 @@ func TestSSEOAuthForbidden(t *testing.T) {
 		http.Error(w, "forbidden", http.StatusForbidden)
 	}))
 	defer ts.Close()
-	cfg := mcpconfig.Server{Name: "s", URL: ts.URL}
-	discard, _ := testkit.NewLogger()
-	flow, err := newOAuthFlow(&cfg, &OAuthOptions{}, discard, http.DefaultClient, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer flow.close()
-	ot, err := newOAuthTransport(http.DefaultTransport, flow)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ot := newTestOAuthTransport(t, ts.URL)
 	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/?sessionid=1", strings.NewReader(`{}`))
 	resp, err := ot.RoundTrip(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusForbidden || posts.Load() != 2 || flow.needed.Load() != nil {
+	if resp.StatusCode != http.StatusForbidden || posts.Load() != 2 || ot.flow.needed.Load() != nil {
 		t.Errorf("status %d after %d POSTs; want the second 403 and no login asked for", resp.StatusCode, posts.Load())
 	}
+}
+
+// newTestOAuthTransport is an oauthTransport for the server at url with a
+// login flow of default options, closed when the test ends.
+func newTestOAuthTransport(t *testing.T, url string) *oauthTransport {
+	t.Helper()
+	cfg := mcpconfig.Server{Name: "s", URL: url}
+	discard, _ := testkit.NewLogger()
+	flow, err := newOAuthFlow(&cfg, &OAuthOptions{}, discard, http.DefaultClient, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(flow.close)
+	ot, err := newOAuthTransport(http.DefaultTransport, flow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ot
 }
