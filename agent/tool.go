@@ -405,6 +405,8 @@ func FormatOutput(v any) (string, error) {
 	switch o := v.(type) {
 	case string:
 		return o, nil
+	case JSONOutput:
+		return o.String(), nil
 	case json.RawMessage:
 		return string(o), nil
 	case []byte:
