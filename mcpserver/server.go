@@ -279,11 +279,13 @@ func runTool(ctx context.Context, t *agent.Tool, args json.RawMessage, session s
 // the isError result when the arguments are rejected or the tool fails.
 // The direct path encodes some outputs itself (see callDirect).
 func execTool(ctx context.Context, t *agent.Tool, args json.RawMessage, session string) (out any, failed *mcp.CallToolResult) {
-	if err := t.CheckArgs(args); err != nil {
+	// The checked context hands the decoded arguments to the tool.
+	ctx, err := t.CheckArgsFor(ctx, args)
+	if err != nil {
 		return nil, errorResult(err.Error())
 	}
 	ctx = agent.WithSession(ctx, session)
-	out, err := t.Execute(ctx, args)
+	out, err = t.Execute(ctx, args)
 	if err != nil {
 		return nil, errorResult(fmt.Sprintf("%s failed: %v", t.Name, err))
 	}

@@ -60,7 +60,7 @@ func (s *Service) newOrderStatusTool() *agent.Tool {
 // orderStatus is getOrderStatus's Execute.
 func (s *Service) orderStatus(ctx context.Context, raw json.RawMessage) (any, error) {
 	const tool = "getOrderStatus"
-	a, err := decodeArgs(tool, raw, "orderId")
+	a, err := decodeArgs(ctx, tool, raw, "orderId")
 	if err != nil {
 		return nil, err
 	}
