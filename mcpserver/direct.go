@@ -33,11 +33,13 @@ func (s *Server) matchDirect(req *jsonrpc.Request) (*agent.Tool, json.RawMessage
 	if !plain || (args != nil && args[0] != '{') {
 		return nil, nil
 	}
-	n, ok := jsonscan.String(name)
-	if !ok {
-		return nil, nil
+	var t *agent.Tool
+	if end, ascii := jsonscan.PlainStringEnd(name, 0); end == len(name) && ascii {
+		// The name as is, looked up without making a string of it.
+		t = s.tools[string(name[1:end-1])]
+	} else if n, ok := jsonscan.String(name); ok {
+		t = s.tools[n]
 	}
-	t := s.tools[n]
 	if t == nil {
 		return nil, nil
 	}
@@ -252,7 +254,7 @@ func (c *lineConn) takeDirect(msg jsonrpc.Message) bool {
 		cancel()
 		return false
 	}
-	id, session := req.ID, "mcp:"+c.sessionID
+	id, session := req.ID, c.toolSession
 	c.srv.workers.start(func() {
 		resp := c.srv.callDirect(ctx, id, t, args, session)
 		// Answered even when the client cancelled it, as the SDK does;

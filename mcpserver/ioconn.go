@@ -86,6 +86,7 @@ func (t *IOTransport) Connect(context.Context) (mcp.Connection, error) {
 		srv:       t.srv,
 		sessionID: "stdio-" + rand.Text(),
 	}
+	c.toolSession = "mcp:" + c.sessionID
 	c.callCtx, c.cancelCalls = context.WithCancel(context.Background())
 	go c.readLines()
 	return c, nil
@@ -133,6 +134,9 @@ type lineConn struct {
 	// sessionID names the session for the tools' idempotency rules, the
 	// same on the SDK path (ServerSession.ID) and the direct path.
 	sessionID string
+	// toolSession is sessionID as sessionIDs.of gives it to the tools,
+	// made once instead of on every direct call.
+	toolSession string
 
 	// pending holds back the end of the input (see inflight).
 	pending inflight
