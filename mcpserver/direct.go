@@ -247,7 +247,7 @@ func (c *lineConn) takeDirect(msg jsonrpc.Message) bool {
 	if t == nil {
 		return false
 	}
-	ctx, cancel := context.WithCancel(c.callCtx)
+	ctx, cancel := context.WithCancel(c.sessionCtx)
 	if !c.pending.startDirect(req.ID.Raw(), cancel) {
 		// The client reused the id of a call still running; the SDK
 		// decides what that means.

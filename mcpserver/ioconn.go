@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/internal/jsonscan"
 	"github.com/agentapp/agentapp/internal/lineread"
 	"github.com/agentapp/agentapp/internal/rpcwire"
@@ -88,6 +89,7 @@ func (t *IOTransport) Connect(context.Context) (mcp.Connection, error) {
 	}
 	c.toolSession = "mcp:" + c.sessionID
 	c.callCtx, c.cancelCalls = context.WithCancel(context.Background())
+	c.sessionCtx = agent.WithSession(c.callCtx, c.toolSession)
 	go c.readLines()
 	return c, nil
 }
@@ -149,6 +151,9 @@ type lineConn struct {
 	initID      jsonrpc.ID
 	initialized atomic.Bool
 	callCtx     context.Context // parent of the direct calls; cancelled by Close
+	// sessionCtx is callCtx carrying toolSession, the direct calls'
+	// parent, so that execTool finds the session already set.
+	sessionCtx  context.Context
 	cancelCalls context.CancelFunc
 }
 

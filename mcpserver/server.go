@@ -284,7 +284,10 @@ func execTool(ctx context.Context, t *agent.Tool, args json.RawMessage, session 
 	if err != nil {
 		return nil, errorResult(err.Error())
 	}
-	ctx = agent.WithSession(ctx, session)
+	if agent.SessionFrom(ctx) != session {
+		// (The direct path's calls carry their session already.)
+		ctx = agent.WithSession(ctx, session)
+	}
 	out, err = t.Execute(ctx, args)
 	if err != nil {
 		return nil, errorResult(fmt.Sprintf("%s failed: %v", t.Name, err))
