@@ -22,8 +22,8 @@ import (
 
 // ExecuteFunc runs a tool with arguments that are a JSON object (or absent,
 // in which case args is nil). It returns a value the loop shows the model:
-// a string is passed as is, a json.RawMessage verbatim, anything else is
-// marshalled to JSON.
+// a string is passed as is, a json.RawMessage verbatim, a JSONOutput as its
+// text, anything else is marshalled to JSON.
 type ExecuteFunc func(ctx context.Context, args json.RawMessage) (any, error)
 
 // Tool is one capability the model can call.
@@ -329,9 +329,10 @@ func DecodeArgs(args json.RawMessage) (map[string]any, error) {
 
 // decodeFlatStrings is DecodeArgs' fast path. It exists because tool
 // arguments are nearly always a small flat object of strings, such as
-// {"orderId":"A-1024"}, and DecodeArgs runs twice on every call (in
-// CheckArgs and again in the tool itself), while json.Unmarshal into an
-// any goes through reflection and allocates for every token.
+// {"orderId":"A-1024"}, and DecodeArgs runs on every call (once when the
+// caller hands CheckArgsFor's decoding to the tool, twice otherwise), while
+// json.Unmarshal into an any goes through reflection and allocates for
+// every token.
 //
 // It accepts exactly one JSON object, with optional whitespace (space, tab,
 // CR, LF) between tokens, whose keys and values are all strings without a
