@@ -22,8 +22,8 @@ import (
 
 // ExecuteFunc runs a tool with arguments that are a JSON object (or absent,
 // in which case args is nil). It returns a value the loop shows the model:
-// a string is passed as is, a json.RawMessage verbatim, anything else is
-// marshalled to JSON.
+// a string is passed as is, a json.RawMessage verbatim, a JSONOutput as its
+// text, anything else is marshalled to JSON.
 type ExecuteFunc func(ctx context.Context, args json.RawMessage) (any, error)
 
 // Tool is one capability the model can call.
@@ -86,6 +86,24 @@ func (t *Tool) IsLocal() bool { return t.Origin == "" }
 // of a call's validation cost; arguments it does not accept go through the
 // general validator, so every error message is the validator's own.
 func (t *Tool) CheckArgs(args json.RawMessage) error {
+	_, err := t.checkArgs(args)
+	return err
+}
+
+// CheckArgsFor is CheckArgs for a call about to run with ctx: it returns
+// ctx carrying the arguments it decoded, so that a tool reading them with
+// ArgsFrom gets that decoding instead of making its own. The map belongs to
+// the call; nothing else reads it.
+func (t *Tool) CheckArgsFor(ctx context.Context, args json.RawMessage) (context.Context, error) {
+	m, err := t.checkArgs(args)
+	if err != nil {
+		return ctx, err
+	}
+	return context.WithValue(ctx, checkedArgsKey{}, &checkedArgs{raw: args, m: m}), nil
+}
+
+// checkArgs is CheckArgs, returning the decoded arguments.
+func (t *Tool) checkArgs(args json.RawMessage) (map[string]any, error) {
 	t.once.Do(func() {
 		if len(t.InputSchema) == 0 {
 			return
@@ -103,19 +121,47 @@ func (t *Tool) CheckArgs(args json.RawMessage) error {
 		t.quick = compileQuick(t.InputSchema)
 	})
 	if t.compErr != nil {
-		return t.compErr
+		return nil, t.compErr
 	}
 	v, err := DecodeArgs(args)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if t.resolved == nil || t.quick.accepts(v) {
-		return nil
+		return v, nil
 	}
 	if err := t.resolved.Validate(v); err != nil {
-		return &ArgsError{Tool: t.Name, Err: err}
+		return nil, &ArgsError{Tool: t.Name, Err: err}
 	}
-	return nil
+	return v, nil
+}
+
+type checkedArgsKey struct{}
+
+// checkedArgs are the arguments CheckArgsFor decoded, with the very bytes
+// they were decoded from.
+type checkedArgs struct {
+	raw json.RawMessage
+	m   map[string]any
+}
+
+// ArgsFrom returns the decoded arguments of a tool call: those CheckArgsFor
+// put in ctx when they were decoded from these very bytes (the same memory,
+// not merely equal text), and otherwise DecodeArgs(args). Either way the
+// result is what DecodeArgs(args) returns.
+func ArgsFrom(ctx context.Context, args json.RawMessage) (map[string]any, error) {
+	if c, ok := ctx.Value(checkedArgsKey{}).(*checkedArgs); ok && sameBytes(c.raw, args) {
+		return c.m, nil
+	}
+	return DecodeArgs(args)
+}
+
+// sameBytes reports whether a and b are the same slice of memory.
+func sameBytes(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	return len(a) == 0 || &a[0] == &b[0]
 }
 
 // quickSchema is a direct check for the schema subset local tools use: an
@@ -283,9 +329,10 @@ func DecodeArgs(args json.RawMessage) (map[string]any, error) {
 
 // decodeFlatStrings is DecodeArgs' fast path. It exists because tool
 // arguments are nearly always a small flat object of strings, such as
-// {"orderId":"A-1024"}, and DecodeArgs runs twice on every call (in
-// CheckArgs and again in the tool itself), while json.Unmarshal into an
-// any goes through reflection and allocates for every token.
+// {"orderId":"A-1024"}, and DecodeArgs runs on every call (once when the
+// caller hands CheckArgsFor's decoding to the tool, twice otherwise), while
+// json.Unmarshal into an any goes through reflection and allocates for
+// every token.
 //
 // It accepts exactly one JSON object, with optional whitespace (space, tab,
 // CR, LF) between tokens, whose keys and values are all strings without a
@@ -405,6 +452,8 @@ func FormatOutput(v any) (string, error) {
 	switch o := v.(type) {
 	case string:
 		return o, nil
+	case JSONOutput:
+		return o.String(), nil
 	case json.RawMessage:
 		return string(o), nil
 	case []byte:

@@ -411,3 +411,29 @@ func TestRunSeesDenialAsResult(t *testing.T) {
 		t.Errorf("calls = %d, text = %q", srv.calls.Load(), res.Text)
 	}
 }
+
+// TestMaskOutputOfEncodedOutput: a tool output encoded once
+// (agent.JSONOutput, what a cache hands out) is masked exactly as the value
+// it was made from, so the encoded form cannot carry personal numbers past
+// the mask.
+func TestMaskOutputOfEncodedOutput(t *testing.T) {
+	v := map[string]any{"orderId": "A-1024", "status": "已发货, 联系 13812345678", "note": "<b>卡号 6222021234567890123</b>"}
+	enc, err := agent.EncodeOutput(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := MaskOutput(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := MaskOutput(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got.(json.RawMessage)) != string(want.(json.RawMessage)) {
+		t.Errorf("masked encoded output %s, masked value %s; want the same", got, want)
+	}
+	if strings.Contains(string(got.(json.RawMessage)), "13812345678") {
+		t.Errorf("the phone number passed the mask: %s", got)
+	}
+}

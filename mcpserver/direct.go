@@ -33,11 +33,13 @@ func (s *Server) matchDirect(req *jsonrpc.Request) (*agent.Tool, json.RawMessage
 	if !plain || (args != nil && args[0] != '{') {
 		return nil, nil
 	}
-	n, ok := jsonscan.String(name)
-	if !ok {
-		return nil, nil
+	var t *agent.Tool
+	if end, ascii := jsonscan.PlainStringEnd(name, 0); end == len(name) && ascii {
+		// The name as is, looked up without making a string of it.
+		t = s.tools[string(name[1:end-1])]
+	} else if n, ok := jsonscan.String(name); ok {
+		t = s.tools[n]
 	}
-	t := s.tools[n]
 	if t == nil {
 		return nil, nil
 	}
@@ -47,7 +49,13 @@ func (s *Server) matchDirect(req *jsonrpc.Request) (*agent.Tool, json.RawMessage
 // callDirect runs t and returns the encoded response to the request id.
 func (s *Server) callDirect(ctx context.Context, id jsonrpc.ID, t *agent.Tool, args json.RawMessage, session string) []byte {
 	s.taken.Add(1)
-	res := s.runRecovered(ctx, t, args, session)
+	out, res := s.runRecovered(ctx, t, args, session)
+	if res == nil {
+		if o, ok := out.(agent.JSONOutput); ok && o.IsObject() {
+			return appendJSONOutputResponse(nil, id, o)
+		}
+		res = successResult(t.Name, out)
+	}
 	data, err := marshalResult(res)
 	if err == nil {
 		var enc []byte
@@ -60,17 +68,43 @@ func (s *Server) callDirect(ctx context.Context, id jsonrpc.ID, t *agent.Tool, a
 		fmt.Sprintf("internal error while answering tools/call: the result of %s cannot be encoded", t.Name))
 }
 
-// runRecovered is runTool with recoverMiddleware's treatment of a panic:
+// runRecovered is execTool with recoverMiddleware's treatment of a panic:
 // the direct path does not pass through the middleware.
-func (s *Server) runRecovered(ctx context.Context, t *agent.Tool, args json.RawMessage, session string) (res *mcp.CallToolResult) {
+func (s *Server) runRecovered(ctx context.Context, t *agent.Tool, args json.RawMessage, session string) (out any, res *mcp.CallToolResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			what := "tool " + t.Name
 			logPanic(s.logger, "tools/call", what, p)
-			res = panicResult(what)
+			out, res = nil, panicResult(what)
 		}
 	}()
-	return runTool(ctx, t, args, session)
+	return execTool(ctx, t, args, session)
+}
+
+// appendJSONOutputResponse appends the response to id for a tool whose
+// output is the JSON object o: what successResult, marshalResult and
+// encodeMessage make of it, in one buffer. A tool that keeps its encoded
+// results (getOrderStatus's cache) is then answered without encoding
+// anything again: o is compact and HTML-escaped (json.Marshal made it), so
+// it goes out as is as structuredContent, and its quoted form is the text
+// block's string.
+func appendJSONOutputResponse(dst []byte, id jsonrpc.ID, o agent.JSONOutput) []byte {
+	const (
+		head = `{"jsonrpc":"2.0","id":`
+		mid  = `,"result":{"content":[{"type":"text","text":`
+		sc   = `}],"structuredContent":`
+	)
+	text, quoted := o.String(), o.Quoted()
+	if dst == nil {
+		dst = make([]byte, 0, len(head)+24+len(mid)+len(quoted)+len(sc)+len(text)+2)
+	}
+	dst = append(dst, head...)
+	dst = appendID(dst, id)
+	dst = append(dst, mid...)
+	dst = append(dst, quoted...)
+	dst = append(dst, sc...)
+	dst = append(dst, text...)
+	return append(dst, "}}"...)
 }
 
 // marshalResult encodes res exactly as the SDK's request path puts it on
@@ -213,14 +247,14 @@ func (c *lineConn) takeDirect(msg jsonrpc.Message) bool {
 	if t == nil {
 		return false
 	}
-	ctx, cancel := context.WithCancel(c.callCtx)
+	ctx, cancel := context.WithCancel(c.sessionCtx)
 	if !c.pending.startDirect(req.ID.Raw(), cancel) {
 		// The client reused the id of a call still running; the SDK
 		// decides what that means.
 		cancel()
 		return false
 	}
-	id, session := req.ID, "mcp:"+c.sessionID
+	id, session := req.ID, c.toolSession
 	c.srv.workers.start(func() {
 		resp := c.srv.callDirect(ctx, id, t, args, session)
 		// Answered even when the client cancelled it, as the SDK does;

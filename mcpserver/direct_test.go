@@ -45,6 +45,8 @@ var directCases = []struct {
 	{"no arguments", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"searchKnowledge"}}`, true},
 	{"html and unicode in text", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"createTicket","arguments":{"subject":"<b>包裹</b> & \u2028 \"引号\"","description":"x < y > z & w"}}}`, true},
 	{"search", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"searchKnowledge","arguments":{"query":"出差住宿标准"}}}`, true},
+	{"escaped name", `{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"getOrder\u0053tatus","arguments":{"orderId":"A-1024"}}}`, true},
+	{"non-ASCII unknown name", `{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"订单","arguments":{}}}`, false},
 	{"unknown tool", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"nope","arguments":{}}}`, false},
 	{"meta", `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-1024"},"_meta":{"progressToken":"p1"}}}`, false},
 	{"null arguments", `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"getOrderStatus","arguments":null}}`, false},

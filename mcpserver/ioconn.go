@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/internal/jsonscan"
 	"github.com/agentapp/agentapp/internal/lineread"
 	"github.com/agentapp/agentapp/internal/rpcwire"
@@ -86,7 +87,9 @@ func (t *IOTransport) Connect(context.Context) (mcp.Connection, error) {
 		srv:       t.srv,
 		sessionID: "stdio-" + rand.Text(),
 	}
+	c.toolSession = "mcp:" + c.sessionID
 	c.callCtx, c.cancelCalls = context.WithCancel(context.Background())
+	c.sessionCtx = agent.WithSession(c.callCtx, c.toolSession)
 	go c.readLines()
 	return c, nil
 }
@@ -133,6 +136,9 @@ type lineConn struct {
 	// sessionID names the session for the tools' idempotency rules, the
 	// same on the SDK path (ServerSession.ID) and the direct path.
 	sessionID string
+	// toolSession is sessionID as sessionIDs.of gives it to the tools,
+	// made once instead of on every direct call.
+	toolSession string
 
 	// pending holds back the end of the input (see inflight).
 	pending inflight
@@ -145,6 +151,9 @@ type lineConn struct {
 	initID      jsonrpc.ID
 	initialized atomic.Bool
 	callCtx     context.Context // parent of the direct calls; cancelled by Close
+	// sessionCtx is callCtx carrying toolSession, the direct calls'
+	// parent, so that execTool finds the session already set.
+	sessionCtx  context.Context
 	cancelCalls context.CancelFunc
 }
 

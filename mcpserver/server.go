@@ -262,19 +262,37 @@ func (s *Server) toolHandler(t *agent.Tool) mcp.ToolHandler {
 // protocol faults are JSON-RPC errors, and those are not raised here.
 // session keys the tools' idempotency rules (agent.WithSession).
 //
-// It is the one place a published tool is run: the SDK's request path
-// (toolHandler) and the direct path (Server.direct) both call it, so the
-// two cannot answer differently.
+// Its execTool is the one place a published tool is run: the SDK's request
+// path (toolHandler, through runTool) and the direct path (callDirect)
+// both call it, so the two cannot run a tool differently; the direct path's
+// own encoding of agent.JSONOutput is held to runTool's by
+// TestDirectCallsMatchSDK.
 func runTool(ctx context.Context, t *agent.Tool, args json.RawMessage, session string) *mcp.CallToolResult {
-	if err := t.CheckArgs(args); err != nil {
-		return errorResult(err.Error())
-	}
-	ctx = agent.WithSession(ctx, session)
-	out, err := t.Execute(ctx, args)
-	if err != nil {
-		return errorResult(fmt.Sprintf("%s failed: %v", t.Name, err))
+	out, failed := execTool(ctx, t, args, session)
+	if failed != nil {
+		return failed
 	}
 	return successResult(t.Name, out)
+}
+
+// execTool is runTool up to the tool's output: it returns the output, or
+// the isError result when the arguments are rejected or the tool fails.
+// The direct path encodes some outputs itself (see callDirect).
+func execTool(ctx context.Context, t *agent.Tool, args json.RawMessage, session string) (out any, failed *mcp.CallToolResult) {
+	// The checked context hands the decoded arguments to the tool.
+	ctx, err := t.CheckArgsFor(ctx, args)
+	if err != nil {
+		return nil, errorResult(err.Error())
+	}
+	if agent.SessionFrom(ctx) != session {
+		// (The direct path's calls carry their session already.)
+		ctx = agent.WithSession(ctx, session)
+	}
+	out, err = t.Execute(ctx, args)
+	if err != nil {
+		return nil, errorResult(fmt.Sprintf("%s failed: %v", t.Name, err))
+	}
+	return out, nil
 }
 
 // successResult encodes a tool's output once and uses the same bytes for
@@ -288,7 +306,10 @@ func successResult(name string, out any) *mcp.CallToolResult {
 	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 	var object bool
-	switch out.(type) {
+	switch o := out.(type) {
+	case agent.JSONOutput:
+		// Encoded by json.Marshal, so valid already.
+		object = o.IsObject()
 	case string, json.RawMessage, []byte, nil:
 		// Text the tool made itself: it may be anything.
 		object = isJSONObject(text)

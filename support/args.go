@@ -1,6 +1,7 @@
 package support
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -38,12 +39,13 @@ type args struct {
 	m    map[string]any
 }
 
-// decodeArgs decodes raw arguments and rejects properties outside allowed,
+// decodeArgs decodes raw arguments, or takes the decoding the caller's
+// check made (agent.ArgsFrom), and rejects properties outside allowed,
 // mirroring "additionalProperties": false in the schemas.
-func decodeArgs(tool string, raw json.RawMessage, allowed ...string) (*args, error) {
-	m, err := agent.DecodeArgs(raw)
+func decodeArgs(ctx context.Context, tool string, raw json.RawMessage, allowed ...string) (args, error) {
+	m, err := agent.ArgsFrom(ctx, raw)
 	if err != nil {
-		return nil, &ArgError{Tool: tool, Msg: err.Error()}
+		return args{}, &ArgError{Tool: tool, Msg: err.Error()}
 	}
 	var extra []string
 	for k := range m {
@@ -53,10 +55,10 @@ func decodeArgs(tool string, raw json.RawMessage, allowed ...string) (*args, err
 	}
 	if len(extra) > 0 {
 		slices.Sort(extra)
-		return nil, &ArgError{Tool: tool, Msg: fmt.Sprintf("unexpected argument(s) %q; %s accepts only %s",
+		return args{}, &ArgError{Tool: tool, Msg: fmt.Sprintf("unexpected argument(s) %q; %s accepts only %s",
 			extra, tool, strings.Join(allowed, ", "))}
 	}
-	return &args{tool: tool, m: m}, nil
+	return args{tool: tool, m: m}, nil
 }
 
 // text returns a required string argument with surrounding white space

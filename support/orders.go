@@ -17,14 +17,16 @@ import (
 // the same with optional white space around it.
 var orderIDPattern = regexp.MustCompile(`^[A-Z]{1,4}-[0-9]{4,12}$`)
 
-// OrderStatus is getOrderStatus's result for a known order.
+// OrderStatus is getOrderStatus's result for a known order, which the tool
+// returns encoded as an agent.JSONOutput.
 type OrderStatus struct {
 	OrderID string `json:"orderId"`
 	Status  string `json:"status"`
 	ETA     string `json:"eta"`
 }
 
-// OrderNotFound is getOrderStatus's result for an unknown order number. It is
+// OrderNotFound is getOrderStatus's result for an unknown order number (also
+// returned encoded as an agent.JSONOutput). It is
 // a normal result, not an error: the model should tell the customer and ask
 // them to check the number, not retry the call.
 type OrderNotFound struct {
@@ -58,7 +60,7 @@ func (s *Service) newOrderStatusTool() *agent.Tool {
 // orderStatus is getOrderStatus's Execute.
 func (s *Service) orderStatus(ctx context.Context, raw json.RawMessage) (any, error) {
 	const tool = "getOrderStatus"
-	a, err := decodeArgs(tool, raw, "orderId")
+	a, err := decodeArgs(ctx, tool, raw, "orderId")
 	if err != nil {
 		return nil, err
 	}
@@ -87,21 +89,34 @@ func (s *Service) orderStatus(ctx context.Context, raw json.RawMessage) (any, er
 }
 
 // readOrder reads one order from the database: getOrderStatus's plain path.
+// The result is an OrderStatus or an OrderNotFound, encoded once here
+// (agent.JSONOutput) so that the cache hands out the encoded form and no
+// call encodes it again.
 func (s *Service) readOrder(ctx context.Context, id string) (any, error) {
 	var out OrderStatus
 	err := s.orderQuery.QueryRowContext(context.WithoutCancel(ctx), id).
 		Scan(&out.OrderID, &out.Status, &out.ETA)
 	if errors.Is(err, sql.ErrNoRows) {
-		return OrderNotFound{
+		return encodeOrder(OrderNotFound{
 			OrderID: id,
 			Found:   false,
 			Message: fmt.Sprintf("No order with number %s was found. Ask the customer to check the order number.", id),
-		}, nil
+		})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("getOrderStatus: cannot read order %s from the database: %w", id, err)
 	}
-	return out, nil
+	return encodeOrder(out)
+}
+
+// encodeOrder returns v as an agent.JSONOutput in an interface, so that a
+// cached result is boxed once and not again on every call that returns it.
+func encodeOrder(v any) (any, error) {
+	o, err := agent.EncodeOutput(v)
+	if err != nil {
+		return nil, fmt.Errorf("getOrderStatus: %w", err)
+	}
+	return o, nil
 }
 
 // orderCache keeps getOrderStatus's results, each valid only while nothing
@@ -125,7 +140,7 @@ type orderCache struct {
 
 type orderEntry struct {
 	v   store.Version
-	out any // OrderStatus or OrderNotFound: values, never changed once made
+	out any // readOrder's result: a value, never changed once made
 }
 
 // maxCachedOrders bounds the cache; when it is full it starts again empty.

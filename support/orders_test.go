@@ -26,10 +26,29 @@ func TestOrderStatusSeedOrders(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.args, err)
 		}
-		if got != tt.want {
+		if got := decodeOrder[support.OrderStatus](t, got); got != tt.want {
 			t.Errorf("%s: got %#v, want %#v", tt.args, got, tt.want)
 		}
 	}
+}
+
+// decodeOrder decodes getOrderStatus's output, which is encoded once by the
+// tool (agent.JSONOutput), into its result type, requiring the very bytes
+// json.Marshal gives for the decoded value.
+func decodeOrder[T any](t *testing.T, out any) T {
+	t.Helper()
+	o, ok := out.(agent.JSONOutput)
+	if !ok {
+		t.Fatalf("getOrderStatus returned %T, want agent.JSONOutput", out)
+	}
+	var v T
+	if err := json.Unmarshal([]byte(o.String()), &v); err != nil {
+		t.Fatalf("%s: %v", o, err)
+	}
+	if b, _ := json.Marshal(v); string(b) != o.String() {
+		t.Fatalf("output %s is not what json.Marshal gives for %#v: %s", o, v, b)
+	}
+	return v
 }
 
 func TestOrderStatusUnknownIsANormalResult(t *testing.T) {
@@ -38,10 +57,7 @@ func TestOrderStatusUnknownIsANormalResult(t *testing.T) {
 	if err != nil {
 		t.Fatalf("unknown order gave an error: %v", err)
 	}
-	nf, ok := got.(support.OrderNotFound)
-	if !ok {
-		t.Fatalf("got %#v, want support.OrderNotFound", got)
-	}
+	nf := decodeOrder[support.OrderNotFound](t, got)
 	if nf.OrderID != "C-9999" || nf.Found || nf.Message == "" {
 		t.Errorf("got %#v", nf)
 	}
@@ -70,7 +86,7 @@ func TestSeedIsAppliedOnce(t *testing.T) {
 		t.Errorf("after reopening there are %d orders, want 2 (a removed seed order must stay removed)", n)
 	}
 	got, err := svc.OrderStatusTool().Execute(context.Background(), json.RawMessage(`{"orderId":"A-1024"}`))
-	if err != nil || got.(support.OrderStatus).Status != "已发货" {
+	if err != nil || decodeOrder[support.OrderStatus](t, got).Status != "已发货" {
 		t.Errorf("A-1024 after reopen: %#v, %v", got, err)
 	}
 }
