@@ -129,7 +129,7 @@ func (d *directCalls) end(err error) {
 		return
 	}
 	// The SDK words a call made after its reader stopped like this.
-	d.ended = fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, "tools/call", err)
+	d.ended = fmt.Errorf("%w: calling %q: client is closing: %v", mcp.ErrConnectionClosed, "tools/call", err)
 	for key, ch := range d.pending {
 		ch <- &jsonrpc.Response{Error: err}
 		delete(d.pending, key)
