@@ -138,6 +138,9 @@ func TestDirectMatchesSDKPathRawServer(t *testing.T) {
 	compareDirect(t, mcpconfig.Server{Name: "raw", Command: testServerPath(t), Args: []string{"-mode", "raw"}}, []directCase{
 		{"a", `{}`},
 		{"legacy", `{}`},
+		// A result asking for input goes to the SDK's path, which runs
+		// the multi-round-trip loop (here: gives up on load shedding).
+		{"input", `{}`},
 	})
 }
 
