@@ -645,8 +645,10 @@ func (b *Bridge) keep(name string) bool {
 	return !slices.Contains(b.cfg.ExcludedTools, name)
 }
 
-// CallTool implements ToolCaller: it sends tools/call on the live session,
-// restarting the server first when it had stopped, and tracks the call so
+// CallTool implements ToolCaller: it sends tools/call on the live
+// connection (on stdio by the bridge's direct path, direct.go; otherwise
+// through the SDK's session), restarting the server first when it had
+// stopped, and tracks the call so
 // that Close can cancel it (the SDK's session close waits for calls in
 // flight, so an unanswered call would otherwise hang Close).
 //
