@@ -648,9 +648,9 @@ func (b *Bridge) keep(name string) bool {
 // CallTool implements ToolCaller: it sends tools/call on the live
 // connection (on stdio by the bridge's direct path, direct.go; otherwise
 // through the SDK's session), restarting the server first when it had
-// stopped, and tracks the call so
-// that Close can cancel it (the SDK's session close waits for calls in
-// flight, so an unanswered call would otherwise hang Close).
+// stopped, and tracks the call so that Close can cancel it (the SDK's
+// session close waits for calls in flight, so an unanswered call would
+// otherwise hang Close).
 //
 // A call the server's exit cut short is not repeated: the tool may have
 // done its work before the server died, and doing it twice (a second
