@@ -50,6 +50,15 @@ func BenchmarkBridgeCall(b *testing.B) {
 			}
 			return br
 		}},
+		{"stdio-sdk-path", func(b *testing.B) *Bridge {
+			// Every tools/call through the SDK's session: what the direct
+			// path saves is the difference to "stdio".
+			br, err := Connect(context.Background(), mcpconfig.Server{Name: "ts", Command: testServerPath(b)}, withSDKToolCalls())
+			if err != nil {
+				b.Fatal(err)
+			}
+			return br
+		}},
 		{"inmemory", func(b *testing.B) *Bridge {
 			br, err := ConnectInMemory(context.Background(), "mem", echoServer())
 			if err != nil {

@@ -68,6 +68,10 @@ type connectOptions struct {
 	progress    func(Progress)
 	logLevel    mcp.LoggingLevel
 	serverLog   func(ServerLog)
+
+	// sdkToolCalls sends every tools/call through the SDK's session, also
+	// on stdio (tests: the plain path the direct one is held to).
+	sdkToolCalls bool
 }
 
 // WithGracePeriods sets the close sequence's waits after stdin EOF and after
@@ -311,6 +315,9 @@ func (b *Bridge) dialStdio(ctx context.Context) (_ *conn, _ toolList, err error)
 	t := &stdioTransport{frames: p.stdout, stdin: stdinCloser{p}}
 	if err := b.open(ctx, c, &captureTransport{inner: t, cap: c.capture}, stdioProtocolVersion); err != nil {
 		return nil, toolList{}, err
+	}
+	if !b.opts.sdkToolCalls && directAllowed(c.session) {
+		c.direct = t.conn
 	}
 	phase = "tools/list"
 	tools, err := b.listTools(ctx, c)
@@ -638,10 +645,12 @@ func (b *Bridge) keep(name string) bool {
 	return !slices.Contains(b.cfg.ExcludedTools, name)
 }
 
-// CallTool implements ToolCaller: it sends tools/call on the live session,
-// restarting the server first when it had stopped, and tracks the call so
-// that Close can cancel it (the SDK's session close waits for calls in
-// flight, so an unanswered call would otherwise hang Close).
+// CallTool implements ToolCaller: it sends tools/call on the live
+// connection (on stdio by the bridge's direct path, direct.go; otherwise
+// through the SDK's session), restarting the server first when it had
+// stopped, and tracks the call so that Close can cancel it (the SDK's
+// session close waits for calls in flight, so an unanswered call would
+// otherwise hang Close).
 //
 // A call the server's exit cut short is not repeated: the tool may have
 // done its work before the server died, and doing it twice (a second
@@ -661,7 +670,7 @@ func (b *Bridge) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Call
 	}
 	p, retire := b.withProgressToken(p)
 	defer retire()
-	res, err := c.session.CallTool(ctx, p)
+	res, err := c.callTool(ctx, p)
 	if err != nil && c.ht != nil && b.isReadOnly(p.Name) && b.mayRetry(ctx, err) {
 		// HTTP: the request may have reached the server before the
 		// connection dropped; asking again is harmless only for a tool that
@@ -676,6 +685,19 @@ func (b *Bridge) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Call
 	}
 	if err != nil {
 		err = b.callFailed(ctx, c, err)
+	}
+	return res, err
+}
+
+// callTool sends tools/call on c: on the direct path of a stdio
+// connection (direct.go) when it has one, else through the SDK's session.
+func (c *conn) callTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	if c.direct == nil {
+		return c.session.CallTool(ctx, p)
+	}
+	res, err := c.direct.callTool(ctx, p)
+	if errors.Is(err, errNeedsSDK) {
+		return c.session.CallTool(ctx, p)
 	}
 	return res, err
 }

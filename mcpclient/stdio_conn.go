@@ -29,15 +29,18 @@ import (
 type stdioTransport struct {
 	frames *frameFilter
 	stdin  io.WriteCloser
+	conn   *stdioConn // the connection made, for the direct tools/call path
 }
 
 func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
-	return &stdioConn{frames: t.frames, stdin: t.stdin, closed: make(chan struct{})}, nil
+	t.conn = &stdioConn{frames: t.frames, stdin: t.stdin, closed: make(chan struct{})}
+	return t.conn, nil
 }
 
 type stdioConn struct {
 	frames *frameFilter
 	queue  []jsonrpc.Message // the rest of a batch; Read's own
+	direct directCalls       // the bridge's own tools/call (direct.go)
 
 	writeMu sync.Mutex
 	stdin   io.WriteCloser
@@ -49,8 +52,23 @@ type stdioConn struct {
 }
 
 // Read implements mcp.Connection. Close unblocks it: closing the pipe ends
-// the filter's read.
+// the filter's read. The answers to the bridge's direct calls are handed
+// to their callers here and never reach the SDK; when reading ends, so do
+// the direct calls waiting for an answer.
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.read(ctx)
+		if err != nil {
+			c.direct.end(err)
+			return nil, err
+		}
+		if !c.direct.deliver(msg) {
+			return msg, nil
+		}
+	}
+}
+
+func (c *stdioConn) read(ctx context.Context) (jsonrpc.Message, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

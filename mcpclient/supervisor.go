@@ -189,8 +189,9 @@ type conn struct {
 	session *mcp.ClientSession
 	client  *mcp.Client // its roots are the ones offered on session
 	capture *capture
-	proc    *process // stdio only
-	release func()   // HTTP: idle connections; in-memory: the server side
+	proc    *process   // stdio only
+	direct  *stdioConn // stdio: the direct tools/call path; nil: the SDK's
+	release func()     // HTTP: idle connections; in-memory: the server side
 	ht      *headerTransport
 
 	closing atomic.Bool // we are ending it: its end is not a crash

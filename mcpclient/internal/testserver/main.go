@@ -269,9 +269,14 @@ func raw() {
 				reply(msg.ID, `{"tools":[{"name":"legacy","inputSchema":`+RawSchemaB+`}]}`)
 			}
 		case "tools/call":
-			if msg.Params.Name == "legacy" {
+			switch msg.Params.Name {
+			case "legacy":
 				reply(msg.ID, `{"toolResult":{"z":1,"a":[true,null]}}`)
-			} else {
+			case "input":
+				// Not listed: a multi-round-trip answer with no input
+				// requests, which the SDK's client takes for load shedding.
+				reply(msg.ID, `{"inputRequests":{},"content":[]}`)
+			default:
 				reply(msg.ID, `{"content":[{"type":"text","text":"a called"}]}`)
 			}
 		default:
