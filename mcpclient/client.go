@@ -419,6 +419,16 @@ func (b *Bridge) loginFlow(ht *headerTransport, clock *connectClock, tokens oaut
 	return flow, nil
 }
 
+// newHTTPConn is the connection of an HTTP transport: releasing it ends the
+// login flow, if there is one, and closes the client's idle connections.
+func newHTTPConn(hc *http.Client, ht *headerTransport, flow *oauthFlow) *conn {
+	release := hc.CloseIdleConnections
+	if flow != nil {
+		release = func() { flow.close(); hc.CloseIdleConnections() }
+	}
+	return &conn{release: release, ht: ht, capture: ht.capture}
+}
+
 func (b *Bridge) dialStreamable(ctx context.Context) (*conn, toolList, error) {
 	timeout := b.connectTimeout()
 	ctx, clock := newConnectClock(ctx, timeout)
@@ -429,11 +439,7 @@ func (b *Bridge) dialStreamable(ctx context.Context) (*conn, toolList, error) {
 		hc.CloseIdleConnections()
 		return nil, toolList{}, &ConnectError{Server: b.name, Err: err, msg: safeText(err)}
 	}
-	release := hc.CloseIdleConnections
-	if flow != nil {
-		release = func() { flow.close(); hc.CloseIdleConnections() }
-	}
-	c := &conn{release: release, ht: ht, capture: ht.capture}
+	c := newHTTPConn(hc, ht, flow)
 	t := &mcp.StreamableClientTransport{
 		Endpoint:   b.cfg.URL,
 		HTTPClient: hc,
@@ -448,7 +454,7 @@ func (b *Bridge) dialStreamable(ctx context.Context) (*conn, toolList, error) {
 		if c.session != nil {
 			_ = c.session.Close()
 		}
-		release()
+		c.release()
 		if flow != nil {
 			if lr := flow.needed.Load(); lr != nil {
 				return &ConnectError{Server: b.name, Err: lr, msg: lr.Error()}

@@ -41,48 +41,29 @@ const maxFastDepth = 500
 // exactly as the SDK does. Keys are matched exactly, as the SDK's decoder
 // matches them (encoding/json would also take "Content" for "content").
 func decodeToolResultFast(raw []byte) (*mcp.CallToolResult, bool) {
-	if len(raw) == 0 || raw[0] != '{' {
-		return nil, false
-	}
 	res := &mcp.CallToolResult{}
-	ok := true
-	var seen uint8
-	once := func(bit uint8) bool {
-		if seen&bit != 0 {
-			return false // the SDK's decoder would merge or overwrite; leave it to it
-		}
-		seen |= bit
-		return true
-	}
 	var content []mcp.Content
-	jsonscan.ForEachMember(raw, func(key, val []byte) {
-		if !ok {
-			return
-		}
+	ok := eachMember(raw, func(key, val []byte) (bit uint16, ok bool) {
 		switch string(key) {
 		case "content":
-			ok = once(1)
-			if ok && !isNull(val) {
-				content, ok = decodeContentList(val)
+			if isNull(val) {
+				return 1 << 0, true
 			}
+			content, ok = decodeContentList(val)
+			return 1 << 0, ok
 		case "structuredContent":
-			ok = once(2)
-			if ok {
-				res.StructuredContent, ok = decodeAny(val, 1)
-			}
+			res.StructuredContent, ok = decodeAny(val, 1)
+			return 1 << 1, ok
 		case "isError":
-			ok = once(4)
-			if ok {
-				res.IsError, ok = decodeBool(val)
-			}
+			res.IsError, ok = decodeBool(val)
+			return 1 << 2, ok
 		case "_meta":
-			ok = once(8)
-			if ok {
-				res.Meta, ok = decodeMeta(val)
-			}
+			res.Meta, ok = decodeMeta(val)
+			return 1 << 3, ok
 		case "inputRequests", "requestState", "resultType":
-			ok = false // multi-round-trip results: the SDK's decoder reads them
+			return 0, false // multi-round-trip results: the SDK's decoder reads them
 		}
+		return 0, true
 	})
 	if !ok {
 		return nil, false
@@ -125,63 +106,49 @@ type contentFields struct {
 }
 
 func decodeContent(v []byte) (mcp.Content, bool) {
-	if v[0] != '{' {
-		return nil, false
-	}
 	var f contentFields
-	ok := true
-	var seen uint16
-	jsonscan.ForEachMember(v, func(key, val []byte) {
-		if !ok {
-			return
-		}
-		var bit uint16
+	ok := eachMember(v, func(key, val []byte) (bit uint16, ok bool) {
 		switch string(key) {
 		case "type":
-			bit = 1 << 0
 			f.typ, ok = decodeString(val)
+			return 1 << 0, ok
 		case "text":
-			bit = 1 << 1
 			f.text, ok = decodeString(val)
+			return 1 << 1, ok
 		case "mimeType":
-			bit = 1 << 2
 			f.mimeType, ok = decodeString(val)
+			return 1 << 2, ok
 		case "data":
-			bit = 1 << 3
 			f.data, ok = decodeBytes(val)
+			return 1 << 3, ok
 		case "uri":
-			bit = 1 << 4
 			f.uri, ok = decodeString(val)
+			return 1 << 4, ok
 		case "name":
-			bit = 1 << 5
 			f.name, ok = decodeString(val)
+			return 1 << 5, ok
 		case "title":
-			bit = 1 << 6
 			f.title, ok = decodeString(val)
+			return 1 << 6, ok
 		case "description":
-			bit = 1 << 7
 			f.description, ok = decodeString(val)
+			return 1 << 7, ok
 		case "size":
-			bit = 1 << 8
 			f.size, ok = decodeSize(val)
+			return 1 << 8, ok
 		case "_meta":
-			bit = 1 << 9
 			f.meta, ok = decodeMeta(val)
+			return 1 << 9, ok
 		case "annotations":
-			bit = 1 << 10
 			f.annotations, ok = decodeAnnotations(val)
+			return 1 << 10, ok
 		case "resource":
-			bit = 1 << 11
 			f.resource, ok = decodeResourceContents(val)
+			return 1 << 11, ok
 		case "icons", "id", "input", "toolUseId", "content", "structuredContent", "isError":
-			ok = false
-		default:
-			return // a member the SDK ignores
+			return 0, false
 		}
-		if seen&bit != 0 {
-			ok = false
-		}
-		seen |= bit
+		return 0, true // a member the SDK ignores
 	})
 	if !ok {
 		return nil, false
@@ -206,40 +173,26 @@ func decodeResourceContents(v []byte) (*mcp.ResourceContents, bool) {
 	if isNull(v) {
 		return nil, true
 	}
-	if v[0] != '{' {
-		return nil, false
-	}
 	r := &mcp.ResourceContents{}
-	ok := true
-	var seen uint8
-	jsonscan.ForEachMember(v, func(key, val []byte) {
-		if !ok {
-			return
-		}
-		var bit uint8
+	ok := eachMember(v, func(key, val []byte) (bit uint16, ok bool) {
 		switch string(key) {
 		case "uri":
-			bit = 1
 			r.URI, ok = decodeString(val)
+			return 1 << 0, ok
 		case "mimeType":
-			bit = 2
 			r.MIMEType, ok = decodeString(val)
+			return 1 << 1, ok
 		case "text":
-			bit = 4
 			r.Text, ok = decodeString(val)
+			return 1 << 2, ok
 		case "blob":
-			bit = 8
 			r.Blob, ok = decodeBytes(val)
+			return 1 << 3, ok
 		case "_meta":
-			bit = 16
 			r.Meta, ok = decodeMeta(val)
-		default:
-			return
+			return 1 << 4, ok
 		}
-		if seen&bit != 0 {
-			ok = false
-		}
-		seen |= bit
+		return 0, true
 	})
 	return r, ok
 }
@@ -248,38 +201,50 @@ func decodeAnnotations(v []byte) (*mcp.Annotations, bool) {
 	if isNull(v) {
 		return nil, true
 	}
-	if v[0] != '{' {
-		return nil, false
-	}
 	a := &mcp.Annotations{}
+	ok := eachMember(v, func(key, val []byte) (bit uint16, ok bool) {
+		switch string(key) {
+		case "audience":
+			a.Audience, ok = decodeRoles(val)
+			return 1 << 0, ok
+		case "lastModified":
+			a.LastModified, ok = decodeString(val)
+			return 1 << 1, ok
+		case "priority":
+			if isNull(val) {
+				return 1 << 2, true
+			}
+			a.Priority, ok = decodeFloat(val)
+			return 1 << 2, ok
+		}
+		return 0, true
+	})
+	return a, ok
+}
+
+// eachMember calls f for each member of the JSON object v, in order, and
+// reports whether v is an object whose members all decoded: false when it
+// is not an object, when f reports false, or when a member f reads (one it
+// gives a bit) comes twice, which the SDK's decoder would merge or
+// overwrite and so is left to it. f returns bit 0 for a member it skips.
+func eachMember(v []byte, f func(key, val []byte) (bit uint16, ok bool)) bool {
+	if len(v) == 0 || v[0] != '{' {
+		return false
+	}
 	ok := true
-	var seen uint8
+	var seen uint16
 	jsonscan.ForEachMember(v, func(key, val []byte) {
 		if !ok {
 			return
 		}
-		var bit uint8
-		switch string(key) {
-		case "audience":
-			bit = 1
-			a.Audience, ok = decodeRoles(val)
-		case "lastModified":
-			bit = 2
-			a.LastModified, ok = decodeString(val)
-		case "priority":
-			bit = 4
-			if !isNull(val) {
-				a.Priority, ok = decodeFloat(val)
-			}
-		default:
-			return
-		}
+		var bit uint16
+		bit, ok = f(key, val)
 		if seen&bit != 0 {
 			ok = false
 		}
 		seen |= bit
 	})
-	return a, ok
+	return ok
 }
 
 func decodeRoles(v []byte) ([]mcp.Role, bool) {

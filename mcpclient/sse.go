@@ -34,11 +34,7 @@ func (b *Bridge) dialSSE(ctx context.Context, tokens oauth2.TokenSource) (*conn,
 		hc.CloseIdleConnections()
 		return nil, toolList{}, &ConnectError{Server: b.name, Err: err, msg: safeText(err)}
 	}
-	release := hc.CloseIdleConnections
-	if flow != nil {
-		release = func() { flow.close(); hc.CloseIdleConnections() }
-	}
-	c := &conn{release: release, ht: ht, capture: ht.capture}
+	c := newHTTPConn(hc, ht, flow)
 	t := &mcp.SSEClientTransport{
 		Endpoint:     b.cfg.URL,
 		HTTPClient:   hc,
@@ -48,7 +44,7 @@ func (b *Bridge) dialSSE(ctx context.Context, tokens oauth2.TokenSource) (*conn,
 		if c.session != nil {
 			_ = c.session.Close()
 		}
-		release()
+		c.release()
 		if flow != nil {
 			if lr := flow.needed.Load(); lr != nil {
 				return &ConnectError{Server: b.name, Err: lr, msg: lr.Error()}
