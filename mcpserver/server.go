@@ -266,7 +266,7 @@ func (s *Server) toolHandler(t *agent.Tool) mcp.ToolHandler {
 // path (toolHandler, through runTool) and the direct path (callDirect)
 // both call it, so the two cannot run a tool differently; the direct path's
 // own encoding of agent.JSONOutput is held to runTool's by
-// TestDirectCallsMatchSDK.
+// TestDirectOrderAnswersMatchSDK.
 func runTool(ctx context.Context, t *agent.Tool, args json.RawMessage, session string) *mcp.CallToolResult {
 	out, failed := execTool(ctx, t, args, session)
 	if failed != nil {
