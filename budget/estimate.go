@@ -43,8 +43,11 @@ type Counts struct {
 	// (line breaks, indentation, tabs).
 	Breaks int
 	// Other counts the bytes of everything else (accented and other
-	// scripts' letters, emoji, invalid UTF-8).
+	// scripts' letters, emoji).
 	Other int
+	// Raw counts invalid UTF-8 bytes and control characters, which byte
+	// pair tokenizers encode a byte at a time.
+	Raw int
 }
 
 // Count returns the features of s in one pass.
@@ -117,7 +120,7 @@ func Count(s string) Counts {
 				space++
 				nl = true
 			case b < 0x20 || b == 0x7f:
-				c.Other++
+				c.Raw++
 			default:
 				punct++
 			}
@@ -131,7 +134,7 @@ func Count(s string) Counts {
 		i += size
 		switch {
 		case r == utf8.RuneError && size == 1:
-			c.Other++
+			c.Raw++
 		case texttok.IsCJK(r):
 			c.CJK++
 		case r >= 0x3000 && r <= 0x303F, r >= 0xFF00 && r <= 0xFFEF, r >= 0x2010 && r <= 0x2027:
@@ -167,7 +170,7 @@ const (
 
 // weights are the tokens per unit of each feature of Counts.
 type weights struct {
-	cjk, cjkPunct, word, letter, digits, punct, punctExtra, breaks, other float64
+	cjk, cjkPunct, word, letter, digits, punct, punctExtra, breaks, other, raw float64
 }
 
 // familyWeights are least-squares fits of Count's features to the real
@@ -175,14 +178,15 @@ type weights struct {
 // each kind of text weighted alike; a fit on half the samples is as good on
 // the other half). Other is set by hand to 0.3 a byte (an emoji about 1.2
 // tokens, an accented letter 0.6): the corpus has too little such text for
-// a fit, and overestimating it is the safe side.
+// a fit, and overestimating it is the safe side. Raw bytes cost one token
+// each, as in a byte-level vocabulary.
 var familyWeights = map[Family]weights{
 	FamilyO200k: {cjk: 0.747, cjkPunct: 0.920, word: 0.804, letter: 0.058, digits: 1.880,
-		punct: 0.800, punctExtra: 0.037, breaks: 0.615, other: 0.3},
+		punct: 0.800, punctExtra: 0.037, breaks: 0.615, other: 0.3, raw: 1},
 	FamilyCL100k: {cjk: 1.074, cjkPunct: 1.306, word: 0.828, letter: 0.052, digits: 1.891,
-		punct: 0.748, punctExtra: 0.029, breaks: 0.889, other: 0.3},
+		punct: 0.748, punctExtra: 0.029, breaks: 0.889, other: 0.3, raw: 1},
 	FamilyCJKDense: {cjk: 0.65, cjkPunct: 0.920, word: 0.804, letter: 0.058, digits: 1.880,
-		punct: 0.800, punctExtra: 0.037, breaks: 0.615, other: 0.3},
+		punct: 0.800, punctExtra: 0.037, breaks: 0.615, other: 0.3, raw: 1},
 }
 
 // Estimator estimates token counts for one tokenizer family. The zero
@@ -212,7 +216,7 @@ func (e *Estimator) Counts(c Counts) int {
 	w := e.w
 	t := w.cjk*float64(c.CJK) + w.cjkPunct*float64(c.CJKPunct) + w.word*float64(c.Words) +
 		w.letter*float64(c.Letters) + w.digits*float64(c.Digits) +
-		w.punct*float64(c.Punct) + w.punctExtra*float64(c.PunctExtra) + w.breaks*float64(c.Breaks) + w.other*float64(c.Other)
+		w.punct*float64(c.Punct) + w.punctExtra*float64(c.PunctExtra) + w.breaks*float64(c.Breaks) + w.other*float64(c.Other) + w.raw*float64(c.Raw)
 	return int(math.Ceil(t))
 }
 
