@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 
@@ -27,7 +26,7 @@ func fixtureTools(t testing.TB) []*agent.Tool {
 	var tools []*agent.Tool
 	servers := 0
 	for _, f := range files {
-		if filepath.Base(f) == "queries.json" {
+		if strings.HasPrefix(filepath.Base(f), "queries") {
 			continue
 		}
 		b, err := os.ReadFile(f)
@@ -75,8 +74,10 @@ type query struct {
 	Tool  string `json:"tool"` // server:name
 }
 
-func loadQueries(t testing.TB) []query {
-	b, err := os.ReadFile("testdata/queries.json")
+func loadQueries(t testing.TB) []query { return loadQueryFile(t, "testdata/queries.json") }
+
+func loadQueryFile(t testing.TB, name string) []query {
+	b, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,14 +116,31 @@ func TestBenchExactNames(t *testing.T) {
 // written against the real servers' tool lists: the right tool in the top
 // 5 for at least 95 % of the queries, in Chinese and in English alike.
 func TestBenchQueries(t *testing.T) {
+	qs := loadQueries(t)
+	if len(qs) < 60 {
+		t.Fatalf("%d queries, the benchmark needs at least 60", len(qs))
+	}
+	benchQueries(t, qs, 95)
+}
+
+// TestBenchQueriesSecond runs the second query set, written blind after
+// the glossary was tuned on the first: its first run (top 5 88.1 %, top 1
+// 59.5 %) is the honest figure for requests nobody tuned for. Thirteen
+// glossary words were then added for its misses (marked in glossary.go),
+// so it is no longer blind. Its bound is lower, as the set is smaller
+// (42 queries: one miss is 2.4 %) and harder.
+func TestBenchQueriesSecond(t *testing.T) {
+	benchQueries(t, loadQueryFile(t, "testdata/queries_second.json"), 85)
+}
+
+func benchQueries(t *testing.T, qs []query, minTop5 float64) {
 	ix, tools := fixtureIndex(t)
 	known := map[string]bool{}
 	for _, tl := range tools {
 		known[tl.Origin+":"+tl.Name] = true
 	}
-	qs := loadQueries(t)
-	if len(qs) < 60 {
-		t.Fatalf("%d queries, the benchmark needs at least 60", len(qs))
+	if len(qs) < 40 {
+		t.Fatalf("%d queries, too few for the benchmark", len(qs))
 	}
 	type tally struct{ n, top1, top5 int }
 	byLang := map[string]*tally{"zh": {}, "en": {}}
@@ -167,8 +185,8 @@ func TestBenchQueries(t *testing.T) {
 		all.top1 += ta.top1
 		all.top5 += ta.top5
 		t.Logf("%s: %d queries, top 1 %d (%.1f%%), top 5 %d (%.1f%%)", lang, ta.n, ta.top1, pct(ta.top1, ta.n), ta.top5, pct(ta.top5, ta.n))
-		if pct(ta.top5, ta.n) < 95 {
-			t.Errorf("%s: right tool in the top 5 for %.1f%% of queries, want at least 95%%", lang, pct(ta.top5, ta.n))
+		if pct(ta.top5, ta.n) < minTop5 {
+			t.Errorf("%s: right tool in the top 5 for %.1f%% of queries, want at least %.0f%%", lang, pct(ta.top5, ta.n), minTop5)
 		}
 	}
 	t.Logf("all: %d queries, top 1 %.1f%%, top 5 %.1f%%", all.n, pct(all.top1, all.n), pct(all.top5, all.n))
@@ -278,14 +296,4 @@ func BenchmarkSearch10k(b *testing.B) {
 		ix.Search(qs[i%len(qs)].Query, 5)
 		i++
 	}
-}
-
-// sortedKeys is for stable logs.
-func sortedKeys(m map[string]int) []string {
-	k := make([]string, 0, len(m))
-	for s := range m {
-		k = append(k, s)
-	}
-	sort.Strings(k)
-	return k
 }

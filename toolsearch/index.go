@@ -212,8 +212,8 @@ func (ix *Index) Search(query string, n int) []Hit {
 		}
 	}
 	// Ranked part.
-	folded := strings.Map(texttok.Fold, q)
-	terms := textTerms(q, nil)
+	folded := phrases.Replace(strings.Map(texttok.Fold, q))
+	terms := textTerms(folded, nil)
 	words := append([]string(nil), terms...)
 	terms = append(terms, expand(folded, words)...)
 	weight := map[string]float64{}

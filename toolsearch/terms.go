@@ -28,22 +28,30 @@ func splitName(s string) string {
 	return b.String()
 }
 
-// stem strips the common English endings so that "files", "file",
-// "searching" and "searched" meet. It is deliberately crude: the same
-// function cuts documents and queries, so it only has to be consistent.
+// stem strips the common English endings so that "files", "filed",
+// "file", "creating", "created" and "create" meet. It is deliberately
+// crude: the same function cuts documents and queries, so it only has to
+// be consistent, not to give real stems ("creat", "issu").
 func stem(w string) string {
 	n := len(w)
 	switch {
 	case n > 4 && strings.HasSuffix(w, "ies"):
-		return w[:n-3] + "y"
+		w = w[:n-3] + "y"
 	case n > 5 && strings.HasSuffix(w, "ing"):
-		return w[:n-3]
+		w = w[:n-3]
 	case n > 4 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed"):
-		return w[:n-2]
+		w = w[:n-2]
 	case n > 4 && (strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "shes") || strings.HasSuffix(w, "sses") || strings.HasSuffix(w, "xes")):
-		return w[:n-2]
+		w = w[:n-2]
 	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us"):
-		return w[:n-1]
+		w = w[:n-1]
+	}
+	n = len(w)
+	switch {
+	case n > 3 && w[n-1] == 'e':
+		w = w[:n-1] // create, creat(ed): one form
+	case n > 3 && w[n-1] == w[n-2] && strings.IndexByte("bdgmnprt", w[n-1]) >= 0:
+		w = w[:n-1] // runn(ing), mapp(ed)
 	}
 	return w
 }
