@@ -3,6 +3,8 @@ package toolsearch
 import (
 	"regexp"
 	"strings"
+
+	"github.com/agentapp/agentapp/internal/texttok"
 )
 
 // zhGlossary maps Chinese words to the English words tool definitions use
@@ -104,12 +106,14 @@ var fileNameRE = regexp.MustCompile(`[\w-]\.[a-z][a-z0-9]{0,4}\b`)
 // expand returns the extra English terms a query's words imply.
 func expand(folded string, words []string) []string {
 	var out []string
-	for _, g := range zhGlossary {
-		if strings.Contains(folded, g.zh) {
-			out = textTerms(g.en, out)
+	if hasCJK(folded) {
+		for _, g := range zhGlossary {
+			if strings.Contains(folded, g.zh) {
+				out = textTerms(g.en, out)
+			}
 		}
 	}
-	if fileNameRE.MatchString(folded) {
+	if strings.IndexByte(folded, '.') >= 0 && fileNameRE.MatchString(folded) {
 		out = append(out, "file")
 	}
 	for _, w := range words {
@@ -118,4 +122,15 @@ func expand(folded string, words []string) []string {
 		}
 	}
 	return out
+}
+
+// hasCJK reports whether s has a CJK character; only then is the glossary
+// scanned.
+func hasCJK(s string) bool {
+	for _, r := range s {
+		if texttok.IsCJK(r) {
+			return true
+		}
+	}
+	return false
 }
