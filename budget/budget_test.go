@@ -307,3 +307,19 @@ func TestExtractiveSummary(t *testing.T) {
 		t.Error("a zero bound must give an empty summary")
 	}
 }
+
+// TestToolEstimateIsTheRequestJSON: a tool is counted as the JSON a
+// chat-completions request carries, the form the weights were fitted on;
+// parameters that are not JSON are still counted.
+func TestToolEstimateIsTheRequestJSON(t *testing.T) {
+	e := NewEstimator(FamilyO200k)
+	spec := model.ToolSpec{Name: "read_file", Description: "Read a file.", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}
+	want := e.Text(`{"type":"function","function":{"name":"read_file","description":"Read a file.","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}}`)
+	if got := e.Tool(spec); got != want {
+		t.Errorf("Tool = %d, want %d (the request's JSON)", got, want)
+	}
+	bad := model.ToolSpec{Name: "x", Parameters: json.RawMessage(strings.Repeat("{", 500))}
+	if got := e.Tool(bad); got < 400 {
+		t.Errorf("invalid parameters counted as %d tokens; they are 500 bytes the request still carries", got)
+	}
+}

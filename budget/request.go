@@ -13,7 +13,7 @@ import (
 const (
 	messageOverhead = 4
 	replyOverhead   = 4
-	toolOverhead    = 8 // "type":"function" and the function wrapper per tool
+	toolOverhead    = 12 // the function wrapper, when a tool is counted by parts
 )
 
 // Message estimates one message: its text, its tool calls' names and
@@ -41,11 +41,33 @@ func (e *Estimator) Messages(ms []model.Message) int {
 	return n
 }
 
-// Tool estimates one tool definition as a request carries it: the JSON of
-// name, description and parameters. Providers render definitions in their
-// own, usually terser, form, so this errs on the high side.
+// Tool estimates one tool definition as a chat-completions request
+// carries it: {"type":"function","function":{name, description,
+// parameters}}, the JSON the weights were fitted on. Providers render
+// definitions in their own, usually terser, form; the Calibrator learns
+// the difference.
 func (e *Estimator) Tool(t model.ToolSpec) int {
-	return toolOverhead + e.Text(t.Name) + e.Text(t.Description) + e.Text(string(t.Parameters))
+	params := t.Parameters
+	if len(params) == 0 || !json.Valid(params) {
+		// Invalid parameters are counted as text, not dropped.
+		return toolOverhead + e.Text(t.Name) + e.Text(t.Description) + e.Text(string(params))
+	}
+	b, err := json.Marshal(toolJSON{Type: "function", Function: toolFunc{Name: t.Name, Description: t.Description, Parameters: params}})
+	if err != nil {
+		return toolOverhead + e.Text(t.Name) + e.Text(t.Description) + e.Text(string(params))
+	}
+	return e.Text(string(b))
+}
+
+type toolJSON struct {
+	Type     string   `json:"type"`
+	Function toolFunc `json:"function"`
+}
+
+type toolFunc struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
 }
 
 // Tools estimates a list of tool definitions.
