@@ -318,8 +318,9 @@ func TestToolEstimateIsTheRequestJSON(t *testing.T) {
 	if got := e.Tool(spec); got != want {
 		t.Errorf("Tool = %d, want %d (the request's JSON)", got, want)
 	}
-	bad := model.ToolSpec{Name: "x", Parameters: json.RawMessage(strings.Repeat("{", 500))}
-	if got := e.Tool(bad); got < 400 {
-		t.Errorf("invalid parameters counted as %d tokens; they are 500 bytes the request still carries", got)
+	text := strings.Repeat("path: string, required; ", 50)
+	bad := model.ToolSpec{Name: "x", Parameters: json.RawMessage(text)}
+	if got := e.Tool(bad); got <= e.Text(text) {
+		t.Errorf("invalid parameters: tool counted as %d tokens, the parameters alone are %d", got, e.Text(text))
 	}
 }
