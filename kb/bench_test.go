@@ -30,15 +30,15 @@ func vocabulary(tb testing.TB) (zh, en []string) {
 			tb.Fatal(err)
 		}
 		for _, seg := range segments(string(b)) {
-			if !seg.cjk {
-				if w := string(seg.runes); len(w) > 2 && !seenEn[w] {
+			if !seg.CJK {
+				if w := string(seg.Runes); len(w) > 2 && !seenEn[w] {
 					seenEn[w] = true
 					en = append(en, w)
 				}
 				continue
 			}
-			for i := 0; i+2 <= len(seg.runes); i += 2 {
-				w := string(seg.runes[i:min(i+2+i%3, len(seg.runes))])
+			for i := 0; i+2 <= len(seg.Runes); i += 2 {
+				w := string(seg.Runes[i:min(i+2+i%3, len(seg.Runes))])
 				if !seenZh[w] {
 					seenZh[w] = true
 					zh = append(zh, w)

@@ -26,6 +26,12 @@ func TestLayering(t *testing.T) {
 		// other way round, and reaches MCP servers only through mcpclient.
 		{"web", []string{"mcpserver", "cmd/agentapp"}},
 		{"chat", []string{"web"}},
+		// The context budget's libraries sit beside the engine: the host
+		// plugs them in, and they know nothing of MCP or the domain.
+		{"budget", []string{"agent", "mcpserver", "mcpclient", "mcpconfig", "chat", "web", "guard", "support", "kb", "store"}},
+		{"resultstore", []string{"mcpserver", "mcpclient", "mcpconfig", "chat", "web", "guard", "support", "kb", "store"}},
+		{"toolsearch", []string{"mcpserver", "mcpclient", "mcpconfig", "chat", "web", "guard", "support", "kb", "store"}},
+		{"internal/texttok", []string{"kb", "store", "agent"}},
 	}
 	for _, r := range rules {
 		out, err := exec.Command("go", "list", "-deps", mod+r.pkg).Output()

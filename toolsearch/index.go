@@ -1,0 +1,265 @@
+// Package toolsearch lets a model find tools it has not been shown: when
+// the MCP servers' tool definitions would take too much of the context,
+// the host defers them, offers a searchTools tool instead, and loads the
+// tools the model finds. Loaded tools join later requests.
+//
+// The index ranks tools by name, title, description and parameter names
+// for queries in English and Chinese (texttok, the knowledge base's
+// tokenizer, plus a glossary from Chinese to the English words tool
+// definitions use). A query that is a tool's exact name, alone or with its
+// server (server__tool, server:tool), always ranks that tool first: a model
+// that knows the name must get that tool.
+package toolsearch
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/internal/texttok"
+)
+
+// Entry is one tool as the index sees it.
+type Entry struct {
+	// Server is the MCP server's name ("" for a local tool).
+	Server string
+	// Name is what the model calls the tool by.
+	Name  string
+	Title string
+	// Description is the tool's description, which the index searches and
+	// whose first sentence the search result shows.
+	Description string
+	// Params are the names of the input schema's top-level properties.
+	Params []string
+}
+
+// EntryOf returns the index entry of a tool: its origin as the server and
+// its input schema's property names as the parameters.
+func EntryOf(t *agent.Tool) Entry {
+	e := Entry{Server: t.Origin, Name: t.Name, Title: t.Title, Description: t.Description}
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(t.InputSchema, &s) == nil {
+		for p := range s.Properties {
+			e.Params = append(e.Params, p)
+		}
+		sort.Strings(e.Params)
+	}
+	return e
+}
+
+// MaxEntries bounds an index; a host with more tools than this has a
+// configuration problem the index should not hide.
+const MaxEntries = 50_000
+
+// MaxQueryBytes bounds a query; the rest is ignored.
+const MaxQueryBytes = 1000
+
+// field weights: a word in a tool's name says more than one in its
+// description.
+const (
+	wName   = 3.0
+	wTitle  = 2.0
+	wServer = 1.5
+	wParams = 1.0
+	wDesc   = 1.0
+	nFields = 5
+	bm25K   = 1.2
+	bm25B   = 0.5
+)
+
+var fieldWeights = [nFields]float64{wName, wTitle, wServer, wParams, wDesc}
+
+// posting is one entry's term frequencies, per field, of one term.
+type posting struct {
+	doc int
+	tf  [nFields]int
+}
+
+// Index is an immutable search index over tool entries, safe for
+// concurrent use. Build a new one when the tools change.
+type Index struct {
+	entries []Entry
+	// postings maps a term to the entries that have it.
+	postings map[string][]posting
+	// lens are each entry's field lengths in terms.
+	lens   [][nFields]int
+	avgLen [nFields]float64
+	// exact maps lower-case "name", "server__name", "server:name",
+	// "server/name" and "server.name" to entries.
+	exact map[string][]int
+	// names maps a lower-case name to entries, for names quoted inside a
+	// longer query.
+	names map[string][]int
+}
+
+// NewIndex indexes entries. More than MaxEntries is an error.
+func NewIndex(entries []Entry) (*Index, error) {
+	if len(entries) > MaxEntries {
+		return nil, fmt.Errorf("%d tools to index, more than the %d the tool search takes: connect fewer servers or narrow their tools", len(entries), MaxEntries)
+	}
+	ix := &Index{
+		entries:  append([]Entry(nil), entries...),
+		postings: map[string][]posting{},
+		lens:     make([][nFields]int, len(entries)),
+		exact:    map[string][]int{},
+		names:    map[string][]int{},
+	}
+	var total [nFields]int
+	for i, e := range ix.entries {
+		fields := [nFields][]string{
+			textTerms(e.Name, nil),
+			textTerms(e.Title, nil),
+			textTerms(e.Server, nil),
+			textTerms(strings.Join(e.Params, " "), nil),
+			textTerms(e.Description, nil),
+		}
+		for f, ts := range fields {
+			for _, t := range ts {
+				ps := ix.postings[t]
+				if len(ps) == 0 || ps[len(ps)-1].doc != i {
+					ps = append(ps, posting{doc: i})
+				}
+				ps[len(ps)-1].tf[f]++
+				ix.postings[t] = ps
+			}
+			ix.lens[i][f] = len(ts)
+			total[f] += len(ts)
+		}
+		name := strings.ToLower(e.Name)
+		keys := []string{name}
+		if e.Server != "" {
+			s := strings.ToLower(e.Server)
+			keys = append(keys, s+"__"+name, s+":"+name, s+"/"+name, s+"."+name)
+		}
+		for _, k := range keys {
+			ix.exact[k] = append(ix.exact[k], i)
+		}
+		ix.names[name] = append(ix.names[name], i)
+	}
+	for f := range total {
+		if len(entries) > 0 {
+			ix.avgLen[f] = max(1, float64(total[f])/float64(len(entries)))
+		}
+	}
+	return ix, nil
+}
+
+// Len returns the number of entries.
+func (ix *Index) Len() int { return len(ix.entries) }
+
+// Hit is one search result.
+type Hit struct {
+	Entry
+	// Score orders hits; only its order means anything.
+	Score float64
+	// Exact reports that the query named this tool.
+	Exact bool
+}
+
+// exactBonus puts a tool named by the query above every ranked one.
+const exactBonus = 1e9
+
+// nameBonus puts a tool whose name appears as a word in a longer query
+// above tools that only share words with it.
+const nameBonus = 1e6
+
+// Search returns at most n entries for query, best first. A query that is
+// a tool's name (case-insensitive, alone or as server__tool, server:tool,
+// server/tool or server.tool) returns that tool first, marked Exact; a
+// tool name quoted inside a longer query comes next; the rest are ranked
+// by BM25 over name, title, server, parameter names and description. Ties
+// keep the index's order. An empty query finds nothing.
+func (ix *Index) Search(query string, n int) []Hit {
+	if n <= 0 || len(ix.entries) == 0 {
+		return nil
+	}
+	if len(query) > MaxQueryBytes {
+		cut := MaxQueryBytes
+		for cut > 0 && !utf8.RuneStart(query[cut]) {
+			cut--
+		}
+		query = query[:cut]
+	}
+	q := strings.ToLower(strings.TrimSpace(strings.Trim(strings.TrimSpace(query), "`'\"")))
+	if q == "" {
+		return nil
+	}
+	scores := map[int]float64{}
+	exact := map[int]bool{}
+	for _, i := range ix.exact[q] {
+		scores[i] += exactBonus
+		exact[i] = true
+	}
+	// A name inside a longer query: "use read_file on x", "call `echo`".
+	for _, tok := range strings.FieldsFunc(q, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\n' || r == ',' || r == '`' || r == '"' || r == '\'' || r == '(' || r == ')' || r == '，' || r == '。' || r == '？' || r == '?'
+	}) {
+		for _, i := range ix.exact[tok] {
+			if !exact[i] {
+				scores[i] += nameBonus
+			}
+		}
+		for _, i := range ix.names[tok] {
+			if !exact[i] && scores[i] < nameBonus {
+				scores[i] += nameBonus
+			}
+		}
+	}
+	// Ranked part.
+	folded := phrases.Replace(strings.Map(texttok.Fold, q))
+	terms := textTerms(folded, nil)
+	words := append([]string(nil), terms...)
+	terms = append(terms, expand(folded, words)...)
+	weight := map[string]float64{}
+	for _, t := range terms {
+		if len(weight) >= texttok.MaxQueryTerms*4 {
+			break
+		}
+		weight[t] = 1 // a term repeated in the query counts once
+	}
+	N := float64(len(ix.entries))
+	for t, w := range weight {
+		ps := ix.postings[t]
+		if len(ps) == 0 {
+			continue
+		}
+		df := float64(len(ps))
+		idf := math.Log(1 + (N-df+0.5)/(df+0.5))
+		for _, p := range ps {
+			s := 0.0
+			for f, tf := range p.tf {
+				if tf == 0 {
+					continue
+				}
+				norm := 1 - bm25B + bm25B*float64(ix.lens[p.doc][f])/ix.avgLen[f]
+				s += fieldWeights[f] * float64(tf) * (bm25K + 1) / (float64(tf) + bm25K*norm)
+			}
+			scores[p.doc] += w * idf * s
+		}
+	}
+	type scored struct {
+		i int
+		s float64
+	}
+	ranked := make([]scored, 0, len(scores))
+	for i, s := range scores {
+		ranked = append(ranked, scored{i, s})
+	}
+	sort.Slice(ranked, func(a, b int) bool {
+		if ranked[a].s != ranked[b].s {
+			return ranked[a].s > ranked[b].s
+		}
+		return ranked[a].i < ranked[b].i
+	})
+	hits := make([]Hit, 0, min(n, len(ranked)))
+	for _, r := range ranked[:min(n, len(ranked))] {
+		hits = append(hits, Hit{Entry: ix.entries[r.i], Score: r.s, Exact: exact[r.i]})
+	}
+	return hits
+}
