@@ -26,6 +26,9 @@ func (s *Server) matchDirect(req *jsonrpc.Request) (*agent.Tool, json.RawMessage
 			name = val
 		case "arguments":
 			args = val
+		case "_meta":
+			// Only a trace context, and only with tracing on (tracing.go).
+			plain = plain && s.acceptMeta(val)
 		default:
 			plain = false
 		}
@@ -255,8 +258,17 @@ func (c *lineConn) takeDirect(msg jsonrpc.Message) bool {
 		return false
 	}
 	id, session := req.ID, c.toolSession
+	var fields map[string]string
+	if c.srv.tracing != nil {
+		fields = traceFields(req.Params)
+	}
 	c.srv.workers.start(func() {
-		resp := c.srv.callDirect(ctx, id, t, args, session)
+		var resp []byte
+		if c.srv.tracing != nil {
+			resp = c.srv.tracedDirect(ctx, id, t, args, session, fields)
+		} else {
+			resp = c.srv.callDirect(ctx, id, t, args, session)
+		}
 		// Answered even when the client cancelled it, as the SDK does;
 		// only a closed connection gets nothing. The call ends (and the
 		// end of the input stops waiting for it) once its answer has

@@ -86,12 +86,14 @@ func (t *Tracing) StartTurn(ctx context.Context, session, frontEnd string) (cont
 // StartModelCall starts the span of one model call under ctx's trace:
 // "chat {model}", with the request's model.
 func StartModelCall(ctx context.Context, model string, maxTokens int64) (context.Context, *Span) {
-	ctx, sp := child(ctx, "chat "+model, trace.SpanKindClient)
-	if sp != nil {
-		sp.span.SetAttributes(AttrGenAIOperation.String("chat"), AttrGenAIRequestModel.String(model))
-		if maxTokens > 0 {
-			sp.span.SetAttributes(AttrGenAIRequestMaxToken.Int64(maxTokens))
-		}
+	t := FromContext(ctx)
+	if t == nil {
+		return ctx, nil
+	}
+	ctx, sp := t.start(ctx, "chat "+model, trace.SpanKindClient,
+		AttrGenAIOperation.String("chat"), AttrGenAIRequestModel.String(model))
+	if maxTokens > 0 {
+		sp.span.SetAttributes(AttrGenAIRequestMaxToken.Int64(maxTokens))
 	}
 	return ctx, sp
 }
@@ -117,10 +119,11 @@ func (s *Span) EndModelCall(inputTokens, outputTokens int, finishReason string, 
 // "execute_tool {tool}". server is the MCP server the tool comes from, ""
 // for a local tool. The arguments are recorded only with RecordContent.
 func StartToolCall(ctx context.Context, tool, callID, server string, args []byte) (context.Context, *Span) {
-	ctx, sp := child(ctx, "execute_tool "+tool, trace.SpanKindInternal)
-	if sp == nil {
+	t := FromContext(ctx)
+	if t == nil {
 		return ctx, nil
 	}
+	ctx, sp := t.start(ctx, "execute_tool "+tool, trace.SpanKindInternal)
 	kind := "function"
 	if server != "" {
 		kind = "extension"
@@ -146,10 +149,13 @@ func (s *Span) EndToolCall(result string, err error) {
 	if s == nil {
 		return
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		s.span.SetAttributes(AttrToolOutcome.String("error"))
 		s.Fail(err)
-	} else {
+	case s.denied.Load():
+		s.span.SetAttributes(AttrToolOutcome.String("denied"))
+	default:
 		s.span.SetAttributes(AttrToolOutcome.String("ok"))
 		if s.content {
 			s.span.SetAttributes(AttrGenAIToolResult.String(result))
@@ -197,19 +203,17 @@ const (
 
 // GuardDecision adds a "guard.decision" event to the span ctx carries
 // (the tool call's): which rule decided (allowlist, injection, confirm,
-// pii, input) and what. Nothing happens with tracing off.
+// pii, input) and what. A refusal makes the tool call's outcome "denied".
+// Nothing happens with tracing off.
 func GuardDecision(ctx context.Context, rule, decision, reason string) {
-	if FromContext(ctx) == nil {
+	sp := spanFrom(ctx)
+	if sp == nil {
 		return
 	}
-	sp := trace.SpanFromContext(ctx)
-	if !sp.IsRecording() {
-		return
-	}
-	sp.AddEvent("guard.decision", trace.WithAttributes(
+	sp.span.AddEvent("guard.decision", trace.WithAttributes(
 		AttrGuardRule.String(rule), AttrGuardDecision.String(decision), AttrGuardReason.String(reason)))
 	if decision == GuardDenied || decision == GuardRefused {
-		sp.SetAttributes(AttrToolOutcome.String("denied"))
+		sp.denied.Store(true)
 	}
 }
 
@@ -218,10 +222,11 @@ func GuardDecision(ctx context.Context, rule, decision, reason string) {
 // wait. The guard's confirmation uses it; a front end that asks outside
 // the guard calls it around its own question.
 func StartApproval(ctx context.Context, tool, server string) (context.Context, *Span) {
-	ctx, sp := child(ctx, "guard.approval "+tool, trace.SpanKindInternal)
-	if sp == nil {
+	t := FromContext(ctx)
+	if t == nil {
 		return ctx, nil
 	}
+	ctx, sp := t.start(ctx, "guard.approval "+tool, trace.SpanKindInternal)
 	sp.span.SetAttributes(AttrGenAIToolName.String(tool), AttrGuardRule.String("confirm"))
 	if server != "" {
 		sp.span.SetAttributes(AttrToolServer.String(server))

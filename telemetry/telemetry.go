@@ -17,6 +17,7 @@ package telemetry
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -58,31 +59,40 @@ func New(tp trace.TracerProvider, opts *Options) *Tracing {
 // queries (Options.RecordContent).
 func (t *Tracing) RecordsContent() bool { return t != nil && t.content }
 
-type tracingKey struct{}
+type spanKey struct{}
 
 // FromContext returns the Tracing of the trace ctx carries, or nil when
-// ctx carries none: a span started by a Tracing puts it there, so that the
-// packages below continue the trace without being handed a tracer.
+// ctx carries none: a span started here puts itself in its context, so
+// that the packages below continue the trace without being handed a
+// tracer.
 func FromContext(ctx context.Context) *Tracing {
-	t, _ := ctx.Value(tracingKey{}).(*Tracing)
-	return t
+	if sp := spanFrom(ctx); sp != nil {
+		return sp.t
+	}
+	return nil
+}
+
+// spanFrom returns the innermost span started here that ctx carries.
+func spanFrom(ctx context.Context) *Span {
+	sp, _ := ctx.Value(spanKey{}).(*Span)
+	return sp
 }
 
 // Span is one span agentapp started. A nil *Span is valid: every method
 // does nothing, which is what tracing off gets.
 type Span struct {
 	span    trace.Span
+	t       *Tracing
 	content bool
+	denied  atomic.Bool // a guard refused the call (GuardDecision)
 }
 
 // start starts a span named name under ctx's span (or the remote parent
 // ctx carries) and puts t in the returned context.
 func (t *Tracing) start(ctx context.Context, name string, kind trace.SpanKind, attrs ...attribute.KeyValue) (context.Context, *Span) {
-	ctx, sp := t.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
-	if FromContext(ctx) != t {
-		ctx = context.WithValue(ctx, tracingKey{}, t)
-	}
-	return ctx, &Span{span: sp, content: t.content}
+	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
+	sp := &Span{span: span, t: t, content: t.content}
+	return context.WithValue(ctx, spanKey{}, sp), sp
 }
 
 // Start starts a span named name as a child of ctx's span, or as the root
