@@ -1,5 +1,6 @@
 // Package otlp sets up OpenTelemetry tracing with the SDK and an OTLP
-// exporter (HTTP with protobuf, or gRPC), configured by the standard
+// exporter (HTTP with protobuf; gRPC in builds with the otlpgrpc tag),
+// configured by the standard
 // OTEL_* variables. It reads them through Options.Lookup, which
 // cmd/agentapp gives it: the package reads no environment itself.
 //
@@ -20,11 +21,13 @@ import (
 
 	"github.com/agentapp/agentapp/telemetry"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
+
+// newGRPCExporter makes the OTLP/gRPC exporter. Only builds with the
+// otlpgrpc tag have it (otlp_grpc.go): see httpExporter for why.
+var newGRPCExporter func(context.Context, *config) (sdktrace.SpanExporter, error)
 
 // Options configure Setup.
 type Options struct {
@@ -309,39 +312,16 @@ func Setup(ctx context.Context, opts *Options) (*Provider, error) {
 	if err != nil || !c.on {
 		return &Provider{}, err
 	}
-	var exp sdktrace.SpanExporter
+	var exp sdktrace.SpanExporter = newHTTPExporter(c)
 	if c.protocol == "grpc" {
-		o := []otlptracegrpc.Option{otlptracegrpc.WithEndpointURL(c.endpoint)}
-		if c.insecure {
-			o = append(o, otlptracegrpc.WithInsecure())
+		if newGRPCExporter == nil {
+			return &Provider{}, configError("OTEL_EXPORTER_OTLP_PROTOCOL=grpc: this build sends traces over OTLP/HTTP only " +
+				"(gRPC's client costs every start, traced or not; build with -tags otlpgrpc to have it); " +
+				"use http/protobuf and the collector's OTLP/HTTP port, 4318 by default")
 		}
-		if c.headers != nil {
-			o = append(o, otlptracegrpc.WithHeaders(c.headers))
+		if exp, err = newGRPCExporter(ctx, c); err != nil {
+			return &Provider{}, fmt.Errorf("starting the OTLP/gRPC exporter for %s: %w", c.endpoint, err)
 		}
-		if c.timeout > 0 {
-			o = append(o, otlptracegrpc.WithTimeout(c.timeout))
-		}
-		if c.compression == "gzip" {
-			o = append(o, otlptracegrpc.WithCompressor("gzip"))
-		}
-		exp, err = otlptracegrpc.New(ctx, o...)
-	} else {
-		o := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(c.endpoint)}
-		if c.headers != nil {
-			o = append(o, otlptracehttp.WithHeaders(c.headers))
-		}
-		if c.timeout > 0 {
-			o = append(o, otlptracehttp.WithTimeout(c.timeout))
-		}
-		if c.compression == "gzip" {
-			o = append(o, otlptracehttp.WithCompression(otlptracehttp.GzipCompression))
-		} else {
-			o = append(o, otlptracehttp.WithCompression(otlptracehttp.NoCompression))
-		}
-		exp, err = otlptracehttp.New(ctx, o...)
-	}
-	if err != nil {
-		return &Provider{}, fmt.Errorf("starting the OTLP exporter for %s: %w", c.endpoint, err)
 	}
 	service := c.service
 	if service == "" {
