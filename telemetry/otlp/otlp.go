@@ -112,8 +112,8 @@ func configError(format string, args ...any) error {
 }
 
 // Enabled reports whether the variables turn tracing on, without setting
-// anything up: an OTLP endpoint is set, or OTEL_TRACES_EXPORTER is otlp,
-// and neither OTEL_SDK_DISABLED=true nor OTEL_TRACES_EXPORTER=none turns it
+// anything up: an OTLP endpoint is set, or OTEL_TRACES_EXPORTER names an
+// exporter (otlp; Setup refuses others), and neither OTEL_SDK_DISABLED=true nor OTEL_TRACES_EXPORTER=none turns it
 // off.
 func Enabled(lookup func(string) (string, bool)) bool {
 	if lookup == nil {
@@ -126,8 +126,9 @@ func Enabled(lookup func(string) (string, bool)) bool {
 	switch exp := strings.ToLower(get("OTEL_TRACES_EXPORTER")); exp {
 	case "none":
 		return false
-	case "otlp":
-		return true
+	case "":
+	default:
+		return true // otlp, or one Setup refuses with a clear error
 	}
 	return get("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 }
