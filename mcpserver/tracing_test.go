@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/telemetry"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
@@ -112,5 +115,65 @@ func TestTracingOffKeepsDirectPath(t *testing.T) {
 	wantBytes(t, s.next(), 2, 2)
 	if got := srv.taken.Load(); got != 1 {
 		t.Fatalf("direct path took %d calls, want 1 (only the plain one)", got)
+	}
+}
+
+// headerTransport adds a traceparent header to every request.
+type headerTransport struct{ value string }
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("traceparent", h.value)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestTracingHTTP: over streamable HTTP the server span continues the
+// trace in a request's _meta, or else the one in the HTTP request's
+// traceparent header.
+func TestTracingHTTP(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	defer tp.Shutdown(context.Background())
+	srv := New(&Options{Version: "test", Tools: []*agent.Tool{echoLenTool}, Tracing: telemetry.New(tp, nil)})
+	h := NewHTTPHandler(srv, nil)
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	defer h.CloseSessions()
+	ctx := context.Background()
+
+	const headerSpan = "1111111111111111"
+	headerParent := "00-" + parentTrace + "-" + headerSpan + "-01"
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint: ts.URL + HTTPPath, HTTPClient: &http.Client{Transport: headerTransport{headerParent}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for _, p := range []*mcp.CallToolParams{
+		{Name: "echoLen", Arguments: map[string]any{"text": "abc"}, Meta: mcp.Meta{"traceparent": traceparent}},
+		{Name: "echoLen", Arguments: map[string]any{"text": "abcd"}},
+	} {
+		if res, err := cs.CallTool(ctx, p); err != nil || res.IsError {
+			t.Fatalf("call: %v %+v", err, res)
+		}
+	}
+	parents := map[string]bool{}
+	for _, sp := range rec.Ended() {
+		if sp.Name() != "tools/call echoLen" {
+			continue
+		}
+		if sp.SpanContext().TraceID().String() != parentTrace {
+			t.Errorf("span in trace %s, want %s", sp.SpanContext().TraceID(), parentTrace)
+		}
+		for _, kv := range sp.Attributes() {
+			if kv.Key == "network.transport" && kv.Value.AsString() != "tcp" {
+				t.Errorf("network.transport %q", kv.Value.AsString())
+			}
+		}
+		parents[sp.Parent().SpanID().String()] = true
+	}
+	if !parents[parentSpan] || !parents[headerSpan] || len(parents) != 2 {
+		t.Errorf("parents %v: want the _meta's %s and the header's %s", parents, parentSpan, headerSpan)
 	}
 }
