@@ -157,9 +157,9 @@ func (s *Span) EndToolCall(result string, err error) {
 		s.span.SetAttributes(AttrToolOutcome.String("denied"))
 	default:
 		s.span.SetAttributes(AttrToolOutcome.String("ok"))
-		if s.content {
-			s.span.SetAttributes(AttrGenAIToolResult.String(result))
-		}
+	}
+	if err == nil && s.content {
+		s.span.SetAttributes(AttrGenAIToolResult.String(result))
 	}
 	s.span.End()
 }
