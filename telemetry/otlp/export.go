@@ -45,8 +45,8 @@ const defaultExportTimeout = 10 * time.Second
 // maxResponseBody bounds what is read of a collector's answer.
 const maxResponseBody = 64 << 10
 
-// maxAttempts bounds the sends of one batch: a collector that answers 429
-// or 503, or cannot be reached, is tried again after 0.5 s, then 1 s.
+// maxAttempts bounds the sends of one batch: a collector that answers 429,
+// 502, 503 or 504 is tried again after 0.5 s, then 1 s.
 const maxAttempts = 3
 
 func newHTTPExporter(c *config) *httpExporter {
@@ -120,7 +120,9 @@ func (e *httpExporter) send(ctx context.Context, body []byte) (retry bool, err e
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
-		return ctx.Err() == nil, err
+		// A collector that cannot be reached is not retried: the next
+		// batch tries again, and the exit of a command must not wait.
+		return false, err
 	}
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBody))

@@ -3,9 +3,12 @@ package otlp_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -188,4 +191,38 @@ func TestShutdownBounded(t *testing.T) {
 		t.Fatal("Shutdown did not return within 20s of a 300ms deadline")
 	}
 	close(block)
+}
+
+// TestRetriesUnavailable: a collector that answers 503 once gets the
+// batch again, and it arrives.
+func TestRetriesUnavailable(t *testing.T) {
+	rcv := otlptest.Start(t)
+	var mu sync.Mutex
+	refused := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		first := refused == 0
+		if first {
+			refused++
+		}
+		mu.Unlock()
+		if first {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		rcv.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	p, err := otlp.Setup(context.Background(), &otlp.Options{Lookup: lookup(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": srv.URL})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sp := p.Tracing().StartTurn(context.Background(), "s", "chat")
+	sp.End()
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rcv.Spans()); n != 1 || refused != 1 {
+		t.Fatalf("%d spans after %d refusals, want 1 after 1", n, refused)
+	}
 }

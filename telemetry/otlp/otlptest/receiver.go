@@ -83,13 +83,14 @@ type Receiver struct {
 // Start starts a receiver that stops when t ends.
 func Start(t testing.TB) *Receiver {
 	r := &Receiver{changed: make(chan struct{}, 1)}
-	srv := httptest.NewServer(http.HandlerFunc(r.serve))
+	srv := httptest.NewServer(r)
 	t.Cleanup(srv.Close)
 	r.URL = srv.URL
 	return r
 }
 
-func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
+// ServeHTTP receives one export request.
+func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	problem := func(msg string) {
 		r.mu.Lock()
 		r.problems = append(r.problems, msg)
