@@ -258,17 +258,12 @@ func (c *lineConn) takeDirect(msg jsonrpc.Message) bool {
 		return false
 	}
 	id, session := req.ID, c.toolSession
-	var fields map[string]string
 	if c.srv.tracing != nil {
-		fields = traceFields(req.Params)
+		c.startTraced(ctx, cancel, id, t, args, session, req.Params)
+		return true
 	}
 	c.srv.workers.start(func() {
-		var resp []byte
-		if c.srv.tracing != nil {
-			resp = c.srv.tracedDirect(ctx, id, t, args, session, fields)
-		} else {
-			resp = c.srv.callDirect(ctx, id, t, args, session)
-		}
+		resp := c.srv.callDirect(ctx, id, t, args, session)
 		// Answered even when the client cancelled it, as the SDK does;
 		// only a closed connection gets nothing. The call ends (and the
 		// end of the input stops waiting for it) once its answer has

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -102,6 +103,19 @@ func traceFields(params []byte) map[string]string {
 		})
 	})
 	return fields
+}
+
+// startTraced is takeDirect's start of a call with tracing on: as
+// without, the call runs on a warm worker and its answer is written (even
+// when cancelled, not when the connection is closing), inside the
+// request's server span.
+func (c *lineConn) startTraced(ctx context.Context, cancel context.CancelFunc, id jsonrpc.ID, t *agent.Tool, args json.RawMessage, session string, params []byte) {
+	fields := traceFields(params)
+	c.srv.workers.start(func() {
+		resp := c.srv.tracedDirect(ctx, id, t, args, session, fields)
+		c.answerDirect(id.Raw(), resp, c.callCtx.Err() == nil)
+		cancel()
+	})
 }
 
 // tracedDirect is callDirect inside the request's server span. The
