@@ -104,13 +104,7 @@ func run(ctx context.Context, opts *Options) (*Result, error) {
 		if opts.Observer != nil {
 			opts.Observer.Think(res.Steps+1, len(req.Messages), len(specs))
 		}
-		var resp *model.Response
-		var err error
-		if opts.OnText != nil {
-			resp, err = opts.Model.Stream(ctx, req, opts.OnText)
-		} else {
-			resp, err = opts.Model.Generate(ctx, req)
-		}
+		resp, err := generate(ctx, opts, req)
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
 				err = fmt.Errorf("%w (%v)", ctxErr, err)
@@ -188,7 +182,7 @@ func runCalls(ctx context.Context, tools *ToolSet, step int, msg model.Message) 
 	if len(events) == 1 {
 		// The common case: no goroutine, unless the tool must be abandoned on
 		// cancellation, which callTool's own select handles.
-		events[0].Output, events[0].Err = callTool(ctx, tools, msg.ToolCalls[0])
+		events[0].Output, events[0].Err = tracedTool(ctx, tools, msg.ToolCalls[0])
 		return events, ctx.Err()
 	}
 	var wg sync.WaitGroup
@@ -196,7 +190,7 @@ func runCalls(ctx context.Context, tools *ToolSet, step int, msg model.Message) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			events[i].Output, events[i].Err = callTool(ctx, tools, c)
+			events[i].Output, events[i].Err = tracedTool(ctx, tools, c)
 		}()
 	}
 	wg.Wait()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentapp/agentapp/telemetry"
 
 	"github.com/agentapp/agentapp/agent"
 )
@@ -113,12 +114,14 @@ func Wrap(t *agent.Tool, g *Guards) *agent.Tool {
 	name, server := t.Name, t.Origin
 	return withExecute(t, func(ctx context.Context, args json.RawMessage) (any, error) {
 		if g.allow != nil && !g.allow[name] {
+			telemetry.GuardDecision(ctx, "allowlist", telemetry.GuardDenied, "not in "+EnvAllowlist)
 			g.audit.Record(Event{Event: EventAllowlistDenied, Tool: name, Server: server,
 				Reason: "not in " + EnvAllowlist, Args: g.previewForAudit(args)})
 			return denied(fmt.Sprintf("%s is not in %s, so it was not called. Tell the user this tool is blocked by configuration.",
 				describeCall(name, server), EnvAllowlist)), nil
 		}
 		if f, ok := ScanArgs(args); ok {
+			telemetry.GuardDecision(ctx, "injection", telemetry.GuardDenied, "prompt-injection pattern "+f.Pattern)
 			g.audit.Record(Event{Event: EventInjectionDenied, Tool: name, Server: server,
 				Reason: "prompt-injection pattern in the arguments", Pattern: f.Pattern, Match: f.Match, Args: g.previewForAudit(args)})
 			return denied(fmt.Sprintf("the arguments for %s contain a prompt-injection pattern (%s), so it was not called.",
@@ -127,12 +130,13 @@ func Wrap(t *agent.Tool, g *Guards) *agent.Tool {
 		if g.confirm[name] {
 			d := Decision{Reason: "no confirmer is configured, so nobody could approve the call"}
 			if g.confirmer != nil {
-				d = g.confirmer.Confirm(ctx, ConfirmRequest{Tool: name, Server: server, Args: args})
+				d = confirmTraced(ctx, g.confirmer, ConfirmRequest{Tool: name, Server: server, Args: args})
 			}
 			decision := "refused"
 			if d.Approved {
 				decision = "approved"
 			}
+			telemetry.GuardDecision(ctx, "confirm", decision, d.Reason)
 			g.audit.Record(Event{Event: EventConfirm, Tool: name, Server: server, Decision: decision,
 				Reason: d.Reason, Args: g.previewForAudit(args)})
 			if !d.Approved {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/agentapp/agentapp/telemetry"
 	"math"
 	"strings"
 	"unicode"
@@ -79,6 +80,22 @@ const searchSQL = `SELECT c.doc_id, d.title, c.text, f.score
 // say) has no hits; an empty or over-long query or n outside 1..MaxK is an
 // error.
 func (k *KB) Search(ctx context.Context, query string, n int) ([]Hit, error) {
+	if telemetry.Enabled(ctx) {
+		return k.tracedSearch(ctx, query, n)
+	}
+	return k.searchQuery(ctx, query, n)
+}
+
+// tracedSearch is searchQuery inside a kb.search span (telemetry).
+func (k *KB) tracedSearch(ctx context.Context, query string, n int) ([]Hit, error) {
+	ctx, sp := telemetry.StartSearch(ctx, query, n)
+	hits, err := k.searchQuery(ctx, query, n)
+	sp.EndSearch(len(hits), err)
+	return hits, err
+}
+
+// searchQuery is Search without its span.
+func (k *KB) searchQuery(ctx context.Context, query string, n int) ([]Hit, error) {
 	if err := CheckQuery(query); err != nil {
 		return nil, err
 	}

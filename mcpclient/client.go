@@ -543,6 +543,7 @@ func ConnectInMemory(ctx context.Context, name string, srv InProcessServer, opts
 // open runs initialize over t and stores the session in c.
 func (b *Bridge) open(ctx context.Context, c *conn, t mcp.Transport, version string) error {
 	client := mcp.NewClient(clientImpl, b.clientOptions(c))
+	client.AddSendingMiddleware(b.tracingMiddleware(c))
 	// Before connecting, so that a server asking for the roots as soon as
 	// it is initialized gets them.
 	b.side.rootsMu.Lock()
@@ -676,7 +677,7 @@ func (b *Bridge) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Call
 	}
 	p, retire := b.withProgressToken(p)
 	defer retire()
-	res, err := c.callTool(ctx, p)
+	res, err := b.tracedCall(ctx, c, p)
 	if err != nil && c.ht != nil && b.isReadOnly(p.Name) && b.mayRetry(ctx, err) {
 		// HTTP: the request may have reached the server before the
 		// connection dropped; asking again is harmless only for a tool that

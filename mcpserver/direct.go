@@ -26,6 +26,9 @@ func (s *Server) matchDirect(req *jsonrpc.Request) (*agent.Tool, json.RawMessage
 			name = val
 		case "arguments":
 			args = val
+		case "_meta":
+			// Only a trace context, and only with tracing on (tracing.go).
+			plain = plain && s.acceptMeta(val)
 		default:
 			plain = false
 		}
@@ -255,6 +258,10 @@ func (c *lineConn) takeDirect(msg jsonrpc.Message) bool {
 		return false
 	}
 	id, session := req.ID, c.toolSession
+	if c.srv.tracing != nil {
+		c.startTraced(ctx, cancel, id, t, args, session, req.Params)
+		return true
+	}
 	c.srv.workers.start(func() {
 		resp := c.srv.callDirect(ctx, id, t, args, session)
 		// Answered even when the client cancelled it, as the SDK does;

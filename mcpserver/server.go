@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -60,6 +61,9 @@ type Options struct {
 	// panic recovery. Any middleware turns the stdio fast path off (see
 	// Server), so that every request passes through it.
 	Middleware []mcp.Middleware
+	// Tracing, when set, gives every request a server span that continues
+	// the trace in its _meta (tracing.go); nil traces nothing.
+	Tracing *telemetry.Tracing
 }
 
 // Server is an MCP server that publishes agent tools and, optionally, a
@@ -87,6 +91,7 @@ type Server struct {
 	tools    map[string]*agent.Tool
 	workers  *warmWorkers
 	sessions *sessionIDs
+	tracing  *telemetry.Tracing // Options.Tracing
 	// direct is cleared when middleware is added; IOTransport reads it
 	// for every line, so a change applies to sessions already connected.
 	direct atomic.Bool
@@ -150,6 +155,7 @@ func New(opts *Options) *Server {
 		tools:    make(map[string]*agent.Tool, len(opts.Tools)),
 		workers:  newWarmWorkers(maxWorkers),
 		sessions: &sessionIDs{},
+		tracing:  opts.Tracing,
 	}
 	for _, t := range opts.Tools {
 		if t == nil || t.Execute == nil {
@@ -167,6 +173,9 @@ func New(opts *Options) *Server {
 	// every error from below, the SDK's own included, is made sendable
 	// (wireSafeMiddleware) before it leaves.
 	mw := []mcp.Middleware{recoverMiddleware(logger), wireSafeMiddleware, s.callerMiddleware}
+	if opts.Tracing != nil {
+		mw = append([]mcp.Middleware{tracingMiddleware(opts.Tracing)}, mw...)
+	}
 	if opts.Docs != nil {
 		s.docs = opts.Docs
 		s.mcp.AddResourceTemplate(docTemplate(), readDocHandler(opts.Docs))

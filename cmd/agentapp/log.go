@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/agentapp/agentapp/internal/textsafe"
+	"github.com/agentapp/agentapp/telemetry"
 	"github.com/spf13/cobra"
 )
 
@@ -106,7 +107,8 @@ const (
 // object per line, slog's attributes as fields) with --log-format json.
 func cmdLogger(cmd *cobra.Command, w io.Writer, min slog.Level) *slog.Logger {
 	if f, _ := cmd.Flags().GetString("log-format"); f == logJSON {
-		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: min}))
+		// A record logged with a traced context carries trace_id and span_id.
+		return slog.New(telemetry.LogHandler(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: min})))
 	}
 	return cliLogger(w, min)
 }

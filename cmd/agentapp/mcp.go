@@ -194,6 +194,13 @@ func withBridge(cmd *cobra.Command, f *mcpFlags, args []string, maxOwn int, fn f
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	tr, stopTracing, err := startTracing(cmd, os.LookupEnv, logger)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	ctx, span := traceCommand(ctx, tr, cmd)
+	defer span.End()
 	opts := []mcpclient.ConnectOption{mcpclient.WithLogger(logger)}
 	clientOpts, err := f.client.options(cmd, &cfg)
 	if err != nil {
@@ -218,6 +225,7 @@ func withBridge(cmd *cobra.Command, f *mcpFlags, args []string, maxOwn int, fn f
 	if cerr := b.Close(); cerr != nil && err == nil {
 		err = &exitError{mcpExitConnection, cerr}
 	}
+	span.Fail(err)
 	return err
 }
 

@@ -105,6 +105,13 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 		logger.Warn("serve ignores " + strings.Join(ignored, ", ") + ": of the guards only " + guard.EnvPII +
 			" applies to serve, the others protect agentapp chat")
 	}
+	// Tracing is set up before the data is touched too: an OTEL_* variable
+	// that cannot be used is a start-up error.
+	tr, stopTracing, err := startTracing(cmd, os.LookupEnv, logger)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -146,6 +153,7 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 	version := readBuildInfo().Short()
 	opts := wiring.ServerOptions(svc, k, version)
 	opts.Logger = logger
+	opts.Tracing = tr
 	if guardCfg.PII {
 		// Everything that leaves the server quotes data the client did not
 		// send: orders, tickets, knowledge-base text. Mask all of it.
