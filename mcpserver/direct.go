@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/internal/jsonscan"
@@ -51,8 +52,8 @@ func (s *Server) callDirect(ctx context.Context, id jsonrpc.ID, t *agent.Tool, a
 	s.taken.Add(1)
 	out, res := s.runRecovered(ctx, t, args, session)
 	if res == nil {
-		if o, ok := out.(agent.JSONOutput); ok && o.IsObject() {
-			return appendJSONOutputResponse(nil, id, o)
+		if raw, ok := out.(json.RawMessage); ok && plainObject(raw) {
+			return appendRawObjectResponse(nil, id, raw)
 		}
 		res = successResult(t.Name, out)
 	}
@@ -81,30 +82,47 @@ func (s *Server) runRecovered(ctx context.Context, t *agent.Tool, args json.RawM
 	return execTool(ctx, t, args, session)
 }
 
-// appendJSONOutputResponse appends the response to id for a tool whose
-// output is the JSON object o: what successResult, marshalResult and
-// encodeMessage make of it, in one buffer. A tool that keeps its encoded
-// results (getOrderStatus's cache) is then answered without encoding
-// anything again: o is compact and HTML-escaped (json.Marshal made it), so
-// it goes out as is as structuredContent, and its quoted form is the text
-// block's string.
-func appendJSONOutputResponse(dst []byte, id jsonrpc.ID, o agent.JSONOutput) []byte {
+// appendRawObjectResponse appends the response to id for a tool whose
+// output is raw, a JSON object for which plainObject holds: what
+// successResult, marshalResult and encodeMessage make of it, in one buffer
+// and without encoding anything again. A tool that keeps its results
+// encoded (getOrderStatus's cache hands out what json.Marshal made) is
+// answered at the cost of a copy: raw goes out as is as structuredContent,
+// and as the text block's string with only its quotes and backslashes
+// escaped, which is all json.Marshal escapes in such text.
+func appendRawObjectResponse(dst []byte, id jsonrpc.ID, raw json.RawMessage) []byte {
 	const (
 		head = `{"jsonrpc":"2.0","id":`
-		mid  = `,"result":{"content":[{"type":"text","text":`
-		sc   = `}],"structuredContent":`
+		mid  = `,"result":{"content":[{"type":"text","text":"`
+		sc   = `"}],"structuredContent":`
 	)
-	text, quoted := o.String(), o.Quoted()
 	if dst == nil {
-		dst = make([]byte, 0, len(head)+24+len(mid)+len(quoted)+len(sc)+len(text)+2)
+		dst = make([]byte, 0, len(head)+24+len(mid)+2*len(raw)+len(sc)+len(raw)+2)
 	}
 	dst = append(dst, head...)
 	dst = appendID(dst, id)
 	dst = append(dst, mid...)
-	dst = append(dst, quoted...)
+	start := 0
+	for i, c := range raw {
+		if c == '"' || c == '\\' {
+			dst = append(dst, raw[start:i]...)
+			dst = append(dst, '\\', c)
+			start = i + 1
+		}
+	}
+	dst = append(dst, raw[start:]...)
 	dst = append(dst, sc...)
-	dst = append(dst, text...)
+	dst = append(dst, raw...)
 	return append(dst, "}}"...)
+}
+
+// plainObject reports whether raw is a valid JSON object in valid UTF-8
+// that encoding/json would copy unchanged (compactAndEscaped), the output
+// appendRawObjectResponse takes. json.Marshal makes such text of any Go
+// value that encodes as an object; anything else a tool returns goes the
+// general way, where encoding/json rewrites it as the SDK's path does.
+func plainObject(raw json.RawMessage) bool {
+	return len(raw) > 0 && raw[0] == '{' && compactAndEscaped(raw) && utf8.Valid(raw) && json.Valid(raw)
 }
 
 // marshalResult encodes res exactly as the SDK's request path puts it on
