@@ -86,6 +86,12 @@ func TestRawObjectResponseMatchesSDK(t *testing.T) {
 		}
 		checkRawObjectResponse(t, b)
 	}
+	for s, want := range map[string]bool{`{"a":"b","c":"d"}`: true, ` { "a" : "é" } `: true, `{}`: true, `{"a":1}`: true,
+		`{"a":"b",}`: false, `{"a" "b"}`: false, `{"a":"b"}x`: false, `{"a":"\x01"}`: false, "{\"a\":\"\xff\"}": true, `{"a":"b"`: false} {
+		if got := rawObject([]byte(s)); got != want || got != isJSONObject(s) {
+			t.Errorf("rawObject(%q) = %v, want %v (isJSONObject %v)", s, got, want, isJSONObject(s))
+		}
+	}
 	for _, s := range []string{`{ "a":1}`, `{"a":"<"}`, "{\"a\":\"\xff\"}", `{"a":}`, `[1]`, `"x"`, ``, "{\"a\":\"\u2028\"}"} {
 		if plainObject(json.RawMessage(s)) {
 			t.Errorf("%q is taken by the direct encoding", s)
@@ -108,6 +114,9 @@ func FuzzMarshalResult(f *testing.F) {
 		}
 		checkMarshalResult(t, res)
 		checkRawObjectResponse(t, json.RawMessage(s))
+		if got, want := rawObject([]byte(s)), isJSONObject(s); got != want {
+			t.Fatalf("rawObject(%q) = %v, isJSONObject %v", s, got, want)
+		}
 	})
 }
 

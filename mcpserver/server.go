@@ -311,8 +311,12 @@ func successResult(name string, out any) *mcp.CallToolResult {
 	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 	var object bool
-	switch out.(type) {
-	case string, json.RawMessage, []byte, nil:
+	switch o := out.(type) {
+	case json.RawMessage:
+		// Text the tool made itself, often a result it keeps encoded:
+		// it may be anything.
+		object = rawObject(o)
+	case string, []byte, nil:
 		// Text the tool made itself: it may be anything.
 		object = isJSONObject(text)
 	default:
