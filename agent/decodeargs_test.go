@@ -199,5 +199,53 @@ func FuzzDecodeArgs(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkDecodeArgs(t, string(b))
+		checkAcceptsRaw(t, b)
 	})
+}
+
+// fuzzQuick is a flat string schema of the shape local tools have, for
+// checkAcceptsRaw.
+var fuzzQuick = compileQuick(json.RawMessage(`{"type":"object","properties":{` +
+	`"a":{"type":"string","minLength":1,"maxLength":3},` +
+	`"orderId":{"type":"string","pattern":"^[A-Z]{1,4}-[0-9]{4,12}$"},` +
+	`"k":{"type":"string"}},"required":["a"],"additionalProperties":false}`))
+
+// checkAcceptsRaw requires CheckArgs' in-place check to accept only
+// arguments that decode and that the decoded check accepts, and to accept
+// every such plain object without a repeated key (so it is not a check
+// that never says yes).
+func checkAcceptsRaw(t *testing.T, b []byte) {
+	t.Helper()
+	got := fuzzQuick.acceptsRaw(b)
+	m, err := DecodeArgs(json.RawMessage(b))
+	want := err == nil && fuzzQuick.accepts(m)
+	if got && !want {
+		t.Fatalf("acceptsRaw(%q) = true; decoded %v, %v, accepts false", b, m, err)
+	}
+	if !got && want {
+		keys := 0
+		if scanFlatStrings(b, func(_, _, _, _ int) bool { keys++; return true }) && keys == len(m) {
+			t.Fatalf("acceptsRaw(%q) = false; the decoded check accepts %v", b, m)
+		}
+	}
+}
+
+// TestAcceptsRaw runs checkAcceptsRaw on the seeds of both kinds.
+func TestAcceptsRaw(t *testing.T) {
+	if fuzzQuick == nil {
+		t.Fatal("the test schema does not compile to a quick check")
+	}
+	for _, s := range []string{
+		`{"a":"x"}`, ` { "a" : "xyz" , "orderId" : "A-1024" } `, `{"a":"x","k":"anything é"}`,
+		`{"a":""}`, `{"a":"wxyz"}`, `{"a":"x","orderId":"a-1"}`, `{"k":"x"}`, `{"a":"x","z":"1"}`,
+		`{"a":"x","a":"toolong"}`, `{"a":"toolong","a":"x"}`, `{"a":"\u0078"}`, `{"a":1}`, "{\"a\":\"\xff\"}",
+		`{}`, ``, `null`, `[]`, `{"a":"x"} x`,
+	} {
+		checkAcceptsRaw(t, []byte(s))
+	}
+	for s, want := range map[string]bool{`{"a":"x"}`: true, `{"a":"é","orderId":"AB-0001"}`: true, `{"a":"x","a":"toolong"}`: false, `{"a":"wxyz"}`: false} {
+		if got := fuzzQuick.acceptsRaw([]byte(s)); got != want {
+			t.Errorf("acceptsRaw(%s) = %v, want %v", s, got, want)
+		}
+	}
 }

@@ -22,8 +22,9 @@ import (
 
 // ExecuteFunc runs a tool with arguments that are a JSON object (or absent,
 // in which case args is nil). It returns a value the loop shows the model:
-// a string is passed as is, a json.RawMessage verbatim, a JSONOutput as its
-// text, anything else is marshalled to JSON.
+// a string is passed as is, a json.RawMessage verbatim (a tool that keeps
+// results it hands out many times, such as a cache, can encode them once
+// that way), anything else is marshalled to JSON.
 type ExecuteFunc func(ctx context.Context, args json.RawMessage) (any, error)
 
 // Tool is one capability the model can call.
@@ -84,26 +85,12 @@ func (t *Tool) IsLocal() bool { return t.Origin == "" }
 // every local tool has) also get a direct check that accepts valid
 // arguments without the general validator's reflective walk, about a third
 // of a call's validation cost; arguments it does not accept go through the
-// general validator, so every error message is the validator's own.
+// general validator, so every error message is the validator's own. That
+// check reads plain arguments (a flat object of unescaped strings, nearly
+// every call) in place, without decoding them, so a caller that validates
+// and then runs the tool, which decodes its arguments itself, pays for one
+// decoding, not two.
 func (t *Tool) CheckArgs(args json.RawMessage) error {
-	_, err := t.checkArgs(args)
-	return err
-}
-
-// CheckArgsFor is CheckArgs for a call about to run with ctx: it returns
-// ctx carrying the arguments it decoded, so that a tool reading them with
-// ArgsFrom gets that decoding instead of making its own. The map belongs to
-// the call; nothing else reads it.
-func (t *Tool) CheckArgsFor(ctx context.Context, args json.RawMessage) (context.Context, error) {
-	m, err := t.checkArgs(args)
-	if err != nil {
-		return ctx, err
-	}
-	return context.WithValue(ctx, checkedArgsKey{}, &checkedArgs{raw: args, m: m}), nil
-}
-
-// checkArgs is CheckArgs, returning the decoded arguments.
-func (t *Tool) checkArgs(args json.RawMessage) (map[string]any, error) {
 	t.once.Do(func() {
 		if len(t.InputSchema) == 0 {
 			return
@@ -121,47 +108,22 @@ func (t *Tool) checkArgs(args json.RawMessage) (map[string]any, error) {
 		t.quick = compileQuick(t.InputSchema)
 	})
 	if t.compErr != nil {
-		return nil, t.compErr
+		return t.compErr
+	}
+	if t.quick.acceptsRaw(args) {
+		return nil
 	}
 	v, err := DecodeArgs(args)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if t.resolved == nil || t.quick.accepts(v) {
-		return v, nil
+		return nil
 	}
 	if err := t.resolved.Validate(v); err != nil {
-		return nil, &ArgsError{Tool: t.Name, Err: err}
+		return &ArgsError{Tool: t.Name, Err: err}
 	}
-	return v, nil
-}
-
-type checkedArgsKey struct{}
-
-// checkedArgs are the arguments CheckArgsFor decoded, with the very bytes
-// they were decoded from.
-type checkedArgs struct {
-	raw json.RawMessage
-	m   map[string]any
-}
-
-// ArgsFrom returns the decoded arguments of a tool call: those CheckArgsFor
-// put in ctx when they were decoded from these very bytes (the same memory,
-// not merely equal text), and otherwise DecodeArgs(args). Either way the
-// result is what DecodeArgs(args) returns.
-func ArgsFrom(ctx context.Context, args json.RawMessage) (map[string]any, error) {
-	if c, ok := ctx.Value(checkedArgsKey{}).(*checkedArgs); ok && sameBytes(c.raw, args) {
-		return c.m, nil
-	}
-	return DecodeArgs(args)
-}
-
-// sameBytes reports whether a and b are the same slice of memory.
-func sameBytes(a, b []byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	return len(a) == 0 || &a[0] == &b[0]
+	return nil
 }
 
 // quickSchema is a direct check for the schema subset local tools use: an
@@ -305,6 +267,40 @@ func (q *quickSchema) accepts(args map[string]any) bool {
 	return true
 }
 
+// acceptsRaw is accepts for arguments still encoded: it reports whether
+// args are plain (see scanFlatStrings) and certainly satisfy the schema,
+// reading them in place. Anything else, absent arguments included, is
+// left to the decoding check. A duplicate key must pass with every value,
+// which is stricter than the decoding (where the last one counts) and so
+// never accepts what accepts would not. A nil quickSchema accepts nothing.
+func (q *quickSchema) acceptsRaw(args []byte) bool {
+	if q == nil || len(q.required) > 64 {
+		return false
+	}
+	var seen uint64 // bit n: q.required[n] is present
+	ok := scanFlatStrings(args, func(ks, ke, vs, ve int) bool {
+		key := args[ks:ke]
+		for n, r := range q.required {
+			if r == string(key) {
+				seen |= 1 << n
+			}
+		}
+		p, ok := q.props[string(key)]
+		if !ok {
+			return !q.closed
+		}
+		s := args[vs:ve]
+		if p.minLen >= 0 || p.maxLen >= 0 {
+			n := utf8.RuneCount(s)
+			if n < p.minLen || (p.maxLen >= 0 && n > p.maxLen) {
+				return false
+			}
+		}
+		return p.pattern == nil || p.pattern.Match(s)
+	})
+	return ok && seen == 1<<len(q.required)-1
+}
+
 // DecodeArgs decodes tool arguments, which must be a JSON object or absent
 // (nil, empty or JSON null, all read as an empty object).
 func DecodeArgs(args json.RawMessage) (map[string]any, error) {
@@ -329,74 +325,88 @@ func DecodeArgs(args json.RawMessage) (map[string]any, error) {
 
 // decodeFlatStrings is DecodeArgs' fast path. It exists because tool
 // arguments are nearly always a small flat object of strings, such as
-// {"orderId":"A-1024"}, and DecodeArgs runs on every call (once when the
-// caller hands CheckArgsFor's decoding to the tool, twice otherwise), while
+// {"orderId":"A-1024"}, and DecodeArgs runs on every call, while
 // json.Unmarshal into an any goes through reflection and allocates for
 // every token.
 //
-// It accepts exactly one JSON object, with optional whitespace (space, tab,
-// CR, LF) between tokens, whose keys and values are all strings without a
-// backslash escape, without a control character (< 0x20) and in valid
-// UTF-8; a duplicate key keeps its last value. For such input it returns
-// what json.Unmarshal returns, and ok. On anything else (another value
-// type, an escape, invalid UTF-8, malformed JSON, trailing bytes) it stops
-// and returns ok=false, and DecodeArgs decodes with json.Unmarshal, which
-// gives the result or the error.
+// It accepts what scanFlatStrings accepts; a duplicate key keeps its last
+// value. For such input it returns what json.Unmarshal returns, and ok. On
+// anything else it returns ok=false, and DecodeArgs decodes with
+// json.Unmarshal, which gives the result or the error.
 func decodeFlatStrings(args []byte) (m map[string]any, ok bool) {
 	i := jsonscan.SkipSpace(args, 0)
 	if i >= len(args) || args[i] != '{' {
 		return nil, false
 	}
-	i = jsonscan.SkipSpace(args, i+1)
-	if i < len(args) && args[i] == '}' {
-		if jsonscan.SkipSpace(args, i+1) != len(args) {
-			return nil, false
-		}
-		return map[string]any{}, true
-	}
 	// Keys and values are cut from one copy of the input: one allocation
 	// instead of one per string.
 	all := string(args)
 	m = map[string]any{}
+	ok = scanFlatStrings(args, func(ks, ke, vs, ve int) bool {
+		m[all[ks:ke]] = all[vs:ve]
+		return true
+	})
+	if !ok {
+		return nil, false
+	}
+	return m, true
+}
+
+// scanFlatStrings reports whether args are exactly one JSON object, with
+// optional whitespace (space, tab, CR, LF) between tokens, whose keys and
+// values are all strings without a backslash escape, without a control
+// character (< 0x20) and in valid UTF-8. It calls member with the offsets
+// of each key's and value's text (the quotes excluded, so args[ks:ke] is
+// the key as it decodes), in order; member returning false stops the walk,
+// and the report is then false. The UTF-8 check comes last, after every
+// member has been seen.
+func scanFlatStrings(args []byte, member func(ks, ke, vs, ve int) bool) bool {
+	i := jsonscan.SkipSpace(args, 0)
+	if i >= len(args) || args[i] != '{' {
+		return false
+	}
+	i = jsonscan.SkipSpace(args, i+1)
+	if i < len(args) && args[i] == '}' {
+		return jsonscan.SkipSpace(args, i+1) == len(args)
+	}
 	ascii := true // no byte >= 0x80 was seen, so the input need not be checked for valid UTF-8
 	for {
 		ke, a := jsonscan.PlainStringEnd(args, i)
 		if ke < 0 {
-			return nil, false
+			return false
 		}
 		ascii = ascii && a
 		ks := i + 1
 		i = jsonscan.SkipSpace(args, ke)
 		if i >= len(args) || args[i] != ':' {
-			return nil, false
+			return false
 		}
 		i = jsonscan.SkipSpace(args, i+1)
 		ve, a := jsonscan.PlainStringEnd(args, i)
 		if ve < 0 {
-			return nil, false
+			return false
 		}
 		ascii = ascii && a
-		m[all[ks:ke-1]] = all[i+1 : ve-1]
+		if !member(ks, ke-1, i+1, ve-1) {
+			return false
+		}
 		i = jsonscan.SkipSpace(args, ve)
 		if i >= len(args) {
-			return nil, false
+			return false
 		}
 		if args[i] == '}' {
 			break
 		}
 		if args[i] != ',' {
-			return nil, false
+			return false
 		}
 		i = jsonscan.SkipSpace(args, i+1)
 	}
 	if jsonscan.SkipSpace(args, i+1) != len(args) {
-		return nil, false
+		return false
 	}
 	// Outside strings only ASCII was accepted, so this checks the strings.
-	if !ascii && !utf8.Valid(args) {
-		return nil, false
-	}
-	return m, true
+	return ascii || utf8.Valid(args)
 }
 
 // isAbsent reports whether args stand for no arguments: nothing, white
@@ -452,8 +462,6 @@ func FormatOutput(v any) (string, error) {
 	switch o := v.(type) {
 	case string:
 		return o, nil
-	case JSONOutput:
-		return o.String(), nil
 	case json.RawMessage:
 		return string(o), nil
 	case []byte:

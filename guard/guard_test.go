@@ -413,15 +413,16 @@ func TestRunSeesDenialAsResult(t *testing.T) {
 }
 
 // TestMaskOutputOfEncodedOutput: a tool output encoded once
-// (agent.JSONOutput, what a cache hands out) is masked exactly as the value
-// it was made from, so the encoded form cannot carry personal numbers past
-// the mask.
+// (json.RawMessage from json.Marshal, what a cache hands out) is masked
+// exactly as the value it was made from, so the encoded form cannot carry
+// personal numbers past the mask.
 func TestMaskOutputOfEncodedOutput(t *testing.T) {
 	v := map[string]any{"orderId": "A-1024", "status": "已发货, 联系 13812345678", "note": "<b>卡号 6222021234567890123</b>"}
-	enc, err := agent.EncodeOutput(v)
+	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
+	enc := json.RawMessage(b)
 	want, err := MaskOutput(v)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/store"
+	"go.uber.org/goleak"
 )
 
 // scaleChunks is the size of the knowledge base the search target is set
@@ -37,6 +38,15 @@ func TestMain(m *testing.M) {
 	}
 	if scaleCorpus.dir != "" {
 		os.RemoveAll(scaleCorpus.dir)
+	}
+	// No goroutine may outlive the tests (the corpus's store is closed
+	// first): an open database handle or a change listener left running is
+	// a leak of the KB.
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
 	}
 	os.Exit(code)
 }

@@ -70,7 +70,7 @@ type connectOptions struct {
 	serverLog   func(ServerLog)
 
 	// sdkToolCalls sends every tools/call through the SDK's session, also
-	// on stdio (tests: the plain path the direct one is held to).
+	// on stdio (WithSDKToolCalls).
 	sdkToolCalls bool
 }
 

@@ -127,6 +127,11 @@ func TestServerLogs(t *testing.T) {
 			req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "critical", Data: strings.Repeat("x", 5000)})
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
 		})
+	srv.AddTool(&mcp.Tool{Name: "last", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "warning", Data: "last"})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+		})
 	got := make(chan ServerLog, 10)
 	b, err := ConnectInMemory(context.Background(), "s", srv, WithServerLogs("warning", func(l ServerLog) { got <- l }))
 	if err != nil {
@@ -154,9 +159,18 @@ func TestServerLogs(t *testing.T) {
 	if n := len(logs[2].Text); n > maxServerLogText+100 {
 		t.Errorf("a 5000-character message was passed on with %d bytes", n)
 	}
+	// Nothing below the level follows: the server sends a session's
+	// messages in order, so a last message at the level, sent after all of
+	// them, must be the next to arrive.
+	if _, err := b.CallTool(context.Background(), &mcp.CallToolParams{Name: "last", Arguments: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
 	select {
 	case l := <-got:
-		t.Errorf("a message below the level arrived: %+v", l)
-	case <-time.After(100 * time.Millisecond):
+		if l.Text != "last" {
+			t.Errorf("a message below the level arrived: %+v", l)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the last message never arrived")
 	}
 }

@@ -39,6 +39,15 @@ import (
 // answered by calling again through the SDK's path, which runs the loop:
 // such a result means the tool has not run yet.
 
+// WithSDKToolCalls turns the direct tools/call path off: every tools/call
+// then goes through the SDK's session, also on stdio. It is the switch to
+// reach for when the direct path is suspected of answering differently
+// (the results are the same either way, only costlier without it); the
+// direct path's tests hold it to this plain path.
+func WithSDKToolCalls() ConnectOption {
+	return func(o *connectOptions) { o.sdkToolCalls = true }
+}
+
 // directIDPrefix starts the ids of the calls the bridge sends itself. The
 // SDK's jsonrpc2 numbers its calls with integers, so a string id with this
 // prefix can never be the answer to one of the SDK's calls.

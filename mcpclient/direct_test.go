@@ -19,10 +19,6 @@ import (
 	"github.com/agentapp/agentapp/mcpconfig"
 )
 
-// withSDKToolCalls sends every tools/call through the SDK's session: the
-// plain path the direct one is held to.
-func withSDKToolCalls() ConnectOption { return func(o *connectOptions) { o.sdkToolCalls = true } }
-
 // directCallsSent returns how many calls b's live stdio connection sent on
 // the direct path.
 func directCallsSent(t *testing.T, b *Bridge) int64 {
@@ -55,12 +51,12 @@ func compareDirect(t *testing.T, cfg mcpconfig.Server, cases []directCase, opts 
 		t.Cleanup(func() { _ = b.Close() })
 		return b
 	}
-	direct, plain := connect(), connect(withSDKToolCalls())
+	direct, plain := connect(), connect(WithSDKToolCalls())
 	if direct.current().direct == nil {
 		t.Fatal("the stdio bridge has no direct path")
 	}
 	if plain.current().direct != nil {
-		t.Fatal("withSDKToolCalls left the direct path on")
+		t.Fatal("WithSDKToolCalls left the direct path on")
 	}
 	for _, tc := range cases {
 		remote, ok := direct.RemoteName(tc.tool)
@@ -171,7 +167,7 @@ func TestDirectCallFailsWithTheConnection(t *testing.T) {
 	for _, sdk := range []bool{false, true} {
 		opts := []ConnectOption{WithGracePeriods(time.Second, time.Second)}
 		if sdk {
-			opts = append(opts, withSDKToolCalls())
+			opts = append(opts, WithSDKToolCalls())
 		}
 		b, err := Connect(context.Background(), mcpconfig.Server{Name: "crash", Command: testServerPath(t), Args: []string{"-crash-every", "2"}}, opts...)
 		if err != nil {

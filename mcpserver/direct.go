@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/internal/jsonscan"
@@ -54,8 +55,8 @@ func (s *Server) callDirect(ctx context.Context, id jsonrpc.ID, t *agent.Tool, a
 	s.taken.Add(1)
 	out, res := s.runRecovered(ctx, t, args, session)
 	if res == nil {
-		if o, ok := out.(agent.JSONOutput); ok && o.IsObject() {
-			return appendJSONOutputResponse(nil, id, o)
+		if raw, ok := out.(json.RawMessage); ok && plainObject(raw) {
+			return appendRawObjectResponse(nil, id, raw)
 		}
 		res = successResult(t.Name, out)
 	}
@@ -84,30 +85,101 @@ func (s *Server) runRecovered(ctx context.Context, t *agent.Tool, args json.RawM
 	return execTool(ctx, t, args, session)
 }
 
-// appendJSONOutputResponse appends the response to id for a tool whose
-// output is the JSON object o: what successResult, marshalResult and
-// encodeMessage make of it, in one buffer. A tool that keeps its encoded
-// results (getOrderStatus's cache) is then answered without encoding
-// anything again: o is compact and HTML-escaped (json.Marshal made it), so
-// it goes out as is as structuredContent, and its quoted form is the text
-// block's string.
-func appendJSONOutputResponse(dst []byte, id jsonrpc.ID, o agent.JSONOutput) []byte {
+// appendRawObjectResponse appends the response to id for a tool whose
+// output is raw, a JSON object for which plainObject holds: what
+// successResult, marshalResult and encodeMessage make of it, in one buffer
+// and without encoding anything again. A tool that keeps its results
+// encoded (getOrderStatus's cache hands out what json.Marshal made) is
+// answered at the cost of a copy: raw goes out as is as structuredContent,
+// and as the text block's string with only its quotes and backslashes
+// escaped, which is all json.Marshal escapes in such text.
+func appendRawObjectResponse(dst []byte, id jsonrpc.ID, raw json.RawMessage) []byte {
 	const (
 		head = `{"jsonrpc":"2.0","id":`
-		mid  = `,"result":{"content":[{"type":"text","text":`
-		sc   = `}],"structuredContent":`
+		mid  = `,"result":{"content":[{"type":"text","text":"`
+		sc   = `"}],"structuredContent":`
 	)
-	text, quoted := o.String(), o.Quoted()
 	if dst == nil {
-		dst = make([]byte, 0, len(head)+24+len(mid)+len(quoted)+len(sc)+len(text)+2)
+		dst = make([]byte, 0, len(head)+24+len(mid)+2*len(raw)+len(sc)+len(raw)+2)
 	}
 	dst = append(dst, head...)
 	dst = appendID(dst, id)
 	dst = append(dst, mid...)
-	dst = append(dst, quoted...)
+	start := 0
+	for i, c := range raw {
+		if c == '"' || c == '\\' {
+			dst = append(dst, raw[start:i]...)
+			dst = append(dst, '\\', c)
+			start = i + 1
+		}
+	}
+	dst = append(dst, raw[start:]...)
 	dst = append(dst, sc...)
-	dst = append(dst, text...)
+	dst = append(dst, raw...)
 	return append(dst, "}}"...)
+}
+
+// plainObject reports whether raw is a valid JSON object in valid UTF-8
+// that encoding/json would copy unchanged (compactAndEscaped), the output
+// appendRawObjectResponse takes. json.Marshal makes such text of any Go
+// value that encodes as an object; anything else a tool returns goes the
+// general way, where encoding/json rewrites it as the SDK's path does.
+func plainObject(raw json.RawMessage) bool {
+	return len(raw) > 0 && raw[0] == '{' && compactAndEscaped(raw) && utf8.Valid(raw) && rawObject(raw)
+}
+
+// rawObject reports whether raw is one valid JSON object, as isJSONObject
+// does for text. Tools' results are checked on every call (successResult
+// must not put invalid JSON in structuredContent), and most are flat
+// objects of plain strings (getOrderStatus's are), which flatStringObject
+// recognises in one pass at a fraction of json.Valid's cost; anything else
+// goes to json.Valid.
+func rawObject(raw []byte) bool {
+	i := jsonscan.SkipSpace(raw, 0)
+	if i == len(raw) || raw[i] != '{' {
+		return false
+	}
+	return flatStringObject(raw, i) || json.Valid(raw)
+}
+
+// flatStringObject reports whether raw, from the brace at raw[i] on, is an
+// object whose keys and values are all plain strings (see
+// jsonscan.PlainStringEnd) in valid UTF-8, followed by nothing but white
+// space. Such text is valid JSON; false says nothing either way.
+func flatStringObject(raw []byte, i int) bool {
+	i = jsonscan.SkipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return jsonscan.SkipSpace(raw, i+1) == len(raw)
+	}
+	ascii := true
+	for {
+		end, a := jsonscan.PlainStringEnd(raw, i)
+		if end < 0 {
+			return false
+		}
+		ascii = ascii && a
+		i = jsonscan.SkipSpace(raw, end)
+		if i >= len(raw) || raw[i] != ':' {
+			return false
+		}
+		i = jsonscan.SkipSpace(raw, i+1)
+		if end, a = jsonscan.PlainStringEnd(raw, i); end < 0 {
+			return false
+		}
+		ascii = ascii && a
+		i = jsonscan.SkipSpace(raw, end)
+		if i >= len(raw) {
+			return false
+		}
+		if raw[i] == '}' {
+			break
+		}
+		if raw[i] != ',' {
+			return false
+		}
+		i = jsonscan.SkipSpace(raw, i+1)
+	}
+	return jsonscan.SkipSpace(raw, i+1) == len(raw) && (ascii || utf8.Valid(raw))
 }
 
 // marshalResult encodes res exactly as the SDK's request path puts it on

@@ -20,16 +20,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// directSession is a server on IOTransport over pipes, with or without
-// the direct path, spoken to in raw JSON-RPC lines.
+// directSession is a server on its own IOTransport over pipes, with the
+// direct path or with it turned off (Options.NoDirectCalls), spoken to in
+// raw JSON-RPC lines.
 func directSession(t *testing.T, opts *mcpserver.Options, direct bool) (*rawSession, *mcpserver.Server) {
 	t.Helper()
+	opts.NoDirectCalls = !direct
 	srv := mcpserver.New(opts)
-	tr := rawTransports[1].make
-	if direct {
-		tr = rawTransports[2].make
-	}
-	return newRawSessionOn(t, srv, tr), srv
+	return newRawSessionOn(t, srv, rawTransports[2].make), srv
 }
 
 // directCases are tools/call lines, each with whether the direct path
@@ -56,7 +54,7 @@ var directCases = []struct {
 }
 
 // TestDirectCallsMatchSDK sends every case to a server with the direct
-// path and to one without, and requires the same bytes back (ticket
+// path and to one with it turned off (Options.NoDirectCalls), and requires the same bytes back (ticket
 // numbers and times normalised), and the direct path to have taken
 // exactly the cases it should.
 func TestDirectCallsMatchSDK(t *testing.T) {
@@ -72,14 +70,12 @@ func TestDirectCallsMatchSDK(t *testing.T) {
 					raw = n.re.ReplaceAll(raw, []byte(n.with))
 				}
 				got[i] = string(raw)
-				if direct {
-					want := int64(0)
-					if tc.direct {
-						want = 1
-					}
-					if n := d.DirectTaken(); n != want {
-						t.Errorf("direct path answered %d calls, want %d", n, want)
-					}
+				want := int64(0)
+				if direct && tc.direct {
+					want = 1
+				}
+				if n := d.DirectTaken(); n != want {
+					t.Errorf("direct path (on: %v) answered %d calls, want %d", direct, n, want)
 				}
 			}
 			if diff := cmp.Diff(got[0], got[1]); diff != "" {

@@ -29,12 +29,12 @@ func TestHTTPTokenWhiteSpace(t *testing.T) {
 		return res.StatusCode
 	}
 	srv := mcpserver.New(&mcpserver.Options{Version: "test"})
-	padded := httptest.NewServer(mcpserver.NewHTTPHandler(srv, &mcpserver.HTTPOptions{Token: " tok-pad\n"}))
+	padded := httptest.NewServer(newHTTPHandler(t, srv, &mcpserver.HTTPOptions{Token: " tok-pad\n"}))
 	defer padded.Close()
 	if s := post(padded.URL+mcpserver.HTTPPath, "Bearer tok-pad"); s != http.StatusOK {
 		t.Errorf("token with surrounding white space: status %d with the bare token, want 200", s)
 	}
-	blank := httptest.NewServer(mcpserver.NewHTTPHandler(srv, &mcpserver.HTTPOptions{Token: "  "}))
+	blank := httptest.NewServer(newHTTPHandler(t, srv, &mcpserver.HTTPOptions{Token: "  "}))
 	defer blank.Close()
 	for _, auth := range []string{"", "Bearer", "Bearer   "} {
 		if s := post(blank.URL+mcpserver.HTTPPath, auth); s != http.StatusUnauthorized {

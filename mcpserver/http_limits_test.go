@@ -37,7 +37,7 @@ func startLimits(t *testing.T, token string, opts *mcpserver.RunOptions) *limits
 		t.Fatal(err)
 	}
 	srv := mcpserver.New(&mcpserver.Options{Version: "test"})
-	handler := mcpserver.NewHTTPHandler(srv, &mcpserver.HTTPOptions{Token: token})
+	handler := newHTTPHandler(t, srv, &mcpserver.HTTPOptions{Token: token})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mcpserver.RunHTTP(ctx, ln, handler, opts) }()
@@ -317,7 +317,7 @@ func (c sessionClient) alive(id string) int {
 
 func TestHTTPSessionCap(t *testing.T) {
 	srv := mcpserver.New(&mcpserver.Options{Version: "test"})
-	ts := httptest.NewServer(mcpserver.NewHTTPHandler(srv, &mcpserver.HTTPOptions{MaxSessions: 3}))
+	ts := httptest.NewServer(newHTTPHandler(t, srv, &mcpserver.HTTPOptions{MaxSessions: 3}))
 	defer ts.Close()
 	c := sessionClient{t: t, url: ts.URL + mcpserver.HTTPPath}
 
@@ -347,7 +347,7 @@ func TestHTTPSessionCap(t *testing.T) {
 func TestHTTPSessionCapConcurrent(t *testing.T) {
 	const limit, clients = 4, 24
 	srv := mcpserver.New(&mcpserver.Options{Version: "test"})
-	ts := httptest.NewServer(mcpserver.NewHTTPHandler(srv, &mcpserver.HTTPOptions{MaxSessions: limit}))
+	ts := httptest.NewServer(newHTTPHandler(t, srv, &mcpserver.HTTPOptions{MaxSessions: limit}))
 	defer ts.Close()
 	c := sessionClient{t: t, url: ts.URL + mcpserver.HTTPPath}
 
@@ -383,7 +383,7 @@ func TestHTTPSessionCapConcurrent(t *testing.T) {
 
 func TestHTTPSessionIdleTimeout(t *testing.T) {
 	srv := mcpserver.New(&mcpserver.Options{Version: "test"})
-	ts := httptest.NewServer(mcpserver.NewHTTPHandler(srv, &mcpserver.HTTPOptions{SessionIdleTimeout: 100 * time.Millisecond}))
+	ts := httptest.NewServer(newHTTPHandler(t, srv, &mcpserver.HTTPOptions{SessionIdleTimeout: 100 * time.Millisecond}))
 	defer ts.Close()
 	c := sessionClient{t: t, url: ts.URL + mcpserver.HTTPPath}
 	id, status := c.open()

@@ -35,7 +35,7 @@ func startHTTP(t *testing.T, token string) *httpFixture {
 	}
 	opts := d.options()
 	opts.Logger = logger
-	handler := mcpserver.NewHTTPHandler(mcpserver.New(opts), &mcpserver.HTTPOptions{Token: token, Logger: logger})
+	handler := newHTTPHandler(t, mcpserver.New(opts), &mcpserver.HTTPOptions{Token: token, Logger: logger})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	// A long grace: a shutdown that has to wait it out is reported in the

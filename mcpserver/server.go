@@ -64,6 +64,13 @@ type Options struct {
 	// Tracing, when set, gives every request a server span that continues
 	// the trace in its _meta (tracing.go); nil traces nothing.
 	Tracing *telemetry.Tracing
+
+	// NoDirectCalls turns the direct tools/call path off (see Server):
+	// every request then goes through the SDK's request path, also on the
+	// server's own line transport. It is the switch to reach for when the
+	// direct path is suspected of answering differently; the answers are
+	// the same bytes either way, only slower without it.
+	NoDirectCalls bool
 }
 
 // Server is an MCP server that publishes agent tools and, optionally, a
@@ -83,7 +90,8 @@ type Options struct {
 // initialize) goes to the SDK, so every protocol rule it enforces still
 // holds. The direct path steps aside entirely once the server has
 // receiving middleware beyond its own (Options.Middleware or
-// AddReceivingMiddleware), because middleware must see every request.
+// AddReceivingMiddleware), because middleware must see every request, and
+// Options.NoDirectCalls turns it off outright.
 type Server struct {
 	mcp      *mcp.Server
 	docs     DocStore
@@ -182,7 +190,7 @@ func New(opts *Options) *Server {
 		mw = append(mw, listDocsMiddleware(opts.Docs, pageSize))
 	}
 	s.mcp.AddReceivingMiddleware(mw...)
-	s.direct.Store(true)
+	s.direct.Store(!opts.NoDirectCalls)
 	s.AddReceivingMiddleware(opts.Middleware...)
 	return s
 }
@@ -274,7 +282,7 @@ func (s *Server) toolHandler(t *agent.Tool) mcp.ToolHandler {
 // Its execTool is the one place a published tool is run: the SDK's request
 // path (toolHandler, through runTool) and the direct path (callDirect)
 // both call it, so the two cannot run a tool differently; the direct path's
-// own encoding of agent.JSONOutput is held to runTool's by
+// own encoding of a json.RawMessage object is held to runTool's by
 // TestDirectOrderAnswersMatchSDK.
 func runTool(ctx context.Context, t *agent.Tool, args json.RawMessage, session string) *mcp.CallToolResult {
 	out, failed := execTool(ctx, t, args, session)
@@ -288,16 +296,14 @@ func runTool(ctx context.Context, t *agent.Tool, args json.RawMessage, session s
 // the isError result when the arguments are rejected or the tool fails.
 // The direct path encodes some outputs itself (see callDirect).
 func execTool(ctx context.Context, t *agent.Tool, args json.RawMessage, session string) (out any, failed *mcp.CallToolResult) {
-	// The checked context hands the decoded arguments to the tool.
-	ctx, err := t.CheckArgsFor(ctx, args)
-	if err != nil {
+	if err := t.CheckArgs(args); err != nil {
 		return nil, errorResult(err.Error())
 	}
 	if agent.SessionFrom(ctx) != session {
 		// (The direct path's calls carry their session already.)
 		ctx = agent.WithSession(ctx, session)
 	}
-	out, err = t.Execute(ctx, args)
+	out, err := t.Execute(ctx, args)
 	if err != nil {
 		return nil, errorResult(fmt.Sprintf("%s failed: %v", t.Name, err))
 	}
@@ -316,10 +322,11 @@ func successResult(name string, out any) *mcp.CallToolResult {
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 	var object bool
 	switch o := out.(type) {
-	case agent.JSONOutput:
-		// Encoded by json.Marshal, so valid already.
-		object = o.IsObject()
-	case string, json.RawMessage, []byte, nil:
+	case json.RawMessage:
+		// Text the tool made itself, often a result it keeps encoded:
+		// it may be anything.
+		object = rawObject(o)
+	case string, []byte, nil:
 		// Text the tool made itself: it may be anything.
 		object = isJSONObject(text)
 	default:

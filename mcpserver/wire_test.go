@@ -186,7 +186,7 @@ type httpProber struct {
 // opens a session.
 func newHTTPProber(tb testing.TB, srv *mcpserver.Server) *httpProber {
 	tb.Helper()
-	ts := httptest.NewServer(mcpserver.NewHTTPHandler(srv, nil))
+	ts := httptest.NewServer(newHTTPHandler(tb, srv, nil))
 	tb.Cleanup(ts.Close)
 	p := &httpProber{url: ts.URL + mcpserver.HTTPPath, client: &http.Client{Timeout: answerTimeout}, nextID: 1}
 	status, header, _, err := p.post([]byte(mcpserver.InitializeLine))

@@ -1,7 +1,6 @@
 package support
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -39,11 +38,10 @@ type args struct {
 	m    map[string]any
 }
 
-// decodeArgs decodes raw arguments, or takes the decoding the caller's
-// check made (agent.ArgsFrom), and rejects properties outside allowed,
+// decodeArgs decodes raw arguments and rejects properties outside allowed,
 // mirroring "additionalProperties": false in the schemas.
-func decodeArgs(ctx context.Context, tool string, raw json.RawMessage, allowed ...string) (args, error) {
-	m, err := agent.ArgsFrom(ctx, raw)
+func decodeArgs(tool string, raw json.RawMessage, allowed ...string) (args, error) {
+	m, err := agent.DecodeArgs(raw)
 	if err != nil {
 		return args{}, &ArgError{Tool: tool, Msg: err.Error()}
 	}

@@ -43,7 +43,7 @@ func (s *Service) newEscalateTool() *agent.Tool {
 // ticket counter, so it never collides with a ticket's.
 func (s *Service) escalate(ctx context.Context, raw json.RawMessage) (any, error) {
 	const tool = "escalateToHuman"
-	a, err := decodeArgs(ctx, tool, raw, "reason", "transcript")
+	a, err := decodeArgs(tool, raw, "reason", "transcript")
 	if err != nil {
 		return nil, err
 	}

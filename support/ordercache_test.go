@@ -105,8 +105,8 @@ func TestOrderStatusCacheMatchesPlainReads(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got != want {
-					t.Fatalf("round %d, %s: getOrderStatus returned %#v, the database has %#v", round, id, got, want)
+				if g, w := fmt.Sprintf("%T %s", got, got), fmt.Sprintf("%T %s", want, want); g != w {
+					t.Fatalf("round %d, %s: getOrderStatus returned %s, the database has %s", round, id, g, w)
 				}
 			}
 		}

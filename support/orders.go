@@ -18,7 +18,7 @@ import (
 var orderIDPattern = regexp.MustCompile(`^[A-Z]{1,4}-[0-9]{4,12}$`)
 
 // OrderStatus is getOrderStatus's result for a known order, which the tool
-// returns encoded as an agent.JSONOutput.
+// returns encoded (json.RawMessage).
 type OrderStatus struct {
 	OrderID string `json:"orderId"`
 	Status  string `json:"status"`
@@ -26,7 +26,7 @@ type OrderStatus struct {
 }
 
 // OrderNotFound is getOrderStatus's result for an unknown order number (also
-// returned encoded as an agent.JSONOutput). It is
+// returned encoded). It is
 // a normal result, not an error: the model should tell the customer and ask
 // them to check the number, not retry the call.
 type OrderNotFound struct {
@@ -60,7 +60,7 @@ func (s *Service) newOrderStatusTool() *agent.Tool {
 // orderStatus is getOrderStatus's Execute.
 func (s *Service) orderStatus(ctx context.Context, raw json.RawMessage) (any, error) {
 	const tool = "getOrderStatus"
-	a, err := decodeArgs(ctx, tool, raw, "orderId")
+	a, err := decodeArgs(tool, raw, "orderId")
 	if err != nil {
 		return nil, err
 	}
@@ -90,8 +90,8 @@ func (s *Service) orderStatus(ctx context.Context, raw json.RawMessage) (any, er
 
 // readOrder reads one order from the database: getOrderStatus's plain path.
 // The result is an OrderStatus or an OrderNotFound, encoded once here
-// (agent.JSONOutput) so that the cache hands out the encoded form and no
-// call encodes it again.
+// (json.RawMessage, which every consumer of tool output takes as is) so
+// that the cache hands out the encoded form and no call encodes it again.
 func (s *Service) readOrder(ctx context.Context, id string) (any, error) {
 	var out OrderStatus
 	err := s.orderQuery.QueryRowContext(context.WithoutCancel(ctx), id).
@@ -109,14 +109,16 @@ func (s *Service) readOrder(ctx context.Context, id string) (any, error) {
 	return encodeOrder(out)
 }
 
-// encodeOrder returns v as an agent.JSONOutput in an interface, so that a
-// cached result is boxed once and not again on every call that returns it.
+// encodeOrder returns v encoded by json.Marshal (compact, HTML-escaped:
+// what agent.FormatOutput would make of v) as a json.RawMessage in an
+// interface, so that a cached result is boxed once and not again on every
+// call that returns it.
 func encodeOrder(v any) (any, error) {
-	o, err := agent.EncodeOutput(v)
+	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("getOrderStatus: %w", err)
+		return nil, fmt.Errorf("getOrderStatus: tool output cannot be encoded as JSON: %w", err)
 	}
-	return o, nil
+	return json.RawMessage(b), nil
 }
 
 // orderCache keeps getOrderStatus's results, each valid only while nothing

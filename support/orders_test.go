@@ -33,19 +33,19 @@ func TestOrderStatusSeedOrders(t *testing.T) {
 }
 
 // decodeOrder decodes getOrderStatus's output, which is encoded once by the
-// tool (agent.JSONOutput), into its result type, requiring the very bytes
+// tool (json.RawMessage), into its result type, requiring the very bytes
 // json.Marshal gives for the decoded value.
 func decodeOrder[T any](t *testing.T, out any) T {
 	t.Helper()
-	o, ok := out.(agent.JSONOutput)
+	o, ok := out.(json.RawMessage)
 	if !ok {
-		t.Fatalf("getOrderStatus returned %T, want agent.JSONOutput", out)
+		t.Fatalf("getOrderStatus returned %T, want json.RawMessage", out)
 	}
 	var v T
-	if err := json.Unmarshal([]byte(o.String()), &v); err != nil {
+	if err := json.Unmarshal(o, &v); err != nil {
 		t.Fatalf("%s: %v", o, err)
 	}
-	if b, _ := json.Marshal(v); string(b) != o.String() {
+	if b, _ := json.Marshal(v); string(b) != string(o) {
 		t.Fatalf("output %s is not what json.Marshal gives for %#v: %s", o, v, b)
 	}
 	return v

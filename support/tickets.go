@@ -49,7 +49,7 @@ func (s *Service) newCreateTicketTool() *agent.Tool {
 // createTicket is createTicket's Execute.
 func (s *Service) createTicket(ctx context.Context, raw json.RawMessage) (any, error) {
 	const tool = "createTicket"
-	a, err := decodeArgs(ctx, tool, raw, "subject", "description")
+	a, err := decodeArgs(tool, raw, "subject", "description")
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,24 @@ import (
 // when --token is not given (so the token stays out of `ps` output).
 const serverTokenEnv = "AGENTAPP_SERVER_TOKEN"
 
+// directCallsEnv set to "off" makes serve answer every tools/call through
+// the SDK's request path (mcpserver.Options.NoDirectCalls): the switch for
+// a user who suspects the stdio fast path.
+const directCallsEnv = "AGENTAPP_DIRECT_CALLS"
+
+// directCallsOff reads directCallsEnv: "off" turns the direct path off,
+// unset or "on" leaves it on, anything else is refused with what to write.
+func directCallsOff(getenv func(string) string) (bool, error) {
+	switch v := getenv(directCallsEnv); v {
+	case "", "on":
+		return false, nil
+	case "off":
+		return true, nil
+	default:
+		return false, fmt.Errorf("%s=%q: write off (every tools/call through the SDK's path) or on (the default)", directCallsEnv, v)
+	}
+}
+
 func newServeCmd() *cobra.Command {
 	var httpAddr, token string
 	var stateless bool
@@ -167,6 +185,9 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 	// On PostgreSQL every process's ingests are announced (kb.ChangeChannel),
 	// so this server can promise its clients resources/list_changed.
 	opts.DocsChange = postgres
+	if opts.NoDirectCalls, err = directCallsOff(os.Getenv); err != nil {
+		return err
+	}
 	server := mcpserver.New(opts)
 	dir = filepath.Dir(st.Path)
 	if postgres {
