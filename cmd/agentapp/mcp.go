@@ -341,7 +341,7 @@ func mcpCall(ctx context.Context, w io.Writer, b *mcpclient.Bridge, name string,
 	if r, ok := b.RemoteName(name); ok {
 		remote = r
 	}
-	tool := mcpclient.AdaptTool(rec, b.Name(), &mcp.Tool{Name: remote}, nil, b.CallTimeout())
+	tool := mcpclient.AdaptTool(rec, b.Name(), &mcp.Tool{Name: remote}, nil, b.ToolTimeout(remote))
 	out, err := tool.Execute(ctx, args)
 	var doc struct {
 		Output *string             `json:"output"`
