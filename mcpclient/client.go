@@ -673,7 +673,7 @@ func (b *Bridge) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Call
 		return nil, err
 	}
 	defer done()
-	if b.taskTool(p) {
+	if b.taskTool(ctx, p) {
 		return b.callTask(ctx, p)
 	}
 	ctx, cancel, _ := b.bound(ctx)

@@ -84,6 +84,10 @@ type Progress struct {
 func (p Progress) String() string {
 	if p.Status != "" {
 		s := p.Tool + " ⋯ " + p.Status
+		if p.Progress == 1 {
+			// The first report names the task, for agentapp mcp tasks.
+			s = p.Tool + " ⋯ task " + textsafe.Preview(p.Task, 80) + " " + p.Status
+		}
 		if p.Message != "" {
 			s += ": " + textsafe.Preview(p.Message, 80)
 		}

@@ -315,17 +315,36 @@ func (b *Bridge) runsAsTaskOn(c *conn, tool string) bool {
 // taskTool reports whether a tools/call takes the task path: the tool
 // runs as a task, or requires one (and then fails with errTasksOff when
 // tasks are off).
-func (b *Bridge) taskTool(p *mcp.CallToolParams) bool {
+func (b *Bridge) taskTool(ctx context.Context, p *mcp.CallToolParams) bool {
 	if p == nil {
 		return false
 	}
-	return b.RunsAsTask(p.Name) || b.TaskSupport(p.Name) == TaskRequired
+	return forcedTask(ctx) || b.RunsAsTask(p.Name) || b.TaskSupport(p.Name) == TaskRequired
+}
+
+type asTaskKey struct{}
+
+// AsTask returns a context under which a tool call must run as a task
+// (agentapp mcp call --task): a tool that allows tasks runs as one
+// whatever the server's "tasks" setting, and a tool that does not fails
+// without being called.
+func AsTask(ctx context.Context) context.Context {
+	return context.WithValue(ctx, asTaskKey{}, true)
+}
+
+func forcedTask(ctx context.Context) bool {
+	v, _ := ctx.Value(asTaskKey{}).(bool)
+	return v
 }
 
 // callTask is CallTool for a tool that runs as a task; the call is
 // tracked already.
 func (b *Bridge) callTask(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	if !b.RunsAsTask(p.Name) {
+	if forcedTask(ctx) && b.TaskSupport(p.Name) == TaskForbidden {
+		return nil, &TaskError{Server: b.name, Tool: p.Name, Err: errNoTasks,
+			msg: fmt.Sprintf("tool %s was not called: server %s does not run it as a task (its tools/list gives it no execution.taskSupport)", p.Name, b.name)}
+	}
+	if !forcedTask(ctx) && !b.RunsAsTask(p.Name) {
 		return nil, &TaskError{Server: b.name, Tool: p.Name, Err: errTasksOff,
 			msg: fmt.Sprintf("tool %s was not called: it runs only as an MCP task and tasks are turned off for server %s; tell the user", p.Name, b.name)}
 	}
@@ -641,7 +660,11 @@ func taskOf(res *mcp.CallToolResult) (string, bool) {
 	return id, ok
 }
 
-// errTasksOff is the answer for a tool that requires a task on a server
+// errNoTasks is the cause when a call must run as a task (AsTask) and the
+// tool does not run as one.
+var errNoTasks = errors.New("the tool does not run as an MCP task")
+
+// errTasksOff is the cause for a tool that requires a task on a server
 // whose "tasks" setting is "never".
 var errTasksOff = errors.New(`the tool runs only as an MCP task and the server's "tasks" setting is "never"`)
 

@@ -163,6 +163,7 @@ project, the default); see agentapp mcp add --help.`,
 		},
 	)
 	cmd.AddCommand(newMCPManageCmds(f)...)
+	addMCPTaskCmds(cmd, f)
 	return cmd
 }
 
