@@ -57,6 +57,21 @@ var migrations = []string{
 	// 10: when an operator marked a ticket resolved ('' while it is open);
 	// the ticket's status says "resolved" from then on.
 	`ALTER TABLE support_tickets ADD COLUMN resolved_at TEXT NOT NULL DEFAULT ''`,
+	// 11: refund requests waiting for an operator's decision (refunds.go);
+	// caller is who asked (the MCP caller or the chat session), the only
+	// one who may read the request back.
+	`CREATE TABLE support_refunds (
+		id         TEXT PRIMARY KEY,
+		order_id   TEXT NOT NULL,
+		reason     TEXT NOT NULL,
+		status     TEXT NOT NULL,
+		caller     TEXT NOT NULL,
+		note       TEXT NOT NULL DEFAULT '',
+		created_at TEXT NOT NULL,
+		decided_at TEXT NOT NULL DEFAULT ''
+	)`,
+	// 12: the operator's list shows the newest first.
+	`CREATE INDEX support_refunds_created ON support_refunds (created_at)`,
 }
 
 // postgresMigrations replaces the steps PostgreSQL needs written
