@@ -72,6 +72,22 @@ var migrations = []string{
 	)`,
 	// 12: the operator's list shows the newest first.
 	`CREATE INDEX support_refunds_created ON support_refunds (created_at)`,
+	// 13: refund requests filed as MCP tasks (refund_tasks.go): the task's
+	// id is the request's, its caller the only one who may read or cancel
+	// it, and it is removed at expires_ms (its TTL). BIGINT: times in ms.
+	`CREATE TABLE support_tasks (
+		id         TEXT PRIMARY KEY,
+		caller     TEXT NOT NULL,
+		tool       TEXT NOT NULL,
+		created_ms BIGINT NOT NULL,
+		ttl_ms     BIGINT NOT NULL,
+		expires_ms BIGINT NOT NULL,
+		cancelled  INTEGER NOT NULL DEFAULT 0
+	)`,
+	// 14: tasks/list reads a caller's tasks; expiry deletes by time.
+	`CREATE INDEX support_tasks_caller ON support_tasks (caller, created_ms)`,
+	// 15:
+	`CREATE INDEX support_tasks_expires ON support_tasks (expires_ms)`,
 }
 
 // postgresMigrations replaces the steps PostgreSQL needs written

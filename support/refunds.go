@@ -238,6 +238,8 @@ func refundMessage(status, note string) string {
 		return "approved by an operator" + noteSuffix(note)
 	case RefundDeclined:
 		return "declined by an operator" + noteSuffix(note)
+	case RefundWithdrawn:
+		return "withdrawn by the customer before an operator decided"
 	}
 	return RefundWaiting
 }
