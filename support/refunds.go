@@ -30,8 +30,8 @@ const RefundWaiting = "waiting for an operator"
 
 const (
 	maxRefundReasonChars = 2000
-	maxNoteChars   = 2000
-	maxOrderChars  = 64
+	maxNoteChars         = 2000
+	maxOrderChars        = 64
 )
 
 // Refund is a refund request as its caller and the operator see it.
