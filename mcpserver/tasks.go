@@ -376,12 +376,14 @@ func (s *Server) startTask(ctx context.Context, r *mcp.CallToolRequest, ttl time
 }
 
 // withTasksCapability is an initialize result that also declares tasks.
+// The SDK's bytes are kept (key order, escaping); the capability is
+// spliced in.
 type withTasksCapability struct {
 	*mcp.InitializeResult
 }
 
 func (r *withTasksCapability) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(r.InitializeResult)
+	b, err := marshalNoEscape(r.InitializeResult)
 	if err != nil {
 		return nil, err
 	}
@@ -389,15 +391,34 @@ func (r *withTasksCapability) MarshalJSON() ([]byte, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, err
 	}
-	var caps map[string]json.RawMessage
-	if err := json.Unmarshal(m["capabilities"], &caps); err != nil || caps == nil {
-		caps = map[string]json.RawMessage{}
+	caps, ok := m["capabilities"]
+	if !ok {
+		return b, nil
 	}
-	caps["tasks"] = json.RawMessage(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`)
-	if m["capabilities"], err = json.Marshal(caps); err != nil {
+	return bytes.Replace(b, caps, prependMember(caps, `"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`), 1), nil
+}
+
+// marshalNoEscape encodes v as the SDK does: "<", ">" and "&" as they are.
+func marshalNoEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return json.Marshal(m)
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// prependMember puts member first in the JSON object obj.
+func prependMember(obj json.RawMessage, member string) json.RawMessage {
+	rest := bytes.TrimSpace(obj[1:])
+	out := make([]byte, 0, len(obj)+len(member)+2)
+	out = append(out, '{')
+	out = append(out, member...)
+	if len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...)
 }
 
 // withTaskSupport is a tools/list result whose task tools say so.
@@ -407,7 +428,7 @@ type withTaskSupport struct {
 }
 
 func (r *withTaskSupport) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(r.ListToolsResult)
+	b, err := marshalNoEscape(r.ListToolsResult)
 	if err != nil || len(r.tasks) == 0 {
 		return b, err
 	}
@@ -415,20 +436,19 @@ func (r *withTaskSupport) MarshalJSON() ([]byte, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, err
 	}
-	var tools []map[string]json.RawMessage
+	var tools []json.RawMessage
 	if err := json.Unmarshal(m["tools"], &tools); err != nil {
 		return b, nil
 	}
 	for _, t := range tools {
-		var name string
-		if json.Unmarshal(t["name"], &name) == nil && r.tasks[name] {
-			t["execution"] = json.RawMessage(`{"taskSupport":"optional"}`)
+		var named struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(t, &named) == nil && r.tasks[named.Name] {
+			b = bytes.Replace(b, t, prependMember(t, `"execution":{"taskSupport":"optional"}`), 1)
 		}
 	}
-	if m["tools"], err = json.Marshal(tools); err != nil {
-		return nil, err
-	}
-	return json.Marshal(m)
+	return b, nil
 }
 
 // liftTask moves the params.task of a tools/call request into

@@ -122,6 +122,7 @@ func (s *Service) GetRefundStatusTool() *agent.Tool {
 		OutputSchema: refundOutputSchema,
 		ReadOnly:     true,
 		Idempotent:   true,
+		Destructive:  new(false),
 		OpenWorld:    new(false),
 		Validate:     true,
 		Execute: func(ctx context.Context, raw json.RawMessage) (any, error) {
