@@ -234,7 +234,7 @@ func TestChatDogfood(t *testing.T) {
 			stdout, stderr := out.String(), errOut.String()
 			banner := "MCP server agentapp: connected, 5 tools (createTicket, getOrderStatus, getRefundStatus, requestRefund, searchKnowledge)"
 			if strict {
-				banner = "MCP server agentapp: connected, 1 tool (searchKnowledge); 2 skipped: name clash with local createTicket, getOrderStatus"
+				banner = "MCP server agentapp: connected, 3 tools (getRefundStatus, requestRefund, searchKnowledge); 2 skipped: name clash with local createTicket, getOrderStatus"
 			}
 			for _, s := range []string{banner, "getOrderStatus", "createTicket", "searchKnowledge", "已发货"} {
 				if !strings.Contains(stdout, s) {
