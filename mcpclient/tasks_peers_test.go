@@ -106,7 +106,7 @@ func TestTaskPeerResearchQuery(t *testing.T) {
 		t.Errorf("the model sees %.200q; want the report", got)
 	}
 	lines := strings.Join(log.lines(), "\n")
-	for _, want := range []string{"simulate-research-query ⋯ working: Gathering sources...", "⋯ completed"} {
+	for _, want := range []string{"simulate-research-query ⋯ task ", " working: Gathering sources...", "⋯ completed"} {
 		if !strings.Contains(lines, want) {
 			t.Errorf("status reports:\n%s\nwant a line with %q", lines, want)
 		}
