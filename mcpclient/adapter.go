@@ -45,6 +45,9 @@ const (
 	KindConnection
 	// KindUnmappable: the result had nothing the model can read.
 	KindUnmappable
+	// KindTask: the call ran as an MCP task that ended without a result
+	// (cancelled, out of time, lost) or could not run as one (tasks.go).
+	KindTask
 )
 
 // CallError is the error of an adapted MCP tool call. Its message is written
@@ -146,9 +149,12 @@ func callAdapted(ctx context.Context, c ToolCaller, server, name, remote string,
 	}
 	res, err := c.CallTool(cctx, p)
 	if err != nil {
+		var taskErr *TaskError
 		switch {
 		case ctx.Err() != nil:
 			return nil, ctx.Err() // the run was cancelled; not the tool's fault
+		case errors.As(err, &taskErr):
+			return nil, fail(KindTask, err, "%s", taskErr.Error())
 		case errors.Is(context.Cause(cctx), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
 			return nil, fail(KindTimeout, err, "tool %s timed out after %s and was cancelled; try a smaller request or try again later", name, seconds(timeout))
 		case errors.Is(err, errBridgeClosed):
@@ -174,6 +180,12 @@ func callAdapted(ctx context.Context, c ToolCaller, server, name, remote string,
 	}
 	if res.IsError {
 		text := errorText(res)
+		if id, ok := taskOf(res); ok {
+			return nil, fail(KindToolError, nil, "tool %s ran as task %s and failed: %s; its work was not done: tell the user, and start it again only if the cause is fixed", name, id, text)
+		}
+		if taskRequired(c, remote) {
+			return nil, fail(KindToolError, nil, "tool %s returned an error: %s; the tool runs only as an MCP task (long-running), which this call could not be: tell the user", name, text)
+		}
 		return nil, fail(KindToolError, nil, "tool %s returned an error: %s; fix the arguments and retry", name, text)
 	}
 	out, ok := mapResult(res)

@@ -30,6 +30,9 @@ type capture struct {
 	pending map[jsonrpc.ID]string // call id → method, for tools/list and tools/call
 	input   map[string]json.RawMessage
 	output  map[string]json.RawMessage
+	// taskSupport and tasks: tasks.go.
+	taskSupport map[string]string
+	tasks       TaskCapabilities
 }
 
 func newCapture() *capture {
@@ -55,6 +58,7 @@ func (c *capture) resetTools() {
 	defer c.mu.Unlock()
 	clear(c.input)
 	clear(c.output)
+	clear(c.taskSupport)
 }
 
 func (c *capture) expect(id jsonrpc.ID, method string) {
@@ -84,6 +88,7 @@ func (c *capture) recordTools(result json.RawMessage) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.recordTaskSupport(result)
 	for _, t := range page.Tools {
 		c.input[t.Name] = t.InputSchema
 		c.output[t.Name] = t.OutputSchema
@@ -141,8 +146,9 @@ type captureConn struct {
 }
 
 func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	msg = renameTaskCall(msg)
 	req, ok := msg.(*jsonrpc.Request)
-	watch := ok && req.IsCall() && (req.Method == "tools/list" || req.Method == "tools/call")
+	watch := ok && req.IsCall() && (req.Method == "tools/list" || req.Method == "tools/call" || req.Method == "initialize")
 	if watch {
 		// Registered before the write: the answer may arrive before Write returns.
 		c.cap.expect(req.ID, req.Method)
@@ -171,6 +177,10 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	case "tools/call":
 		if resp.Result != nil {
 			resp.Result = liftLegacyToolResult(resp.Result)
+		}
+	case "initialize":
+		if resp.Result != nil {
+			c.cap.recordInit(resp.Result)
 		}
 	}
 	return msg, nil

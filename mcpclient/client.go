@@ -543,6 +543,7 @@ func ConnectInMemory(ctx context.Context, name string, srv InProcessServer, opts
 // open runs initialize over t and stores the session in c.
 func (b *Bridge) open(ctx context.Context, c *conn, t mcp.Transport, version string) error {
 	client := mcp.NewClient(clientImpl, b.clientOptions(c))
+	registerTaskMethods(client)
 	client.AddSendingMiddleware(b.tracingMiddleware(c))
 	// Before connecting, so that a server asking for the roots as soon as
 	// it is initialized gets them.
@@ -636,7 +637,11 @@ func (b *Bridge) listTools(ctx context.Context, c *conn) (toolList, error) {
 			continue
 		}
 		in, out := c.capture.schemas(t.Name)
-		tl.tools = append(tl.tools, adaptTool(b, b.name, t, names[i], in, out, b.cfg.CallTimeout))
+		timeout := b.cfg.CallTimeout
+		if b.runsAsTaskOn(c, t.Name) {
+			timeout = b.TaskTimeout()
+		}
+		tl.tools = append(tl.tools, adaptTool(b, b.name, t, names[i], in, out, timeout))
 		tl.remote[names[i]] = t.Name
 		if t.Annotations != nil && t.Annotations.ReadOnlyHint {
 			tl.readOnly[t.Name] = true
@@ -669,6 +674,9 @@ func (b *Bridge) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Call
 		return nil, err
 	}
 	defer done()
+	if b.taskTool(ctx, p) {
+		return b.callTask(ctx, p)
+	}
 	ctx, cancel, _ := b.bound(ctx)
 	defer cancel()
 	c, err := b.ready(ctx)

@@ -73,11 +73,26 @@ type Progress struct {
 	// Total is 0 when the server does not know it.
 	Total   float64
 	Message string
+	// Task and Status are set for the status reports of a call that runs
+	// as a task (tasks.go): its id and status; Progress counts them.
+	Task   string
+	Status string
 }
 
 // String renders p the way a status line shows it: "tool 3/5", or "tool
 // 3" without a total, followed by the server's message when it sent one.
 func (p Progress) String() string {
+	if p.Status != "" {
+		s := p.Tool + " ⋯ " + p.Status
+		if p.Progress == 1 {
+			// The first report names the task, for agentapp mcp tasks.
+			s = p.Tool + " ⋯ task " + textsafe.Preview(p.Task, 80) + " " + p.Status
+		}
+		if p.Message != "" {
+			s += ": " + textsafe.Preview(p.Message, 80)
+		}
+		return s
+	}
 	s := p.Tool + " " + strconv.FormatFloat(p.Progress, 'f', -1, 64)
 	if p.Total > 0 {
 		s += "/" + strconv.FormatFloat(p.Total, 'f', -1, 64)

@@ -70,6 +70,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var msg rpcRequest
 	if req.Method == http.MethodPost {
 		msg = peekRequest(req)
+		renameTaskCallHTTP(req, msg.Method)
 	}
 	stop := func() {}
 	if req.Method == http.MethodDelete {
@@ -96,7 +97,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		ok := resp.StatusCode/100 == 2 && mt == "application/json"
 		resp.Body = &boundedBody{src: resp.Body, t: t, size: resp.ContentLength, id: msg.ID, answer: ok && msg.ID != nil}
 	}
-	if msg.Method == "tools/list" && resp.StatusCode == http.StatusOK {
+	if (msg.Method == "tools/list" || msg.Method == "initialize") && resp.StatusCode == http.StatusOK {
 		resp.Body = &captureBody{ReadCloser: resp.Body, cap: t.capture, sse: sse}
 	}
 	return resp, err
@@ -307,6 +308,7 @@ func (b *captureBody) record(msg []byte) {
 	}
 	if json.Unmarshal(msg, &m) == nil && len(m.Result) > 0 {
 		b.cap.recordTools(m.Result)
+		b.cap.recordInit(m.Result)
 	}
 }
 

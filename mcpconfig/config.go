@@ -52,6 +52,8 @@ var knownFields = []string{
 	"disabled", "timeout", "allowedTools", "excludedTools", "toolPrefix",
 	// The client half: what the server may ask of us.
 	"sampling", "roots",
+	// Long-running calls (tasks.go).
+	"tasks", "taskTimeout",
 }
 
 // MaxToolPrefix bounds toolPrefix, so that prefixed names stay within the
@@ -393,6 +395,9 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 	}
 	if !ValidSampling(cfg.Sampling) {
 		return cfg, false, fail("sampling", "want \"ask\" (the default: the user approves each request), \"allow\" or \"deny\", got %q", cfg.Sampling)
+	}
+	if err := parseTasks(obj, &cfg, str, fail); err != nil {
+		return cfg, false, err
 	}
 	roots, hasRoots, err := strList("roots")
 	if err != nil {

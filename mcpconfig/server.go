@@ -44,6 +44,14 @@ type Server struct {
 	// CallTimeout bounds each tool call; 0 means mcpclient.DefaultCallTimeout.
 	CallTimeout time.Duration
 
+	// Tasks says which tool calls run as MCP tasks: TasksAuto (also ""),
+	// TasksRequired or TasksNever (tasks.go).
+	Tasks string
+	// TaskTimeout bounds a call that runs as a task, instead of
+	// CallTimeout: the task's lifetime (TTL) asked of the server is capped
+	// by it; 0 means DefaultTaskTimeout.
+	TaskTimeout time.Duration
+
 	// ToolPrefix is prepended to every tool name of this server.
 	ToolPrefix string
 	// AllowedTools, when not empty, keeps only these tools (names as the

@@ -47,7 +47,10 @@ type HTTPOptions struct {
 	// ("Authorization: Bearer <token>"). Surrounding white space is not
 	// part of it, as it is not of the token a client sends. ResolveHTTPAddr
 	// refuses a token that is only white space; given one anyway, the
-	// handler refuses every request rather than none.
+	// handler refuses every request rather than none. Several tokens,
+	// one per client, are separated by commas (a character no bearer
+	// token has): each client is then a caller of its own, whose tasks
+	// no other can see (tasks.go).
 	Token string
 	// Logger receives transport activity; nil discards. Never stdout.
 	Logger *slog.Logger
@@ -169,9 +172,36 @@ func ResolveHTTPAddr(addr, token string) (string, error) {
 
 // checkToken refuses a bearer token no client could send (see
 // ResolveHTTPAddr). The empty token means none.
-func checkToken(token string) error {
-	if token == "" {
+func checkToken(tokens string) error {
+	for _, token := range splitTokens(tokens) {
+		if err := checkOneToken(token); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// splitTokens splits Token into its tokens (none for "").
+func splitTokens(tokens string) []string {
+	if tokens == "" {
 		return nil
+	}
+	return strings.Split(tokens, ",")
+}
+
+// bearerMatchesAny is bearerMatches for any of the tokens.
+func bearerMatchesAny(header string, want [][32]byte) bool {
+	ok := false
+	for _, w := range want {
+		// Every one compared: the time taken says nothing of which.
+		ok = bearerMatches(header, w) || ok
+	}
+	return ok
+}
+
+func checkOneToken(token string) error {
+	if token == "" {
+		return errors.New("the bearer tokens (--token or AGENTAPP_SERVER_TOKEN) hold an empty one between commas; separate tokens by single commas")
 	}
 	trimmed := strings.TrimSpace(token)
 	if trimmed == "" {
@@ -254,15 +284,15 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 		SessionTimeout: idle,
 		Stateless:      opts.Stateless,
 	})
-	token := strings.TrimSpace(opts.Token)
-	var wantSum [32]byte
-	if opts.Token != "" {
+	var wantSums [][32]byte
+	for _, part := range splitTokens(opts.Token) {
+		token := strings.TrimSpace(part)
 		if token == "" {
 			// Fail closed: a blank token must not mean no token.
-			logger.Error("the bearer token is only white space; every request will be refused")
-			token = opts.Token
+			logger.Error("a bearer token is only white space; it will be refused")
+			token = part
 		}
-		wantSum = sha256.Sum256([]byte(token))
+		wantSums = append(wantSums, sha256.Sum256([]byte(token)))
 	}
 	h := &HTTPHandler{server: server.mcp, sessions: &sessionCap{max: maxSessions, server: server.mcp, open: map[string]*capSession{}}}
 	mux := http.NewServeMux()
@@ -272,7 +302,7 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 			refuse(w, "Forbidden: "+msg, http.StatusForbidden)
 			return
 		}
-		if opts.Token != "" && !bearerMatches(r.Header.Get("Authorization"), wantSum) {
+		if opts.Token != "" && !bearerMatchesAny(r.Header.Get("Authorization"), wantSums) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentapp"`)
 			refuse(w, "Unauthorized: send the header \"Authorization: Bearer <token>\" with the token the server was started with (--token or AGENTAPP_SERVER_TOKEN)", http.StatusUnauthorized)
 			return
@@ -316,6 +346,7 @@ func checkBodyIDs(w http.ResponseWriter, r *http.Request) bool {
 			return false
 		}
 	}
+	body = liftTaskBody(body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	return true
 }

@@ -283,6 +283,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // track notes a request handed to the SDK as in flight until its answer
 // is written.
 func (c *lineConn) track(msg jsonrpc.Message) jsonrpc.Message {
+	msg = liftTask(msg)
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 		c.pending.startSDK(req.ID.Raw())
 	}

@@ -57,6 +57,9 @@ type Options struct {
 	// are ingested or removed (serve on PostgreSQL does, for the ingests of
 	// every process; see notify.go).
 	DocsChange bool
+	// Tasks, when set, runs its tools as tasks for callers that ask
+	// (tasks.go).
+	Tasks TaskBackend
 	// Middleware is added to the server's receiving middleware, inside the
 	// panic recovery. Any middleware turns the stdio fast path off (see
 	// Server), so that every request passes through it.
@@ -111,6 +114,9 @@ type Server struct {
 	// to the SDK's server directly would wrap them instead.
 	callerMu sync.Mutex
 	caller   atomic.Pointer[mcp.MethodHandler]
+
+	tasks     TaskBackend // tasks.go; nil: none
+	taskTools map[string]bool
 }
 
 // New returns an unconnected server that publishes opts.Tools and, if
@@ -188,6 +194,9 @@ func New(opts *Options) *Server {
 		s.docs = opts.Docs
 		s.mcp.AddResourceTemplate(docTemplate(), readDocHandler(opts.Docs))
 		mw = append(mw, listDocsMiddleware(opts.Docs, pageSize))
+	}
+	if opts.Tasks != nil {
+		mw = append(mw, s.installTasks(opts.Tasks)...)
 	}
 	s.mcp.AddReceivingMiddleware(mw...)
 	s.direct.Store(!opts.NoDirectCalls)

@@ -159,7 +159,7 @@ func TestToolsListPublishesExactlyTheLocalTools(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"createTicket", "getOrderStatus", "searchKnowledge"}; !slices.Equal(names, want) {
+	if want := []string{"createTicket", "getOrderStatus", "getRefundStatus", "requestRefund", "searchKnowledge"}; !slices.Equal(names, want) {
 		t.Fatalf("published tools %v, want exactly %v", names, want)
 	}
 	// escalateToHuman needs the conversation; MCP is session-less.

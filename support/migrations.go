@@ -57,6 +57,37 @@ var migrations = []string{
 	// 10: when an operator marked a ticket resolved ('' while it is open);
 	// the ticket's status says "resolved" from then on.
 	`ALTER TABLE support_tickets ADD COLUMN resolved_at TEXT NOT NULL DEFAULT ''`,
+	// 11: refund requests waiting for an operator's decision (refunds.go);
+	// caller is who asked (the MCP caller or the chat session), the only
+	// one who may read the request back.
+	`CREATE TABLE support_refunds (
+		id         TEXT PRIMARY KEY,
+		order_id   TEXT NOT NULL,
+		reason     TEXT NOT NULL,
+		status     TEXT NOT NULL,
+		caller     TEXT NOT NULL,
+		note       TEXT NOT NULL DEFAULT '',
+		created_at TEXT NOT NULL,
+		decided_at TEXT NOT NULL DEFAULT ''
+	)`,
+	// 12: the operator's list shows the newest first.
+	`CREATE INDEX support_refunds_created ON support_refunds (created_at)`,
+	// 13: refund requests filed as MCP tasks (refund_tasks.go): the task's
+	// id is the request's, its caller the only one who may read or cancel
+	// it, and it is removed at expires_ms (its TTL). BIGINT: times in ms.
+	`CREATE TABLE support_tasks (
+		id         TEXT PRIMARY KEY,
+		caller     TEXT NOT NULL,
+		tool       TEXT NOT NULL,
+		created_ms BIGINT NOT NULL,
+		ttl_ms     BIGINT NOT NULL,
+		expires_ms BIGINT NOT NULL,
+		cancelled  INTEGER NOT NULL DEFAULT 0
+	)`,
+	// 14: tasks/list reads a caller's tasks; expiry deletes by time.
+	`CREATE INDEX support_tasks_caller ON support_tasks (caller, created_ms)`,
+	// 15:
+	`CREATE INDEX support_tasks_expires ON support_tasks (expires_ms)`,
 }
 
 // postgresMigrations replaces the steps PostgreSQL needs written

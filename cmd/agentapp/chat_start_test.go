@@ -52,7 +52,7 @@ func TestChatStartsWithoutBrokenServer(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	for _, s := range []string{
-		"MCP server good: connected, 3 tools",
+		"MCP server good: connected, 5 tools",
 		"MCP server broken: failed: ",
 		"MCP server parked: disabled in " + cfg,
 		"已发货",

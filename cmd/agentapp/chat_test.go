@@ -232,9 +232,9 @@ func TestChatDogfood(t *testing.T) {
 				t.Fatalf("chat: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
 			}
 			stdout, stderr := out.String(), errOut.String()
-			banner := "MCP server agentapp: connected, 3 tools (createTicket, getOrderStatus, searchKnowledge)"
+			banner := "MCP server agentapp: connected, 5 tools (createTicket, getOrderStatus, getRefundStatus, requestRefund, searchKnowledge)"
 			if strict {
-				banner = "MCP server agentapp: connected, 1 tool (searchKnowledge); 2 skipped: name clash with local createTicket, getOrderStatus"
+				banner = "MCP server agentapp: connected, 3 tools (getRefundStatus, requestRefund, searchKnowledge); 2 skipped: name clash with local createTicket, getOrderStatus"
 			}
 			for _, s := range []string{banner, "getOrderStatus", "createTicket", "searchKnowledge", "已发货"} {
 				if !strings.Contains(stdout, s) {
@@ -474,7 +474,7 @@ func TestChatSurvivesKilledMCPServer(t *testing.T) {
 	}
 	bin := agentappBin(t)
 	p := startChat(t, bin, "--model", "offline", "--trace", "--mcp", bin+" serve")
-	p.expect("MCP server agentapp: connected, 3 tools")
+	p.expect("MCP server agentapp: connected, 5 tools")
 	p.send("订单 A-1024 到哪了？")
 	p.expect("已发货")
 	servers := childServers(t, p.cmd.Process.Pid)
@@ -490,7 +490,7 @@ func TestChatSurvivesKilledMCPServer(t *testing.T) {
 	}
 	testkit.WaitGone(t, servers[0], 30*time.Second) // reaped by the chat
 	p.send("/mcp")
-	if l := p.expect("agentapp: "); !strings.Contains(l, "agentapp: restarting, 3 tools") || !strings.Contains(l, "signal: killed") {
+	if l := p.expect("agentapp: "); !strings.Contains(l, "agentapp: restarting, 5 tools") || !strings.Contains(l, "signal: killed") {
 		t.Errorf("/mcp after the kill: %q", l)
 	}
 
@@ -501,11 +501,11 @@ func TestChatSurvivesKilledMCPServer(t *testing.T) {
 		t.Fatalf("servers after the restart: %v (killed: %d)", restarted, servers[0])
 	}
 	p.send("/mcp")
-	if l := p.expect("agentapp: "); !strings.Contains(l, "agentapp: connected, 3 tools, 1 automatic restart in the last minute") {
+	if l := p.expect("agentapp: "); !strings.Contains(l, "agentapp: connected, 5 tools, 1 automatic restart in the last minute") {
 		t.Errorf("/mcp after the restart: %q", l)
 	}
 	p.send("/mcp restart agentapp")
-	p.expect("MCP server agentapp: connected, 3 tools")
+	p.expect("MCP server agentapp: connected, 5 tools")
 	again := childServers(t, p.cmd.Process.Pid)
 	if len(again) != 1 || again[0] == restarted[0] {
 		t.Errorf("servers after /mcp restart: %v (before: %v)", again, restarted)
@@ -531,7 +531,7 @@ func TestChatSIGTERMClosesEverything(t *testing.T) {
 	}
 	bin := agentappBin(t)
 	p := startChat(t, bin, "--model", "offline", "--mcp", bin+" serve")
-	p.expect("MCP server agentapp: connected, 3 tools")
+	p.expect("MCP server agentapp: connected, 5 tools")
 	p.send("/tools")
 	p.expect("searchKnowledge")
 	server := childServers(t, p.cmd.Process.Pid)

@@ -163,6 +163,7 @@ project, the default); see agentapp mcp add --help.`,
 		},
 	)
 	cmd.AddCommand(newMCPManageCmds(f)...)
+	addMCPTaskCmds(cmd, f)
 	return cmd
 }
 
@@ -349,7 +350,7 @@ func mcpCall(ctx context.Context, w io.Writer, b *mcpclient.Bridge, name string,
 	if r, ok := b.RemoteName(name); ok {
 		remote = r
 	}
-	tool := mcpclient.AdaptTool(rec, b.Name(), &mcp.Tool{Name: remote}, nil, b.CallTimeout())
+	tool := mcpclient.AdaptTool(rec, b.Name(), &mcp.Tool{Name: remote}, nil, b.ToolTimeout(remote))
 	out, err := tool.Execute(ctx, args)
 	var doc struct {
 		Output *string             `json:"output"`

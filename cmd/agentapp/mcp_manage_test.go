@@ -184,14 +184,14 @@ func TestMCPManageRoundTrip(t *testing.T) {
 	// On a terminal the chat asks once, and remembers.
 	screen := e.ptyChat("Allow it? The answer is remembered for this project. [y/N] ", "y\r", "> ", "/exit\r")
 	if !strings.Contains(screen, "This project's .mcp.json wants to start MCP server shop: "+bin+" serve") ||
-		!strings.Contains(screen, "MCP server shop: connected, 3 tools") || !strings.Contains(screen, "MCP server tester: connected") {
+		!strings.Contains(screen, "MCP server shop: connected, 5 tools") || !strings.Contains(screen, "MCP server tester: connected") {
 		t.Errorf("first chat:\n%s", screen)
 	}
 	screen = e.ptyChat("> ", "/exit\r")
-	if strings.Contains(screen, "Allow it?") || !strings.Contains(screen, "MCP server shop: connected, 3 tools") {
+	if strings.Contains(screen, "Allow it?") || !strings.Contains(screen, "MCP server shop: connected, 5 tools") {
 		t.Errorf("second chat asked again or lacks the server:\n%s", screen)
 	}
-	if out := e.mustRun("mcp", "list"); !strings.Contains(out, "shop (project): "+bin+" serve — ✓ connected, 3 tools") {
+	if out := e.mustRun("mcp", "list"); !strings.Contains(out, "shop (project): "+bin+" serve — ✓ connected, 5 tools") {
 		t.Errorf("list after the approval:\n%s", out)
 	}
 

@@ -90,7 +90,7 @@ func testServeStdio(t *testing.T, bin string) {
 	}
 	exchange(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	list := exchange(`{"jsonrpc":"2.0","id":"two","method":"tools/list"}`)
-	if tools, _ := list["result"].(map[string]any)["tools"].([]any); len(tools) != 3 {
+	if tools, _ := list["result"].(map[string]any)["tools"].([]any); len(tools) != 5 {
 		t.Fatalf("tools/list: %v", list)
 	}
 	call := exchange(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-2048"}}}`)

@@ -34,8 +34,12 @@ const Instructions = "agentapp is a customer-service back end. Use getOrderStatu
 // the conversation so far, which only the local chat has. An MCP call is
 // session-less and arrives without that conversation, so publishing the
 // tool would produce hand-offs with no context.
+//
+// requestRefund and getRefundStatus (tasks.go) follow: a refund waits for
+// an operator, so requestRefund also runs as an MCP task.
 func PublishedTools(svc *support.Service, k *kb.KB) []*agent.Tool {
-	return []*agent.Tool{svc.OrderStatusTool(), svc.CreateTicketTool(), k.MCPSearchTool()}
+	return []*agent.Tool{svc.OrderStatusTool(), svc.CreateTicketTool(), k.MCPSearchTool(),
+		callerTool(svc.RequestRefundTool()), callerTool(svc.GetRefundStatusTool())}
 }
 
 // ServerOptions returns the options of agentapp's MCP server for the
@@ -50,5 +54,6 @@ func ServerOptions(svc *support.Service, k *kb.KB, version string) *mcpserver.Op
 		Instructions: Instructions,
 		Tools:        PublishedTools(svc, k),
 		Docs:         Docs(k),
+		Tasks:        refundTasks{svc},
 	}
 }

@@ -1,0 +1,676 @@
+package mcpclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/agentapp/agentapp/internal/textsafe"
+	"github.com/agentapp/agentapp/mcpconfig"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Tasks (protocol 2025-11-25, experimental): a tool that takes minutes or
+// waits for a person answers tools/call at once with a task; the client
+// polls tasks/get, shows each status message, answers the input the task
+// asks for (the server sends its elicitation/create while tasks/result is
+// pending) and fetches the result with tasks/result. Cancelling the call
+// sends tasks/cancel.
+//
+// The Go SDK knows none of this: CallToolParams has no "task" field and a
+// CallToolResult decode drops the "task" of the answer. So the task
+// methods are custom methods of the SDK's client, and the task-augmented
+// tools/call is sent under an alias of ours (taskCallMethod) that the
+// connection wrapper (captureConn on stdio, headerTransport over HTTP)
+// renames on the wire; the SDK matches the answer by id and decodes it
+// into our raw result.
+
+// The values of a tool's execution.taskSupport.
+const (
+	TaskForbidden = "forbidden"
+	TaskOptional  = "optional"
+	TaskRequired  = "required"
+)
+
+// The statuses of a task.
+const (
+	TaskWorking       = "working"
+	TaskInputRequired = "input_required"
+	TaskCompleted     = "completed"
+	TaskFailed        = "failed"
+	TaskCancelled     = "cancelled"
+)
+
+// relatedTaskKey is the _meta key that ties a message to a task.
+const relatedTaskKey = "io.modelcontextprotocol/related-task"
+
+// taskMetaKey is the _meta key under which the bridge marks a tools/call
+// result that came from a task (its id), so the adapter words its errors
+// for a task and not for a plain call.
+const taskMetaKey = "agentapp/task"
+
+// taskCallMethod is the alias the bridge sends a task-augmented tools/call
+// under; the connection wrapper renames it to tools/call.
+const taskCallMethod = "agentapp/task-augmented/tools/call"
+
+// Bounds of polling: the server's pollInterval is used within them, and
+// the wait grows while nothing changes.
+const (
+	defaultPollInterval = time.Second
+	minPollInterval     = 100 * time.Millisecond
+	maxPollInterval     = 30 * time.Second
+	// patientPolls is how many polls that find nothing new keep the
+	// server's interval before the wait grows.
+	patientPolls = 3
+	// maxPollFailures is how many tasks/get in a row may fail (a dropped
+	// HTTP request) before the call gives up.
+	maxPollFailures = 3
+	// taskCancelTimeout bounds the tasks/cancel sent when a call is
+	// abandoned.
+	taskCancelTimeout = 5 * time.Second
+	// maxTaskList caps the tasks ListTasks gathers over all pages.
+	maxTaskList = 1000
+)
+
+// Task is the state of one task as the server reports it.
+type Task struct {
+	TaskID        string `json:"taskId"`
+	Status        string `json:"status"`
+	StatusMessage string `json:"statusMessage,omitempty"`
+	CreatedAt     string `json:"createdAt,omitempty"`
+	LastUpdatedAt string `json:"lastUpdatedAt,omitempty"`
+	// TTL is how long (ms) the server keeps the task after it was
+	// created; nil: for ever.
+	TTL *float64 `json:"ttl"`
+	// PollInterval is the server's advice (ms) on how often to poll.
+	PollInterval float64 `json:"pollInterval,omitempty"`
+}
+
+// Terminal reports whether the task's status can no longer change.
+func (t *Task) Terminal() bool {
+	return t.Status == TaskCompleted || t.Status == TaskFailed || t.Status == TaskCancelled
+}
+
+// TaskCapabilities is what a server said in initialize about tasks.
+type TaskCapabilities struct {
+	// ToolsCall: tools/call may run as a task.
+	ToolsCall bool
+	List      bool
+	Cancel    bool
+}
+
+// TaskError is the error of a tool call that ran as a task and did not
+// deliver a result: the server cancelled it, its bound expired, polling
+// failed, or the server does not run the tool as a task. Its message is
+// written for the model.
+type TaskError struct {
+	Server, Tool, TaskID string
+	msg                  string
+	Err                  error
+}
+
+func (e *TaskError) Error() string { return e.msg }
+func (e *TaskError) Unwrap() error { return e.Err }
+
+// taskIDParams are the params of tasks/get, tasks/result and tasks/cancel.
+type taskIDParams struct {
+	mcp.ParamsBase
+	TaskID string `json:"taskId"`
+}
+
+type listTasksParams struct {
+	mcp.ParamsBase
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// taskToolCallParams are the params of a task-augmented tools/call.
+type taskToolCallParams struct {
+	mcp.ParamsBase
+	Name      string       `json:"name"`
+	Arguments any          `json:"arguments,omitempty"`
+	Task      taskMetadata `json:"task"`
+}
+
+type taskMetadata struct {
+	TTL int64 `json:"ttl,omitempty"`
+}
+
+// rawResult keeps an answer as the server sent it.
+type rawResult struct {
+	mcp.ResultBase
+	raw json.RawMessage
+}
+
+func (r *rawResult) UnmarshalJSON(b []byte) error {
+	r.raw = append(json.RawMessage(nil), b...)
+	return nil
+}
+
+func (r *rawResult) MarshalJSON() ([]byte, error) {
+	if len(r.raw) == 0 {
+		return []byte("{}"), nil
+	}
+	return r.raw, nil
+}
+
+// registerTaskMethods lets client send the task methods.
+func registerTaskMethods(client *mcp.Client) {
+	for _, m := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+		_ = mcp.AddSendingCustomMethod[*taskIDParams, *rawResult](client, m)
+	}
+	_ = mcp.AddSendingCustomMethod[*listTasksParams, *rawResult](client, "tasks/list")
+	_ = mcp.AddSendingCustomMethod[*taskToolCallParams, *rawResult](client, taskCallMethod)
+}
+
+// renameTaskCall gives a message sent under taskCallMethod its real name.
+func renameTaskCall(msg jsonrpc.Message) jsonrpc.Message {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == taskCallMethod {
+		cp := *req
+		cp.Method = "tools/call"
+		return &cp
+	}
+	return msg
+}
+
+// renameTaskCallHTTP does renameTaskCall on a POST body the SDK encoded.
+func renameTaskCallHTTP(req *http.Request, method string) {
+	if method != taskCallMethod || req.GetBody == nil {
+		return
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return
+	}
+	defer body.Close()
+	var m map[string]json.RawMessage
+	if json.NewDecoder(io.LimitReader(body, 64<<20)).Decode(&m) != nil {
+		return
+	}
+	m["method"] = json.RawMessage(`"tools/call"`)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return
+	}
+	req.Body = io.NopCloser(bytes.NewReader(b))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	req.ContentLength = int64(len(b))
+	if req.Header.Get("Mcp-Method") != "" {
+		req.Header.Set("Mcp-Method", "tools/call")
+	}
+}
+
+// recordTaskSupport notes each tool's execution.taskSupport from a
+// tools/list result; c.mu is held.
+func (c *capture) recordTaskSupport(result json.RawMessage) {
+	var page struct {
+		Tools []struct {
+			Name      string `json:"name"`
+			Execution *struct {
+				TaskSupport string `json:"taskSupport"`
+			} `json:"execution"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(result, &page) != nil {
+		return
+	}
+	if c.taskSupport == nil {
+		c.taskSupport = map[string]string{}
+	}
+	for _, t := range page.Tools {
+		if t.Execution != nil && t.Execution.TaskSupport != "" {
+			c.taskSupport[t.Name] = t.Execution.TaskSupport
+		}
+	}
+}
+
+// recordInit notes the server's tasks capability from an initialize
+// result.
+func (c *capture) recordInit(result json.RawMessage) {
+	var init struct {
+		Capabilities struct {
+			Tasks *struct {
+				List     json.RawMessage `json:"list"`
+				Cancel   json.RawMessage `json:"cancel"`
+				Requests struct {
+					Tools struct {
+						Call json.RawMessage `json:"call"`
+					} `json:"tools"`
+				} `json:"requests"`
+			} `json:"tasks"`
+		} `json:"capabilities"`
+		ServerInfo json.RawMessage `json:"serverInfo"`
+	}
+	if json.Unmarshal(result, &init) != nil || init.ServerInfo == nil {
+		return // not an initialize result
+	}
+	var tc TaskCapabilities
+	if t := init.Capabilities.Tasks; t != nil {
+		tc = TaskCapabilities{ToolsCall: t.Requests.Tools.Call != nil, List: t.List != nil, Cancel: t.Cancel != nil}
+	}
+	c.mu.Lock()
+	c.tasks = tc
+	c.mu.Unlock()
+}
+
+func (c *capture) toolTaskSupport(tool string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.taskSupport[tool]
+}
+
+func (c *capture) taskCaps() TaskCapabilities {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tasks
+}
+
+// TaskSupport returns a tool's execution.taskSupport as the server listed
+// it (TaskForbidden when it said nothing); tool is the server's name.
+func (b *Bridge) TaskSupport(tool string) string {
+	return taskSupportOn(b.current(), tool)
+}
+
+func taskSupportOn(c *conn, tool string) string {
+	if c == nil || c.capture == nil {
+		return TaskForbidden
+	}
+	if s := c.capture.toolTaskSupport(tool); s != "" {
+		return s
+	}
+	return TaskForbidden
+}
+
+// ServerTasks returns what the server said in initialize about tasks.
+func (b *Bridge) ServerTasks() TaskCapabilities {
+	c := b.current()
+	if c == nil || c.capture == nil {
+		return TaskCapabilities{}
+	}
+	return c.capture.taskCaps()
+}
+
+// RunsAsTask reports whether a call of the server's tool runs as a task
+// under the server's "tasks" setting (mcpconfig.Server.Tasks).
+func (b *Bridge) RunsAsTask(tool string) bool {
+	return b.runsAsTaskOn(b.current(), tool)
+}
+
+func (b *Bridge) runsAsTaskOn(c *conn, tool string) bool {
+	switch taskSupportOn(c, tool) {
+	case TaskRequired:
+		return b.cfg.Tasks != mcpconfig.TasksNever
+	case TaskOptional:
+		return (b.cfg.Tasks == "" || b.cfg.Tasks == mcpconfig.TasksAuto) && c.capture.taskCaps().ToolsCall
+	}
+	return false
+}
+
+// taskTool reports whether a tools/call takes the task path: the tool
+// runs as a task, or requires one (and then fails with errTasksOff when
+// tasks are off).
+func (b *Bridge) taskTool(ctx context.Context, p *mcp.CallToolParams) bool {
+	if p == nil {
+		return false
+	}
+	return forcedTask(ctx) || b.RunsAsTask(p.Name) || b.TaskSupport(p.Name) == TaskRequired
+}
+
+type asTaskKey struct{}
+
+// AsTask returns a context under which a tool call must run as a task
+// (agentapp mcp call --task): a tool that allows tasks runs as one
+// whatever the server's "tasks" setting, and a tool that does not fails
+// without being called.
+func AsTask(ctx context.Context) context.Context {
+	return context.WithValue(ctx, asTaskKey{}, true)
+}
+
+func forcedTask(ctx context.Context) bool {
+	v, _ := ctx.Value(asTaskKey{}).(bool)
+	return v
+}
+
+// callTask is CallTool for a tool that runs as a task; the call is
+// tracked already.
+func (b *Bridge) callTask(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	if forcedTask(ctx) && b.TaskSupport(p.Name) == TaskForbidden {
+		return nil, &TaskError{Server: b.name, Tool: p.Name, Err: errNoTasks,
+			msg: fmt.Sprintf("tool %s was not called: server %s does not run it as a task (its tools/list gives it no execution.taskSupport)", p.Name, b.name)}
+	}
+	if !forcedTask(ctx) && !b.RunsAsTask(p.Name) {
+		return nil, &TaskError{Server: b.name, Tool: p.Name, Err: errTasksOff,
+			msg: fmt.Sprintf("tool %s was not called: it runs only as an MCP task and tasks are turned off for server %s; tell the user", p.Name, b.name)}
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, b.TaskTimeout())
+		defer cancel()
+	}
+	c, err := b.ready(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, retire := b.withProgressToken(p)
+	defer retire()
+	res, err := b.callToolAsTask(ctx, c, p)
+	if err != nil {
+		var te *TaskError
+		if !errors.As(err, &te) {
+			err = b.callFailed(ctx, c, err)
+		}
+	}
+	return res, err
+}
+
+// TaskTimeout returns the bound of a call that runs as a task:
+// mcpconfig.Server.TaskTimeout, or mcpconfig.DefaultTaskTimeout.
+func (b *Bridge) TaskTimeout() time.Duration {
+	if b.cfg.TaskTimeout > 0 {
+		return b.cfg.TaskTimeout
+	}
+	return mcpconfig.DefaultTaskTimeout
+}
+
+// ToolTimeout returns the bound of one call of the server's tool: the
+// TaskTimeout when it runs as a task, else the CallTimeout.
+func (b *Bridge) ToolTimeout(tool string) time.Duration {
+	if b.RunsAsTask(tool) {
+		return b.TaskTimeout()
+	}
+	return b.CallTimeout()
+}
+
+// GetTask sends tasks/get.
+func (b *Bridge) GetTask(ctx context.Context, id string) (*Task, error) {
+	return taskRequest(ctx, b, "tasks/get", id)
+}
+
+// CancelTask sends tasks/cancel and returns the task's state after it.
+func (b *Bridge) CancelTask(ctx context.Context, id string) (*Task, error) {
+	return taskRequest(ctx, b, "tasks/cancel", id)
+}
+
+func taskRequest(ctx context.Context, b *Bridge, method, id string) (*Task, error) {
+	return request(ctx, b, method+" "+strconv.Quote(id), func(ctx context.Context, s *mcp.ClientSession) (*Task, error) {
+		return getTask(ctx, s, method, id)
+	})
+}
+
+func getTask(ctx context.Context, s *mcp.ClientSession, method, id string) (*Task, error) {
+	res, err := mcp.CallCustomMethod[*taskIDParams, *rawResult](ctx, s, method, &taskIDParams{TaskID: id})
+	if err != nil {
+		return nil, err
+	}
+	var t Task
+	if err := json.Unmarshal(res.raw, &t); err != nil || t.Status == "" {
+		return nil, fmt.Errorf("the server's answer to %s is not a task (%s)", method, textsafe.Preview(string(res.raw), 200))
+	}
+	return &t, nil
+}
+
+// TaskResult sends tasks/result: it waits until the task ends and returns
+// the tool's result. While it waits the server may send the requests the
+// task needs answered (elicitation), which the bridge's handlers answer.
+func (b *Bridge) TaskResult(ctx context.Context, id string) (*mcp.CallToolResult, error) {
+	return request(ctx, b, "tasks/result "+strconv.Quote(id), func(ctx context.Context, s *mcp.ClientSession) (*mcp.CallToolResult, error) {
+		return taskResult(ctx, s, id)
+	})
+}
+
+func taskResult(ctx context.Context, s *mcp.ClientSession, id string) (*mcp.CallToolResult, error) {
+	res, err := mcp.CallCustomMethod[*taskIDParams, *rawResult](ctx, s, "tasks/result", &taskIDParams{TaskID: id})
+	if err != nil {
+		return nil, err
+	}
+	var r mcp.CallToolResult
+	if err := json.Unmarshal(res.raw, &r); err != nil {
+		return nil, fmt.Errorf("the result of task %s is not a tool result: %v", id, err)
+	}
+	if r.Meta == nil {
+		r.Meta = mcp.Meta{}
+	}
+	r.Meta[taskMetaKey] = id
+	return &r, nil
+}
+
+// ListTasks sends tasks/list, all pages up to maxTaskList tasks.
+func (b *Bridge) ListTasks(ctx context.Context) ([]*Task, error) {
+	return request(ctx, b, "tasks/list", func(ctx context.Context, s *mcp.ClientSession) ([]*Task, error) {
+		var all []*Task
+		cursor := ""
+		for {
+			res, err := mcp.CallCustomMethod[*listTasksParams, *rawResult](ctx, s, "tasks/list", &listTasksParams{Cursor: cursor})
+			if err != nil {
+				return nil, err
+			}
+			var page struct {
+				Tasks      []*Task `json:"tasks"`
+				NextCursor string  `json:"nextCursor"`
+			}
+			if err := json.Unmarshal(res.raw, &page); err != nil {
+				return nil, fmt.Errorf("the server's answer to tasks/list is not a list of tasks: %v", err)
+			}
+			for _, t := range page.Tasks {
+				if t != nil {
+					all = append(all, t)
+				}
+			}
+			if page.NextCursor == "" || page.NextCursor == cursor {
+				return all, nil
+			}
+			if len(all) >= maxTaskList {
+				return all[:maxTaskList], nil
+			}
+			cursor = page.NextCursor
+		}
+	})
+}
+
+// callToolAsTask runs one tools/call as a task on c: it creates the task,
+// polls it until it ends (reporting each status change through the
+// progress hook), fetches its result and returns it. A task has its own
+// bound, the TTL the server gave it capped by TaskTimeout, instead of the
+// call timeout. When ctx ends first the task is cancelled (tasks/cancel).
+func (b *Bridge) callToolAsTask(ctx context.Context, c *conn, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	bound := b.TaskTimeout()
+	tp := &taskToolCallParams{Name: p.Name, Arguments: p.Arguments, Task: taskMetadata{TTL: bound.Milliseconds()}}
+	if len(p.Meta) > 0 {
+		tp.Meta = p.Meta
+	}
+	created, err := mcp.CallCustomMethod[*taskToolCallParams, *rawResult](ctx, c.session, taskCallMethod, tp)
+	if err != nil {
+		return nil, err
+	}
+	var cr struct {
+		Task *Task `json:"task"`
+	}
+	if json.Unmarshal(created.raw, &cr) != nil || cr.Task == nil || cr.Task.TaskID == "" {
+		// The server ran the call at once (it may: the task was a
+		// request, not an order).
+		var r mcp.CallToolResult
+		if err := json.Unmarshal(created.raw, &r); err != nil {
+			return nil, fmt.Errorf("the answer to a task-augmented tools/call is neither a task nor a tool result: %v", err)
+		}
+		return &r, nil
+	}
+	t := cr.Task
+	if t.TTL != nil && *t.TTL > 0 {
+		if ttl := time.Duration(*t.TTL) * time.Millisecond; ttl < bound {
+			bound = ttl
+		}
+	}
+	r := &taskRun{b: b, c: c, tool: p.Name, id: t.TaskID, bound: bound}
+	return r.run(ctx, t)
+}
+
+// taskRun is one task being watched.
+type taskRun struct {
+	b     *Bridge
+	c     *conn
+	tool  string
+	id    string
+	bound time.Duration
+
+	updates int
+	last    string
+	still   int // polls since the last change
+}
+
+type resultOrErr struct {
+	res *mcp.CallToolResult
+	err error
+}
+
+func (r *taskRun) fail(err error, format string, a ...any) error {
+	return &TaskError{Server: r.b.name, Tool: r.tool, TaskID: r.id, Err: err, msg: fmt.Sprintf(format, a...)}
+}
+
+func (r *taskRun) run(ctx context.Context, t *Task) (*mcp.CallToolResult, error) {
+	tctx, cancel := context.WithTimeout(ctx, r.bound)
+	defer cancel()
+	var (
+		result   chan resultOrErr // nil until tasks/result was sent
+		failures int
+	)
+	fetch := func() {
+		if result != nil {
+			return
+		}
+		result = make(chan resultOrErr, 1)
+		go func() {
+			res, err := taskResult(tctx, r.c.session, r.id)
+			result <- resultOrErr{res, err}
+		}()
+	}
+	interval := pollInterval(t)
+	wait := interval
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	if !timer.Stop() {
+		<-timer.C
+	}
+	for {
+		if r.report(t) {
+			wait = interval
+		}
+		switch {
+		case t.Status == TaskCancelled:
+			return nil, r.fail(nil, "tool %s ran as task %s on server %s, which cancelled it%s; it has no result", r.tool, r.id, r.b.name, because(t.StatusMessage))
+		case t.Terminal(), t.Status == TaskInputRequired:
+			// tasks/result waits for the end and carries the requests the
+			// task needs answered.
+			fetch()
+		}
+		timer.Reset(wait)
+		select {
+		case <-tctx.Done():
+			r.cancelTask(ctx)
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, r.fail(context.DeadlineExceeded, "tool %s ran as task %s on server %s for %s, its bound (the server's TTL for the task, capped by the config's \"taskTimeout\"), and was cancelled; ask the user whether to start it again", r.tool, r.id, r.b.name, r.bound)
+		case got := <-result:
+			if got.err != nil {
+				if tctx.Err() != nil {
+					continue // the select above words it
+				}
+				return nil, r.fail(got.err, "tool %s ran as task %s on server %s, and fetching its result failed: %s", r.tool, r.id, r.b.name, safeText(got.err))
+			}
+			return got.res, nil
+		case <-timer.C:
+		}
+		nt, err := getTask(tctx, r.c.session, "tasks/get", r.id)
+		if err != nil {
+			if tctx.Err() != nil {
+				continue
+			}
+			if _, rejected := serverRejected(err); rejected || failures+1 >= maxPollFailures || !r.c.alive() {
+				r.cancelTask(ctx)
+				return nil, r.fail(err, "tool %s ran as task %s on server %s, and asking for its state failed: %s; it was cancelled", r.tool, r.id, r.b.name, safeText(err))
+			}
+			failures++
+			wait = min(wait*2, maxPollInterval)
+			continue
+		}
+		failures = 0
+		t = nt
+		if p := pollInterval(t); p != interval {
+			interval, wait = p, p
+		} else if r.still++; r.still > patientPolls {
+			// Nothing new for a while: ask less often, up to five times
+			// the server's advice.
+			wait = min(wait*3/2, interval*5, maxPollInterval)
+		}
+	}
+}
+
+// report passes a new status or status message to the progress hook and
+// reports whether there was one.
+func (r *taskRun) report(t *Task) bool {
+	key := t.Status + "\x00" + t.StatusMessage
+	if key == r.last {
+		return false
+	}
+	r.last, r.still = key, 0
+	r.updates++
+	if r.b.opts.progress != nil {
+		r.b.opts.progress(Progress{Server: r.b.name, Tool: r.tool, Progress: float64(r.updates), Task: r.id, Status: t.Status, Message: textsafe.Preview(t.StatusMessage, 200)})
+	}
+	return true
+}
+
+// cancelTask sends tasks/cancel for an abandoned task, bounded and
+// detached from the context that ended.
+func (r *taskRun) cancelTask(ctx context.Context) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskCancelTimeout)
+	defer cancel()
+	if _, err := getTask(cctx, r.c.session, "tasks/cancel", r.id); err != nil {
+		r.b.opts.logger.Warn("mcp: cancelling an abandoned task failed; the server may run it to its end", "server", r.b.name, "tool", r.tool, "task", r.id, "error", safeText(err))
+	}
+}
+
+func pollInterval(t *Task) time.Duration {
+	if t.PollInterval <= 0 {
+		return defaultPollInterval
+	}
+	d := time.Duration(t.PollInterval * float64(time.Millisecond))
+	return min(max(d, minPollInterval), maxPollInterval)
+}
+
+func because(msg string) string {
+	if msg == "" {
+		return ""
+	}
+	return " (" + textsafe.Preview(msg, 200) + ")"
+}
+
+// taskOf returns the id of the task a tools/call result came from, if any.
+func taskOf(res *mcp.CallToolResult) (string, bool) {
+	if res == nil {
+		return "", false
+	}
+	id, ok := res.Meta[taskMetaKey].(string)
+	return id, ok
+}
+
+// errNoTasks is the cause when a call must run as a task (AsTask) and the
+// tool does not run as one.
+var errNoTasks = errors.New("the tool does not run as an MCP task")
+
+// errTasksOff is the cause for a tool that requires a task on a server
+// whose "tasks" setting is "never".
+var errTasksOff = errors.New(`the tool runs only as an MCP task and the server's "tasks" setting is "never"`)
+
+// taskRequired reports whether c says the tool requires a task (a
+// *Bridge, or a caller that forwards to one and says so).
+func taskRequired(c ToolCaller, tool string) bool {
+	ts, ok := c.(interface{ TaskSupport(string) string })
+	return ok && ts.TaskSupport(tool) == TaskRequired
+}
