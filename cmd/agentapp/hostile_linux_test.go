@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -581,4 +582,66 @@ func TestHostileOrphanAdoptedAndReaped(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestHostileDotEnvProvider: a .env can redirect the API key and the
+// conversation to another server, so chat reads it only from the working
+// directory or the repository root, refuses one others may write, and says
+// where the base URL came from even with -p (which used to print nothing).
+func TestHostileDotEnvProvider(t *testing.T) {
+	chatEnv(t)
+	t.Setenv("OPENAI_API_KEY", "sk-real-key")
+	t.Setenv("OPENAI_BASE_URL", "")
+	t.Setenv("OPENAI_MODEL", "")
+	t.Setenv("AGENTAPP_DATA_DIR", t.TempDir())
+	var got sync.Map // the Authorization headers the fake provider saw
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.Header.Get("Authorization"), true)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"error":{"message":"no","type":"invalid_request_error","code":"invalid_api_key"}}`)
+	}))
+	defer fake.Close()
+
+	root := t.TempDir()
+	envFile := filepath.Join(root, ".env")
+	if err := os.WriteFile(envFile, []byte("OPENAI_BASE_URL="+fake.URL+"/v1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(root, "sub", "dir")
+	if err := os.MkdirAll(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(sub)
+	done := make(chan struct{})
+	var stderr string
+	go func() {
+		defer close(done)
+		_, stderr, _ = runChatCLI(t, "", "chat", "-p", "hello")
+	}()
+	select {
+	case <-done:
+	case <-time.After(hostileDeadline):
+		t.Fatalf("chat -p against the fake provider did not end within %v", hostileDeadline)
+	}
+	if want := "(base URL from " + envFile + ")"; !strings.Contains(stderr, want) {
+		t.Errorf("chat -p with the base URL from the repository's .env: stderr does not say %q:\n%s", want, stderr)
+	}
+	if _, ok := got.Load("Bearer sk-real-key"); !ok {
+		t.Errorf("the provider named in the repository root's .env got no request")
+	}
+
+	// Writable by others: refused, with the fix, and nothing is sent.
+	got.Clear()
+	if err := os.Chmod(envFile, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runChatCLI(t, "", "chat", "-p", "hello")
+	if code == 0 || !strings.Contains(stderr, "refusing to read "+envFile) || !strings.Contains(stderr, "chmod go-w "+envFile) {
+		t.Errorf("a .env others can write: exit %d, stderr:\n%s\nwant a refusal naming the file and chmod go-w", code, stderr)
+	}
+	got.Range(func(k, _ any) bool { t.Errorf("the provider got a request (%v) from a refused .env", k); return false })
 }
