@@ -645,3 +645,42 @@ func TestHostileDotEnvProvider(t *testing.T) {
 	}
 	got.Range(func(k, _ any) bool { t.Errorf("the provider got a request (%v) from a refused .env", k); return false })
 }
+
+// TestHostileDaemonGrandchild: a server's helper that forks twice (its
+// parent exits at once), calls setsid and clears its environment is
+// adopted by agentapp, the child subreaper, and used to outlive it: it is
+// in no server's tree and carries no marker. It is stopped with its server
+// now, for `mcp call` and the chat alike.
+func TestHostileDaemonGrandchild(t *testing.T) {
+	cases := []struct {
+		name  string
+		args  func(server []string) []string
+		stdin string
+	}{
+		{"mcp call", func(server []string) []string {
+			return mcpArgs("call", []string{"echo", `{"text":"x"}`}, server)
+		}, ""},
+		{"chat", func(server []string) []string {
+			return []string{"chat", "--model", "offline", "--mcp", strings.Join(server, " ")}
+		}, "/mcp\n/exit\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			pidfile := filepath.Join(t.TempDir(), "daemon")
+			r := runHostile(t, hostileCase{args: c.args(hostileServer(t, "daemon", "-grandchild-pidfile", pidfile)), stdin: c.stdin})
+			if r.code != 0 {
+				t.Errorf("exit %d\n%s", r.code, r.stderr.String())
+			}
+			b, err := os.ReadFile(pidfile)
+			if err != nil {
+				t.Fatalf("the server did not start its daemon: %v\n%s", err, r.stderr.String())
+			}
+			pid, _ := strconv.Atoi(string(b))
+			if p, ok := testkit.ReadProc(pid); ok && p.Live() {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				t.Errorf("the daemon %v (double fork, setsid, empty environment) outlived agentapp", p)
+			}
+		})
+	}
+}
