@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/internal/testkit"
+	"github.com/agentapp/agentapp/store"
+	"github.com/agentapp/agentapp/store/storetest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -682,5 +684,41 @@ func TestHostileDaemonGrandchild(t *testing.T) {
 				t.Errorf("the daemon %v (double fork, setsid, empty environment) outlived agentapp", p)
 			}
 		})
+	}
+}
+
+// TestHostileServePostgresLocked: a `serve` tool call behind a lock held
+// on PostgreSQL used to wait for as long as the lock was held (39 s behind
+// a 40 s LOCK). It fails within --call-timeout with "the database is busy
+// or unavailable", and the next call after the lock is gone succeeds.
+func TestHostileServePostgresLocked(t *testing.T) {
+	db := storetest.NewPostgres(t)
+	server := []string{agentappBin(t), "serve", "--database", db.URL, "--data-dir", t.TempDir(), "--call-timeout", "2s"}
+	call := mcpArgs("call", []string{"getOrderStatus", `{"orderId":"A-1024"}`}, server)
+	if r := runHostile(t, hostileCase{args: call}); r.code != 0 {
+		t.Fatalf("a call before the lock: exit %d\n%s\n%s", r.code, r.stdout.String(), r.stderr.String())
+	}
+	holder, err := store.OpenURL(context.Background(), db.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	tx, err := holder.DB.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`LOCK TABLE support_orders IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	// Bounded: the lock goes after 30 s whatever happens.
+	release := time.AfterFunc(30*time.Second, func() { tx.Rollback() })
+	defer release.Stop()
+	r := runHostile(t, hostileCase{args: call})
+	if out := r.stdout.String() + r.stderr.String(); r.code == 0 || !strings.Contains(out, "the database is busy or unavailable") {
+		t.Errorf("a call behind the lock: exit %d, output:\n%s\nwant a failure saying the database is busy or unavailable", r.code, out)
+	}
+	tx.Rollback()
+	if r := runHostile(t, hostileCase{args: call}); r.code != 0 {
+		t.Errorf("a call once the lock is gone: exit %d\n%s", r.code, r.stderr.String())
 	}
 }

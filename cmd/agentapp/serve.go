@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
@@ -68,6 +70,7 @@ other AGENT_GUARD_* variables guard agentapp chat and are ignored here.`,
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP at `ADDR`/mcp instead of stdio, e.g. 127.0.0.1:8080 (port 0 picks a free port)")
 	cmd.Flags().StringVar(&token, "token", "", "bearer token HTTP clients must send (default $"+serverTokenEnv+"); required unless --http is a loopback address")
 	cmd.Flags().Int("max-conns-per-addr", mcpserver.DefaultMaxConnectionsPerAddress, "HTTP: connections one client address may hold open (an IPv6 /64 is one address); beyond it, 503. Behind a proxy or load balancer raise it, or -1 for no bound")
+	cmd.Flags().Duration("call-timeout", defaultCallTimeout, "the longest a tool call may take (a database that hangs or holds a lock fails the call with \"the database is busy or unavailable\" instead of stalling it); 0 for no bound")
 	cmd.Flags().BoolVar(&stateless, "stateless", false, "HTTP: keep no MCP session between requests, so any replica behind a load balancer answers any request (clients get no server-sent notifications)")
 	return cmd
 }
@@ -155,6 +158,10 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 			opts.Tools[i] = g.MaskTool(t)
 		}
 		opts.Docs = maskedDocs{opts.Docs}
+	}
+	callTimeout, _ := cmd.Flags().GetDuration("call-timeout")
+	for i, t := range opts.Tools {
+		opts.Tools[i] = withCallDeadline(t, callTimeout)
 	}
 	postgres := st.Dialect() == store.Postgres
 	// On PostgreSQL every process's ingests are announced (kb.ChangeChannel),
@@ -287,4 +294,36 @@ func maskDocInfo(d mcpserver.DocInfo) mcpserver.DocInfo {
 	d.Title = guard.MaskPII(d.Title)
 	d.Source = guard.MaskPII(d.Source)
 	return d
+}
+
+// defaultCallTimeout bounds a serve tool call. Every tool of serve answers
+// from the database in milliseconds; one still running after this is
+// stuck behind a lock or a server that does not answer.
+const defaultCallTimeout = 20 * time.Second
+
+// withCallDeadline returns t with its calls bounded by d (none when d <= 0).
+// A call cut off by the deadline fails with a tool error saying the
+// database is busy or unavailable, and the next call starts afresh: a
+// PostgreSQL server that hung or a lock held for a minute used to stall
+// every call for as long as it lasted.
+func withCallDeadline(t *agent.Tool, d time.Duration) *agent.Tool {
+	if d <= 0 || t.Execute == nil {
+		return t
+	}
+	c := *t
+	exec := t.Execute
+	c.Execute = func(ctx context.Context, args json.RawMessage) (any, error) {
+		cctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		out, err := exec(cctx, args)
+		if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+			var busy string
+			if !errors.Is(err, store.ErrBusy) {
+				busy = ": the database is busy or unavailable"
+			}
+			return nil, fmt.Errorf("%s did not finish within %v%s (%w); try again shortly", t.Name, d, busy, err)
+		}
+		return out, err
+	}
+	return &c
 }
