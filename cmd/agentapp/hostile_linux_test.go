@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -8,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -721,4 +723,123 @@ func TestHostileServePostgresLocked(t *testing.T) {
 	if r := runHostile(t, hostileCase{args: call}); r.code != 0 {
 		t.Errorf("a call once the lock is gone: exit %d\n%s", r.code, r.stderr.String())
 	}
+}
+
+// TestHostileServeIDsAndConnections runs the agentapp binary's `serve`:
+//   - stdio: 300 pairs of requests sharing an id, sent back to back, each
+//     get an answer (a result, or an error for the one sent while the
+//     other was in flight), the server is not left "busy", lone surrogate
+//     ids are refused rather than answered as U+FFFD, and the server exits
+//     at the end of its input within the run's deadline (it used to wait
+//     30 s for the answers it had dropped);
+//   - HTTP: idle sockets from one address get the 33rd a 503 at once,
+//     before authentication, while another address is served.
+func TestHostileServeIDsAndConnections(t *testing.T) {
+	bin := agentappBin(t)
+	var in strings.Builder
+	in.WriteString(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+	const pairs = 300
+	for i := range pairs {
+		call := fmt.Sprintf(`{"jsonrpc":"2.0","id":"d%d","method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-1024"}}}`+"\n", i)
+		in.WriteString(call + call)
+	}
+	in.WriteString(`{"jsonrpc":"2.0","id":"\ud800","method":"ping"}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","id":"last","method":"tools/list"}` + "\n")
+	r := runHostile(t, hostileCase{args: []string{"serve", "--data-dir", t.TempDir()}, stdin: in.String()})
+	if r.code != 0 {
+		t.Fatalf("serve: exit %d\n%s", r.code, tail(r.stderr.String(), 2000))
+	}
+	answers := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout.String()), "\n") {
+		var m struct {
+			ID    any `json:"id"`
+			Error *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("an answer is not JSON: %q", line)
+		}
+		if m.Error != nil && strings.Contains(m.Error.Message, "server busy") {
+			t.Fatalf("answered busy after duplicate ids: %s", line)
+		}
+		if m.ID == nil && m.Error != nil && strings.Contains(m.Error.Message, "lone UTF-16 surrogate") {
+			answers["surrogate"]++
+			continue
+		}
+		answers[fmt.Sprint(m.ID)]++
+	}
+	for i := range pairs {
+		if n := answers[fmt.Sprintf("d%d", i)]; n != 2 {
+			t.Fatalf("id d%d sent twice got %d answers; want one for each request", i, n)
+		}
+	}
+	if answers["surrogate"] != 1 || answers["\ufffd"] != 0 || answers["last"] != 1 {
+		t.Errorf("answers to the lone surrogate id and the last call: %v", answers)
+	}
+
+	// HTTP: 32 idle sockets from 127.0.0.1, the next one refused.
+	port := freePort(t)
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	ctx, cancel := context.WithTimeout(context.Background(), hostileDeadline)
+	defer cancel()
+	srv := exec.CommandContext(ctx, bin, "serve", "--http", addr, "--token", "secret", "--data-dir", t.TempDir())
+	var srvErr cappedBuffer
+	srv.Stderr = &srvErr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for len(conns) < 32 {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			if ctx.Err() != nil {
+				t.Fatalf("serve --http did not listen on %s: %v\n%s", addr, err, srvErr.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		conns = append(conns, c)
+	}
+	get := func(local string) (int, string) {
+		d := net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			t.Fatalf("dial from %s: %v", local, err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c, "GET /mcp HTTP/1.1\r\nHost: "+addr+"\r\n\r\n")
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("a request from %s got no answer within 5 s: %v", local, err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		return res.StatusCode, string(b)
+	}
+	if code, body := get("127.0.0.1"); code != http.StatusServiceUnavailable {
+		t.Errorf("a 33rd connection from 127.0.0.1: %d %q, want 503", code, body)
+	}
+	if code, body := get("127.0.0.2"); code != http.StatusUnauthorized {
+		t.Errorf("a client at 127.0.0.2 while 127.0.0.1 holds 32 idle sockets: %d %q, want 401 (served, no token)", code, body)
+	}
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
