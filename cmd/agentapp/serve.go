@@ -310,8 +310,11 @@ func withCallDeadline(t *agent.Tool, d time.Duration) *agent.Tool {
 	if d <= 0 || t.Execute == nil {
 		return t
 	}
-	c := *t
 	exec := t.Execute
+	// Field by field: a Tool holds a sync.Once and a compiled schema of its own.
+	c := &agent.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
+		OutputSchema: t.OutputSchema, ReadOnly: t.ReadOnly, Idempotent: t.Idempotent, Destructive: t.Destructive,
+		OpenWorld: t.OpenWorld, Origin: t.Origin, Validate: t.Validate}
 	c.Execute = func(ctx context.Context, args json.RawMessage) (any, error) {
 		cctx, cancel := context.WithTimeout(ctx, d)
 		defer cancel()
@@ -325,5 +328,5 @@ func withCallDeadline(t *agent.Tool, d time.Duration) *agent.Tool {
 		}
 		return out, err
 	}
-	return &c
+	return c
 }
