@@ -320,11 +320,10 @@ func withCallDeadline(t *agent.Tool, d time.Duration) *agent.Tool {
 		defer cancel()
 		out, err := exec(cctx, args)
 		if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
-			var busy string
-			if !errors.Is(err, store.ErrBusy) {
-				busy = ": the database is busy or unavailable"
+			if errors.Is(err, store.ErrBusy) { // it says so, and what to do
+				return nil, fmt.Errorf("%s did not finish within %v: %w", t.Name, d, err)
 			}
-			return nil, fmt.Errorf("%s did not finish within %v%s (%w); try again shortly", t.Name, d, busy, err)
+			return nil, fmt.Errorf("%s did not finish within %v: the database is busy or unavailable (%w); try again shortly", t.Name, d, err)
 		}
 		return out, err
 	}
