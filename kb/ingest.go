@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -407,6 +408,18 @@ func (it *ingestTx) previous(ctx context.Context, p string) (id string, isPath b
 	return id, false, source, nil
 }
 
+// demoIDs are the ids of the demo FAQ's documents as SeedDemo stores them.
+// Such a document, unchanged, came from no file of the user's: a file of
+// theirs with its path (their own returns.md) replaces it.
+var demoIDs = sync.OnceValue(func() map[string]bool {
+	files, _ := DemoFiles()
+	ids := make(map[string]bool, len(files))
+	for name, data := range files {
+		ids[docID(name, data)] = true
+	}
+	return ids
+})
+
 // ErrConflict is wrapped by the error of an ingest refused because another
 // file already holds the document's path; test for it with errors.Is.
 var ErrConflict = errors.New("document path taken by another file")
@@ -461,7 +474,7 @@ func (it *ingestTx) storePrepared(ctx context.Context, p *prepared, now time.Tim
 	case err != nil:
 		return IngestResult{}, err
 	case oldID == "":
-	case oldID != p.doc.ID && isPath && !sameSource(oldSource, p.doc.Source):
+	case oldID != p.doc.ID && isPath && !sameSource(oldSource, p.doc.Source) && !demoIDs()[oldID]:
 		// Another file with the same path (readme.md of kbdocs/hr, then of
 		// kbdocs/it): replacing it would lose the first one without a word.
 		return IngestResult{}, &ConflictError{Path: p.doc.Path, ID: oldID, Source: oldSource, NewSource: p.doc.Source}

@@ -628,3 +628,17 @@ func TestIngestRefusesPathFromAnotherSource(t *testing.T) {
 		t.Errorf("new version of kbdocs/hr/readme.md: %+v, %v; want it to replace %s", res[0], errs[0], hrID)
 	}
 }
+
+// TestIngestReplacesUnchangedDemoDocument: the demo FAQ's returns.md came
+// from no file of the user's, so the user's own returns.md replaces it.
+func TestIngestReplacesUnchangedDemoDocument(t *testing.T) {
+	ctx := context.Background()
+	k, _ := newTestKB(t)
+	if err := k.SeedDemo(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res, errs := k.IngestBatch(ctx, []File{{Name: "returns.md", Source: "/home/me/docs/returns.md", Data: []byte("# Returns\n\nWithin 30 days.")}})
+	if errs[0] != nil || res[0].Status != StatusReplaced {
+		t.Errorf("the user's returns.md over the demo one: %+v, %v; want it replaced", res[0], errs[0])
+	}
+}
