@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -26,9 +27,10 @@ type Status string
 const (
 	// StatusAdded: no document had this path before.
 	StatusAdded Status = "added"
-	// StatusReplaced: the path was there with other content (or under an
-	// id of the old form); the old document and its chunks were replaced
-	// in the same transaction.
+	// StatusReplaced: the path was there with other content from the same
+	// source file (or under an id of the old form); the old document and
+	// its chunks were replaced in the same transaction. A path held by a
+	// document from another file is refused with a *ConflictError instead.
 	StatusReplaced Status = "replaced"
 	// StatusUnchanged: the same path with the same content was already
 	// there; nothing was written.
@@ -198,8 +200,9 @@ func documentTitle(base, content string) string {
 // base under name, its path relative to the directory it is ingested from
 // ("guides/readme.md"; see File). Documents are identified by that path:
 // the same content again is a no-op (StatusUnchanged), other content under
-// the same path replaces the old document and its chunks in one
-// transaction. Empty, whitespace-only, binary and non-UTF-8 content is
+// the same path from the same source replaces the old document and its
+// chunks in one transaction, and other content from another source is
+// refused with a *ConflictError. Empty, whitespace-only, binary and non-UTF-8 content is
 // refused with an error naming the file.
 func (k *KB) Ingest(ctx context.Context, name string, data []byte) (IngestResult, error) {
 	p, err := k.prepare(File{Name: name, Data: data})
@@ -217,6 +220,10 @@ func (k *KB) Ingest(ctx context.Context, name string, data []byte) (IngestResult
 		}
 		return k.st.Notify(ctx, tx, ChangeChannel)
 	})
+	var conflict *ConflictError
+	if errors.As(err, &conflict) {
+		return IngestResult{}, err // it names the file already
+	}
 	if err != nil {
 		return IngestResult{}, fmt.Errorf("ingest %s: %w", name, err)
 	}
@@ -273,6 +280,11 @@ func (k *KB) IngestBatch(ctx context.Context, files []File) ([]IngestResult, []e
 				continue
 			}
 			res, err := it.storePrepared(ctx, p, now)
+			if errors.Is(err, ErrConflict) {
+				// This file alone is refused; the batch goes on.
+				errs[i], preps[i] = err, nil
+				continue
+			}
 			if err != nil {
 				return fmt.Errorf("ingest %s: %w", p.name, err)
 			}
@@ -374,26 +386,75 @@ func (k *KB) ingestTx(ctx context.Context, tx *sql.Tx) (*ingestTx, error) {
 // else an old-style document (stored under its file name alone by an older
 // version) ingested from a file whose path ends with p.
 // isPath is false for an old-style document.
-func (it *ingestTx) previous(ctx context.Context, p string) (id string, isPath bool, err error) {
-	var source string
+// source is the file the stored document was ingested from.
+func (it *ingestTx) previous(ctx context.Context, p string) (id string, isPath bool, source string, err error) {
 	err = it.docByName.QueryRowContext(ctx, p).Scan(&id, &isPath, &source)
 	if err == nil || !errors.Is(err, sql.ErrNoRows) {
-		return id, isPath, err
+		return id, isPath, source, err
 	}
 	base := path.Base(p)
 	if base == p {
-		return "", false, nil
+		return "", false, "", nil
 	}
 	err = it.docByName.QueryRowContext(ctx, base).Scan(&id, &isPath, &source)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return "", false, nil
+		return "", false, "", nil
 	case err != nil:
-		return "", false, err
+		return "", false, "", err
 	case isPath || !sourceEndsWith(source, p):
-		return "", false, nil
+		return "", false, "", nil
 	}
-	return id, false, nil
+	return id, false, source, nil
+}
+
+// demoIDs are the ids of the demo FAQ's documents as SeedDemo stores them.
+// Such a document, unchanged, came from no file of the user's: a file of
+// theirs with its path (their own returns.md) replaces it.
+var demoIDs = sync.OnceValue(func() map[string]bool {
+	files, _ := DemoFiles()
+	ids := make(map[string]bool, len(files))
+	for name, data := range files {
+		ids[docID(name, data)] = true
+	}
+	return ids
+})
+
+// ErrConflict is wrapped by the error of an ingest refused because another
+// file already holds the document's path; test for it with errors.Is.
+var ErrConflict = errors.New("document path taken by another file")
+
+// ConflictError is the error for a file whose document path is held by a
+// document ingested from another file. A document is replaced only by a new
+// version of the file it came from, so that ingesting two folders one after
+// the other (each with a readme.md) never loses the first folder's document.
+// It matches ErrConflict.
+type ConflictError struct {
+	// Path is the document path both files have.
+	Path string
+	// ID and Source are the stored document's id and the file it came from.
+	ID, Source string
+	// NewSource is the file that was not ingested.
+	NewSource string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%s: not ingested: its document path %s is taken by %s, ingested from %s, and a document is replaced only by a new version of the same file",
+		e.NewSource, e.Path, e.ID, e.Source)
+}
+
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+// sameSource reports whether two sources name the same file: equal once
+// cleaned, or equal as absolute paths (./docs/a.md and docs/a.md, or a
+// relative and an absolute name given from the same directory).
+func sameSource(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && absA == absB
 }
 
 // storePrepared writes a prepared document inside the transaction,
@@ -408,11 +469,15 @@ func (it *ingestTx) storePrepared(ctx context.Context, p *prepared, now time.Tim
 			return IngestResult{}, err
 		}
 	}
-	oldID, isPath, err := it.previous(ctx, p.doc.Path)
+	oldID, isPath, oldSource, err := it.previous(ctx, p.doc.Path)
 	switch {
 	case err != nil:
 		return IngestResult{}, err
 	case oldID == "":
+	case oldID != p.doc.ID && isPath && !sameSource(oldSource, p.doc.Source) && !demoIDs()[oldID]:
+		// Another file with the same path (readme.md of kbdocs/hr, then of
+		// kbdocs/it): replacing it would lose the first one without a word.
+		return IngestResult{}, &ConflictError{Path: p.doc.Path, ID: oldID, Source: oldSource, NewSource: p.doc.Source}
 	case oldID == p.doc.ID:
 		if !isPath {
 			// An old-style row of a file at the top of its root: same id,

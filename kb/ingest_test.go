@@ -584,3 +584,61 @@ func TestIngestBatchStoresWhatIngestDoes(t *testing.T) {
 	}
 	compare("after Optimize")
 }
+
+// TestIngestRefusesPathFromAnotherSource: readme.md of kbdocs/it does not
+// replace readme.md of kbdocs/hr ingested in an earlier run; it is refused
+// with a *ConflictError naming both files, the rest of its batch is stored,
+// and a new version of the hr file still replaces its document.
+func TestIngestRefusesPathFromAnotherSource(t *testing.T) {
+	ctx := context.Background()
+	k, _ := newTestKB(t)
+	hr := []File{{Name: "readme.md", Source: "kbdocs/hr/readme.md", Data: []byte("# HR\n\nHolidays are booked in the portal.")}}
+	res, errs := k.IngestBatch(ctx, hr)
+	if errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	hrID := res[0].Doc.ID
+	res, errs = k.IngestBatch(ctx, []File{
+		{Name: "readme.md", Source: "kbdocs/it/readme.md", Data: []byte("# IT\n\nLaptops are ordered by ticket.")},
+		{Name: "vpn.md", Source: "kbdocs/it/vpn.md", Data: []byte("# VPN\n\nUse the company VPN abroad.")},
+	})
+	var conflict *ConflictError
+	if !errors.As(errs[0], &conflict) || !errors.Is(errs[0], ErrConflict) ||
+		conflict.ID != hrID || conflict.Source != "kbdocs/hr/readme.md" || conflict.NewSource != "kbdocs/it/readme.md" {
+		t.Fatalf("it/readme.md over hr/readme.md: %+v, %v; want a ConflictError naming %s from kbdocs/hr/readme.md", res[0], errs[0], hrID)
+	}
+	for _, want := range []string{"kbdocs/it/readme.md: not ingested", hrID, "kbdocs/hr/readme.md"} {
+		if !strings.Contains(errs[0].Error(), want) {
+			t.Errorf("error %q does not say %q", errs[0], want)
+		}
+	}
+	if errs[1] != nil || res[1].Status != StatusAdded {
+		t.Errorf("vpn.md in the same batch: %+v, %v; want added", res[1], errs[1])
+	}
+	if d, err := k.Get(ctx, hrID); err != nil || d.Source != "kbdocs/hr/readme.md" {
+		t.Errorf("the HR document after the refused ingest: %+v, %v", d, err)
+	}
+	if _, err := k.Ingest(ctx, "readme.md", []byte("# Other\n\nsomething else")); !errors.Is(err, ErrConflict) {
+		t.Errorf("Ingest of another readme.md: %v; want ErrConflict", err)
+	}
+	// The same file, named from the same directory another way, is a new
+	// version of the document.
+	res, errs = k.IngestBatch(ctx, []File{{Name: "readme.md", Source: "./kbdocs/hr//readme.md", Data: []byte("# HR\n\nHolidays are booked by email.")}})
+	if errs[0] != nil || res[0].Status != StatusReplaced || res[0].ReplacedID != hrID {
+		t.Errorf("new version of kbdocs/hr/readme.md: %+v, %v; want it to replace %s", res[0], errs[0], hrID)
+	}
+}
+
+// TestIngestReplacesUnchangedDemoDocument: the demo FAQ's returns.md came
+// from no file of the user's, so the user's own returns.md replaces it.
+func TestIngestReplacesUnchangedDemoDocument(t *testing.T) {
+	ctx := context.Background()
+	k, _ := newTestKB(t)
+	if err := k.SeedDemo(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res, errs := k.IngestBatch(ctx, []File{{Name: "returns.md", Source: "/home/me/docs/returns.md", Data: []byte("# Returns\n\nWithin 30 days.")}})
+	if errs[0] != nil || res[0].Status != StatusReplaced {
+		t.Errorf("the user's returns.md over the demo one: %+v, %v; want it replaced", res[0], errs[0])
+	}
+}

@@ -128,6 +128,7 @@ func (p *process) scan() (groupLive bool, strays []int) {
 			add(e.pid)
 		}
 	}
+	p.addAdopted(table, self, member, add)
 	for _, e := range table {
 		if !e.live() {
 			continue
@@ -140,6 +141,40 @@ func (p *process) scan() (groupLive bool, strays []int) {
 		}
 	}
 	return groupLive, strays
+}
+
+// addAdopted adds to the server's strays the orphans this process adopted
+// as child subreaper (see AdoptOrphans) that nothing else ties to a server:
+// a helper that forked twice, so that its parent exited at once, called
+// setsid and cleared its environment is our child, outside every server's
+// tree and without the serverIDEnv value. Which server it came from cannot
+// be told, so they are counted only when no other server of ours runs:
+// with one server they go with it, with several with the last one stopped
+// (at the latest when the host exits). An orphan in our own process group
+// was started by a child of ours that is not a server (a browser opened
+// for a login, say) and is left alone.
+func (p *process) addAdopted(table []procEntry, self int, member map[int]bool, add func(int)) {
+	spawnMu.Lock()
+	others := 0
+	for pid := range spawned {
+		if pid != p.pid {
+			others++
+		}
+	}
+	ours := make(map[int]bool, len(spawned))
+	for pid := range spawned {
+		ours[pid] = true
+	}
+	spawnMu.Unlock()
+	if others > 0 {
+		return
+	}
+	own := syscall.Getpgrp()
+	for _, e := range table {
+		if e.ppid == self && e.live() && !member[e.pid] && !ours[e.pid] && e.pgrp != own && e.pgrp != p.pgid {
+			add(e.pid)
+		}
+	}
 }
 
 // carriesID reports whether process e's environment holds the server's

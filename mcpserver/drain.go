@@ -81,6 +81,15 @@ func (f *inflight) cancelDirect(id any) {
 	}
 }
 
+// has reports whether a request with this id is in flight on either path.
+func (f *inflight) has(id any) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, sdk := f.sdk[id]
+	_, direct := f.direct[id]
+	return sdk || direct
+}
+
 // count returns how many requests are in flight on both paths.
 func (f *inflight) count() int {
 	f.mu.Lock()

@@ -92,6 +92,9 @@ const (
 	// client of the streamable transport holds one or two (its GET event
 	// stream and its POSTs).
 	DefaultMaxConnections = 256
+	// DefaultMaxConnectionsPerAddress bounds the connections of one client
+	// address, so that one client cannot take all DefaultMaxConnections.
+	DefaultMaxConnectionsPerAddress = 32
 )
 
 // RunOptions configure RunHTTP; nil, and every zero field, means the
@@ -118,9 +121,16 @@ type RunOptions struct {
 	// request in progress, not an idle connection.
 	IdleTimeout time.Duration
 	// MaxConnections bounds the connections open at once; 0 means
-	// DefaultMaxConnections and a negative value sets no bound. Beyond it,
-	// new connections wait in the listen queue until one closes.
+	// DefaultMaxConnections and a negative value sets no bound. A
+	// connection beyond it is answered 503 at once and closed.
 	MaxConnections int
+	// MaxConnectionsPerAddress bounds the connections open at once from
+	// one client address (an IPv6 /64 counts as one), counted before any
+	// request is read, so before the token is checked; 0 means
+	// DefaultMaxConnectionsPerAddress and a negative value sets no bound.
+	// Behind a proxy or load balancer every client has its address: raise
+	// it or turn it off there. Beyond it, a connection is answered 503.
+	MaxConnectionsPerAddress int
 	// Logger receives the server's activity; nil discards. Never stdout.
 	Logger *slog.Logger
 }
@@ -580,8 +590,10 @@ func RunHTTP(ctx context.Context, ln net.Listener, handler *HTTPHandler, opts *R
 		logger = slog.New(slog.DiscardHandler)
 	}
 	addr := ln.Addr()
-	if limit := cmp.Or(opts.MaxConnections, DefaultMaxConnections); limit > 0 {
-		ln = newLimitListener(ln, limit)
+	limit := max(cmp.Or(opts.MaxConnections, DefaultMaxConnections), 0)
+	perAddr := max(cmp.Or(opts.MaxConnectionsPerAddress, DefaultMaxConnectionsPerAddress), 0)
+	if limit > 0 || perAddr > 0 {
+		ln = newLimitListener(ln, limit, perAddr, logger)
 	}
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
@@ -675,40 +687,121 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// limitListener is a listener that keeps at most cap(slots) accepted
-// connections open: Accept waits for one to close before taking another,
-// leaving the rest in the kernel's listen queue.
+// limitListener is a listener that keeps at most max accepted connections
+// open, and at most perAddr from one client address (an IPv6 /64 counts as
+// one address), before any request is read, so before authentication. A
+// connection beyond either bound is answered 503 at once and closed: left
+// in the kernel's listen queue, as it used to be, it waited silently until
+// the client gave up, and a thousand idle sockets from one address kept
+// every other client out.
 type limitListener struct {
 	net.Listener
-	slots     chan struct{}
-	closed    chan struct{}
-	closeOnce sync.Once
+	max, perAddr int
+	logger       *slog.Logger
+
+	mu     sync.Mutex
+	open   int
+	byAddr map[string]int
+	// refusing bounds the goroutines answering refused connections.
+	refusing chan struct{}
+	warned   time.Time
 }
 
-func newLimitListener(ln net.Listener, n int) *limitListener {
-	return &limitListener{Listener: ln, slots: make(chan struct{}, n), closed: make(chan struct{})}
+// maxRefusing bounds the refused connections being answered at once;
+// beyond it a refused connection is closed without an answer.
+const maxRefusing = 64
+
+func newLimitListener(ln net.Listener, max, perAddr int, logger *slog.Logger) *limitListener {
+	return &limitListener{Listener: ln, max: max, perAddr: perAddr, logger: logger,
+		byAddr: map[string]int{}, refusing: make(chan struct{}, maxRefusing)}
 }
 
-// Accept waits for a free slot, then accepts a connection that frees its
-// slot when it is closed.
+// Accept returns the next connection within the bounds, answering 503 to
+// those beyond them on the way.
 func (l *limitListener) Accept() (net.Conn, error) {
-	select {
-	case l.slots <- struct{}{}:
-	case <-l.closed:
-		return nil, net.ErrClosed
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		key := addrKey(c.RemoteAddr())
+		l.mu.Lock()
+		why := ""
+		switch {
+		case l.max > 0 && l.open >= l.max:
+			why = fmt.Sprintf("the server already has %d connections open", l.open)
+		case l.perAddr > 0 && l.byAddr[key] >= l.perAddr:
+			why = fmt.Sprintf("your address already has %d connections open", l.byAddr[key])
+		}
+		if why == "" {
+			l.open++
+			l.byAddr[key]++
+			l.mu.Unlock()
+			return &limitedConn{Conn: c, release: func() { l.release(key) }}, nil
+		}
+		warn := time.Since(l.warned) > 10*time.Second
+		if warn {
+			l.warned = time.Now()
+		}
+		l.mu.Unlock()
+		if warn {
+			l.logger.Warn("refusing connections over the limit (503); this is logged at most every 10s", "remote", key, "reason", why)
+		}
+		l.refuse(c, why)
 	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.slots
-		return nil, err
-	}
-	return &limitedConn{Conn: c, release: func() { <-l.slots }}, nil
 }
 
-// Close closes the listener and ends an Accept waiting for a slot.
-func (l *limitListener) Close() error {
-	l.closeOnce.Do(func() { close(l.closed) })
-	return l.Listener.Close()
+// release frees the slots of a closed connection from key.
+func (l *limitListener) release(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.open--
+	if l.byAddr[key]--; l.byAddr[key] <= 0 {
+		delete(l.byAddr, key)
+	}
+}
+
+// refuse answers a connection 503 and closes it. The answer is written
+// before the request is read; the connection is then half-closed and what
+// the client sends is read for a moment, so that closing does not reset
+// the connection before the client has read the answer.
+func (l *limitListener) refuse(c net.Conn, why string) {
+	select {
+	case l.refusing <- struct{}{}:
+	default:
+		c.Close()
+		return
+	}
+	go func() {
+		defer func() { <-l.refusing }()
+		defer c.Close()
+		body := "Service Unavailable: " + why + "; try again shortly\n"
+		_ = c.SetDeadline(time.Now().Add(time.Second))
+		_, err := io.WriteString(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: "+
+			strconv.Itoa(len(body))+"\r\n\r\n"+body)
+		if err != nil {
+			return
+		}
+		if cw, ok := c.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(c, 64<<10))
+	}()
+}
+
+// addrKey is the client address a connection counts against: its IP, or
+// the /64 of an IPv6 address, since one host commonly holds a whole /64.
+func addrKey(a net.Addr) string {
+	ap, err := netip.ParseAddrPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	ip := ap.Addr().Unmap()
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
 }
 
 // limitedConn is a connection of a limitListener.

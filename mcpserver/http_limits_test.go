@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -252,18 +253,64 @@ func TestHTTPSlowClients(t *testing.T) {
 
 // TestHTTPMaxConnections checks that connections beyond the bound wait
 // until one closes.
+// TestHTTPMaxConnections: a connection beyond MaxConnections is answered
+// 503 at once (it used to wait silently in the listen queue until the
+// client gave up), and once one closes the next is served.
 func TestHTTPMaxConnections(t *testing.T) {
-	f := startLimits(t, "", &mcpserver.RunOptions{MaxConnections: 2, ReadHeaderTimeout: connBound, IdleTimeout: connBound})
+	f := startLimits(t, "", &mcpserver.RunOptions{MaxConnections: 2, MaxConnectionsPerAddress: -1, ReadHeaderTimeout: connBound, IdleTimeout: connBound})
 	held := []*rawConn{f.dial(t), f.dial(t)}
 	for _, c := range held {
 		c.write("GET /elsewhere HTTP/1.1\r\nHost: " + f.addr + "\r\n") // headers unfinished
 	}
 	third := f.dial(t)
 	third.write("GET /elsewhere HTTP/1.1\r\nHost: " + f.addr + "\r\n\r\n")
-	third.stillOpen("a third connection while two are open", third.r, 300*time.Millisecond)
+	if res, body := third.response(); res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "2 connections open") {
+		t.Fatalf("a third connection while two are open: status %d %q, want 503 saying why", res.StatusCode, body)
+	}
 	held[0].c.Close()
-	if res, _ := third.response(); res.StatusCode != http.StatusNotFound {
-		t.Fatalf("third connection, once one closed: status %d, want 404", res.StatusCode)
+	// The slot is freed once the server has seen the close; a bounded retry.
+	for try := 0; ; try++ {
+		c := f.dial(t)
+		c.write("GET /elsewhere HTTP/1.1\r\nHost: " + f.addr + "\r\n\r\n")
+		res, _ := c.response()
+		if res.StatusCode == http.StatusNotFound {
+			break
+		}
+		if try == 100 {
+			t.Fatalf("a connection after one of two closed: status %d, want 404", res.StatusCode)
+		}
+		c.c.Close()
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestHTTPConnectionsPerAddress: idle sockets from one address, with or
+// without the token, take at most MaxConnectionsPerAddress; the next one
+// from that address gets 503 at once, before authentication, and a client
+// at another address is still served.
+func TestHTTPConnectionsPerAddress(t *testing.T) {
+	f := startLimits(t, "secret", &mcpserver.RunOptions{MaxConnectionsPerAddress: 3, ReadHeaderTimeout: connBound, IdleTimeout: connBound})
+	for range 3 {
+		f.dial(t) // idle: sends nothing
+	}
+	over := f.dial(t)
+	over.write(f.post("", `{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if res, body := over.response(); res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "your address already has 3 connections open") {
+		t.Fatalf("a fourth connection from one address: status %d %q, want 503 saying why", res.StatusCode, body)
+	}
+	// 127.0.0.2 is another address on Linux's loopback.
+	d := net.Dialer{Timeout: connBound, LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}
+	c, err := d.Dial("tcp", f.addr)
+	if err != nil && runtime.GOOS == "linux" {
+		t.Fatalf("dial from 127.0.0.2: %v", err)
+	} else if err != nil {
+		return // other systems may have 127.0.0.1 alone
+	}
+	other := &rawConn{t: t, c: c, r: bufio.NewReader(c)}
+	t.Cleanup(func() { c.Close() })
+	other.write(f.post("", `{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if res, _ := other.response(); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a client at another address: status %d, want 401 (served, without a token)", res.StatusCode)
 	}
 }
 

@@ -188,8 +188,12 @@ func (c *lineConn) readLines() {
 		case len(bytes.TrimSpace(line)) > 0:
 			line = bytes.Clone(line)
 			item.msgs, item.answer = c.decodeLine(line)
+			c.refuseDuplicate(&item, line)
 			c.refuseOverLimit(&item, line)
 			send = !(len(item.msgs) == 1 && item.answer == nil && c.srv != nil && !isBatch(line) && c.takeDirect(item.msgs[0]))
+			if send {
+				c.reserve(item.msgs)
+			}
 		}
 		if send {
 			select {
@@ -235,6 +239,34 @@ func (c *lineConn) refuseOverLimit(item *lineItem, line []byte) {
 		"server busy: %d requests are already in flight on this connection; wait for their answers before sending more", MaxInFlight))
 }
 
+// refuseDuplicate turns a line's single request into its error answer when
+// a request with the same id is still being answered on this connection.
+// Handed on, the SDK would answer only one of them and the other's place
+// in flight would never be freed: after MaxInFlight such ids every request
+// was "server busy" for good. (decodeLine checks the ids of a batch.)
+func (c *lineConn) refuseDuplicate(item *lineItem, line []byte) {
+	if len(item.msgs) != 1 || item.answer != nil || isBatch(line) {
+		return
+	}
+	req, ok := item.msgs[0].(*jsonrpc.Request)
+	if !ok || !req.IsCall() || !c.pending.has(req.ID.Raw()) {
+		return
+	}
+	item.msgs, item.answer = nil, appendErrorResponse(nil, req.ID, jsonrpc.CodeInvalidRequest,
+		"invalid request: a request with this id is still being answered on this connection; give each request its own id")
+}
+
+// reserve notes the calls among msgs, on their way to the SDK, as in
+// flight until their answers are written. It runs on the reading goroutine,
+// before the next line is decoded, so that refuseDuplicate sees them.
+func (c *lineConn) reserve(msgs []jsonrpc.Message) {
+	for _, msg := range msgs {
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+			c.pending.startSDK(req.ID.Raw())
+		}
+	}
+}
+
 // Read implements mcp.Connection. Lines that cannot be read as JSON-RPC
 // messages are answered here, and Read goes on to the next line.
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -244,7 +276,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if len(c.queue) > 0 {
 		msg := c.queue[0]
 		c.queue = c.queue[1:]
-		return c.track(msg), nil
+		return liftTask(msg), nil
 	}
 	for {
 		if c.readErr != nil {
@@ -275,19 +307,9 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		if len(msgs) > 0 {
 			c.queue = msgs[1:]
-			return c.track(msgs[0]), nil
+			return liftTask(msgs[0]), nil
 		}
 	}
-}
-
-// track notes a request handed to the SDK as in flight until its answer
-// is written.
-func (c *lineConn) track(msg jsonrpc.Message) jsonrpc.Message {
-	msg = liftTask(msg)
-	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-		c.pending.startSDK(req.ID.Raw())
-	}
-	return msg
 }
 
 // decodeLine turns one line into the messages it holds. answer, when not
@@ -320,7 +342,7 @@ func (c *lineConn) decodeLine(line []byte) (msgs []jsonrpc.Message, answer []byt
 			if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 				if _, dup := batch.unresolved[req.ID]; dup {
 					problem = "the batch uses this id twice"
-				} else if _, dup := c.batches[req.ID]; dup {
+				} else if _, dup := c.batches[req.ID]; dup || c.pending.has(req.ID.Raw()) {
 					problem = "a request with this id is still being answered"
 				} else {
 					batch.unresolved[req.ID] = len(batch.responses)
@@ -589,7 +611,8 @@ func appendBatch(dst []byte, msgs [][]byte) []byte {
 }
 
 // idProblem returns what is wrong with the id of a message, or of any
-// message of a batch, in the valid JSON text body (see decodeID), or "".
+// message of a batch (an id two of its calls share among them), in the
+// valid JSON text body (see decodeID), or "".
 // The HTTP handler asks it before the SDK decodes a body, since the SDK
 // would change such ids as jsonrpc.MakeID does.
 func idProblem(body []byte) string {
@@ -597,6 +620,7 @@ func idProblem(body []byte) string {
 	if i >= len(body) {
 		return ""
 	}
+	var seen map[jsonrpc.ID]bool // the call ids of a batch
 	check := func(v []byte) (problem string) {
 		if len(v) == 0 || v[0] != '{' {
 			return ""
@@ -620,13 +644,22 @@ func idProblem(body []byte) string {
 			}
 			return ""
 		}
-		_, problem = rpcwire.DecodeID(rawID)
+		id, problem := rpcwire.DecodeID(rawID)
+		if problem == "" && hasMethod && seen != nil {
+			// The SDK keys a batch's calls by id: the second of two would
+			// never be answered.
+			if seen[id] {
+				return "the batch uses the id " + string(rawID) + " twice; give each request its own id"
+			}
+			seen[id] = true
+		}
 		return problem
 	}
 	if body[i] != '[' {
 		return check(body[i:])
 	}
 	var problem string
+	seen = map[jsonrpc.ID]bool{}
 	jsonscan.ForEachElement(body[i:], func(v []byte) {
 		if problem == "" {
 			problem = check(v)

@@ -306,3 +306,63 @@ func TestListenNeedsPostgres(t *testing.T) {
 		t.Error("Listen on SQLite: no error")
 	}
 }
+
+// TestPostgresLockAndStatementTimeouts: a statement behind a lock another
+// session holds used to wait for as long as the lock was held (39 s behind
+// a 40 s LOCK), and a slow statement for as long as it ran. They fail at
+// LockTimeout and StatementTimeout with an error matching ErrBusy that
+// says "the database is busy or unavailable", and the same Store answers
+// once the lock is gone.
+func TestPostgresLockAndStatementTimeouts(t *testing.T) {
+	db := storetest.NewPostgres(t)
+	ctx := context.Background()
+	holder, err := store.OpenURL(ctx, db.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	st, err := store.OpenURL(ctx, db.URL, &store.Options{LockTimeout: 200 * time.Millisecond, StatementTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	tx, err := holder.DB.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `LOCK TABLE schema_migrations IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	// The lock ends after 20 s at the latest, so that a store without the
+	// timeouts gets its answer and the test fails instead of hanging.
+	release := time.AfterFunc(20*time.Second, func() { tx.Rollback() })
+	defer release.Stop()
+	query := func() error {
+		qctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		var n int
+		return st.DB.QueryRowContext(qctx, `SELECT COUNT(*) FROM schema_migrations`).Scan(&n)
+	}
+	err = query()
+	if !errors.Is(err, store.ErrBusy) || !strings.Contains(err.Error(), "the database is busy or unavailable") {
+		t.Fatalf("a query behind a held lock: err = %v, want ErrBusy", err)
+	}
+	t.Logf("behind the lock: %v", err)
+	tx.Rollback()
+	if err := query(); err != nil {
+		t.Fatalf("once the lock is gone: %v", err)
+	}
+	_, err = st.DB.ExecContext(ctx, `SELECT pg_sleep(10)`)
+	if !errors.Is(err, store.ErrBusy) {
+		t.Fatalf("a statement running past StatementTimeout: err = %v, want ErrBusy", err)
+	}
+	// The URL's own setting wins over the default.
+	lifted, err := store.OpenURL(ctx, db.URL+"&statement_timeout=0", &store.Options{StatementTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lifted.Close()
+	if _, err := lifted.DB.ExecContext(ctx, `SELECT pg_sleep(0.3)`); err != nil {
+		t.Errorf("statement_timeout=0 in the URL: %v", err)
+	}
+}

@@ -1,12 +1,14 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,12 +44,22 @@ type Options struct {
 	// fast while the server is away instead of waiting for TCP's own
 	// timeout; 0 means DefaultConnectTimeout.
 	ConnectTimeout time.Duration
+	// StatementTimeout and LockTimeout are the server's statement_timeout
+	// and lock_timeout for every connection: a statement that runs longer,
+	// or waits longer for a lock another session holds, fails with an
+	// error matching ErrBusy instead of stalling the request behind it
+	// for as long as the lock is held. 0 means DefaultStatementTimeout and
+	// DefaultLockTimeout; a negative value leaves the server's setting. A
+	// statement_timeout or lock_timeout given in the URL wins.
+	StatementTimeout, LockTimeout time.Duration
 }
 
 // Defaults of Options.
 const (
-	DefaultMaxConns       = 10
-	DefaultConnectTimeout = 5 * time.Second
+	DefaultMaxConns         = 10
+	DefaultConnectTimeout   = 5 * time.Second
+	DefaultStatementTimeout = 30 * time.Second
+	DefaultLockTimeout      = 5 * time.Second
 )
 
 // IsPostgresURL reports whether a --database value selects PostgreSQL.
@@ -108,6 +120,15 @@ func openPostgres(ctx context.Context, rawURL string, opts *Options) (*Store, er
 		return nil, fmt.Errorf("the database URL %s is not valid: %v (expected postgres://USER:PASSWORD@HOST:PORT/DBNAME?sslmode=…)", shown, redactErr(err, rawURL))
 	}
 	cfg.ConnectTimeout = o.ConnectTimeout
+	for _, t := range []struct {
+		param  string
+		d, def time.Duration
+	}{{"statement_timeout", o.StatementTimeout, DefaultStatementTimeout}, {"lock_timeout", o.LockTimeout, DefaultLockTimeout}} {
+		if _, set := cfg.RuntimeParams[t.param]; set || t.d < 0 {
+			continue
+		}
+		cfg.RuntimeParams[t.param] = strconv.FormatInt(cmp.Or(t.d, t.def).Milliseconds(), 10)
+	}
 	db := sql.OpenDB(&rebindConnector{Connector: stdlib.GetConnector(*cfg)})
 	db.SetMaxOpenConns(o.MaxConns)
 	db.SetMaxIdleConns(o.MaxIdleConns)
@@ -235,9 +256,33 @@ func (e *unavailableError) Error() string {
 
 func (e *unavailableError) Unwrap() []error { return []error{ErrUnavailable, e.err} }
 
+// ErrBusy is wrapped by the error of a statement that the server cancelled
+// because it ran past statement_timeout or waited past lock_timeout for a
+// lock (see Options), and of one cut off by its context's deadline: the
+// database is busy (a long lock, a slow query) or unavailable. The request
+// fails fast instead of waiting; the same statement succeeds once the
+// database answers again.
+var ErrBusy = errors.New("the database is busy or unavailable")
+
+type busyError struct{ err error }
+
+func (e *busyError) Error() string {
+	return "the database is busy or unavailable: " + oneLine(e.err.Error()) + "; try again shortly"
+}
+
+func (e *busyError) Unwrap() []error { return []error{ErrBusy, e.err} }
+
+// pgQueryCanceled and pgLockNotAvailable are the SQLSTATEs of a statement
+// cancelled by statement_timeout and of one that gave up at lock_timeout.
+const (
+	pgQueryCanceled    = "57014"
+	pgLockNotAvailable = "55P03"
+)
+
 // unavailable marks err as ErrUnavailable when it is a failure to talk to
 // the server rather than an error the server reported (a constraint, a
-// syntax error) or the caller's own cancellation. driver.ErrBadConn stays
+// syntax error) or the caller's own cancellation, and as ErrBusy when the
+// server gave up at a timeout or the caller's deadline passed. driver.ErrBadConn stays
 // matchable through it, so database/sql still retries on a fresh
 // connection.
 func unavailable(err error) error {
@@ -245,7 +290,15 @@ func unavailable(err error) error {
 		return nil
 	}
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.As(err, &pgErr) && (pgErr.Code == pgQueryCanceled || pgErr.Code == pgLockNotAvailable) ||
+		errors.Is(err, context.DeadlineExceeded) {
+		var already *busyError
+		if errors.As(err, &already) {
+			return err
+		}
+		return &busyError{err: err}
+	}
+	if errors.As(err, &pgErr) || errors.Is(err, context.Canceled) {
 		return err
 	}
 	var already *unavailableError

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentapp/agentapp/model/openai"
 	"github.com/spf13/cobra"
 )
 
@@ -114,3 +115,17 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// baseURLWithNote is the provider's base URL for the model line of a
+// banner, followed by where it came from when that was a .env file, so that
+// a base URL nobody exported is never used silently.
+func baseURLWithNote(cfg openai.Config) string {
+	if note := cfg.BaseURLNote(); note != "" {
+		return cfg.BaseURL + " (" + note + ")"
+	}
+	return cfg.BaseURL
+}
+
+// baseURLNoted reports whether a model line says the base URL came from a
+// .env file: chat -p, which prints no banner, then prints the line on stderr.
+func baseURLNoted(info string) bool { return strings.Contains(info, "(base URL from ") }

@@ -334,7 +334,7 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 	if !oneShot {
 		return c.Run(ctx)
 	}
-	if info != "" && m.Name() == "offline-demo" {
+	if info != "" && (m.Name() == "offline-demo" || baseURLNoted(info)) {
 		logger.Info(info)
 	}
 	*reported = true // AskAs writes its own errors in the JSON formats
@@ -403,7 +403,7 @@ func chooseModel(flag string) (m model.Model, info string, hint func(error) stri
 	if name != "" {
 		cfg.Model = name
 	}
-	info = fmt.Sprintf("OpenAI-compatible provider at %s, API key from %s; --model NAME for another model, --model offline for the offline demo", cfg.BaseURL, cfg.Source.APIKey)
+	info = fmt.Sprintf("OpenAI-compatible provider at %s, API key from %s; --model NAME for another model, --model offline for the offline demo", baseURLWithNote(cfg), cfg.Source.APIKey)
 	hint = func(err error) string {
 		var apiErr *openai.APIError
 		var connErr *openai.ConnectionError

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,6 +24,8 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/internal/testkit"
+	"github.com/agentapp/agentapp/store"
+	"github.com/agentapp/agentapp/store/storetest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -581,4 +586,260 @@ func TestHostileOrphanAdoptedAndReaped(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestHostileDotEnvProvider: a .env can redirect the API key and the
+// conversation to another server, so chat reads it only from the working
+// directory or the repository root, refuses one others may write, and says
+// where the base URL came from even with -p (which used to print nothing).
+func TestHostileDotEnvProvider(t *testing.T) {
+	chatEnv(t)
+	t.Setenv("OPENAI_API_KEY", "sk-real-key")
+	t.Setenv("OPENAI_BASE_URL", "")
+	t.Setenv("OPENAI_MODEL", "")
+	t.Setenv("AGENTAPP_DATA_DIR", t.TempDir())
+	var got sync.Map // the Authorization headers the fake provider saw
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.Header.Get("Authorization"), true)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"error":{"message":"no","type":"invalid_request_error","code":"invalid_api_key"}}`)
+	}))
+	defer fake.Close()
+
+	root := t.TempDir()
+	envFile := filepath.Join(root, ".env")
+	if err := os.WriteFile(envFile, []byte("OPENAI_BASE_URL="+fake.URL+"/v1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(root, "sub", "dir")
+	if err := os.MkdirAll(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(sub)
+	done := make(chan struct{})
+	var stderr string
+	go func() {
+		defer close(done)
+		_, stderr, _ = runChatCLI(t, "", "chat", "-p", "hello")
+	}()
+	select {
+	case <-done:
+	case <-time.After(hostileDeadline):
+		t.Fatalf("chat -p against the fake provider did not end within %v", hostileDeadline)
+	}
+	if want := "(base URL from " + envFile + ")"; !strings.Contains(stderr, want) {
+		t.Errorf("chat -p with the base URL from the repository's .env: stderr does not say %q:\n%s", want, stderr)
+	}
+	if _, ok := got.Load("Bearer sk-real-key"); !ok {
+		t.Errorf("the provider named in the repository root's .env got no request")
+	}
+
+	// Writable by others: refused, with the fix, and nothing is sent.
+	got.Clear()
+	if err := os.Chmod(envFile, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runChatCLI(t, "", "chat", "-p", "hello")
+	if code == 0 || !strings.Contains(stderr, "refusing to read "+envFile) || !strings.Contains(stderr, "chmod go-w "+envFile) {
+		t.Errorf("a .env others can write: exit %d, stderr:\n%s\nwant a refusal naming the file and chmod go-w", code, stderr)
+	}
+	got.Range(func(k, _ any) bool { t.Errorf("the provider got a request (%v) from a refused .env", k); return false })
+}
+
+// TestHostileDaemonGrandchild: a server's helper that forks twice (its
+// parent exits at once), calls setsid and clears its environment is
+// adopted by agentapp, the child subreaper, and used to outlive it: it is
+// in no server's tree and carries no marker. It is stopped with its server
+// now, for `mcp call` and the chat alike.
+func TestHostileDaemonGrandchild(t *testing.T) {
+	cases := []struct {
+		name  string
+		args  func(server []string) []string
+		stdin string
+	}{
+		{"mcp call", func(server []string) []string {
+			return mcpArgs("call", []string{"echo", `{"text":"x"}`}, server)
+		}, ""},
+		{"chat", func(server []string) []string {
+			return []string{"chat", "--model", "offline", "--mcp", strings.Join(server, " ")}
+		}, "/mcp\n/exit\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			pidfile := filepath.Join(t.TempDir(), "daemon")
+			r := runHostile(t, hostileCase{args: c.args(hostileServer(t, "daemon", "-grandchild-pidfile", pidfile)), stdin: c.stdin})
+			if r.code != 0 {
+				t.Errorf("exit %d\n%s", r.code, r.stderr.String())
+			}
+			b, err := os.ReadFile(pidfile)
+			if err != nil {
+				t.Fatalf("the server did not start its daemon: %v\n%s", err, r.stderr.String())
+			}
+			pid, _ := strconv.Atoi(string(b))
+			if p, ok := testkit.ReadProc(pid); ok && p.Live() {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				t.Errorf("the daemon %v (double fork, setsid, empty environment) outlived agentapp", p)
+			}
+		})
+	}
+}
+
+// TestHostileServePostgresLocked: a `serve` tool call behind a lock held
+// on PostgreSQL used to wait for as long as the lock was held (39 s behind
+// a 40 s LOCK). It fails within --call-timeout with "the database is busy
+// or unavailable", and the next call after the lock is gone succeeds.
+func TestHostileServePostgresLocked(t *testing.T) {
+	db := storetest.NewPostgres(t)
+	server := []string{agentappBin(t), "serve", "--database", db.URL, "--data-dir", t.TempDir(), "--call-timeout", "2s"}
+	call := mcpArgs("call", []string{"getOrderStatus", `{"orderId":"A-1024"}`}, server)
+	if r := runHostile(t, hostileCase{args: call}); r.code != 0 {
+		t.Fatalf("a call before the lock: exit %d\n%s\n%s", r.code, r.stdout.String(), r.stderr.String())
+	}
+	holder, err := store.OpenURL(context.Background(), db.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	tx, err := holder.DB.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`LOCK TABLE support_orders IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	// Bounded: the lock goes after 30 s whatever happens.
+	release := time.AfterFunc(30*time.Second, func() { tx.Rollback() })
+	defer release.Stop()
+	r := runHostile(t, hostileCase{args: call})
+	if out := r.stdout.String() + r.stderr.String(); r.code == 0 || !strings.Contains(out, "the database is busy or unavailable") {
+		t.Errorf("a call behind the lock: exit %d, output:\n%s\nwant a failure saying the database is busy or unavailable", r.code, out)
+	}
+	tx.Rollback()
+	if r := runHostile(t, hostileCase{args: call}); r.code != 0 {
+		t.Errorf("a call once the lock is gone: exit %d\n%s", r.code, r.stderr.String())
+	}
+}
+
+// TestHostileServeIDsAndConnections runs the agentapp binary's `serve`:
+//   - stdio: 300 pairs of requests sharing an id, sent back to back, each
+//     get an answer (a result, or an error for the one sent while the
+//     other was in flight), the server is not left "busy", lone surrogate
+//     ids are refused rather than answered as U+FFFD, and the server exits
+//     at the end of its input within the run's deadline (it used to wait
+//     30 s for the answers it had dropped);
+//   - HTTP: idle sockets from one address get the 33rd a 503 at once,
+//     before authentication, while another address is served.
+func TestHostileServeIDsAndConnections(t *testing.T) {
+	bin := agentappBin(t)
+	var in strings.Builder
+	in.WriteString(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+	const pairs = 300
+	for i := range pairs {
+		call := fmt.Sprintf(`{"jsonrpc":"2.0","id":"d%d","method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-1024"}}}`+"\n", i)
+		in.WriteString(call + call)
+	}
+	in.WriteString(`{"jsonrpc":"2.0","id":"\ud800","method":"ping"}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","id":"last","method":"tools/list"}` + "\n")
+	r := runHostile(t, hostileCase{args: []string{"serve", "--data-dir", t.TempDir()}, stdin: in.String()})
+	if r.code != 0 {
+		t.Fatalf("serve: exit %d\n%s", r.code, tail(r.stderr.String(), 2000))
+	}
+	answers := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout.String()), "\n") {
+		var m struct {
+			ID    any `json:"id"`
+			Error *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("an answer is not JSON: %q", line)
+		}
+		if m.Error != nil && strings.Contains(m.Error.Message, "server busy") {
+			t.Fatalf("answered busy after duplicate ids: %s", line)
+		}
+		if m.ID == nil && m.Error != nil && strings.Contains(m.Error.Message, "lone UTF-16 surrogate") {
+			answers["surrogate"]++
+			continue
+		}
+		answers[fmt.Sprint(m.ID)]++
+	}
+	for i := range pairs {
+		if n := answers[fmt.Sprintf("d%d", i)]; n != 2 {
+			t.Fatalf("id d%d sent twice got %d answers; want one for each request", i, n)
+		}
+	}
+	if answers["surrogate"] != 1 || answers["\ufffd"] != 0 || answers["last"] != 1 {
+		t.Errorf("answers to the lone surrogate id and the last call: %v", answers)
+	}
+
+	// HTTP: 32 idle sockets from 127.0.0.1, the next one refused.
+	port := freePort(t)
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	ctx, cancel := context.WithTimeout(context.Background(), hostileDeadline)
+	defer cancel()
+	srv := exec.CommandContext(ctx, bin, "serve", "--http", addr, "--token", "secret", "--data-dir", t.TempDir())
+	var srvErr cappedBuffer
+	srv.Stderr = &srvErr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for len(conns) < 32 {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			if ctx.Err() != nil {
+				t.Fatalf("serve --http did not listen on %s: %v\n%s", addr, err, srvErr.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		conns = append(conns, c)
+	}
+	get := func(local string) (int, string) {
+		d := net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			t.Fatalf("dial from %s: %v", local, err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c, "GET /mcp HTTP/1.1\r\nHost: "+addr+"\r\n\r\n")
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("a request from %s got no answer within 5 s: %v", local, err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		return res.StatusCode, string(b)
+	}
+	if code, body := get("127.0.0.1"); code != http.StatusServiceUnavailable {
+		t.Errorf("a 33rd connection from 127.0.0.1: %d %q, want 503", code, body)
+	}
+	if code, body := get("127.0.0.2"); code != http.StatusUnauthorized {
+		t.Errorf("a client at 127.0.0.2 while 127.0.0.1 holds 32 idle sockets: %d %q, want 401 (served, no token)", code, body)
+	}
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }

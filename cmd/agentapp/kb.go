@@ -106,8 +106,10 @@ func newKBIngestCmd() *cobra.Command {
 A document is identified by its path inside the directory argument it came
 from (DIR/guides/readme.md is guides/readme.md, its id guides~readme.md-<hash>);
 a FILE argument by its file name alone. Ingesting the same path again leaves
-identical content as it is and replaces changed content, and says which
-documents it replaced. Two files that would get the same path in one run are
+identical content as it is and replaces changed content from the same file,
+and says which documents it replaced. A path already held by a document from
+another file is refused (nothing is lost): ingest the folder that holds both,
+or remove the stored document first. Two files that would get the same path in one run are
 an error: ingest the directory that holds both.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -264,7 +266,11 @@ func ingestFiles(cmd *cobra.Command, k *kb.KB, files []inputFile, failures []err
 		}
 		results, errs := k.IngestBatch(ctx, batch)
 		for i, err := range errs {
+			var conflict *kb.ConflictError
 			switch {
+			case errors.As(err, &conflict):
+				fail(fmt.Errorf("%w; ingest the folder that holds both (agentapp kb ingest %s) so that each keeps its own path, or remove the stored one first (agentapp kb rm %s) if this file should take its place",
+					err, commonDir(conflict.Source, conflict.NewSource), conflict.ID))
 			case err != nil:
 				fail(err)
 			case results[i].Status == kb.StatusUnchanged:

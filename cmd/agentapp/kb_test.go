@@ -361,3 +361,38 @@ func TestKBIngestTwoFilesWithTheSameName(t *testing.T) {
 		t.Errorf("readme.md comes from %q, want %q", got.Source, a)
 	}
 }
+
+// TestKBIngestTwoFoldersInTwoRunsKeepsBoth: `kb ingest kbdocs/hr` then `kb
+// ingest kbdocs/it`, each with a readme.md, used to replace the HR readme
+// with the IT one and exit 0. The second readme is refused with the files,
+// the stored id and the two ways out; the HR document stays.
+func TestKBIngestTwoFoldersInTwoRunsKeepsBoth(t *testing.T) {
+	dir, docs := t.TempDir(), t.TempDir()
+	writeDocs(t, docs, map[string]string{
+		"hr/readme.md": "# HR readme\n\nHolidays are booked in the portal.",
+		"it/readme.md": "# IT readme\n\nLaptops are ordered by ticket.",
+		"it/vpn.md":    "# VPN\n\nUse the company VPN abroad.",
+	})
+	hr, it := filepath.Join(docs, "hr"), filepath.Join(docs, "it")
+	if out, stderr, err := runKBCLI(t, "--data-dir", dir, "kb", "ingest", hr); err != nil || out != "ingested 1, unchanged 0, failed 0\n" {
+		t.Fatalf("kb ingest hr: %q, %v\n%s", out, err, stderr)
+	}
+	hrDoc := kbListJSON(t, dir)["readme.md"]
+	out, stderr, err := runKBCLI(t, "--data-dir", dir, "kb", "ingest", it)
+	if err == nil || out != "ingested 1, unchanged 0, failed 1\n" {
+		t.Errorf("kb ingest it: %q, %v; want vpn.md ingested and readme.md failed", out, err)
+	}
+	for _, want := range []string{
+		filepath.Join(it, "readme.md") + ": not ingested",
+		hrDoc.ID, filepath.Join(hr, "readme.md"),
+		"agentapp kb ingest " + docs, "agentapp kb rm " + hrDoc.ID,
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr)
+		}
+	}
+	after := kbListJSON(t, dir)
+	if after["readme.md"] != hrDoc || after["vpn.md"].ID == "" {
+		t.Errorf("documents after ingesting it: %+v; want HR's readme.md (%+v) kept and vpn.md added", after, hrDoc)
+	}
+}

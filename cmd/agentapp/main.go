@@ -136,7 +136,9 @@ func run(args []string) int {
 	// signal handler and a reaper for nothing.
 	root := newRootCmd()
 	if startsServers(root, args) {
-		_ = mcpclient.AdoptOrphans()
+		if err := mcpclient.AdoptOrphans(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+			fmt.Fprintf(os.Stderr, "agentapp: %v; a helper an MCP server detaches from its tree (forking twice, setsid, clearing its environment) may outlive agentapp\n", err)
+		}
 	}
 	root.SetArgs(args)
 	err := root.Execute()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
@@ -85,6 +87,8 @@ other AGENT_GUARD_* variables guard agentapp chat and are ignored here.`,
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP at `ADDR`/mcp instead of stdio, e.g. 127.0.0.1:8080 (port 0 picks a free port)")
 	cmd.Flags().StringVar(&token, "token", "", "bearer token HTTP clients must send (default $"+serverTokenEnv+"); required unless --http is a loopback address; several, one per client, separated by commas (each client's MCP tasks are its own)")
+	cmd.Flags().Int("max-conns-per-addr", mcpserver.DefaultMaxConnectionsPerAddress, "HTTP: connections one client address may hold open (an IPv6 /64 is one address); beyond it, 503. Behind a proxy or load balancer raise it, or -1 for no bound")
+	cmd.Flags().Duration("call-timeout", defaultCallTimeout, "the longest a tool call may take (a database that hangs or holds a lock fails the call with \"the database is busy or unavailable\" instead of stalling it); 0 for no bound")
 	cmd.Flags().BoolVar(&stateless, "stateless", false, "HTTP: keep no MCP session between requests, so any replica behind a load balancer answers any request (clients get no server-sent notifications)")
 	return cmd
 }
@@ -181,6 +185,10 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 		}
 		opts.Docs = maskedDocs{opts.Docs}
 	}
+	callTimeout, _ := cmd.Flags().GetDuration("call-timeout")
+	for i, t := range opts.Tools {
+		opts.Tools[i] = withCallDeadline(t, callTimeout)
+	}
 	postgres := st.Dialect() == store.Postgres
 	// On PostgreSQL every process's ingests are announced (kb.ChangeChannel),
 	// so this server can promise its clients resources/list_changed.
@@ -212,7 +220,11 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 	}
 	serveBanner(version, "http://"+ln.Addr().String()+mcpserver.HTTPPath, opts.Tools, len(docs), dir, auth, guardCfg.PII).write(cmd, stderr)
 	handler := mcpserver.NewHTTPHandler(server, &mcpserver.HTTPOptions{Token: token, Logger: logger, Stateless: stateless})
-	if err := mcpserver.RunHTTP(ctx, ln, handler, &mcpserver.RunOptions{Logger: logger}); err != nil {
+	perAddr, _ := cmd.Flags().GetInt("max-conns-per-addr")
+	if perAddr == 0 {
+		perAddr = -1 // 0 on the command line means what -1 does, not the default
+	}
+	if err := mcpserver.RunHTTP(ctx, ln, handler, &mcpserver.RunOptions{Logger: logger, MaxConnectionsPerAddress: perAddr}); err != nil {
 		return err
 	}
 	say(cmd, stderr, "agentapp serve: stopped")
@@ -311,4 +323,38 @@ func maskDocInfo(d mcpserver.DocInfo) mcpserver.DocInfo {
 	d.Title = guard.MaskPII(d.Title)
 	d.Source = guard.MaskPII(d.Source)
 	return d
+}
+
+// defaultCallTimeout bounds a serve tool call. Every tool of serve answers
+// from the database in milliseconds; one still running after this is
+// stuck behind a lock or a server that does not answer.
+const defaultCallTimeout = 20 * time.Second
+
+// withCallDeadline returns t with its calls bounded by d (none when d <= 0).
+// A call cut off by the deadline fails with a tool error saying the
+// database is busy or unavailable, and the next call starts afresh: a
+// PostgreSQL server that hung or a lock held for a minute used to stall
+// every call for as long as it lasted.
+func withCallDeadline(t *agent.Tool, d time.Duration) *agent.Tool {
+	if d <= 0 || t.Execute == nil {
+		return t
+	}
+	exec := t.Execute
+	// Field by field: a Tool holds a sync.Once and a compiled schema of its own.
+	c := &agent.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
+		OutputSchema: t.OutputSchema, ReadOnly: t.ReadOnly, Idempotent: t.Idempotent, Destructive: t.Destructive,
+		OpenWorld: t.OpenWorld, Origin: t.Origin, Validate: t.Validate}
+	c.Execute = func(ctx context.Context, args json.RawMessage) (any, error) {
+		cctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		out, err := exec(cctx, args)
+		if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+			if errors.Is(err, store.ErrBusy) { // it says so, and what to do
+				return nil, fmt.Errorf("%s did not finish within %v: %w", t.Name, d, err)
+			}
+			return nil, fmt.Errorf("%s did not finish within %v: the database is busy or unavailable (%w); try again shortly", t.Name, d, err)
+		}
+		return out, err
+	}
+	return c
 }

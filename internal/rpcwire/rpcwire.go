@@ -101,6 +101,42 @@ func decodeError(v []byte) (*jsonrpc.Error, bool) {
 	return e, ok
 }
 
+// hasLoneSurrogate reports whether the JSON string raw has a \uD800–\uDFFF
+// escape that is not half of a high-low pair. Unescaped, such code points
+// cannot be in valid JSON text, which is UTF-8.
+func hasLoneSurrogate(raw []byte) bool {
+	surrogate := func(i int) (rune, bool) { // the escape at raw[i:], if it is \uXXXX
+		if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 32)
+		return rune(n), err == nil
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		r, ok := surrogate(i)
+		if !ok {
+			i++ // an escape of one character, such as \\ or \"
+			continue
+		}
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		case r >= 0xD800 && r <= 0xDBFF:
+			low, ok := surrogate(i + 6)
+			if !ok || low < 0xDC00 || low > 0xDFFF {
+				return true
+			}
+			i += 11
+		default:
+			i += 5
+		}
+	}
+	return false
+}
+
 // MaxExactID is the largest integer id taken: the SDK's jsonrpc.MakeID
 // makes integer ids from float64, which holds every integer up to 2^53
 // exactly and no larger range.
@@ -108,7 +144,7 @@ const MaxExactID = 1 << 53
 
 // DecodeID reads a request or response id that is not null. Ids are
 // echoed in answers, so only ids that jsonrpc.ID holds exactly are taken:
-// strings, and integers written as plain integers within ±MaxExactID. A
+// strings of valid Unicode text (no lone surrogate escape), and integers written as plain integers within ±MaxExactID. A
 // fraction, an exponent or a larger integer would come back as another
 // number, and the client could match the answer to the wrong request, so
 // such ids are refused instead.
@@ -118,6 +154,11 @@ func DecodeID(raw []byte) (id jsonrpc.ID, problem string) {
 		s, ok := jsonscan.String(raw)
 		if !ok {
 			return id, "the id is not a valid string"
+		}
+		if hasLoneSurrogate(raw) {
+			// Decoded, it would become U+FFFD: the answer would carry
+			// another id, and "\ud800" and "\udc00" the same one.
+			return id, `the id string has a lone UTF-16 surrogate escape (such as \ud800), which no Unicode text holds, so it cannot be echoed exactly; use an id of valid Unicode text`
 		}
 		id, _ = jsonrpc.MakeID(s) // a string always makes an id
 		return id, ""

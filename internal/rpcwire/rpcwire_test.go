@@ -120,3 +120,21 @@ func normal(t *testing.T, m jsonrpc.Message) map[string]any {
 	t.Fatalf("unexpected message type %T", m)
 	return nil
 }
+
+// TestDecodeIDLoneSurrogates: a string id with a lone surrogate escape
+// became U+FFFD, so "\ud800" was answered as "\ufffd" and "\ud800" and
+// "\udc00" in one batch got the same id. Such ids are refused; a proper
+// pair and an escaped backslash before "ud800" are ids like any other.
+func TestDecodeIDLoneSurrogates(t *testing.T) {
+	for _, raw := range []string{`"\ud800"`, `"\uDC00"`, `"a\ud800b"`, `"\ud800\u0041"`, `"\udbff\ud800"`, `"x\\\ud800"`, `"\ud83d\ude00\udc00"`} {
+		if id, problem := DecodeID([]byte(raw)); !strings.Contains(problem, "lone UTF-16 surrogate") || id.IsValid() {
+			t.Errorf("DecodeID(%s) = %v, %q; want it refused for its lone surrogate", raw, id.Raw(), problem)
+		}
+	}
+	for raw, want := range map[string]string{`"\ud83d\ude00"`: "😀", `"\\ud800"`: `\ud800`, `"\u00e9\\"`: `é\`, `"plain"`: "plain"} {
+		id, problem := DecodeID([]byte(raw))
+		if problem != "" || id.Raw() != want {
+			t.Errorf("DecodeID(%s) = %q, %q; want %q", raw, id.Raw(), problem, want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -88,11 +89,12 @@ func or(s, def string) string {
 // LoadConfig reads OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL,
 // OPENAI_ORG_ID and OPENAI_PROJECT_ID through
 // lookup (os.LookupEnv in the program, a map in tests; nil means none is
-// set) and, for each one that is unset or empty there, from the first .env
-// file found in dir or one of its parents (dir "" means the working
-// directory). Base URL and model fall back to DefaultBaseURL and
-// DefaultModel. A missing .env file is not an error; one that exists but
-// cannot be read is.
+// set) and, for each one that is unset or empty there, from the .env file
+// in dir, else the one at the root of the repository holding dir (dir ""
+// means the working directory; see findDotEnv). Base URL and model fall
+// back to DefaultBaseURL and DefaultModel. A missing .env file is not an
+// error; one that exists but cannot be read, or that another user owns or
+// could have written, is.
 //
 // The .env format is the common one: KEY=VALUE lines, an optional "export "
 // prefix, values in single or double quotes (double quotes understand \n,
@@ -110,11 +112,11 @@ func LoadConfig(dir string, lookup func(string) (string, bool)) (Config, error) 
 		return Config{}, err
 	}
 	if path != "" {
-		data, err := os.ReadFile(path)
+		text, err := readDotEnv(path)
 		if err != nil {
-			return Config{}, fmt.Errorf("read %s: %w", path, err)
+			return Config{}, err
 		}
-		dotenv = ParseDotEnv(string(data))
+		dotenv = ParseDotEnv(text)
 		dotenvPath = path
 	}
 	get := func(name, def string) (string, string) {
@@ -143,8 +145,12 @@ func LoadConfig(dir string, lookup func(string) (string, bool)) (Config, error) 
 	return c, nil
 }
 
-// findDotEnv returns the path of the first regular file named .env in dir or
-// its parents, or "" when there is none.
+// findDotEnv returns the .env file LoadConfig reads for dir: dir/.env, else
+// the one at the root of the repository holding dir (the nearest directory
+// with a .git entry, dir included), else "". It does not look further up:
+// a .env in a parent directory (a shared /tmp, a home directory, another
+// user's checkout) would otherwise redirect the API key and the
+// conversation to whatever base URL it names.
 func findDotEnv(dir string) (string, error) {
 	if dir == "" {
 		wd, err := os.Getwd()
@@ -157,21 +163,78 @@ func findDotEnv(dir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("find .env: %w", err)
 	}
-	for {
-		p := filepath.Join(dir, ".env")
-		st, err := os.Stat(p)
-		switch {
-		case err == nil && st.Mode().IsRegular():
-			return p, nil
-		case err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission):
-			return "", fmt.Errorf("find .env: %w", err)
+	if p, err := dotEnvIn(dir); p != "" || err != nil {
+		return p, err
+	}
+	for d := dir; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			if d == dir {
+				return "", nil
+			}
+			return dotEnvIn(d)
 		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
+		parent := filepath.Dir(d)
+		if parent == d {
 			return "", nil
 		}
-		dir = parent
+		d = parent
 	}
+}
+
+// dotEnvIn returns dir/.env if it is a regular file, else "".
+func dotEnvIn(dir string) (string, error) {
+	p := filepath.Join(dir, ".env")
+	st, err := os.Stat(p)
+	switch {
+	case err == nil && st.Mode().IsRegular():
+		return p, nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission):
+		return "", fmt.Errorf("find .env: %w", err)
+	}
+	return "", nil
+}
+
+// readDotEnv reads a .env file after checking, on the file it opened, that
+// nobody else could have written it: it must belong to the user running
+// the program and not be writable by group or others (see checkPrivate).
+// Such a file is refused, since its base URL would receive the API key.
+func readDotEnv(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	if err := checkPrivate(path, st); err != nil {
+		return "", err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxDotEnvBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(data) > maxDotEnvBytes {
+		return "", fmt.Errorf("read %s: larger than %d KiB, which is not a .env file of settings", path, maxDotEnvBytes>>10)
+	}
+	return string(data), nil
+}
+
+// maxDotEnvBytes bounds the .env file LoadConfig reads.
+const maxDotEnvBytes = 1 << 20
+
+// BaseURLNote says where the base URL came from when that was a .env file
+// ("base URL from /src/proj/.env"), and is "" when it came from the
+// environment or is the default. A front end shows it wherever it starts
+// a conversation, so that a base URL nobody exported is never used
+// silently.
+func (c Config) BaseURLNote() string {
+	switch c.Source.BaseURL {
+	case SourceEnv, SourceDefault, SourceUnset, "":
+		return ""
+	}
+	return "base URL from " + c.Source.BaseURL
 }
 
 // ParseDotEnv parses the text of a .env file (see LoadConfig for the

@@ -39,9 +39,13 @@ func TestLoadConfigDefaults(t *testing.T) {
 	}
 }
 
-func TestLoadConfigDotEnvFoundWalkingUp(t *testing.T) {
+// TestLoadConfigDotEnvOfRepoRoot: from a subdirectory of a repository the
+// .env at its root (the directory with .git) is read, alone: a .env in the
+// working directory would win, and one above the root is never merged in.
+func TestLoadConfigDotEnvOfRepoRoot(t *testing.T) {
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, ".env"), "OPENAI_MODEL=from-root\n")
+	writeFile(t, filepath.Join(root, "proj", ".git", "HEAD"), "ref: refs/heads/main\n")
 	writeFile(t, filepath.Join(root, "proj", ".env"), strings.Join([]string{
 		"# GLM settings",
 		"export OPENAI_API_KEY=\"abc.def\"  # the key",
@@ -57,12 +61,72 @@ func TestLoadConfigDotEnvFoundWalkingUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	envFile := filepath.Join(root, "proj", ".env")
-	// The first .env found is used alone: OPENAI_MODEL of the outer one is
-	// not merged in.
 	want := Config{APIKey: "abc.def", BaseURL: "https://api.deepseek.com/v1", Model: DefaultModel,
 		Source: Sources{APIKey: envFile, BaseURL: envFile, Model: SourceDefault}}
 	if !reflect.DeepEqual(c, want) || !c.HasKey() {
 		t.Errorf("got  %+v\nwant %+v", c.Source, want.Source)
+	}
+	if got, want := c.BaseURLNote(), "base URL from "+envFile; got != want {
+		t.Errorf("BaseURLNote = %q, want %q", got, want)
+	}
+}
+
+// TestLoadConfigIgnoresDotEnvAboveWorkdirAndRepo: a .env two directories
+// above the working directory (outside any repository, or above the
+// repository's root) named a fake provider that then received the real key
+// and the conversation. It is not read any more.
+func TestLoadConfigIgnoresDotEnvAboveWorkdirAndRepo(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, ".env"), "OPENAI_BASE_URL=http://attacker.example/v1\n")
+	plain := filepath.Join(root, "a", "b")
+	repoSub := filepath.Join(root, "repo", "sub")
+	writeFile(t, filepath.Join(root, "repo", ".git"), "gitdir: /elsewhere\n") // a worktree's .git file
+	for _, dir := range []string{plain, repoSub} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		c, err := LoadConfig(dir, env(map[string]string{EnvAPIKey: "sk-real"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.BaseURL != DefaultBaseURL || c.Source.BaseURL != SourceDefault || c.BaseURLNote() != "" {
+			t.Errorf("from %s: base URL %q from %q (note %q); want the default, the .env above is not ours to read",
+				dir, c.BaseURL, c.Source.BaseURL, c.BaseURLNote())
+		}
+	}
+}
+
+// TestLoadConfigRefusesDotEnvOthersCanWrite: a .env that group or others
+// may write, or that another user owns, is an error naming the file and the
+// command that fixes it, not settings to use.
+func TestLoadConfigRefusesDotEnvOthersCanWrite(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, ".env")
+	writeFile(t, p, "OPENAI_BASE_URL=http://attacker.example/v1\n")
+	for _, mode := range []os.FileMode{0o666, 0o620, 0o602} {
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadConfig(dir, env(nil))
+		if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "chmod go-w "+p) {
+			t.Errorf("mode %04o: err = %v; want a refusal naming %s and chmod go-w", mode, err, p)
+		}
+	}
+	if err := os.Chmod(p, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := LoadConfig(dir, env(nil)); err != nil || c.BaseURL != "http://attacker.example/v1" {
+		t.Errorf("mode 0644: %+v, %v; want it read", c, err)
+	}
+	if os.Geteuid() != 0 {
+		return // only root can give the file to another user
+	}
+	if err := os.Chown(p, 4242, 4242); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadConfig(dir, env(nil))
+	if err == nil || !strings.Contains(err.Error(), "belongs to user id 4242") || !strings.Contains(err.Error(), p) {
+		t.Errorf("a .env of user 4242: err = %v; want a refusal naming the owner and the file", err)
 	}
 }
 

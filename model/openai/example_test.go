@@ -18,7 +18,7 @@ import (
 // command does. With no key configured the caller falls back to the offline
 // model.
 func ExampleLoadConfig() {
-	cfg, err := openai.LoadConfig("", os.LookupEnv) // the working directory and its parents
+	cfg, err := openai.LoadConfig("", os.LookupEnv) // the working directory, else its repository root
 	if err != nil {
 		fmt.Println("config:", err)
 		return

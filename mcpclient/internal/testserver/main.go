@@ -17,6 +17,10 @@
 //	setsid       like normal, but first starts a copy of itself in sleeper
 //	             mode in a session of its own (setsid), out of the process
 //	             group, and writes its pid to -grandchild-pidfile
+//	daemon       like normal, but first starts a sleeper as a daemon does:
+//	             through a child that exits at once (double fork), in a
+//	             session of its own, with an empty environment; its pid goes
+//	             to -grandchild-pidfile
 //	sleeper      sleeps until killed (the setsid grandchild)
 //
 // The hostile modes (hostile.go) attack the client: hang-tools,
@@ -90,6 +94,17 @@ func main() {
 		os.Exit(3)
 	case "raw":
 		raw()
+	case "daemon":
+		if err := startDaemon(*grandchild); err != nil {
+			fmt.Fprintln(os.Stderr, "testserver:", err)
+			os.Exit(1)
+		}
+		serve()
+	case "daemon-fork":
+		if err := daemonFork(*grandchild); err != nil {
+			fmt.Fprintln(os.Stderr, "testserver:", err)
+			os.Exit(1)
+		}
 	case "setsid":
 		if err := startSetsidSleeper(*grandchild); err != nil {
 			fmt.Fprintln(os.Stderr, "testserver:", err)
