@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/testkit"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
@@ -76,7 +77,7 @@ func TestServerQuestionsAreEscaped(t *testing.T) {
 	)
 	// Refuse the sampling, pick the choice, send, then leave the URL.
 	h := newHarness(t, m, openTestStore(t), "go\nn\n1\n\ndecline\n")
-	h.cfg.Servers = []Server{b}
+	h.cfg.Servers = []host.Server{b}
 	h.cfg.ClientSide = cs
 	h.cfg.assumeTerminal = true
 	h.run(t)

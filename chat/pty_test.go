@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/testkit"
 	"github.com/agentapp/agentapp/store"
 	"github.com/creack/pty"
@@ -77,7 +78,7 @@ func ptyHelper() int {
 			fmt.Fprintln(os.Stderr, "helper:", err)
 			return 3
 		}
-		cfg.Servers = []Server{&fakeServer{name: "shop", tools: []*agent.Tool{constTool("refund", "shop", "refunded")}}}
+		cfg.Servers = []host.Server{&fakeServer{name: "shop", tools: []*agent.Tool{constTool("refund", "shop", "refunded")}}}
 		cfg.Guards = guard.New(guard.Config{Confirm: []string{"refund"}}, nil, nil)
 		cfg.confirmTimeout = d
 	}

@@ -88,11 +88,11 @@ func ReadText(ctx context.Context, cat Catalog, uri string) (text, mime string, 
 		}
 		b.WriteString(rc.Text)
 	}
-	return cutText(b.String(), MaxResourceText), mime, nil
+	return CutText(b.String(), MaxResourceText), mime, nil
 }
 
-// cutText cuts s to n characters, saying how much was left out.
-func cutText(s string, n int) string {
+// CutText cuts s to n characters, saying how much was left out.
+func CutText(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}

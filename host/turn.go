@@ -274,7 +274,7 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 	first := true
 	var obs agent.Observer = rt
 	if t.Observer != nil {
-		obs = fanOut{rt, t.Observer}
+		obs = fanOut{t.Observer, rt} // the front end's first: it times a call before its end is reported
 	}
 	opts := agent.Options{
 		Model:    m,
