@@ -196,10 +196,6 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 		if err != nil {
 			return nil, err
 		}
-	} else {
-		for _, w := range h.Tools().Report().Warnings {
-			c.notice(host.Notice{Warning: true, Text: w})
-		}
 	}
 	c.h = h
 	c.cfg.Local = c.h.Tools().Local()

@@ -145,6 +145,16 @@ type ModelError struct {
 func (e *ModelError) Error() string { return "model " + e.Model + " failed: " + e.Err.Error() }
 func (e *ModelError) Unwrap() error { return e.Err }
 
+// StoreError is a turn that was answered but could not be stored, so it
+// is not part of the conversation.
+type StoreError struct{ Err error }
+
+func (e *StoreError) Error() string {
+	return "the answer could not be stored, so it is not part of the conversation: " + e.Err.Error()
+}
+
+func (e *StoreError) Unwrap() error { return e.Err }
+
 // CheckMessage refuses a user message the host would not send: too long,
 // or (with the input guard) holding an injection phrase. Front ends call
 // it to refuse early in their own way; Run calls it too.
@@ -325,7 +335,7 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 		defer scancel()
 		if err := h.sessions.Append(sctx, t.Session, res.Added); err != nil {
-			return nil, err
+			return nil, &StoreError{Err: err}
 		}
 	}
 	rt.emit(Event{Kind: EventDone, Done: res})

@@ -16,7 +16,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
-	"github.com/agentapp/agentapp/internal/wiring"
+	"github.com/agentapp/agentapp/assistant"
 	"github.com/agentapp/agentapp/kb"
 	"github.com/agentapp/agentapp/mcpserver"
 	"github.com/agentapp/agentapp/store"
@@ -144,7 +144,7 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 	}
 
 	version := readBuildInfo().Short()
-	opts := wiring.ServerOptions(svc, k, version)
+	opts := assistant.ServerOptions(svc, k, version)
 	opts.Logger = logger
 	if guardCfg.PII {
 		// Everything that leaves the server quotes data the client did not
