@@ -16,8 +16,8 @@ import (
 	"github.com/agentapp/agentapp/mcpconfig"
 
 	"github.com/agentapp/agentapp/agent"
-	"github.com/agentapp/agentapp/bench/mcpbench"
 	"github.com/agentapp/agentapp/assistant"
+	"github.com/agentapp/agentapp/bench/mcpbench"
 	"github.com/agentapp/agentapp/kb"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/mcpserver"

@@ -15,8 +15,8 @@ import (
 	"syscall"
 
 	"github.com/agentapp/agentapp/agent"
-	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/assistant"
+	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/kb"
 	"github.com/agentapp/agentapp/mcpserver"
 	"github.com/agentapp/agentapp/store"
