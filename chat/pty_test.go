@@ -23,6 +23,7 @@ import (
 	"github.com/agentapp/agentapp/internal/testkit"
 	"github.com/agentapp/agentapp/store"
 	"github.com/creack/pty"
+	"go.uber.org/goleak"
 )
 
 // ptyHelperEnv makes the test binary run a real chat on its own terminal
@@ -40,7 +41,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(ptyHelperEnv) == "1" {
 		os.Exit(ptyHelper())
 	}
-	os.Exit(m.Run())
+	// goleak fails the run if a test leaves a goroutine behind: a turn's
+	// interrupt watcher, a spinner or a server left open is a leak.
+	goleak.VerifyTestMain(m)
 }
 
 // ptyHelper is the child: a chat on stdin/stdout/stderr (the pty), with
