@@ -23,7 +23,7 @@ import (
 // rig is one chat as `agentapp chat --mcp <hostile server>` would start it
 // with the given environment: guards from guard.FromEnv, the local tools
 // from assistant.LocalTools, the hostile server connected in memory, all merged
-// by chat.New (chat.BuildTools).
+// by chat.New (host.BuildTools).
 type rig struct {
 	chat     *chat.Chat
 	st       *store.Store

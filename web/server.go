@@ -94,7 +94,8 @@ type Options struct {
 	// own, "oa-…") so concurrent turns can be told apart.
 	Trace io.Writer
 
-	// System is the system prompt; empty means chat.SystemPrompt.
+	// System is the system prompt; empty sends none (cmd/agentapp gives
+	// assistant.SystemPrompt).
 	System string
 	// MaxSteps bounds tool rounds per turn; 0 means agent.DefaultMaxSteps.
 	MaxSteps int
