@@ -64,7 +64,9 @@ func openHost(t *testing.T, m model.Model) *host.Host {
 		t.Fatal(err)
 	}
 	note := &agent.Tool{Name: "echoNote", Origin: "", InputSchema: json.RawMessage(`{"type":"object"}`),
-		Execute: func(context.Context, json.RawMessage) (any, error) { return map[string]string{"note": "remember the milk"}, nil }}
+		Execute: func(context.Context, json.RawMessage) (any, error) {
+			return map[string]string{"note": "remember the milk"}, nil
+		}}
 	servers := map[string]mcpclient.InProcessServer{
 		"shop":  mcpserver.New(assistant.ServerOptions(svc, k, "test")),
 		"notes": mcpserver.New(&mcpserver.Options{Name: "notes", Tools: []*agent.Tool{note}}),

@@ -120,7 +120,9 @@ func (s *liveServer) offer(names ...string) {
 	}
 	s.gen++
 }
-func (s *liveServer) Status() mcpclient.Status      { return mcpclient.Status{State: mcpclient.StateConnected} }
+func (s *liveServer) Status() mcpclient.Status {
+	return mcpclient.Status{State: mcpclient.StateConnected}
+}
 func (s *liveServer) Restart(context.Context) error { return nil }
 func (s *liveServer) Refresh(context.Context) (uint64, error) {
 	s.mu.Lock()
