@@ -19,38 +19,33 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/term"
 	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/store"
 )
 
-// Limits of a conversation.
-const (
-	// HistoryWindow is how many stored messages (the new one included) the
-	// model sees: enough for follow-up questions, bounded so that a long
-	// session does not grow every request.
-	HistoryWindow = 20
-	// MaxMessageRunes is the longest user message accepted, in characters.
-	// Longer ones are refused before anything is stored or sent.
-	MaxMessageRunes = 8000
-	// DefaultTurnTimeout bounds one whole turn (every model call and tool
-	// call of it); streaming replies are not cut by a per-request timeout.
-	DefaultTurnTimeout = 2 * time.Minute
-)
+// DefaultTurnTimeout bounds one whole turn (host.DefaultTurnTimeout).
+const DefaultTurnTimeout = host.DefaultTurnTimeout
 
-// Config is everything a chat needs. Model, Store, In, Out and Err are
-// required.
+// Config is everything a chat needs. In, Out and Err are required, and
+// either Host or Model and Store.
 type Config struct {
+	// Host is the host the chat fronts (cmd/agentapp opens it with
+	// host.Open). The chat owns it from New on: Close closes it. When nil,
+	// New makes one of Model, Local, Servers, Inactive, Connect, Guards,
+	// Store, System, MaxSteps and TurnTimeout; with a Host those fields
+	// are ignored, except Model and ModelInfo for the banner.
+	Host *host.Host
+
 	Model model.Model
 	// ModelInfo explains, in the banner, which model this is and how to
 	// switch (e.g. that the offline model is used because no key is set).
@@ -59,15 +54,15 @@ type Config struct {
 	Local []*agent.Tool
 	// Servers are connected MCP servers. The chat owns them from New on:
 	// Close (or a failing New) closes every one.
-	Servers []Server
+	Servers []host.Server
 	// Inactive are the configured servers that are not running at the
 	// start: they failed to connect, need a login, or are disabled. The
 	// banner and /mcp list them with their state and reason.
-	Inactive []Inactive
+	Inactive []host.Inactive
 	// Connect starts the configured server called name, for /mcp enable
 	// and /mcp restart of a server that is not running. Nil means such a
 	// server stays as it is until the chat is started again.
-	Connect func(ctx context.Context, name string) (Server, error)
+	Connect func(ctx context.Context, name string) (host.Server, error)
 	// Guards protect the chat from the MCP servers' tools and, with the
 	// input guard, from injected user messages; nil guards nothing. Their
 	// config also decides the merge policy (MCPStrict), so the environment
@@ -88,7 +83,8 @@ type Config struct {
 	// Observer follows each run (the trace).
 	Observer agent.Observer
 
-	// System is the system prompt; empty means SystemPrompt.
+	// System is the system prompt; empty sends none (cmd/agentapp gives
+	// assistant.SystemPrompt).
 	System string
 	// MaxSteps bounds tool rounds per turn; 0 means agent.DefaultMaxSteps.
 	MaxSteps int
@@ -127,26 +123,18 @@ type Config struct {
 
 // Chat is a running chat. Create it with New, use Run or Ask, then Close.
 type Chat struct {
-	cfg      Config
-	toolsMu  sync.Mutex
-	live     liveTools // the tool table; refreshed before each model call
-	sessions *sessions
-	guards   *guard.Guards
-	input    *lineReader
-	inactive []Inactive // configured servers not running; guarded by toolsMu
+	cfg    Config
+	h      *host.Host
+	guards *guard.Guards
+	input  *lineReader
 	// spin is the spinner of the turn in progress, if any, so that a
 	// confirmation question can pause it (it would repaint the question).
 	spin atomic.Pointer[spinner]
 	// What the servers ask of the chat (sampling.go, elicit.go).
 	sampler  *ModelSampler
 	elicitor *TerminalElicitor
-	// local is cfg.Local plus the resource tools (resources.go).
-	local []*agent.Tool
 	// turnCtx is the context of the turn in progress, if any.
 	turnCtx atomic.Pointer[context.Context]
-	// sink is the stream-json output of the question in progress, if any,
-	// so that confirmation questions are reported in it.
-	sink atomic.Pointer[eventSink]
 	// obs is the observer of the turn in progress, which times its calls.
 	obs atomic.Pointer[turnObserver]
 
@@ -161,18 +149,24 @@ type Chat struct {
 // ErrInterrupted is returned by Ask when Ctrl-C cancelled the question.
 var ErrInterrupted = errors.New("interrupted")
 
-// New checks cfg, merges the local and MCP tools (writing the merge
-// warnings to cfg.Err, one line each), prepares the session tables and
-// picks the session. On error it closes cfg.Servers, so no server process
-// outlives a chat that did not start.
+// New checks cfg, opens the host (writing the merge warnings to cfg.Err,
+// one line each) unless cfg.Host is given, and picks the session. On error
+// it closes the host (or cfg.Servers), so no server process outlives a chat
+// that did not start.
 func New(ctx context.Context, cfg Config) (c *Chat, err error) {
+	var h *host.Host // closed on error: it owns the servers
+	hostTried := false
 	defer func() {
-		if err != nil {
-			closeAll(cfg.Servers)
+		switch {
+		case err == nil:
+		case h != nil:
+			_ = h.Close()
+		case cfg.Host == nil && !hostTried:
+			_ = host.CloseAll(cfg.Servers)
 		}
 	}()
 	switch {
-	case cfg.Model == nil:
+	case cfg.Host == nil && cfg.Model == nil:
 		return nil, errors.New("chat: no model")
 	case cfg.In == nil || cfg.Out == nil || cfg.Err == nil:
 		return nil, errors.New("chat: In, Out and Err are required")
@@ -182,54 +176,48 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.System == "" {
-		cfg.System = SystemPrompt
+	if cfg.Host != nil {
+		cfg.Model = cfg.Host.Model()
+		cfg.TurnTimeout = cfg.Host.TurnTimeout()
+		cfg.Store = cfg.Host.Store()
 	}
 	if cfg.TurnTimeout <= 0 {
 		cfg.TurnTimeout = DefaultTurnTimeout
 	}
-	c = &Chat{cfg: cfg, input: newLineReader(cfg.Err), inactive: slices.Clone(cfg.Inactive)}
-	c.guards = cfg.Guards
-	if c.guards != nil && c.guards.Confirmer() == nil {
-		interactive := term.IsTerminal(cfg.In) || cfg.assumeTerminal
+	c = &Chat{cfg: cfg, input: newLineReader(cfg.Err)}
+	h = cfg.Host
+	if h == nil {
+		hostTried = true // host.New closes the servers when it fails
+		h, err = host.New(ctx, host.Config{
+			Model: cfg.Model, Local: cfg.Local, Servers: cfg.Servers, Inactive: cfg.Inactive, Connect: cfg.Connect,
+			Guards: cfg.Guards, Store: cfg.Store, System: cfg.System, MaxSteps: cfg.MaxSteps,
+			TurnTimeout: cfg.TurnTimeout, Now: cfg.Now, Notify: c.notice,
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	c.h = h
+	c.cfg.Local = c.h.Tools().Local()
+	c.guards = c.h.Guards()
+	interactive := term.IsTerminal(cfg.In) || cfg.assumeTerminal
+	if c.h.Confirmer() == nil {
 		asker := newTerminalConfirmer(c.input, c.input.noteWriter(), interactive)
 		asker.Timeout = cfg.confirmTimeout
-		c.guards = c.guards.WithConfirmer(&pausingConfirmer{inner: asker, spin: &c.spin, sink: &c.sink, obs: &c.obs, now: cfg.Now})
+		c.h.SetConfirmer(&pausingConfirmer{inner: asker, spin: &c.spin, obs: &c.obs, now: cfg.Now})
+	} else {
+		c.h.SetConfirmer(&pausingConfirmer{inner: c.h.Confirmer(), spin: &c.spin, obs: &c.obs, now: cfg.Now})
 	}
-	interactive := term.IsTerminal(cfg.In) || cfg.assumeTerminal
 	c.sampler = newModelSampler(cfg.Model, c.input, cfg.Err, interactive, &c.spin)
 	c.elicitor = newTerminalElicitor(c.input, cfg.Err, interactive, &c.spin)
 	if cfg.ClientSide != nil {
 		cfg.ClientSide.chat.Store(c)
 	}
-	// Generations first: tools read after them are at least as new.
-	gens, err := generations(ctx, cfg.Servers)
-	if err != nil {
-		return nil, err
-	}
-	// listMcpResources and readMcpResource join the tools the table is
-	// built from when a server offers resources; the banner's local tools
-	// stay cfg.Local.
-	c.local = append(append([]*agent.Tool(nil), cfg.Local...), c.resourceTools(c.guards)...)
-	set, report, err := BuildTools(c.local, cfg.Servers, c.guards)
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range report.Warnings {
-		fmt.Fprintln(cfg.Err, "agentapp: warning:", textsafe.Escape(w))
-	}
-	c.live = liveTools{set: set, report: report, gens: gens, names: make([][]string, len(cfg.Servers))}
-	for i, s := range cfg.Servers {
-		c.live.names[i] = namedTools(s.Tools())
-	}
-	c.live.offered = c.live.names
 
-	if c.sessions, err = openSessions(ctx, cfg.Store, cfg.Now); err != nil {
-		return nil, err
-	}
+	sessions := c.h.Sessions()
 	switch {
 	case cfg.SessionID != "":
-		n, ok, err := c.sessions.count(ctx, cfg.SessionID)
+		n, ok, err := sessions.Count(ctx, cfg.SessionID)
 		if err != nil {
 			return nil, err
 		}
@@ -238,52 +226,60 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 		}
 		c.session, c.resumed, c.resuming = cfg.SessionID, n, true
 	case cfg.Continue:
-		id, err := c.sessions.latest(ctx)
+		id, err := sessions.Latest(ctx)
 		if err != nil {
 			return nil, err
 		}
 		if id == "" {
 			fmt.Fprintln(cfg.Err, "agentapp: warning: no earlier chat session to continue; starting a new one")
-			c.session = c.sessions.newID()
+			c.session = sessions.NewID()
 			break
 		}
-		n, _, err := c.sessions.count(ctx, id)
+		n, _, err := sessions.Count(ctx, id)
 		if err != nil {
 			return nil, err
 		}
 		c.session, c.resumed, c.resuming = id, n, true
 	default:
-		c.session = c.sessions.newID()
+		c.session = sessions.NewID()
 	}
 	return c, nil
 }
 
-// Close closes every MCP server (each stops its process); it is safe to
-// call more than once.
+// ErrNoSession is wrapped by the error for a --session id that is not in
+// the database.
+var ErrNoSession = host.ErrNoSession
+
+// notice writes what the tool table reports on Err: warnings as
+// "agentapp: warning: …", changes of a tool list as they are.
+func (c *Chat) notice(n host.Notice) {
+	if n.Warning {
+		fmt.Fprintln(c.cfg.Err, "agentapp: warning:", textsafe.Escape(n.Text))
+		return
+	}
+	fmt.Fprintln(c.cfg.Err, textsafe.Escape(n.Text))
+}
+
+// Close closes the host: every MCP server (each stops its process); it is
+// safe to call more than once.
 func (c *Chat) Close() error {
-	c.closeOnce.Do(func() {
-		c.toolsMu.Lock()
-		servers := c.cfg.Servers
-		c.toolsMu.Unlock()
-		c.closeErr = closeAll(servers)
-	})
+	c.closeOnce.Do(func() { c.closeErr = c.h.Close() })
 	return c.closeErr
 }
+
+// Host returns the host the chat fronts.
+func (c *Chat) Host() *host.Host { return c.h }
 
 // Session returns the id of the current session.
 func (c *Chat) Session() string { return c.session }
 
 // Tools returns the merged tool table the model is offered now (it changes
 // when a server's tool list does).
-func (c *Chat) Tools() *agent.ToolSet { return c.currentTools() }
+func (c *Chat) Tools() *agent.ToolSet { return c.h.Tools().Current() }
 
 // MergeReport says which tools clashed and what became of them, for the
 // current table.
-func (c *Chat) MergeReport() MergeReport {
-	c.toolsMu.Lock()
-	defer c.toolsMu.Unlock()
-	return c.live.report
-}
+func (c *Chat) MergeReport() host.MergeReport { return c.h.Tools().Report() }
 
 // Banner writes what the user needs to know before the first prompt: the
 // model and how to switch, the tools, the connected servers, the guards and
@@ -305,20 +301,24 @@ func (c *Chat) banner(w io.Writer) {
 		fmt.Fprintf(w, "Model: %s\n", c.cfg.Model.Name())
 	}
 	fmt.Fprintf(w, "Local tools: %d (%s)\n", len(c.cfg.Local), strings.Join(toolNames(c.cfg.Local), ", "))
-	if len(c.cfg.Servers) == 0 && len(c.inactive) == 0 {
+	servers, inactive := c.h.Tools().Servers(), c.h.Tools().Inactive()
+	if len(servers) == 0 && len(inactive) == 0 {
 		fmt.Fprintln(w, "MCP servers: none (add one with --mcp \"<command line>\" or --config FILE)")
 	}
 	// The counts are what is in use, as /mcp and /tools report them: a
 	// tool skipped for a name clash is named apart.
-	use := c.toolUse()
-	for i, s := range c.cfg.Servers {
+	use := c.h.Tools().Use()
+	for i, s := range servers {
+		if i >= len(use) {
+			break
+		}
 		u := use[i]
-		n := len(u.inUse)
+		n := len(u.InUse)
 		line := fmt.Sprintf("MCP server %s: connected, %d %s", s.Name(), n, plural(n, "tool", "tools"))
 		if n > 0 {
-			line += " (" + strings.Join(u.inUse, ", ") + ")"
+			line += " (" + strings.Join(u.InUse, ", ") + ")"
 		}
-		if sk := u.skippedText(); sk != "" {
+		if sk := u.SkippedText(); sk != "" {
 			line += "; " + sk
 		}
 		fmt.Fprintln(w, textsafe.Escape(line))
@@ -345,18 +345,6 @@ func toolNames(tools []*agent.Tool) []string {
 	return names
 }
 
-// namedTools returns the names of the tools that have one, which are the
-// tools a table can hold (merge skips the others).
-func namedTools(tools []*agent.Tool) []string {
-	var names []string
-	for _, t := range tools {
-		if t != nil && t.Name != "" {
-			names = append(names, t.Name)
-		}
-	}
-	return names
-}
-
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return one
@@ -366,64 +354,40 @@ func plural(n int, one, many string) string {
 
 // turnResult is the outcome of one question.
 type turnResult struct {
-	res         *agent.Result
-	steps       []agent.StepEvent
+	res         *host.TurnResult
 	interrupted bool
 }
 
-// TooLongError refuses a message over MaxMessageRunes characters.
-type TooLongError struct{ Length int }
+// The errors of a turn the chat refuses before running it.
+type (
+	// TooLongError refuses a message over host.MaxMessageRunes characters.
+	TooLongError = host.TooLongError
+	// InputRefusedError is a user message the input guard refused.
+	InputRefusedError = host.InputRefusedError
+)
 
-func (e *TooLongError) Error() string {
-	return fmt.Sprintf("message refused: it is %d characters long and the limit is %d; shorten it or split it into several messages (nothing was sent or stored)", e.Length, MaxMessageRunes)
-}
-
-// InputRefusedError is a user message the input guard refused
-// (AGENT_GUARD_INPUT). It wraps the guard's error, which names the pattern
-// and matches guard.ErrInputRefused.
-type InputRefusedError struct{ Err error }
-
-func (e *InputRefusedError) Error() string {
-	return e.Err.Error() + "; nothing was sent to the model or stored. Rephrase the message, or unset " + guard.EnvInput + " if this is a false alarm"
-}
-
-func (e *InputRefusedError) Unwrap() error { return e.Err }
-
-// turn runs one user message through the loop: it checks the length,
-// reads the session window, runs with a whole-turn deadline that Ctrl-C
-// cancels, and stores the turn when it succeeded. A failed or cancelled
-// turn stores nothing, so the conversation never keeps half a tool
-// exchange. onText, when set, streams the reply.
+// turn runs one user message through the host: it checks the message,
+// attaches the @SERVER:URI resources it names, and runs the turn.
 func (c *Chat) turn(ctx context.Context, text string, obs *turnObserver, stream bool) (turnResult, error) {
-	var tr turnResult
-	if n := utf8.RuneCountInString(text); n > MaxMessageRunes {
-		return tr, &TooLongError{Length: n}
-	}
-	if err := c.guards.CheckUserMessage(text); err != nil {
-		return tr, &InputRefusedError{Err: err}
+	if err := c.h.CheckMessage(text); err != nil {
+		return turnResult{}, err
 	}
 	// @SERVER:URI references: the resources' text goes with the message,
 	// fenced as data (resources.go).
 	extra, err := c.attachments(ctx, text)
 	if err != nil {
-		return tr, err
+		return turnResult{}, err
 	}
 	return c.turnMessages(ctx, []model.Message{{Role: model.RoleUser, Content: text + extra}}, obs, stream)
 }
 
 // turnMessages runs the messages the user sends (one typed message, or a
-// server prompt's messages) through the loop, like turn.
+// server prompt's messages) through the host's turn runner, with Ctrl-C
+// cancelling it, and words its failures for the terminal.
 func (c *Chat) turnMessages(ctx context.Context, added []model.Message, obs *turnObserver, stream bool) (turnResult, error) {
 	var tr turnResult
-	history, err := c.sessions.window(ctx, c.session, max(HistoryWindow-len(added), 1))
-	if err != nil {
-		return tr, err
-	}
-	msgs := append(history, added...)
-
-	turnCtx, cancel := context.WithTimeout(ctx, c.cfg.TurnTimeout)
+	turnCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	turnCtx = agent.WithSession(turnCtx, c.session)
 	// What a server asks during the turn is asked within it: Ctrl-C ends
 	// a question of the server's as it ends the turn (sampling.go).
 	c.turnCtx.Store(&turnCtx)
@@ -441,48 +405,47 @@ func (c *Chat) turnMessages(ctx context.Context, added []model.Message, obs *tur
 			watched <- false
 		}
 	}()
-
-	opts := agent.Options{
-		Model:    c.cfg.Model,
-		Messages: msgs,
-		Tools:    c.currentTools(),
-		Refresh:  c.refreshTools,
-		System:   c.cfg.System,
-		MaxSteps: c.cfg.MaxSteps,
-		OnStep:   func(ev agent.StepEvent) { tr.steps = append(tr.steps, ev) },
+	res, err := c.h.Run(turnCtx, host.Turn{
+		Session:  c.session,
+		Messages: added,
+		Stream:   stream,
 		Observer: obs,
-	}
-	if stream {
-		opts.OnText = obs.text
-	}
-	res, err := agent.Run(turnCtx, opts)
+		OnEvent:  obs.event,
+		Timeout:  c.cfg.TurnTimeout,
+	})
 	close(stop)
 	tr.interrupted = <-watched
 	tr.res = res
 	if err != nil {
+		var timeout *host.TimeoutError
+		var modelErr *host.ModelError
 		switch {
 		case tr.interrupted:
 			return tr, ErrInterrupted
-		case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
-			return tr, fmt.Errorf("the turn took longer than %v and was stopped; ask again, or allow more time with --turn-timeout", c.cfg.TurnTimeout)
+		case errors.As(err, &timeout):
+			return tr, fmt.Errorf("%v; ask again, or allow more time with --turn-timeout", err)
 		case errors.Is(err, agent.ErrMaxSteps):
 			return tr, fmt.Errorf("%w (the limit is --max-steps)", err)
-		case ctx.Err() != nil:
-			return tr, ctx.Err()
-		}
-		msg := "model " + c.cfg.Model.Name() + " failed: " + err.Error()
-		if c.cfg.ErrorHint != nil {
-			if h := c.cfg.ErrorHint(err); h != "" {
-				msg += "\n" + h
+		case errors.As(err, &modelErr):
+			msg := err.Error()
+			if c.cfg.ErrorHint != nil {
+				if h := c.cfg.ErrorHint(modelErr.Err); h != "" {
+					msg += "\n" + h
+				}
 			}
+			return tr, &ModelError{Msg: msg, Err: modelErr.Err}
 		}
-		return tr, &ModelError{Msg: msg, Err: err}
-	}
-	stored := append(append([]model.Message(nil), added...), res.Messages[len(msgs):]...)
-	if err := c.sessions.appendMessages(ctx, c.session, stored); err != nil {
 		return tr, err
 	}
 	return tr, nil
+}
+
+// steps are the tool calls of the turn, nil when it did not run.
+func (tr turnResult) steps() []agent.StepEvent {
+	if tr.res == nil {
+		return nil
+	}
+	return tr.res.Steps
 }
 
 // ModelError is a model call that failed, with what to check.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/model"
 )
 
@@ -23,7 +24,7 @@ func TestREPLPipedBannerCommandsAndTurns(t *testing.T) {
 		constTool("searchKnowledge", "shop", "kb"),
 	}}
 	h := newHarness(t, m, openTestStore(t), "hello\n/tools\n\n   \n/help\n/nope\norder call:getOrderStatus\n/exit\nnot read\n")
-	h.cfg.Servers = []Server{srv}
+	h.cfg.Servers = []host.Server{srv}
 	h.cfg.ModelInfo = "test model; use --model to switch"
 	h.cfg.Guards = guard.New(guard.Config{PII: true, AuditLog: "/data/audit.log"}, nil, nil)
 	h.run(t)
@@ -73,7 +74,7 @@ func TestStrictGuardSkipsMCPTool(t *testing.T) {
 	m := &ruleModel{}
 	srv := &fakeServer{name: "shop", tools: []*agent.Tool{constTool("getOrderStatus", "shop", "from shop")}}
 	h := newHarness(t, m, openTestStore(t), "call:getOrderStatus\n/tools\n")
-	h.cfg.Servers = []Server{srv}
+	h.cfg.Servers = []host.Server{srv}
 	h.cfg.Guards = guard.New(guard.Config{MCPStrict: true}, nil, nil)
 	h.run(t)
 	if !strings.Contains(h.out.String(), `tool said: {"status":"已发货"}`) {
@@ -90,11 +91,11 @@ func TestStrictGuardSkipsMCPTool(t *testing.T) {
 func TestTooLongMessageRefused(t *testing.T) {
 	m := &ruleModel{}
 	st := openTestStore(t)
-	long := strings.Repeat("长", MaxMessageRunes+1) // 8001 characters, 24003 bytes
-	ok := strings.Repeat("好", MaxMessageRunes)     // exactly at the limit
+	long := strings.Repeat("长", host.MaxMessageRunes+1) // 8001 characters, 24003 bytes
+	ok := strings.Repeat("好", host.MaxMessageRunes)     // exactly at the limit
 	h := newHarness(t, m, st, long+"\n"+ok+"\n")
 	h.run(t)
-	want := fmt.Sprintf("it is %d characters long and the limit is %d", MaxMessageRunes+1, MaxMessageRunes)
+	want := fmt.Sprintf("it is %d characters long and the limit is %d", host.MaxMessageRunes+1, host.MaxMessageRunes)
 	if !strings.Contains(h.err.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, h.err.String())
 	}
@@ -116,7 +117,7 @@ func TestTooLongMessageRefused(t *testing.T) {
 	}
 	defer c.Close()
 	var tl *TooLongError
-	if err := c.Ask(context.Background(), long, false); !errors.As(err, &tl) || tl.Length != MaxMessageRunes+1 {
+	if err := c.Ask(context.Background(), long, false); !errors.As(err, &tl) || tl.Length != host.MaxMessageRunes+1 {
 		t.Errorf("Ask(long) = %v, want a TooLongError with the length", err)
 	}
 }
@@ -152,8 +153,8 @@ func TestSessionWindowResumeAndNew(t *testing.T) {
 		t.Errorf("banner does not show the resumed session:\n%s", h2.out.String())
 	}
 	msgs := m.lastRequest().Messages
-	if len(msgs) > HistoryWindow || len(msgs) < HistoryWindow-4 {
-		t.Errorf("model saw %d messages, want close to the window of %d", len(msgs), HistoryWindow)
+	if len(msgs) > host.HistoryWindow || len(msgs) < host.HistoryWindow-4 {
+		t.Errorf("model saw %d messages, want close to the window of %d", len(msgs), host.HistoryWindow)
 	}
 	if msgs[0].Role != model.RoleUser || msgs[len(msgs)-1].Content != "again" {
 		t.Errorf("window starts with %s and ends with %q; want a user message first and the new message last", msgs[0].Role, msgs[len(msgs)-1].Content)
@@ -379,7 +380,7 @@ func TestNewClosesServersOnMergeError(t *testing.T) {
 	a := &fakeServer{name: "a", tools: []*agent.Tool{constTool("read", "a", "")}}
 	b := &fakeServer{name: "b", tools: []*agent.Tool{constTool("read", "b", ""), constTool("read", "b", "")}}
 	h := newHarness(t, &ruleModel{}, openTestStore(t), "")
-	h.cfg.Servers = []Server{a, b}
+	h.cfg.Servers = []host.Server{a, b}
 	_, err := New(context.Background(), h.cfg)
 	if err == nil || !strings.Contains(err.Error(), "offered two tools named") {
 		t.Fatalf("err = %v, want the misbehaving server's duplicate", err)
@@ -393,7 +394,7 @@ func TestCloseClosesEveryServerOnce(t *testing.T) {
 	a := &fakeServer{name: "a"}
 	b := &fakeServer{name: "b"}
 	h := newHarness(t, &ruleModel{}, openTestStore(t), "")
-	h.cfg.Servers = []Server{a, b}
+	h.cfg.Servers = []host.Server{a, b}
 	c, err := New(context.Background(), h.cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -408,7 +409,7 @@ func TestCloseClosesEveryServerOnce(t *testing.T) {
 func TestConnectAll(t *testing.T) {
 	ok1 := &fakeServer{name: "one"}
 	ok2 := &fakeServer{name: "three"}
-	connect := func(_ context.Context, name string) (Server, error) {
+	connect := func(_ context.Context, name string) (host.Server, error) {
 		switch name {
 		case "one":
 			return ok1, nil
@@ -418,8 +419,8 @@ func TestConnectAll(t *testing.T) {
 		return nil, errors.New("exec: \"nope\": executable file not found in $PATH")
 	}
 	names := []string{"one", "two", "three"}
-	_, err := ConnectAll(context.Background(), names, names, connect)
-	var ce *ConnectError
+	_, err := host.ConnectAll(context.Background(), names, names, connect)
+	var ce *host.ConnectError
 	if !errors.As(err, &ce) || ce.Server != "two" || !strings.Contains(err.Error(), `MCP server "two": exec`) {
 		t.Errorf("err = %v, want a ConnectError for two", err)
 	}
@@ -427,7 +428,7 @@ func TestConnectAll(t *testing.T) {
 		t.Errorf("the servers that connected were not closed: %d, %d", ok1.closes(), ok2.closes())
 	}
 
-	got, err := ConnectAll(context.Background(), []string{"three", "one"}, []string{"three", "one"}, connect)
+	got, err := host.ConnectAll(context.Background(), []string{"three", "one"}, []string{"three", "one"}, connect)
 	if err != nil || len(got) != 2 || got[0] != ok2 || got[1] != ok1 {
 		t.Errorf("ConnectAll = %v, %v; want both, in the given order", got, err)
 	}
@@ -460,7 +461,7 @@ func TestServerStringsAreEscaped(t *testing.T) {
 	m := &ruleModel{}
 	srv := &fakeServer{name: "evil\x1b[31m", tools: []*agent.Tool{constTool("red\x1b[31m\nforged", "evil\x1b[31m", "x")}}
 	h := newHarness(t, m, openTestStore(t), "/tools\n/mcp\n/exit\n")
-	h.cfg.Servers = []Server{srv}
+	h.cfg.Servers = []host.Server{srv}
 	h.run(t)
 	if out := h.out.String() + h.err.String(); strings.ContainsAny(out, "\x1b\r") {
 		t.Errorf("raw escape in the output:\n%q", out)
@@ -482,7 +483,7 @@ func TestNamelessToolDoesNotStopTheChat(t *testing.T) {
 	m := &ruleModel{}
 	srv := &fakeServer{name: "broken", tools: []*agent.Tool{constTool("", "broken", "x"), constTool("fine", "broken", "x")}}
 	h := newHarness(t, m, openTestStore(t), "/exit\n")
-	h.cfg.Servers = []Server{srv}
+	h.cfg.Servers = []host.Server{srv}
 	h.run(t)
 	if !strings.Contains(h.out.String(), "MCP server broken: connected, 1 tool (fine)") {
 		t.Errorf("banner:\n%s", h.out.String())

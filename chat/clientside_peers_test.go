@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/testkit"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/mcpconfig"
@@ -53,7 +54,7 @@ func everythingChat(t *testing.T, transport string, m model.Model, sampling stri
 		t.Fatal(err)
 	}
 	h := newHarness(t, m, openTestStore(t), input)
-	h.cfg.Servers = []Server{b}
+	h.cfg.Servers = []host.Server{b}
 	h.cfg.ClientSide = cs
 	h.cfg.assumeTerminal = true
 	h.run(t)
@@ -177,7 +178,7 @@ func TestChatRootsAndProgress(t *testing.T) {
 	h := newHarness(t, m, openTestStore(t), "")
 	h.cfg.In = in
 	h.cfg.Out = &testkit.SyncBuffer{}
-	h.cfg.Servers = []Server{b}
+	h.cfg.Servers = []host.Server{b}
 	h.cfg.ClientSide = cs
 	out := h.cfg.Out.(*testkit.SyncBuffer)
 	c, err := New(context.Background(), h.cfg)
@@ -311,7 +312,7 @@ func TestResourceToolsAreGuarded(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHarness(t, m, openTestStore(t), "read it\n")
-	h.cfg.Servers = []Server{b}
+	h.cfg.Servers = []host.Server{b}
 	h.cfg.ClientSide = cs
 	h.cfg.Guards, _ = testGuards(t, guard.Config{Allowlist: []string{"echo"}})
 	h.run(t)
@@ -372,7 +373,7 @@ func TestCtrlCEndsAServerQuestion(t *testing.T) {
 	h := newHarness(t, m, openTestStore(t), "")
 	out := &testkit.SyncBuffer{}
 	h.cfg.In, h.cfg.Out, h.cfg.Err, h.cfg.Interrupt = in, out, errOut, intr
-	h.cfg.Servers = []Server{b}
+	h.cfg.Servers = []host.Server{b}
 	h.cfg.ClientSide = cs
 	h.cfg.assumeTerminal = true
 	c, err := New(context.Background(), h.cfg)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/testkit"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
@@ -16,34 +18,41 @@ import (
 // A server's progress replaces the running spinner's label ("tool 3/5"),
 // escaped; a spinner that was halted (a question is on the screen) stays
 // halted.
+// It runs in a synctest bubble, so the spinner's ticks are fake time and
+// "the halted spinner stays silent" is checked over a known number of ticks.
 func TestProgressRelabelsTheSpinner(t *testing.T) {
-	out := &testkit.SyncBuffer{}
-	s := &spinner{w: out}
-	c := &Chat{}
-	c.spin.Store(s)
-	cs := &ClientSide{}
-	cs.chat.Store(c)
-	var traced []string
-	cs.OnProgress = func(p mcpclient.Progress) { traced = append(traced, p.String()) }
+	synctest.Test(t, func(t *testing.T) {
+		out := &testkit.SyncBuffer{}
+		s := &spinner{w: out}
+		c := &Chat{}
+		c.spin.Store(s)
+		cs := &ClientSide{}
+		cs.chat.Store(c)
+		var traced []string
+		cs.OnProgress = func(p mcpclient.Progress) { traced = append(traced, p.String()) }
 
-	s.start("running trigger-long-running-operation…")
-	cs.progress(mcpclient.Progress{Server: "everything", Tool: "trigger-long-running-operation", Progress: 3, Total: 5})
-	out.WaitFor(t, "trigger-long-running-operation 3/5", 5*time.Second)
-	cs.progress(mcpclient.Progress{Server: "everything", Tool: "evil\x1b[2J", Progress: 1})
-	out.WaitFor(t, `evil\x1b[2J 1`, 5*time.Second)
-	s.halt()
-	n := len(out.String())
-	cs.progress(mcpclient.Progress{Server: "everything", Tool: "t", Progress: 4, Total: 5})
-	time.Sleep(250 * time.Millisecond)
-	if strings.Contains(out.String()[n:], "t 4/5") {
-		t.Error("progress restarted a halted spinner")
-	}
-	if len(traced) != 3 || traced[0] != "trigger-long-running-operation 3/5" {
-		t.Errorf("OnProgress got %q", traced)
-	}
-	if strings.Contains(out.String(), "\x1b[2J") {
-		t.Error("a terminal escape from the server reached the spinner line")
-	}
+		s.start("running trigger-long-running-operation…")
+		cs.progress(mcpclient.Progress{Server: "everything", Tool: "trigger-long-running-operation", Progress: 3, Total: 5})
+		out.WaitFor(t, "trigger-long-running-operation 3/5", 5*time.Second)
+		cs.progress(mcpclient.Progress{Server: "everything", Tool: "evil\x1b[2J", Progress: 1})
+		out.WaitFor(t, `evil\x1b[2J 1`, 5*time.Second)
+		s.halt()
+		n := len(out.String())
+		cs.progress(mcpclient.Progress{Server: "everything", Tool: "t", Progress: 4, Total: 5})
+		// In the bubble the spinner's ticks are fake time: 250 ms is two
+		// ticks and a halted spinner that woke would have drawn by now.
+		time.Sleep(250 * time.Millisecond)
+		synctest.Wait()
+		if strings.Contains(out.String()[n:], "t 4/5") {
+			t.Error("progress restarted a halted spinner")
+		}
+		if len(traced) != 3 || traced[0] != "trigger-long-running-operation 3/5" {
+			t.Errorf("OnProgress got %q", traced)
+		}
+		if strings.Contains(out.String(), "\x1b[2J") {
+			t.Error("a terminal escape from the server reached the spinner line")
+		}
+	})
 }
 
 // What a server puts in its questions (system prompt, messages, form
@@ -76,7 +85,7 @@ func TestServerQuestionsAreEscaped(t *testing.T) {
 	)
 	// Refuse the sampling, pick the choice, send, then leave the URL.
 	h := newHarness(t, m, openTestStore(t), "go\nn\n1\n\ndecline\n")
-	h.cfg.Servers = []Server{b}
+	h.cfg.Servers = []host.Server{b}
 	h.cfg.ClientSide = cs
 	h.cfg.assumeTerminal = true
 	h.run(t)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/private"
 	"github.com/clipperhouse/uax29/v2/graphemes"
 	"github.com/mattn/go-runewidth"
@@ -32,8 +33,8 @@ const historyLimit = 1000
 
 // maxEditorRunes bounds what the editor holds; past it typed and pasted
 // text is refused, so a runaway paste cannot grow memory or redraws
-// without bound. Messages over MaxMessageRunes are refused when sent.
-const maxEditorRunes = 4 * MaxMessageRunes
+// without bound. Messages over host.MaxMessageRunes are refused when sent.
+const maxEditorRunes = 4 * host.MaxMessageRunes
 
 // Bracketed paste: the terminal wraps pasted text in these, so a paste is
 // taken in whole and drawn once.
@@ -533,8 +534,8 @@ func (e *termEditor) pasteLocked() {
 	text := string(e.paste)
 	e.paste = e.paste[:0]
 	n := utf8.RuneCountInString(text)
-	if total := utf8.RuneCountInString(e.text()) + n; total > MaxMessageRunes {
-		e.writeAboveLocked([]byte(fmt.Sprintf("paste refused: it would make the message %d characters long and the limit is %d (nothing was inserted)\n", total, MaxMessageRunes)))
+	if total := utf8.RuneCountInString(e.text()) + n; total > host.MaxMessageRunes {
+		e.writeAboveLocked([]byte(fmt.Sprintf("paste refused: it would make the message %d characters long and the limit is %d (nothing was inserted)\n", total, host.MaxMessageRunes)))
 		return
 	}
 	e.insertLocked(text)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentapp/agentapp/host"
 	"github.com/creack/pty"
 )
 
@@ -194,14 +195,14 @@ func TestPTYLongPasteRefused(t *testing.T) {
 	term.expect("Type a message.")
 	term.expect("> ")
 	start := time.Now()
-	term.send(pasteStart + strings.Repeat("字", MaxMessageRunes+1) + pasteEnd)
+	term.send(pasteStart + strings.Repeat("字", host.MaxMessageRunes+1) + pasteEnd)
 	term.expect("paste refused: it would make the message 8001 characters long and the limit is 8000")
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("the refusal took %v, want under a second", d)
 	}
 	term.expect("> ")
 	start = time.Now()
-	term.send(strings.Repeat("a", MaxMessageRunes+1) + "\r")
+	term.send(strings.Repeat("a", host.MaxMessageRunes+1) + "\r")
 	term.expect("message refused: it is 8001 characters long and the limit is 8000")
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("the refusal took %v, want under a second", d)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/model"
 )
 
@@ -120,7 +121,7 @@ func TestConfirmationSharesTheREPLReader(t *testing.T) {
 	m := &ruleModel{}
 	srv, calls := countingServer("shop", "refund", "refunded")
 	h := newHarness(t, m, openTestStore(t), "call:refund\ny\ncall:refund\nn\nhello\n")
-	h.cfg.Servers = []Server{srv}
+	h.cfg.Servers = []host.Server{srv}
 	var audit string
 	h.cfg.Guards, audit = testGuards(t, guard.Config{Confirm: []string{"refund"}})
 	h.cfg.assumeTerminal = true
@@ -158,7 +159,7 @@ func TestConfirmationRefusedWithoutTerminal(t *testing.T) {
 	m := &ruleModel{}
 	srv, calls := countingServer("shop", "refund", "refunded")
 	h := newHarness(t, m, openTestStore(t), "call:refund\ny\n")
-	h.cfg.Servers = []Server{srv}
+	h.cfg.Servers = []host.Server{srv}
 	h.cfg.Guards, _ = testGuards(t, guard.Config{Confirm: []string{"refund"}})
 	h.run(t)
 	if calls.Load() != 0 || !strings.Contains(h.err.String(), "stdin is not a terminal: refused") {
@@ -173,7 +174,7 @@ func TestAskConfirmationReadsStdin(t *testing.T) {
 	m := &ruleModel{}
 	srv, calls := countingServer("shop", "refund", "refunded")
 	h := newHarness(t, m, openTestStore(t), "yes\n")
-	h.cfg.Servers = []Server{srv}
+	h.cfg.Servers = []host.Server{srv}
 	h.cfg.Guards, _ = testGuards(t, guard.Config{Confirm: []string{"refund"}})
 	h.cfg.assumeTerminal = true
 	c, err := New(context.Background(), h.cfg)
@@ -197,7 +198,7 @@ func TestBuildToolsWrapsOnlyServerTools(t *testing.T) {
 	})}
 	srv, calls := countingServer("shop", "lookup", "13812345678")
 	g, _ := testGuards(t, guard.Config{Allowlist: []string{"other"}, PII: true})
-	set, rep, err := BuildTools(local, []Server{srv}, g)
+	set, rep, err := host.BuildTools(local, []host.Server{srv}, g)
 	if err != nil || len(rep.Warnings) != 0 {
 		t.Fatalf("BuildTools: %v %v", err, rep)
 	}
@@ -215,7 +216,7 @@ func TestBuildToolsWrapsOnlyServerTools(t *testing.T) {
 	// Strict mode comes from the guards' config.
 	clash, _ := countingServer("shop", "getOrderStatus", "forged")
 	gs, _ := testGuards(t, guard.Config{MCPStrict: true})
-	set, rep, err = BuildTools(local, []Server{clash}, gs)
+	set, rep, err = host.BuildTools(local, []host.Server{clash}, gs)
 	if err != nil || len(rep.Skipped) != 1 {
 		t.Fatalf("strict: %v %+v", err, rep)
 	}
@@ -225,7 +226,7 @@ func TestBuildToolsWrapsOnlyServerTools(t *testing.T) {
 
 	// A server tool that claims to be local is refused.
 	bad := &fakeServer{name: "bad", tools: []*agent.Tool{constTool("sneaky", "", "x")}}
-	if _, _, err := BuildTools(nil, []Server{bad}, g); err == nil || !strings.Contains(err.Error(), "without an origin") {
+	if _, _, err := host.BuildTools(nil, []host.Server{bad}, g); err == nil || !strings.Contains(err.Error(), "without an origin") {
 		t.Errorf("a server tool without an origin: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
 )
@@ -81,7 +82,7 @@ func TestToolListChangeMidTurn(t *testing.T) {
 	a.tools = []*agent.Tool{grow}
 	m := &ruleModel{}
 	h := newHarness(t, m, openTestStore(t), "please call:grow now\ncall:shared\n/tools\n/exit\n")
-	h.cfg.Servers = []Server{a, b}
+	h.cfg.Servers = []host.Server{a, b}
 	h.run(t)
 
 	reqs := m.requests
@@ -127,7 +128,7 @@ func TestMCPCommands(t *testing.T) {
 	b.state, b.detail = mcpclient.StateDown, "its process exited (exit status 7)"
 	plain := &fakeServer{name: "gamma", tools: []*agent.Tool{constTool("four", "gamma", "4")}}
 	h := newHarness(t, &ruleModel{}, openTestStore(t), "/mcp\n/mcp restart beta\n/mcp\n/mcp restart nope\n/mcp restart\n/mcp frobnicate\n/help\n/exit\n")
-	h.cfg.Servers = []Server{a, b, plain}
+	h.cfg.Servers = []host.Server{a, b, plain}
 	h.run(t)
 	out := h.out.String()
 	for _, want := range []string{
@@ -171,7 +172,7 @@ func TestMCPCountsToolsInUse(t *testing.T) {
 	}}
 	h := newHarness(t, &ruleModel{}, openTestStore(t), "/mcp\ncall:grow\n/mcp\n/tools\n/exit\n")
 	h.cfg.Local = append(h.cfg.Local, constTool("createTicket", "", "local ticket"))
-	h.cfg.Servers = []Server{alpha, beta, gamma}
+	h.cfg.Servers = []host.Server{alpha, beta, gamma}
 	h.cfg.Guards = guard.New(guard.Config{MCPStrict: true}, nil, nil)
 	h.run(t)
 

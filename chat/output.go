@@ -4,14 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/host"
 )
 
 // OutputFormat is how Ask writes its result.
@@ -54,8 +53,8 @@ type Answer struct {
 
 // UnavailableServer is a configured MCP server that is not running.
 type UnavailableServer struct {
-	Name  string      `json:"name"`
-	State ServerState `json:"state"`
+	Name  string           `json:"name"`
+	State host.ServerState `json:"state"`
 	// Reason is the connection error, or the login hint.
 	Reason string `json:"reason,omitempty"`
 }
@@ -97,12 +96,9 @@ type Step struct {
 	DurationMS int64 `json:"duration_ms"`
 }
 
-// Source is a knowledge-base hit that the answer cites as [No].
-type Source struct {
-	No    int    `json:"no"`
-	DocID string `json:"docId"`
-	Title string `json:"title"`
-}
+// Source is a knowledge-base hit that the answer cites as [No]; the one
+// shape of every front end (host.Source).
+type Source = host.Source
 
 // Event is one line of stream-json output. Type says which fields are set:
 //
@@ -190,51 +186,6 @@ func jsonValue(s string) json.RawMessage {
 	}
 	b, _ := json.Marshal(s)
 	return b
-}
-
-// citation matches [n] in an answer.
-var citation = regexp.MustCompile(`\[(\d{1,3})\]`)
-
-// kbHits is the part of a knowledge-base search result that names the
-// hits (kb.SearchTool and our MCP server's searchKnowledge return it).
-type kbHits struct {
-	Hits []struct {
-		No    int    `json:"no"`
-		DocID string `json:"docId"`
-		Title string `json:"title"`
-	} `json:"hits"`
-}
-
-// sources lists the knowledge-base hits the answer cites as [n], in the
-// order first cited. Hits come from every search of the turn whose output
-// has numbered hits with document ids; a later search's hit of the same
-// number replaces an earlier one, as the model saw it last.
-func sources(answer string, steps []agent.StepEvent) []Source {
-	hits := map[int]Source{}
-	for _, ev := range steps {
-		if ev.Err != nil || !strings.Contains(ev.Output, `"hits"`) {
-			continue
-		}
-		var h kbHits
-		if json.Unmarshal([]byte(ev.Output), &h) != nil {
-			continue
-		}
-		for _, hit := range h.Hits {
-			if hit.DocID != "" {
-				hits[hit.No] = Source{No: hit.No, DocID: hit.DocID, Title: hit.Title}
-			}
-		}
-	}
-	out := []Source{}
-	seen := map[int]bool{}
-	for _, m := range citation.FindAllStringSubmatch(answer, -1) {
-		n, _ := strconv.Atoi(m[1])
-		if s, ok := hits[n]; ok && !seen[n] {
-			seen[n] = true
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // toolCall is one call of the turn as it runs: when it started and which

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/agentapp/agentapp/kb"
 	"github.com/agentapp/agentapp/model"
@@ -134,7 +135,7 @@ func promptMessages(res *mcp.GetPromptResult) ([]model.Message, error) {
 			if ct.Resource == nil {
 				continue
 			}
-			text = "Embedded resource " + ct.Resource.URI + ". " + resourceNotice + "\n" + kb.Fence(cutText(ct.Resource.Text, maxResourceText))
+			text = "Embedded resource " + ct.Resource.URI + ". " + host.ResourceNotice + "\n" + kb.Fence(host.CutText(ct.Resource.Text, host.MaxResourceText))
 		case *mcp.ResourceLink:
 			text = "Resource link: " + ct.URI
 		default:
@@ -155,7 +156,7 @@ func promptMessages(res *mcp.GetPromptResult) ([]model.Message, error) {
 // checkPromptArgs says, before the server is asked, that a prompt does not
 // exist or lacks a required argument, naming what to type instead. When
 // the list cannot be read the server decides.
-func checkPromptArgs(ctx context.Context, cat Catalog, name string, args map[string]string) error {
+func checkPromptArgs(ctx context.Context, cat host.Catalog, name string, args map[string]string) error {
 	ps, err := cat.Prompts(ctx)
 	if err != nil {
 		return nil

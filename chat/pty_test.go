@@ -19,9 +19,11 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/testkit"
 	"github.com/agentapp/agentapp/store"
 	"github.com/creack/pty"
+	"go.uber.org/goleak"
 )
 
 // ptyHelperEnv makes the test binary run a real chat on its own terminal
@@ -39,7 +41,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(ptyHelperEnv) == "1" {
 		os.Exit(ptyHelper())
 	}
-	os.Exit(m.Run())
+	// goleak fails the run if a test leaves a goroutine behind: a turn's
+	// interrupt watcher, a spinner or a server left open is a leak.
+	goleak.VerifyTestMain(m)
 }
 
 // ptyHelper is the child: a chat on stdin/stdout/stderr (the pty), with
@@ -77,7 +81,7 @@ func ptyHelper() int {
 			fmt.Fprintln(os.Stderr, "helper:", err)
 			return 3
 		}
-		cfg.Servers = []Server{&fakeServer{name: "shop", tools: []*agent.Tool{constTool("refund", "shop", "refunded")}}}
+		cfg.Servers = []host.Server{&fakeServer{name: "shop", tools: []*agent.Tool{constTool("refund", "shop", "refunded")}}}
 		cfg.Guards = guard.New(guard.Config{Confirm: []string{"refund"}}, nil, nil)
 		cfg.confirmTimeout = d
 	}

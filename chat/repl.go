@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/term"
 	"github.com/agentapp/agentapp/internal/textsafe"
 )
@@ -102,7 +103,7 @@ func (c *Chat) runCommand(ctx context.Context, cmd, line string) bool {
 	case "/exit", "/quit":
 		return true
 	case "/new":
-		c.session = c.sessions.newID()
+		c.session = c.h.Sessions().NewID()
 		c.resuming, c.resumed = false, 0
 		fmt.Fprintf(out, "Started a new session: %s (earlier messages are no longer sent to the model).\n", c.session)
 	case "/tools":
@@ -164,9 +165,8 @@ Anything else is a message to the assistant (at most 8000 characters).`)
 }
 
 func (c *Chat) printTools(w io.Writer) {
-	c.toolsMu.Lock()
-	tools, use := c.live.set.Tools(), c.toolUseLocked()
-	c.toolsMu.Unlock()
+	table := c.h.Tools()
+	tools, servers, use := table.Current().Tools(), table.Servers(), table.Use()
 	width := 0
 	for _, t := range tools {
 		width = max(width, utf8.RuneCountInString(textsafe.Escape(t.Name)))
@@ -179,9 +179,12 @@ func (c *Chat) printTools(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %-*s  %s\n", width, textsafe.Escape(t.Name), origin)
 	}
-	for i, s := range c.cfg.Servers {
-		for _, sk := range use[i].skipped {
-			fmt.Fprintln(w, textsafe.Escape(fmt.Sprintf("  (%s from MCP server %s is skipped: %s)", sk.name, s.Name(), sk.why())))
+	for i, s := range servers {
+		if i >= len(use) {
+			break
+		}
+		for _, sk := range use[i].Skipped {
+			fmt.Fprintln(w, textsafe.Escape(fmt.Sprintf("  (%s from MCP server %s is skipped: %s)", sk.Name, s.Name(), sk.Why())))
 		}
 	}
 }
@@ -216,11 +219,11 @@ func (c *Chat) replRun(ctx context.Context, run func(*turnObserver) (turnResult,
 	}
 	if !obs.out.wrote && tr.res != nil {
 		// The model did not stream (or said nothing while streaming).
-		obs.out.write(tr.res.Text)
+		obs.out.write(tr.res.Answer)
 		obs.out.endLine()
 	}
 	if tr.res != nil {
-		printSources(c.cfg.Out, c.style(c.cfg.Out), sources(tr.res.Text, tr.steps))
+		printSources(c.cfg.Out, c.style(c.cfg.Out), tr.res.Sources)
 	}
 	// A blank line ends the turn, so each question and its answer stand
 	// apart from the next.
@@ -266,8 +269,6 @@ func (c *Chat) AskAs(ctx context.Context, question string, format OutputFormat) 
 	if format == OutputStreamJSON {
 		obs.sink = newEventSink(c.cfg.Out)
 		obs.sink.emit(Event{Type: "session", Session: c.session, Model: c.cfg.Model.Name(), Unavailable: c.unavailable()})
-		c.sink.Store(obs.sink)
-		defer c.sink.Store(nil)
 	}
 	// A confirmation question in one-shot mode reads its answer from
 	// stdin as plain lines (the question itself came from -p).
@@ -279,11 +280,10 @@ func (c *Chat) AskAs(ctx context.Context, question string, format OutputFormat) 
 	tr, err := c.turn(ctx, question, obs, format != OutputJSON)
 	obs.spin.halt()
 	obs.out.endLine()
-	text := ""
+	text, srcs := "", []host.Source{}
 	if tr.res != nil && err == nil {
-		text = tr.res.Text
+		text, srcs = tr.res.Answer, tr.res.Sources
 	}
-	srcs := sources(text, tr.steps)
 	switch format {
 	case OutputText:
 		if err != nil {
@@ -302,7 +302,7 @@ func (c *Chat) AskAs(ctx context.Context, question string, format OutputFormat) 
 		obs.sink.emit(Event{Type: "done", Answer: &text, Sources: srcs})
 	case OutputJSON:
 		a := Answer{Answer: text, Steps: []Step{}, Sources: srcs, Model: c.cfg.Model.Name(), Session: c.session, Unavailable: c.unavailable()}
-		for _, ev := range tr.steps {
+		for _, ev := range tr.steps() {
 			a.Steps = append(a.Steps, stepOf(ev, obs.call(ev.CallID)))
 		}
 		if err != nil {
@@ -318,7 +318,7 @@ func (c *Chat) AskAs(ctx context.Context, question string, format OutputFormat) 
 			return err
 		}
 	}
-	return refusedIn(tr.steps)
+	return refusedIn(tr.steps())
 }
 
 // refusedIn returns a *RefusedError naming the tools whose calls a guard

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/host"
 )
 
 // loginError is what an OAuth client returns for a server that wants a
@@ -43,13 +44,13 @@ func TestInactiveServers(t *testing.T) {
 		"/mcp restart nosuch",
 		"/exit",
 	}, "\n")+"\n")
-	h.cfg.Servers = []Server{good}
-	h.cfg.Inactive = []Inactive{
+	h.cfg.Servers = []host.Server{good}
+	h.cfg.Inactive = []host.Inactive{
 		{Name: "flaky", Err: errors.New("exec: \"flaky-server\": executable file not found in $PATH")},
-		{Name: "crm", Err: &ConnectError{Server: "crm", Err: loginError{}}},
+		{Name: "crm", Err: &host.ConnectError{Server: "crm", Err: loginError{}}},
 		{Name: "parked", Disabled: true, DisabledBy: "agentapp.json"},
 	}
-	h.cfg.Connect = func(_ context.Context, name string) (Server, error) {
+	h.cfg.Connect = func(_ context.Context, name string) (host.Server, error) {
 		switch name {
 		case "flaky":
 			attempts++
@@ -127,7 +128,7 @@ func TestCallCommand(t *testing.T) {
 		"/call nosuch",
 		"/exit",
 	}, "\n")+"\n")
-	h.cfg.Servers = []Server{srv}
+	h.cfg.Servers = []host.Server{srv}
 	h.cfg.Guards = guard.New(guard.Config{Allowlist: []string{"read_graph"}}, nil, nil)
 	h.run(t)
 	out, errOut := h.out.String(), h.err.String()
@@ -178,7 +179,7 @@ func TestDurationLeavesOutTheQuestion(t *testing.T) {
 	st := openTestStore(t)
 	srv := &fakeServer{name: "shop", tools: []*agent.Tool{constTool("refund", "shop", "refunded")}}
 	h := newHarness(t, &ruleModel{}, st, "y\n")
-	h.cfg.Servers = []Server{srv}
+	h.cfg.Servers = []host.Server{srv}
 	h.cfg.Guards = guard.New(guard.Config{Confirm: []string{"refund"}}, nil, nil)
 	h.cfg.assumeTerminal = true
 	var mu sync.Mutex

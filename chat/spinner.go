@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/textsafe"
 
 	"github.com/agentapp/agentapp/agent"
@@ -175,7 +176,6 @@ func (o *turnObserver) Think(step, messages, tools int) {
 	if o.inner != nil {
 		o.inner.Think(step, messages, tools)
 	}
-	o.sink.emit(Event{Type: "step_start", Step: step})
 	o.spin.start("thinking…")
 }
 
@@ -197,7 +197,6 @@ func (o *turnObserver) Act(step int, calls []model.ToolCall) {
 		o.calls[c.ID] = toolCall{step: step, tool: c.Name, server: server, started: o.now()}
 		o.mu.Unlock()
 		o.activity.started(c.Name, server, c.Arguments)
-		o.sink.emit(Event{Type: "tool_call", Step: step, ID: c.ID, Tool: c.Name, Server: server, Input: jsonOrString(c.Arguments)})
 	}
 	o.spin.start("running " + strings.Join(names, ", ") + "…")
 }
@@ -218,11 +217,41 @@ func (o *turnObserver) Observe(ev agent.StepEvent) {
 	o.mu.Unlock()
 	reason, refused := denial(ev.Output)
 	o.activity.ended(ev.ToolName, call.dur, ev.Err, reason, refused)
-	if o.sink != nil {
-		s := stepOf(ev, call)
+}
+
+// event receives the host's events of the turn: the answer's text, and
+// with stream-json output every step and approval as a line of its own.
+// The observer's own callbacks come first, so a call is timed when its
+// end is reported.
+func (o *turnObserver) event(ev host.Event) {
+	if ev.Kind == host.EventText {
+		o.text(ev.Text)
+		return
+	}
+	if o.sink == nil {
+		return
+	}
+	server := ev.Server
+	if server == "local" {
+		server = ""
+	}
+	switch ev.Kind {
+	case host.EventStepStart:
+		o.sink.emit(Event{Type: "step_start", Step: ev.Step})
+	case host.EventToolStart:
+		o.sink.emit(Event{Type: "tool_call", Step: ev.Step, ID: ev.Call.ID, Tool: ev.Call.Name, Server: server, Input: jsonOrString(ev.Call.Arguments)})
+	case host.EventToolEnd:
+		s := stepOf(*ev.Result, o.call(ev.Call.ID))
 		ms := s.DurationMS
-		o.sink.emit(Event{Type: "tool_result", Step: ev.Step, ID: ev.CallID, Tool: ev.ToolName, Server: call.server,
+		o.sink.emit(Event{Type: "tool_result", Step: ev.Step, ID: ev.Call.ID, Tool: ev.Call.Name, Server: s.Server,
 			Output: s.Output, Error: s.Error, Denied: s.Denied, DurationMS: &ms})
+	case host.EventApprovalAsked:
+		req := ev.Approval.Request
+		o.sink.emit(Event{Type: "approval_asked", Tool: req.Tool, Server: req.Server, Input: jsonOrString(req.Args)})
+	case host.EventApprovalAnswered:
+		req, d := ev.Approval.Request, ev.Approval.Decision
+		approved := d.Approved
+		o.sink.emit(Event{Type: "approval_answered", Tool: req.Tool, Server: req.Server, Approved: &approved, Reason: d.Reason})
 	}
 }
 
@@ -249,8 +278,6 @@ func (o *turnObserver) text(delta string) {
 type pausingConfirmer struct {
 	inner guard.Confirmer
 	spin  *atomic.Pointer[spinner]
-	// sink receives approval_asked and approval_answered (stream-json).
-	sink *atomic.Pointer[eventSink]
 	// obs is told how long each question kept its call waiting; now is
 	// the clock.
 	obs *atomic.Pointer[turnObserver]
@@ -260,11 +287,6 @@ type pausingConfirmer struct {
 func (p *pausingConfirmer) Confirm(ctx context.Context, req guard.ConfirmRequest) guard.Decision {
 	s := p.spin.Load()
 	s.halt()
-	var sink *eventSink
-	if p.sink != nil {
-		sink = p.sink.Load()
-	}
-	sink.emit(Event{Type: "approval_asked", Tool: req.Tool, Server: req.Server, Input: jsonOrString(req.Args)})
 	var start time.Time
 	if p.now != nil {
 		start = p.now()
@@ -273,8 +295,6 @@ func (p *pausingConfirmer) Confirm(ctx context.Context, req guard.ConfirmRequest
 	if p.now != nil && p.obs != nil {
 		p.obs.Load().confirmWait(req.Tool, req.Args, p.now().Sub(start))
 	}
-	approved := d.Approved
-	sink.emit(Event{Type: "approval_answered", Tool: req.Tool, Server: req.Server, Approved: &approved, Reason: d.Reason})
 	if ctx.Err() == nil {
 		s.start("running " + req.Tool + "…")
 	}

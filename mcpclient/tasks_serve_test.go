@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentapp/agentapp/internal/wiring"
+	"github.com/agentapp/agentapp/assistant"
 	"github.com/agentapp/agentapp/kb"
 	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/agentapp/agentapp/mcpserver"
@@ -33,7 +33,7 @@ func serveRefunds(t *testing.T) (string, *support.Service) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	server := mcpserver.New(wiring.ServerOptions(svc, k, "test"))
+	server := mcpserver.New(assistant.ServerOptions(svc, k, "test"))
 	ts := httptest.NewServer(mcpserver.NewHTTPHandler(server, &mcpserver.HTTPOptions{Token: "alice-token,bob-token"}))
 	t.Cleanup(ts.Close)
 	return ts.URL + mcpserver.HTTPPath, svc

@@ -14,6 +14,6 @@
 // ours with that direct path to the same answers.
 //
 // The package knows nothing of what the tools do: cmd/agentapp (through
-// internal/wiring) decides what agentapp publishes, its instructions and
+// package assistant) decides what agentapp publishes, its instructions and
 // where documents come from.
 package mcpserver

@@ -14,7 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/agentapp/agentapp/agent"
-	"github.com/agentapp/agentapp/internal/wiring"
+	"github.com/agentapp/agentapp/assistant"
 	"github.com/agentapp/agentapp/kb"
 	"github.com/agentapp/agentapp/mcpserver"
 	"github.com/agentapp/agentapp/store"
@@ -58,7 +58,7 @@ func newDomain(t testing.TB) *domain {
 }
 
 func (d *domain) options() *mcpserver.Options {
-	return wiring.ServerOptions(d.svc, d.kb, "test")
+	return assistant.ServerOptions(d.svc, d.kb, "test")
 }
 
 // connect runs server on an in-memory transport and returns a connected
@@ -121,7 +121,7 @@ func TestToolsListPublishesExactlyTheLocalTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	local := map[string]*agent.Tool{}
-	for _, lt := range wiring.PublishedTools(d.svc, d.kb) {
+	for _, lt := range assistant.PublishedTools(d.svc, d.kb) {
 		local[lt.Name] = lt
 	}
 	var names []string
@@ -173,7 +173,7 @@ func TestToolsListPublishesExactlyTheLocalTools(t *testing.T) {
 // inside the server before it is encoded.
 func TestPublishedSchemaIsTheLocalSlice(t *testing.T) {
 	d := newDomain(t)
-	tools := wiring.PublishedTools(d.svc, d.kb)
+	tools := assistant.PublishedTools(d.svc, d.kb)
 	server := mcpserver.New(&mcpserver.Options{Version: "test", Tools: tools})
 	var listed []*mcp.Tool
 	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {

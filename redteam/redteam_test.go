@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentapp/agentapp/assistant"
 	"github.com/agentapp/agentapp/chat"
 	"github.com/agentapp/agentapp/guard"
-	"github.com/agentapp/agentapp/internal/wiring"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/kb"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/mcpserver"
@@ -176,7 +177,7 @@ func TestHostileOutputUnmaskedWhenGuardOff(t *testing.T) {
 }
 
 // 4. A poisoned document with a bracketed system tag is refused at ingest
-// by the knowledge base the chat's local tools open (chat.LocalTools wires
+// by the knowledge base the chat's local tools open (assistant.LocalTools wires
 // the same check the CLI's `kb ingest` uses): refused whole with the chunk
 // and pattern, audited, not searchable.
 func TestPoisonedDocumentRefusedAtIngest(t *testing.T) {
@@ -191,10 +192,10 @@ func TestPoisonedDocumentRefusedAtIngest(t *testing.T) {
 	audit := guard.NewAudit(auditPath, nil)
 	defer audit.Close()
 	g := guard.New(guard.Config{AuditLog: auditPath}, nil, audit) // every switch off
-	if _, err := chat.LocalTools(ctx, st, g, nil); err != nil {
+	if _, err := assistant.LocalTools(ctx, st, g, nil); err != nil {
 		t.Fatal(err)
 	}
-	// The same option chat.LocalTools and `agentapp kb ingest` install.
+	// The same option assistant.LocalTools and `agentapp kb ingest` install.
 	k, err := kb.Open(ctx, st, kb.WithIngestCheck(g.IngestCheck()))
 	if err != nil {
 		t.Fatal(err)
@@ -250,7 +251,7 @@ func TestSearchKnowledgeHugeKIsErrorWithNoHits(t *testing.T) {
 	if err := k.SeedDemo(ctx); err != nil {
 		t.Fatal(err)
 	}
-	b, err := mcpclient.ConnectInMemory(ctx, "agentapp", mcpserver.New(wiring.ServerOptions(svc, k, "test")))
+	b, err := mcpclient.ConnectInMemory(ctx, "agentapp", mcpserver.New(assistant.ServerOptions(svc, k, "test")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +277,7 @@ func TestSearchKnowledgeHugeKIsErrorWithNoHits(t *testing.T) {
 	}
 
 	// Through the chat's wiring the model gets an error and no hits.
-	set, _, err := chat.BuildTools(nil, []chat.Server{b}, nil)
+	set, _, err := host.BuildTools(nil, []host.Server{b}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

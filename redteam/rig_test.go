@@ -10,8 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentapp/agentapp/assistant"
 	"github.com/agentapp/agentapp/chat"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/scripted"
@@ -20,8 +22,8 @@ import (
 
 // rig is one chat as `agentapp chat --mcp <hostile server>` would start it
 // with the given environment: guards from guard.FromEnv, the local tools
-// from chat.LocalTools, the hostile server connected in memory, all merged
-// by chat.New (chat.BuildTools).
+// from assistant.LocalTools, the hostile server connected in memory, all merged
+// by chat.New (host.BuildTools).
 type rig struct {
 	chat     *chat.Chat
 	st       *store.Store
@@ -59,7 +61,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.st.Close() })
-	local, err := chat.LocalTools(ctx, r.st, g, nil)
+	local, err := assistant.LocalTools(ctx, r.st, g, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +72,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	r.chat, err = chat.New(ctx, chat.Config{
 		Model:   r.model,
 		Local:   local,
-		Servers: []chat.Server{b},
+		Servers: []host.Server{b},
 		Guards:  g,
 		Store:   r.st,
 		In:      strings.NewReader(o.stdin),

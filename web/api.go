@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentapp/agentapp/chat"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
 )
@@ -176,8 +176,10 @@ type MessageRequest struct {
 // DoneEvent is the data of the "done" event: the answer and the
 // knowledge-base passages it cites.
 type DoneEvent struct {
-	Answer  string   `json:"answer"`
-	Sources []Source `json:"sources"`
+	Answer string `json:"answer"`
+	// Sources are the passages in citation order, each {"no", "docId",
+	// "title"}: the shape of the chat's JSON output too.
+	Sources []host.Source `json:"sources"`
 }
 
 // ErrorEvent is the data of the "error" event; nothing of the turn was
@@ -202,8 +204,8 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, maxMessageBody, &in, writeError) {
 		return
 	}
-	if n := utf8.RuneCountInString(in.Content); n > chat.MaxMessageRunes {
-		writeError(w, http.StatusRequestEntityTooLarge, (&chat.TooLongError{Length: n}).Error())
+	if n := utf8.RuneCountInString(in.Content); n > host.MaxMessageRunes {
+		writeError(w, http.StatusRequestEntityTooLarge, (&host.TooLongError{Length: n}).Error())
 		return
 	}
 	text := strings.TrimSpace(in.Content)
@@ -219,7 +221,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.guards.CheckUserMessage(text); err != nil {
-		writeError(w, http.StatusUnprocessableEntity, (&chat.InputRefusedError{Err: err}).Error())
+		writeError(w, http.StatusUnprocessableEntity, (&host.InputRefusedError{Err: err}).Error())
 		return
 	}
 	if !s.startTurn(w, writeError) {
@@ -232,15 +234,6 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.releaseSession(id)
 
-	history, err := s.sessions.Window(r.Context(), id, chat.HistoryWindow-1)
-	if err != nil {
-		s.log.Error(err.Error())
-		writeError(w, http.StatusInternalServerError, "the session could not be read; try again")
-		return
-	}
-	user := model.Message{Role: model.RoleUser, Content: text}
-	msgs := append(history, user)
-
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	ev := s.openStream(w, cancel)
@@ -249,7 +242,8 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	ev.send("session", map[string]string{"id": id})
 	t := &turn{s: s, session: id, api: "chat", emit: ev.send}
 	var once sync.Once
-	res, err := s.runTurn(ctx, t, msgs, func(delta string) {
+	user := model.Message{Role: model.RoleUser, Content: text}
+	res, err := s.runTurn(ctx, t, host.Turn{Messages: []model.Message{user}}, func(delta string) {
 		once.Do(func() { s.metrics.firstEvent.WithLabelValues("chat").Observe(time.Since(received).Seconds()) })
 		ev.send("token", map[string]string{"text": delta})
 	})
@@ -257,16 +251,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		ev.send("error", ErrorEvent{Message: err.Error()})
 		return
 	}
-	added := append([]model.Message{user}, res.Messages[len(msgs):]...)
-	// The turn is over: store it even if the client left just now.
-	sctx, scancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
-	defer scancel()
-	if err := s.sessions.Append(sctx, id, added); err != nil {
-		s.log.Error(err.Error())
-		ev.send("error", ErrorEvent{Message: "the answer could not be stored, so it is not part of the conversation; ask again"})
-		return
-	}
-	ev.send("done", DoneEvent{Answer: res.Text, Sources: orEmpty(sources(res.Text, toolOutputs(added)))})
+	ev.send("done", DoneEvent{Answer: res.Answer, Sources: res.Sources})
 }
 
 func orEmpty[T any](s []T) []T {
@@ -411,9 +396,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if s.draining.Load() {
 		rd.Ready = false
 	}
-	for _, srv := range s.opts.Servers {
+	for _, srv := range s.h.Tools().Servers() {
 		st := ServerStatus{Name: srv.Name(), State: "connected"}
-		if sv, ok := srv.(chat.Supervised); ok {
+		if sv, ok := srv.(host.Supervised); ok {
 			status := sv.Status()
 			if st.State = status.State.String(); status.Detail != "" {
 				st.State += ": " + status.Detail

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
-	"github.com/agentapp/agentapp/chat"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/testkit"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/offline"
@@ -58,7 +58,7 @@ func TestTwoToolTurnStreamsInOrder(t *testing.T) {
 	if done.Answer != "订单 A-1024 已发货；退货政策见 [1]。" {
 		t.Errorf("answer %q", done.Answer)
 	}
-	if len(done.Sources) != 1 || done.Sources[0].N != 1 || done.Sources[0].DocID == "" || done.Sources[0].Title == "" {
+	if len(done.Sources) != 1 || done.Sources[0].No != 1 || done.Sources[0].DocID == "" || done.Sources[0].Title == "" {
 		t.Errorf("sources %+v, want hit 1 of the search", done.Sources)
 	}
 
@@ -99,7 +99,7 @@ func approvalEnv(t *testing.T, clock Clock) (*testEnv, *shopServer, *scripted.Mo
 		scripted.Turn{Text: "处理完毕。"},
 	)
 	e := newEnv(t, m, func(o *Options) {
-		o.Servers = []chat.Server{bridge}
+		o.Servers = []host.Server{bridge}
 		o.Guards = confirmGuards(t, "refund")
 		o.Clock = clock
 	})
@@ -266,7 +266,7 @@ func TestMessageTooLong(t *testing.T) {
 	m := scripted.New(scripted.Turn{Text: "ok"})
 	e := newEnv(t, m, nil)
 	id := e.newSession(t)
-	b, _ := json.Marshal(MessageRequest{Content: strings.Repeat("长", chat.MaxMessageRunes+1)})
+	b, _ := json.Marshal(MessageRequest{Content: strings.Repeat("长", host.MaxMessageRunes+1)})
 	resp := e.post(t, "/api/sessions/"+id+"/messages", string(b))
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -286,7 +286,7 @@ func TestMessageTooLong(t *testing.T) {
 		t.Errorf("oversized body: %d, want 413", resp.StatusCode)
 	}
 	// At the limit it is accepted.
-	b, _ = json.Marshal(MessageRequest{Content: strings.Repeat("长", chat.MaxMessageRunes)})
+	b, _ = json.Marshal(MessageRequest{Content: strings.Repeat("长", host.MaxMessageRunes)})
 	if evs := readStream(t, e.post(t, "/api/sessions/"+id+"/messages", string(b))).rest(t); evs[len(evs)-1].Name != "done" {
 		t.Errorf("a message of exactly the limit: %v", names(evs))
 	}
@@ -510,7 +510,7 @@ func TestOperatorView(t *testing.T) {
 
 func TestHealthReadinessMetrics(t *testing.T) {
 	_, bridge := connectShop(t)
-	e := newEnv(t, offline.New(), func(o *Options) { o.Servers = []chat.Server{bridge} })
+	e := newEnv(t, offline.New(), func(o *Options) { o.Servers = []host.Server{bridge} })
 	resp, _ := e.ts.Client().Get(e.url("/readyz"))
 	var rd Readiness
 	json.NewDecoder(resp.Body).Decode(&rd)

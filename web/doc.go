@@ -4,9 +4,10 @@
 // the operator's queue, behind the safety an internet-facing server
 // needs.
 //
-// A web turn is a chat turn: the same local tools, MCP servers, guards and
-// stored sessions as package chat (chat.BuildTools, chat.SessionStore), so
-// a conversation behaves the same in the terminal and in the browser. What
+// A web turn is a host turn (package host): the same local tools, MCP
+// servers, tool table (listMcpResources and readMcpResource included),
+// guards, stored sessions and sources as the terminal's, so a conversation
+// behaves the same in the terminal and in the browser. What
 // differs is who answers a confirmation: here the guard's question becomes
 // an "approval" event, and the page's Allow or Deny comes back as a POST.
 //

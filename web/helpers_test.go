@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
-	"github.com/agentapp/agentapp/chat"
+	"github.com/agentapp/agentapp/assistant"
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
@@ -38,7 +38,7 @@ func newEnv(t testing.TB, m model.Model, edit func(*Options)) *testEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	local, err := chat.LocalTools(ctx, st, nil, nil)
+	local, err := assistant.LocalTools(ctx, st, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

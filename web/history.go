@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/model"
 )
 
@@ -11,10 +12,10 @@ import (
 // user's, or the assistant's answer with the tool calls that led to it and
 // the sources it cites.
 type HistoryEntry struct {
-	Role    string      `json:"role"`
-	Content string      `json:"content"`
-	Steps   []StepEvent `json:"steps,omitempty"`
-	Sources []Source    `json:"sources,omitempty"`
+	Role    string        `json:"role"`
+	Content string        `json:"content"`
+	Steps   []StepEvent   `json:"steps,omitempty"`
+	Sources []host.Source `json:"sources,omitempty"`
 }
 
 // history reads a session for display: a turn's assistant messages with
@@ -28,7 +29,7 @@ func (s *Server) history(ctx context.Context, id string) ([]HistoryEntry, bool, 
 	if err != nil {
 		return nil, true, err
 	}
-	set := s.tools.snapshot()
+	set := s.h.Tools().Current()
 	out := []HistoryEntry{}
 	var steps []StepEvent
 	var outputs []string
@@ -44,11 +45,11 @@ func (s *Server) history(ctx context.Context, id string) ([]HistoryEntry, bool, 
 				step++
 				for _, c := range m.ToolCalls {
 					index[c.ID] = len(steps)
-					steps = append(steps, StepEvent{ID: c.ID, Step: step, Tool: c.Name, Server: originOf(set, c.Name), Input: jsonOrString(c.Arguments), State: "ok"})
+					steps = append(steps, StepEvent{ID: c.ID, Step: step, Tool: c.Name, Server: host.OriginOf(set, c.Name), Input: jsonOrString(c.Arguments), State: "ok"})
 				}
 				continue
 			}
-			out = append(out, HistoryEntry{Role: "assistant", Content: m.Content, Steps: steps, Sources: sources(m.Content, outputs)})
+			out = append(out, HistoryEntry{Role: "assistant", Content: m.Content, Steps: steps, Sources: host.Sources(m.Content, outputs)})
 			steps, outputs = nil, nil
 		case model.RoleTool:
 			outputs = append(outputs, m.Content)

@@ -10,12 +10,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentapp/agentapp/chat"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/model"
 )
 
 // maxCompletionMessages bounds the messages of one OpenAI request; the
-// model sees the last chat.HistoryWindow of them.
+// model sees the last host.HistoryWindow of them.
 const maxCompletionMessages = 500
 
 // The OpenAI wire format, as much of it as the endpoint reads and writes.
@@ -112,7 +112,7 @@ func (m oaMessage) text() (string, error) {
 }
 
 // conversation turns the request's messages into the loop's: user and
-// assistant text, the last chat.HistoryWindow of them, starting at a user
+// assistant text, the last host.HistoryWindow of them, starting at a user
 // message and ending with one. System messages are dropped (the agent has
 // its own instructions, and a caller's could undo its guard rails), and so
 // are tool messages and tool calls, which belong to the caller's tools,
@@ -150,12 +150,12 @@ func conversation(in []oaMessage) ([]model.Message, int, string) {
 		return nil, http.StatusBadRequest, "the last message must be a user message with text"
 	}
 	last := &msgs[len(msgs)-1]
-	if n := utf8.RuneCountInString(last.Content); n > chat.MaxMessageRunes {
-		return nil, http.StatusRequestEntityTooLarge, (&chat.TooLongError{Length: n}).Error()
+	if n := utf8.RuneCountInString(last.Content); n > host.MaxMessageRunes {
+		return nil, http.StatusRequestEntityTooLarge, (&host.TooLongError{Length: n}).Error()
 	}
 	last.Content = strings.TrimSpace(last.Content)
-	if len(msgs) > chat.HistoryWindow {
-		msgs = msgs[len(msgs)-chat.HistoryWindow:]
+	if len(msgs) > host.HistoryWindow {
+		msgs = msgs[len(msgs)-host.HistoryWindow:]
 	}
 	for len(msgs) > 1 && msgs[0].Role != model.RoleUser {
 		msgs = msgs[1:]
@@ -186,7 +186,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.guards.CheckUserMessage(msgs[len(msgs)-1].Content); err != nil {
-		writeOAError(w, http.StatusUnprocessableEntity, (&chat.InputRefusedError{Err: err}).Error())
+		writeOAError(w, http.StatusUnprocessableEntity, (&host.InputRefusedError{Err: err}).Error())
 		return
 	}
 	if !s.startTurn(w, writeOAError) {
@@ -208,7 +208,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
 		_ = rc.SetReadDeadline(time.Time{})
 		_ = rc.SetWriteDeadline(time.Now().Add(s.opts.TurnTimeout + s.opts.WriteTimeout))
-		res, err := s.runTurn(r.Context(), t, msgs, nil)
+		res, err := s.runTurn(r.Context(), t, host.Turn{Conversation: msgs}, nil)
 		if err != nil {
 			writeOAError(w, http.StatusBadGateway, err.Error())
 			return
@@ -216,8 +216,8 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		firstText()
 		stop := "stop"
 		writeJSON(w, http.StatusOK, oaCompletion{ID: id, Object: "chat.completion", Created: created, Model: s.opts.ModelID,
-			Choices: []oaChoice{{Message: &oaOut{Role: "assistant", Content: res.Text}, FinishReason: &stop}},
-			Usage:   &oaUsage{}})
+			Choices: []oaChoice{{Message: &oaOut{Role: "assistant", Content: res.Answer}, FinishReason: &stop}},
+			Usage:   usageOf(res.Usage)})
 		return
 	}
 
@@ -231,7 +231,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	chunk(&oaOut{Role: "assistant"}, nil)
 	streamed := false
-	res, err := s.runTurn(ctx, t, msgs, func(delta string) {
+	res, err := s.runTurn(ctx, t, host.Turn{Conversation: msgs}, func(delta string) {
 		firstText()
 		streamed = true
 		chunk(&oaOut{Content: delta}, nil)
@@ -240,8 +240,8 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		ev.data(oaError{Error: oaErrorBody{Message: err.Error(), Type: "server_error"}})
 		return
 	}
-	if !streamed && res.Text != "" {
-		chunk(&oaOut{Content: res.Text}, nil)
+	if !streamed && res.Answer != "" {
+		chunk(&oaOut{Content: res.Answer}, nil)
 	}
 	stop := "stop"
 	chunk(&oaOut{}, &stop)
@@ -274,4 +274,10 @@ func (e *eventStream) raw(data string) bool {
 		return false
 	}
 	return true
+}
+
+// usageOf is the turn's usage in the OpenAI shape: every model call of the
+// turn added up (zero when the provider reports none).
+func usageOf(u model.Usage) *oaUsage {
+	return &oaUsage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, TotalTokens: u.InputTokens + u.OutputTokens}
 }

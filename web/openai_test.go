@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentapp/agentapp/chat"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/scripted"
 	"github.com/openai/openai-go/v3"
@@ -124,7 +124,7 @@ func TestOpenAIRefusesConfirmedTools(t *testing.T) {
 		scripted.Turn{Text: "退款需要您在页面上确认。"},
 	)
 	e := newEnv(t, m, func(o *Options) {
-		o.Servers = []chat.Server{bridge}
+		o.Servers = []host.Server{bridge}
 		o.Guards = confirmGuards(t, "refund")
 	})
 	client := openai.NewClient(option.WithBaseURL(e.url("/v1/")), option.WithHTTPClient(e.ts.Client()), option.WithMaxRetries(0))

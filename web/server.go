@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
-	"github.com/agentapp/agentapp/chat"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/store"
 	"github.com/agentapp/agentapp/support"
@@ -59,15 +59,21 @@ const (
 	historyLimit = 400
 )
 
-// Options configure a Server. Model and Store are required; a nil or zero
-// field means its default.
+// Options configure a Server. Either Host, or Model and Store, are
+// required; a nil or zero field means its default.
 type Options struct {
+	// Host is the host the web fronts (cmd/agentapp opens it with
+	// host.Open); the Server owns it: Close closes it. When nil, New makes
+	// one of Model, Local, Servers, Guards, Store, System, MaxSteps and
+	// TurnTimeout; with a Host those fields are ignored.
+	Host *host.Host
+
 	Model model.Model
-	// Local are the tools implemented in this process (chat.LocalTools).
+	// Local are the tools implemented in this process (assistant.LocalTools).
 	Local []*agent.Tool
 	// Servers are connected MCP servers. The Server owns them: Close
 	// closes every one.
-	Servers []chat.Server
+	Servers []host.Server
 	// Guards protect the turns as they protect the chat; the Server asks
 	// its confirmations on the page (it replaces any confirmer).
 	Guards *guard.Guards
@@ -88,11 +94,12 @@ type Options struct {
 	// own, "oa-…") so concurrent turns can be told apart.
 	Trace io.Writer
 
-	// System is the system prompt; empty means chat.SystemPrompt.
+	// System is the system prompt; empty sends none (cmd/agentapp gives
+	// assistant.SystemPrompt).
 	System string
 	// MaxSteps bounds tool rounds per turn; 0 means agent.DefaultMaxSteps.
 	MaxSteps int
-	// TurnTimeout bounds a whole turn; 0 means chat.DefaultTurnTimeout.
+	// TurnTimeout bounds a whole turn; 0 means host.DefaultTurnTimeout.
 	TurnTimeout time.Duration
 	// ApprovalTimeout bounds the wait for Allow or Deny; 0 means
 	// DefaultApprovalTimeout.
@@ -129,10 +136,10 @@ type Server struct {
 	opts     Options
 	log      *slog.Logger
 	clock    Clock
-	sessions *chat.SessionStore
+	h        *host.Host
+	sessions *host.SessionStore
 	support  *support.Service
 	guards   *guard.Guards
-	tools    *toolTable
 	metrics  *metrics
 	handler  http.Handler
 
@@ -158,26 +165,33 @@ type Server struct {
 	closeErr  error
 }
 
-// New checks opts, merges the tools as the chat does and prepares the
-// session tables. On error it closes opts.Servers, so no server process
-// outlives a web front end that did not start.
+// New checks opts, opens the host unless opts.Host is given, and prepares
+// the front end. On error it closes the host (or opts.Servers), so no
+// server process outlives a web front end that did not start.
 func New(ctx context.Context, opts Options) (s *Server, err error) {
+	h := opts.Host
+	hostTried := false // host.New closes the servers when it fails
 	defer func() {
-		if err != nil {
-			closeServers(opts.Servers)
+		switch {
+		case err == nil:
+		case h != nil:
+			_ = h.Close()
+		case !hostTried:
+			_ = host.CloseAll(opts.Servers)
 		}
 	}()
-	if opts.Model == nil {
-		return nil, errors.New("web: no model")
-	}
-	if opts.Store == nil || opts.Store.DB == nil {
-		return nil, errors.New("web: no open store")
-	}
-	if opts.System == "" {
-		opts.System = chat.SystemPrompt
+	if h == nil {
+		if opts.Model == nil {
+			return nil, errors.New("web: no model")
+		}
+		if opts.Store == nil || opts.Store.DB == nil {
+			return nil, errors.New("web: no open store")
+		}
+	} else {
+		opts.Model, opts.Store, opts.TurnTimeout = h.Model(), h.Store(), h.TurnTimeout()
 	}
 	if opts.TurnTimeout <= 0 {
-		opts.TurnTimeout = chat.DefaultTurnTimeout
+		opts.TurnTimeout = host.DefaultTurnTimeout
 	}
 	if opts.ApprovalTimeout <= 0 {
 		opts.ApprovalTimeout = DefaultApprovalTimeout
@@ -222,20 +236,27 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	s.addrLim = newLimiter(opts.AddressRate, s.clock)
 	s.sessLim = newLimiter(opts.SessionRate, s.clock)
 	s.hardStop, s.cancelHard = context.WithCancel(context.Background())
-	if s.sessions, err = chat.OpenSessionStore(ctx, opts.Store, s.clock.Now); err != nil {
-		return nil, err
+	if h == nil {
+		hostTried = true
+		h, err = host.New(ctx, host.Config{
+			Model: opts.Model, Local: opts.Local, Servers: opts.Servers, Guards: opts.Guards, Store: opts.Store,
+			System: opts.System, MaxSteps: opts.MaxSteps, TurnTimeout: opts.TurnTimeout, Now: s.clock.Now, Logger: s.log,
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
+	s.h = h
+	s.sessions = h.Sessions()
 	s.support = opts.Support
 	if s.support == nil {
 		if s.support, err = support.New(ctx, opts.Store); err != nil {
 			return nil, err
 		}
 	}
-	// Every confirmation of these guards is asked on the page.
-	s.guards = opts.Guards.WithConfirmer(&confirmer{s: s})
-	if s.tools, err = newToolTable(ctx, opts.Local, opts.Servers, s.guards, s.log); err != nil {
-		return nil, err
-	}
+	// Every confirmation of the host's guards is asked on the page.
+	h.SetConfirmer(&confirmer{s: s})
+	s.guards = h.Guards()
 	s.handler = s.routes()
 	return s, nil
 }
@@ -293,12 +314,12 @@ func (s *Server) startDrain() {
 	s.drainOnce.Do(func() { close(s.drained) })
 }
 
-// Close cancels any turn still running and closes every MCP server; it is
-// safe to call more than once.
+// Close cancels any turn still running and closes the host, with every
+// MCP server; it is safe to call more than once.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.cancelHard()
-		s.closeErr = closeServers(s.opts.Servers)
+		s.closeErr = s.h.Close()
 	})
 	return s.closeErr
 }
@@ -306,26 +327,6 @@ func (s *Server) Close() error {
 // Metrics returns the handler of the metrics' text exposition, for a caller
 // that serves metrics elsewhere; Handler serves it at /metrics.
 func (s *Server) Metrics() http.Handler { return s.metrics.handler() }
-
-// closeServers closes every server at once and joins their errors.
-func closeServers(servers []chat.Server) error {
-	errs := make([]error, len(servers))
-	var wg sync.WaitGroup
-	for i, srv := range servers {
-		if srv == nil {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := srv.Close(); err != nil {
-				errs[i] = fmt.Errorf("close MCP server %q: %w", srv.Name(), err)
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
 
 // randomID returns 128 random bits in hex with a prefix. Session ids are
 // capabilities (whoever has one reads the conversation), so they are not

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
-	"github.com/agentapp/agentapp/chat"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/scripted"
@@ -77,7 +77,7 @@ func TestShutdownLetsTurnsFinish(t *testing.T) {
 	m := scripted.New(scripted.Turn{Calls: []model.ToolCall{scripted.Call("s1", "slowLookup", nil)}}, scripted.Turn{Text: "找到了"})
 	base, _, stop := serveEnv(t, m, func(o *Options) {
 		o.Local = []*agent.Tool{tool}
-		o.Servers = []chat.Server{bridge}
+		o.Servers = []host.Server{bridge}
 	})
 	s := startTurn(t, base)
 	s.until(t, "step")
@@ -137,7 +137,7 @@ func TestShutdownRefusesPendingApprovals(t *testing.T) {
 		scripted.Turn{Text: "没有退款。"},
 	)
 	base, _, stop := serveEnv(t, m, func(o *Options) {
-		o.Servers = []chat.Server{bridge}
+		o.Servers = []host.Server{bridge}
 		o.Guards = confirmGuards(t, "refund")
 		// Longer than stop waits: only the refusal can end the turn in time.
 		o.ShutdownTimeout = time.Hour

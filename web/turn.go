@@ -5,14 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
-	"slices"
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
-	"github.com/agentapp/agentapp/model"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/trace"
 )
 
@@ -28,26 +24,11 @@ type turn struct {
 	// emit sends an event to the client; nil when nobody can see events
 	// (the OpenAI endpoint), and then nobody can approve either.
 	emit func(event string, data any) bool
-
-	mu  sync.Mutex
-	set *agent.ToolSet // the table of the latest model call
 }
 
 func turnFrom(ctx context.Context) *turn {
 	t, _ := ctx.Value(turnKey{}).(*turn)
 	return t
-}
-
-func (t *turn) tools() *agent.ToolSet {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.set
-}
-
-func (t *turn) setTools(set *agent.ToolSet) {
-	t.mu.Lock()
-	t.set = set
-	t.mu.Unlock()
 }
 
 // StepEvent is the data of a "step" event: one tool call, sent once when
@@ -68,41 +49,36 @@ type StepEvent struct {
 	Error  string          `json:"error,omitempty"`
 }
 
-// Think implements agent.Observer.
-func (t *turn) Think(int, int, int) {}
-
-// Act implements agent.Observer: each call the model asks for is shown
-// before it runs, so a page can show it live.
-func (t *turn) Act(step int, calls []model.ToolCall) {
-	if t.emit == nil {
-		return
-	}
-	set := t.tools()
-	for _, c := range calls {
-		t.emit("step", StepEvent{ID: c.ID, Step: step, Tool: c.Name, Server: originOf(set, c.Name), Input: jsonOrString(c.Arguments), State: "running"})
-	}
-}
-
-// Observe implements agent.Observer: each call's outcome, in call order.
-func (t *turn) Observe(ev agent.StepEvent) {
-	set := t.tools()
-	se := stepOf(ev, set)
-	label := ev.ToolName
-	if se.Server == "" {
-		label = "unknown" // a name the model made up: not a label value
-	}
-	t.s.metrics.toolCalls.WithLabelValues(label, se.State).Inc()
-	if t.emit != nil {
-		t.emit("step", se)
+// event receives the host's events of the turn: each tool call is shown
+// when it starts and when it ends (and counted), the answer's text as it
+// comes. Approvals have events of their own (confirmer), which carry the id
+// the page answers with.
+func (t *turn) event(ev host.Event, onText func(string)) {
+	switch ev.Kind {
+	case host.EventToolStart:
+		if t.emit != nil {
+			t.emit("step", StepEvent{ID: ev.Call.ID, Step: ev.Step, Tool: ev.Call.Name, Server: ev.Server, Input: jsonOrString(ev.Call.Arguments), State: "running"})
+		}
+	case host.EventToolEnd:
+		se := stepOf(*ev.Result, ev.Server)
+		label := ev.Call.Name
+		if se.Server == "" {
+			label = "unknown" // a name the model made up: not a label value
+		}
+		t.s.metrics.toolCalls.WithLabelValues(label, se.State).Inc()
+		if t.emit != nil {
+			t.emit("step", se)
+		}
+	case host.EventText:
+		if onText != nil {
+			onText(ev.Text)
+		}
 	}
 }
 
-// Done implements agent.Observer.
-func (t *turn) Done(*agent.Result, error) {}
-
-// stepOf describes a finished call.
-func stepOf(ev agent.StepEvent, set *agent.ToolSet) StepEvent {
-	se := StepEvent{ID: ev.CallID, Step: ev.Step, Tool: ev.ToolName, Server: originOf(set, ev.ToolName), Input: jsonOrString(ev.Input), State: "ok", Output: ev.Output}
+// stepOf describes a finished call of a tool from server.
+func stepOf(ev agent.StepEvent, server string) StepEvent {
+	se := StepEvent{ID: ev.CallID, Step: ev.Step, Tool: ev.ToolName, Server: server, Input: jsonOrString(ev.Input), State: "ok", Output: ev.Output}
 	switch {
 	case ev.Err != nil:
 		se.State, se.Output, se.Error = "error", "", ev.Err.Error()
@@ -131,38 +107,24 @@ func jsonOrString(raw json.RawMessage) json.RawMessage {
 	return b
 }
 
-// runTurn runs msgs (the window and the new user message) through the
-// loop, within the turn timeout, cancelled when ctx is (the client went
-// away) or when a shutdown's drain runs out.
-func (s *Server) runTurn(ctx context.Context, t *turn, msgs []model.Message, onText func(string)) (*agent.Result, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.opts.TurnTimeout)
+// runTurn runs a turn through the host, within the turn timeout,
+// cancelled when ctx is (the client went away) or when a shutdown's drain
+// runs out. onText, when set, streams the answer.
+func (s *Server) runTurn(ctx context.Context, t *turn, ht host.Turn, onText func(string)) (*host.TurnResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(s.hardStop, cancel)
 	defer stop()
-	ctx = agent.WithSession(ctx, t.session)
 	ctx = context.WithValue(ctx, turnKey{}, t)
 
 	start := time.Now()
-	t.setTools(s.tools.current(ctx))
-	first := true
-	res, err := agent.Run(ctx, agent.Options{
-		Model:    s.opts.Model,
-		Messages: msgs,
-		Tools:    t.tools(),
-		Refresh: func(ctx context.Context) *agent.ToolSet {
-			if first { // the table was just read
-				first = false
-				return nil
-			}
-			set := s.tools.current(ctx)
-			t.setTools(set)
-			return set
-		},
-		System:   s.opts.System,
-		MaxSteps: s.opts.MaxSteps,
-		OnText:   onText,
-		Observer: s.observer(t),
-	})
+	ht.Session = t.session
+	ht.Stream = onText != nil
+	ht.OnEvent = func(ev host.Event) { t.event(ev, onText) }
+	if s.opts.Trace != nil {
+		ht.Observer = trace.New(s.opts.Trace, trace.WithLabel("session="+t.session))
+	}
+	res, err := s.h.Run(ctx, ht)
 	outcome := "ok"
 	if err != nil {
 		outcome = "error"
@@ -172,53 +134,27 @@ func (s *Server) runTurn(ctx context.Context, t *turn, msgs []model.Message, onT
 		case errors.Is(err, context.DeadlineExceeded):
 			outcome = "timeout"
 		}
-		err = s.explain(ctx, err)
+		err = s.explain(err)
 	}
 	s.metrics.turns.WithLabelValues(t.api, outcome).Inc()
 	s.metrics.turnSeconds.WithLabelValues(t.api).Observe(time.Since(start).Seconds())
 	return res, err
 }
 
-// observer is what follows a turn: the turn itself (its events and
-// metrics) and, with Options.Trace, a tracer of its own labelled with the
-// session.
-func (s *Server) observer(t *turn) agent.Observer {
-	if s.opts.Trace == nil {
-		return t
-	}
-	return fanOut{t, trace.New(s.opts.Trace, trace.WithLabel("session="+t.session))}
-}
-
-// fanOut passes every event to each of its observers, in order.
-type fanOut []agent.Observer
-
-func (f fanOut) Think(step, messages, tools int) {
-	for _, o := range f {
-		o.Think(step, messages, tools)
-	}
-}
-
-func (f fanOut) Act(step int, calls []model.ToolCall) {
-	for _, o := range f {
-		o.Act(step, calls)
-	}
-}
-
-func (f fanOut) Observe(ev agent.StepEvent) {
-	for _, o := range f {
-		o.Observe(ev)
-	}
-}
-
-func (f fanOut) Done(res *agent.Result, err error) {
-	for _, o := range f {
-		o.Done(res, err)
-	}
-}
-
 // explain words a failed turn for the person who asked.
-func (s *Server) explain(ctx context.Context, err error) error {
+func (s *Server) explain(err error) error {
+	var modelErr *host.ModelError
+	var tooLong *host.TooLongError
+	var refused *host.InputRefusedError
+	var storeErr *host.StoreError
 	switch {
+	case errors.As(err, &tooLong), errors.As(err, &refused):
+		return err
+	case errors.As(err, &modelErr):
+		return err
+	case errors.As(err, &storeErr):
+		s.log.Error(storeErr.Err.Error())
+		return errors.New("the answer could not be stored, so it is not part of the conversation; ask again")
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("the turn took longer than %v and was stopped; ask again, perhaps in smaller steps", s.opts.TurnTimeout)
 	case errors.Is(err, context.Canceled):
@@ -230,65 +166,4 @@ func (s *Server) explain(ctx context.Context, err error) error {
 		return err
 	}
 	return fmt.Errorf("model %s failed: %v", s.opts.Model.Name(), err)
-}
-
-// Source is one knowledge-base passage an answer cites as [N].
-type Source struct {
-	N     int    `json:"n"`
-	DocID string `json:"docId"`
-	Title string `json:"title"`
-}
-
-// citation finds an answer's [n] references; compiled on first use, since
-// most agentapp commands never run a web turn.
-var citation = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[(\d{1,3})\]`) })
-
-// sources lists the hits of the turn's knowledge-base searches that the
-// answer cites, in the order of their numbers. A search output is any
-// tool output with numbered hits (the local search and our MCP server's
-// both have that shape); a later search's hit wins a shared number.
-func sources(answer string, outputs []string) []Source {
-	cited := map[int]bool{}
-	for _, m := range citation().FindAllStringSubmatch(answer, 64) {
-		n, _ := strconv.Atoi(m[1])
-		cited[n] = true
-	}
-	if len(cited) == 0 {
-		return nil
-	}
-	byNo := map[int]Source{}
-	for _, out := range outputs {
-		var o struct {
-			Hits []struct {
-				No    int    `json:"no"`
-				DocID string `json:"docId"`
-				Title string `json:"title"`
-			} `json:"hits"`
-		}
-		if len(out) == 0 || out[0] != '{' || json.Unmarshal([]byte(out), &o) != nil {
-			continue
-		}
-		for _, h := range o.Hits {
-			if cited[h.No] {
-				byNo[h.No] = Source{N: h.No, DocID: h.DocID, Title: h.Title}
-			}
-		}
-	}
-	out := make([]Source, 0, len(byNo))
-	for _, src := range byNo {
-		out = append(out, src)
-	}
-	slices.SortFunc(out, func(a, b Source) int { return a.N - b.N })
-	return out
-}
-
-// toolOutputs returns the tool results among msgs.
-func toolOutputs(msgs []model.Message) []string {
-	var outs []string
-	for _, m := range msgs {
-		if m.Role == model.RoleTool {
-			outs = append(outs, m.Content)
-		}
-	}
-	return outs
 }

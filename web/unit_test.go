@@ -82,14 +82,3 @@ func TestLimiterTableIsCapped(t *testing.T) {
 		t.Error("Unlimited refused a request")
 	}
 }
-
-func TestSources(t *testing.T) {
-	out := `{"hits":[{"no":1,"docId":"a","title":"A"},{"no":2,"docId":"b","title":"B"},{"no":3,"docId":"c","title":"C"}]}`
-	got := sources("见 [3] 和 [1]，以及 [9]。", []string{`{"orderId":"A-1024"}`, "not json", out})
-	if fmt.Sprint(got) != "[{1 a A} {3 c C}]" {
-		t.Errorf("sources %v", got)
-	}
-	if got := sources("no citations", []string{out}); got != nil {
-		t.Errorf("sources without citations: %v", got)
-	}
-}

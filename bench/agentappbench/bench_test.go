@@ -16,8 +16,8 @@ import (
 	"github.com/agentapp/agentapp/mcpconfig"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/assistant"
 	"github.com/agentapp/agentapp/bench/mcpbench"
-	"github.com/agentapp/agentapp/internal/wiring"
 	"github.com/agentapp/agentapp/kb"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/mcpserver"
@@ -71,7 +71,7 @@ func serverOptions(b *testing.B) *mcpserver.Options {
 	if err := k.SeedDemo(ctx); err != nil {
 		b.Fatal(err)
 	}
-	opts := wiring.ServerOptions(svc, k, "bench")
+	opts := assistant.ServerOptions(svc, k, "bench")
 	opts.Logger = quiet
 	return opts
 }

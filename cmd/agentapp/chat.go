@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentapp/agentapp/assistant"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/mcpconfig"
 
 	"github.com/agentapp/agentapp/agent"
@@ -228,35 +230,17 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 	if err != nil {
 		return err
 	}
-	servers, configured, project, err := serverConfigs(f, logger)
+	extra, err := extraServers(f)
 	if err != nil {
 		return err
 	}
-
 	dir, err := dataDir(cmd)
 	if err != nil {
 		return err
 	}
-	approved, err := approveProjectServers(dir, project, stdin, stderr)
-	if err != nil {
-		return err
-	}
-	servers = append(approved, servers...)
 	// The guards are read before anything starts: a mistyped switch is a
 	// start-up error, not a guard silently left off.
-	guardCfg, err := guard.FromEnv(os.Getenv, dir)
-	if err != nil {
-		return &exitError{code: 2, err: fmt.Errorf("%w (see the Security section of the README for the AGENT_GUARD_* variables)", err)}
-	}
-	st, err := openStore(cmd)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	audit := openAudit(st, &guardCfg.AuditLog, os.Getenv, logger)
-	defer audit.Close()
-	guards := guard.New(guardCfg, nil, audit) // the chat adds its terminal confirmer
-	local, err := chat.LocalTools(ctx, st, guards, logger)
+	guardCfg, err := readGuardConfig(os.Getenv, dir)
 	if err != nil {
 		return err
 	}
@@ -279,36 +263,50 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 		// The trace shows every message; the server is asked for all.
 		connectOpts = append(connectOpts, mcpclient.WithServerLogs("debug", logs.print))
 	}
-	connected, inactive, err := connectServers(ctx, intr, servers, connectOpts, f.strictMCP)
+	st, err := openStore(cmd)
 	if err != nil {
 		return err
 	}
+	h, err := openHost(ctx, intr, &host.Options{
+		Model:             m,
+		ConfigFile:        f.config,
+		DefaultConfigFile: defaultConfigFile,
+		Getenv:            os.Getenv,
+		LookupEnv:         os.LookupEnv,
+		Extra:             extra,
+		ApproveProject: func(project []mcpconfig.ScopedServer) ([]mcpconfig.Server, error) {
+			return approveProjectServers(dir, project, stdin, stderr)
+		},
+		Guards:         &guardCfg,
+		Store:          st,
+		AuditToFile:    strings.TrimSpace(os.Getenv(guard.EnvAuditLog)) != "",
+		LocalTools:     assistant.LocalTools,
+		ConnectOptions: connectOpts,
+		Strict:         f.strictMCP,
+		Reason:         connectReason,
+		System:         assistant.SystemPrompt,
+		MaxSteps:       f.maxSteps,
+		TurnTimeout:    f.turnTimeout,
+		Notify:         chatNotice(stderr),
+		Logger:         logger,
+	})
+	if err != nil {
+		return err
+	}
+	inactive := h.Tools().Inactive()
 	for _, in := range inactive {
-		switch in.State() {
-		case chat.StateNeedsLogin:
-			logger.Warn(fmt.Sprintf("MCP server %s needs a login (%s); the chat starts without it", in.Name, chat.LoginHint(in.Err)))
-		default:
+		switch {
+		case in.Disabled:
+		case in.State() == host.StateNeedsLogin:
+			logger.Warn(fmt.Sprintf("MCP server %s needs a login (%s); the chat starts without it", in.Name, host.LoginHint(in.Err)))
+		case isConnectFailure(in.Err):
 			logger.Warn(fmt.Sprintf("MCP server %s failed to connect; the chat starts without it (see /mcp, or use --strict-mcp to make this an error)", in.Name))
 		}
 	}
-	inactive = append(inactive, configured...)
 
 	c, err := chat.New(ctx, chat.Config{
-		Model:     m,
-		ModelInfo: info,
-		Local:     local,
-		Servers:   connected,
-		Inactive:  inactive,
-		Connect: func(ctx context.Context, name string) (chat.Server, error) {
-			for _, c := range servers {
-				if c.Name == name {
-					return mcpclient.Connect(ctx, c, connectOpts...)
-				}
-			}
-			return nil, fmt.Errorf("no MCP server %q is configured", name)
-		},
-		Guards:      guards,
-		Store:       st,
+		Host:        h,
+		ModelInfo:   info,
 		In:          stdin,
 		Out:         stdout,
 		Err:         stderr,
@@ -329,7 +327,11 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 		}
 		return err
 	}
-	defer c.Close()
+	defer func() {
+		if cerr := c.Close(); cerr != nil {
+			logger.Warn(cerr.Error())
+		}
+	}()
 
 	if !oneShot {
 		return c.Run(ctx)
@@ -353,7 +355,7 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 
 // failedServersError is -p's error for the servers that did not connect
 // (disabled ones are not failures); nil when all did.
-func failedServersError(inactive []chat.Inactive) error {
+func failedServersError(inactive []host.Inactive) error {
 	var names []string
 	for _, in := range inactive {
 		if !in.Disabled {
@@ -415,85 +417,27 @@ func chooseModel(flag string) (m model.Model, info string, hint func(error) stri
 	return openai.New(cfg), info, hint, nil
 }
 
-// serverConfigs gathers the MCP servers: the config file's (sorted by
-// name) first, then the --mcp flags in order. A name given with NAME= in
-// --mcp must be free, since the user chose it to refer to the server (in
-// /mcp restart NAME, say) and a silent rename would break that; a name
-// derived from the command is made unique instead.
-func serverConfigs(f *chatFlags, logger *slog.Logger) (cfgs []mcpconfig.Server, inactive []chat.Inactive, project []mcpconfig.ScopedServer, err error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	res, err := mcpconfig.LoadScopes(mcpconfig.ScopesOptions{
-		Dir: wd, ConfigFile: f.config, DefaultFile: defaultConfigFile, Getenv: os.Getenv,
-		Load: &mcpconfig.LoadOptions{Logger: logger, LookupEnv: os.LookupEnv},
-	})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	fileOf := map[string]string{}
-	for _, s := range res.Servers {
-		fileOf[s.Server.Name] = s.File
-		switch {
-		case s.Err != nil:
-			if f.strictMCP {
-				return nil, nil, nil, s.Err
-			}
-			inactive = append(inactive, chat.Inactive{Name: s.Server.Name, Err: s.Err})
-		case s.Disabled:
-			inactive = append(inactive, chat.Inactive{Name: s.Server.Name, Disabled: true, DisabledBy: s.File})
-		case s.Scope == mcpconfig.ScopeProject:
-			project = append(project, s)
-		default:
-			cfgs = append(cfgs, s.Server)
-		}
-	}
-	type flagServer struct {
-		cfg   mcpconfig.Server
-		named bool
-		line  string
-	}
-	var flags []flagServer
-	chosen := map[string]string{} // explicit name -> the --mcp value that chose it
+// extraServers reads the --mcp flags. A name given with NAME= must be
+// free, since the user chose it to refer to the server (in /mcp restart
+// NAME, say) and a silent rename would break that; the host checks it
+// against the config files' names. A name derived from the command is made
+// unique instead.
+func extraServers(f *chatFlags) ([]host.ExtraServer, error) {
+	var out []host.ExtraServer
 	for _, line := range f.mcp {
 		c, named, err := mcpconfig.ParseCommandLine(line, os.LookupEnv)
 		if err != nil {
-			return nil, nil, nil, usageError("%v", err)
+			return nil, usageError("%v", err)
 		}
-		if named {
-			if prev, dup := chosen[c.Name]; dup {
-				return nil, nil, nil, usageError("--mcp %q and --mcp %q both name a server %q; give each a different name", prev, line, c.Name)
-			}
-			if file, ok := fileOf[c.Name]; ok {
-				return nil, nil, nil, usageError("--mcp %q names a server %q, but %s already has a server of that name; choose another name", line, c.Name, file)
-			}
-			chosen[c.Name] = line
-		}
-		flags = append(flags, flagServer{c, named, line})
+		out = append(out, host.ExtraServer{Server: c, Named: named, Source: fmt.Sprintf("--mcp %q", line)})
 	}
-	taken := func(n string) bool {
-		_, flag := chosen[n]
-		_, file := fileOf[n]
-		return flag || file
-	}
-	for _, fs := range flags {
-		if !fs.named {
-			fs.cfg.Name = mcpconfig.UniqueName(fs.cfg.Name, taken)
-		}
-		cfgs = append(cfgs, fs.cfg)
-	}
-	return cfgs, inactive, project, nil
+	return out, nil
 }
 
-// connectServers connects every server concurrently. Ctrl-C while waiting
-// gives up. A failure is a start-up error that names each server that
-// failed and shows how to try it by hand.
-func connectServers(ctx context.Context, intr <-chan os.Signal, cfgs []mcpconfig.Server, opts []mcpclient.ConnectOption, strict bool) ([]chat.Server, []chat.Inactive, error) {
-	if len(cfgs) == 0 {
-		return nil, nil, nil
-	}
-	cctx, cancel := context.WithCancel(ctx)
+// openHost opens the host; Ctrl-C (intr) while the servers connect gives
+// up. Its errors get the command line's exit codes and hints.
+func openHost(ctx context.Context, intr <-chan os.Signal, opts *host.Options) (*host.Host, error) {
+	octx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan struct{})
 	interrupted := make(chan bool, 1)
@@ -506,54 +450,47 @@ func connectServers(ctx context.Context, intr <-chan os.Signal, cfgs []mcpconfig
 			interrupted <- false
 		}
 	}()
-	names := make([]string, len(cfgs))
-	for i, c := range cfgs {
-		names[i] = c.Name
-	}
-	all, errs := chat.ConnectEach(cctx, names, cfgs, func(ctx context.Context, c mcpconfig.Server) (chat.Server, error) {
-		b, err := mcpclient.Connect(ctx, c, opts...)
-		if err != nil {
-			return nil, err
-		}
-		return b, nil
-	})
+	h, err := host.Open(octx, opts)
 	close(done)
-	var servers []chat.Server
-	for _, s := range all {
-		if s != nil {
-			servers = append(servers, s)
-		}
-	}
-	closeServers := func() {
-		for _, s := range servers {
-			_ = s.Close()
-		}
-	}
 	if <-interrupted {
-		closeServers()
-		return nil, nil, &exitError{code: 130, err: errors.New("interrupted while connecting to the MCP servers")}
-	}
-	err := errors.Join(errs...)
-	if err == nil {
-		return servers, nil, nil
-	}
-	if strict {
-		closeServers()
-		return nil, nil, connectFailure(err, cfgs)
-	}
-	var inactive []chat.Inactive
-	for i, e := range errs {
-		if e != nil {
-			inactive = append(inactive, chat.Inactive{Name: names[i], Err: connectReason(e, cfgs[i])})
+		if h != nil {
+			_ = h.Close()
 		}
+		return nil, &exitError{code: 130, err: errors.New("interrupted while connecting to the MCP servers")}
 	}
-	return servers, inactive, nil
+	var nameErr *host.NameError
+	var startErr *host.StartError
+	switch {
+	case errors.As(err, &nameErr):
+		return nil, usageError("%v", nameErr)
+	case errors.As(err, &startErr):
+		return nil, connectFailure(errors.Join(startErr.Failures...), startErr.Configs)
+	}
+	return h, err
+}
+
+// chatNotice writes what the host's tool table reports on stderr.
+func chatNotice(w io.Writer) func(host.Notice) {
+	return func(n host.Notice) {
+		if n.Warning {
+			fmt.Fprintln(w, "agentapp: warning:", textsafe.Escape(n.Text))
+			return
+		}
+		fmt.Fprintln(w, textsafe.Escape(n.Text))
+	}
+}
+
+// isConnectFailure reports whether err is a connection failure (worded by
+// connectReason) rather than a config error.
+func isConnectFailure(err error) bool {
+	var re *reasonError
+	return errors.As(err, &re)
 }
 
 // connectReason is why a server did not connect, with the command that
 // checks it by hand, as the banner and /mcp show it.
 func connectReason(err error, c mcpconfig.Server) error {
-	var ce *chat.ConnectError
+	var ce *host.ConnectError
 	if errors.As(err, &ce) {
 		err = ce.Err
 	}
@@ -616,7 +553,7 @@ func connectFailure(err error, cfgs []mcpconfig.Server) error {
 		fmt.Fprintf(&b, "%d MCP servers failed to connect", len(failures))
 	}
 	for _, e := range failures {
-		var ce *chat.ConnectError
+		var ce *host.ConnectError
 		if !errors.As(e, &ce) {
 			fmt.Fprintf(&b, "\n- %v", e)
 			continue

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/agentapp/agentapp/chat"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/kb"
 	"github.com/agentapp/agentapp/store"
 	"github.com/agentapp/agentapp/support"
@@ -44,7 +44,7 @@ func components() []component {
 		{"store", store.SchemaVersion()},
 		{"support", support.SchemaVersion()},
 		{"kb", kb.SchemaVersion()},
-		{"chat", chat.SchemaVersion()},
+		{"chat", host.SchemaVersion()},
 	}
 }
 
@@ -56,7 +56,7 @@ func migrateAll(ctx context.Context, st *store.Store) error {
 	if _, err := kb.Open(ctx, st); err != nil {
 		return err
 	}
-	return chat.Migrate(ctx, st)
+	return host.Migrate(ctx, st)
 }
 
 // describe names a store for people: its backend and where it is.

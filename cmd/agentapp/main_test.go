@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/agentapp/agentapp/internal/testkit"
+	"go.uber.org/goleak"
 )
 
 // The binaries that the subprocess tests run. Each is built on first use,
@@ -23,6 +25,14 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	agentappBinary.Remove()
 	mcpTestServer.Remove()
+	// The in-process commands (chat, web) must leave no goroutine behind:
+	// a server, a turn or a connect that outlives its command is a leak.
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/assistant"
 	"github.com/agentapp/agentapp/guard"
-	"github.com/agentapp/agentapp/internal/wiring"
 	"github.com/agentapp/agentapp/kb"
 	"github.com/agentapp/agentapp/mcpserver"
 	"github.com/agentapp/agentapp/store"
@@ -173,7 +173,7 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 	}
 
 	version := readBuildInfo().Short()
-	opts := wiring.ServerOptions(svc, k, version)
+	opts := assistant.ServerOptions(svc, k, version)
 	opts.Logger = logger
 	opts.Tracing = tr
 	if guardCfg.PII {

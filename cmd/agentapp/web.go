@@ -13,10 +13,11 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
-	"github.com/agentapp/agentapp/chat"
+	"github.com/agentapp/agentapp/assistant"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/mcpclient"
-	"github.com/agentapp/agentapp/support"
+	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/agentapp/agentapp/trace"
 	"github.com/agentapp/agentapp/web"
 	"github.com/spf13/cobra"
@@ -72,15 +73,15 @@ start without one; the operator then signs in with that token as the password.`,
 	fl.StringArrayVar(&f.mcp, "mcp", nil, `connect an MCP server started by this command line (repeatable), as in agentapp chat`)
 	fl.StringVar(&f.config, "config", "", "mcpServers config file (default ./"+defaultConfigFile+" when it exists)")
 	fl.IntVar(&f.maxSteps, "max-steps", agent.DefaultMaxSteps, "most tool rounds per answer")
-	fl.DurationVar(&f.turnTimeout, "turn-timeout", chat.DefaultTurnTimeout, "time limit for one whole answer, tool calls included")
+	fl.DurationVar(&f.turnTimeout, "turn-timeout", host.DefaultTurnTimeout, "time limit for one whole answer, tool calls included")
 	fl.BoolVar(&f.trace, "trace", false, "trace every turn's think/act/observe/done on stderr, each line labelled with its session (also AGENT_TRACE=1)")
 	fl.BoolVar(&f.strictMCP, "strict-mcp", false, "refuse to start when any MCP server fails to connect (by default the others are served and the failure is logged)")
 	return cmd
 }
 
 // inactiveReason says in a few words why a server is not being served.
-func inactiveReason(in chat.Inactive) string {
-	if hint := chat.LoginHint(in.Err); hint != "" {
+func inactiveReason(in host.Inactive) string {
+	if hint := host.LoginHint(in.Err); hint != "" {
 		return "it needs a login: " + hint
 	}
 	if in.Err == nil {
@@ -123,7 +124,7 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	if err != nil {
 		return err
 	}
-	servers, _, project, err := serverConfigs(&f.chatFlags, logger)
+	extra, err := extraServers(&f.chatFlags)
 	if err != nil {
 		return err
 	}
@@ -131,13 +132,6 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	if err != nil {
 		return err
 	}
-	// A web server never asks on its terminal: only the project servers
-	// already approved (agentapp mcp approve) are started.
-	approved, err := approveProjectServers(dir, project, strings.NewReader(""), stderr)
-	if err != nil {
-		return err
-	}
-	servers = append(approved, servers...)
 	guardCfg, err := readGuardConfig(os.Getenv, dir)
 	if err != nil {
 		return err
@@ -158,25 +152,39 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	audit := openAudit(st, &guardCfg.AuditLog, os.Getenv, logger)
-	defer audit.Close()
-	guards := guard.New(guardCfg, nil, audit) // the web asks on the page
-	local, err := chat.LocalTools(ctx, st, guards, logger)
-	if err != nil {
-		return err
-	}
-	svc, err := support.New(ctx, st)
-	if err != nil {
-		return err
-	}
 	// Stored OAuth logins are used as in the chat; a server that needs a
 	// browser login is reported, never logged into from here.
-	connected, inactive, err := connectServers(ctx, nil, servers, []mcpclient.ConnectOption{mcpclient.WithLogger(logger), chatOAuth(dir, chatConfigPath(&f.chatFlags))}, f.strictMCP)
+	h, err := openHost(ctx, nil, &host.Options{
+		Model:             m,
+		ConfigFile:        f.config,
+		DefaultConfigFile: defaultConfigFile,
+		Getenv:            os.Getenv,
+		LookupEnv:         os.LookupEnv,
+		Extra:             extra,
+		// A web server never asks on its terminal: only the project
+		// servers already approved (agentapp mcp approve) are started.
+		ApproveProject: func(project []mcpconfig.ScopedServer) ([]mcpconfig.Server, error) {
+			return approveProjectServers(dir, project, strings.NewReader(""), stderr)
+		},
+		Guards:         &guardCfg,
+		Store:          st,
+		AuditToFile:    strings.TrimSpace(os.Getenv(guard.EnvAuditLog)) != "",
+		LocalTools:     assistant.LocalTools,
+		ConnectOptions: []mcpclient.ConnectOption{mcpclient.WithLogger(logger), chatOAuth(dir, chatConfigPath(&f.chatFlags))},
+		Strict:         f.strictMCP,
+		Reason:         connectReason,
+		System:         assistant.SystemPrompt,
+		MaxSteps:       f.maxSteps,
+		TurnTimeout:    f.turnTimeout,
+		Logger:         logger,
+	})
 	if err != nil {
 		return err
 	}
-	for _, in := range inactive {
+	for _, in := range h.Tools().Inactive() {
+		if in.Disabled || (!isConnectFailure(in.Err) && host.LoginHint(in.Err) == "") {
+			continue
+		}
 		// As in the chat, the others are served; /readyz reports only the
 		// servers that connected.
 		logger.Warn(fmt.Sprintf("MCP server %s did not connect (%s); serving without it", in.Name, inactiveReason(in)))
@@ -186,22 +194,16 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		traceTo = traceOutput(cmd, stderr)
 	}
 	srv, err := web.New(ctx, web.Options{
-		Model:       m,
-		Local:       local,
-		Servers:     connected,
-		Guards:      guards,
-		Store:       st,
-		Support:     svc,
-		Token:       token,
-		Logger:      logger,
-		MaxSteps:    f.maxSteps,
-		TurnTimeout: f.turnTimeout,
-		Trace:       traceTo,
+		Host:   h,
+		Token:  token,
+		Logger: logger,
+		Trace:  traceTo,
 	})
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
+	local, connected := h.Tools().Local(), h.Tools().Servers()
 
 	base := "http://" + ln.Addr().String()
 	b := banner{title: "agentapp web on " + base + "/"}
@@ -214,7 +216,7 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	} else {
 		b.add("operator", "operator", base+"/operator (no token: loopback only)")
 	}
-	if active := guardCfg.Active(); len(active) > 0 {
+	if active := h.Guards().Config().Active(); len(active) > 0 {
 		b.add("guards", "guards", active)
 	}
 	if traceTo != nil {

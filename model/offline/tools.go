@@ -3,17 +3,19 @@ package offline
 import (
 	"strings"
 
+	"github.com/agentapp/agentapp/assistant/toolnames"
 	"github.com/agentapp/agentapp/model"
 )
 
-// The tool names the model knows. Our MCP server publishes the knowledge-base
-// search as searchKnowledge; locally it is searchKnowledgeBase.
+// The tool names the model knows, as the assistant names its tools. Our MCP
+// server publishes the knowledge-base search as searchKnowledge; locally it
+// is searchKnowledgeBase.
 const (
-	toolOrder    = "getOrderStatus"
-	toolTicket   = "createTicket"
-	toolHuman    = "escalateToHuman"
-	toolKB       = "searchKnowledgeBase"
-	toolKBRemote = "searchKnowledge"
+	toolOrder    = toolnames.OrderStatus
+	toolTicket   = toolnames.CreateTicket
+	toolHuman    = toolnames.Escalate
+	toolKB       = toolnames.SearchKB
+	toolKBRemote = toolnames.SearchKBRemote
 )
 
 // kind is what a tool does, whatever prefix its name carries.

@@ -1,4 +1,4 @@
-package chat
+package host
 
 import (
 	"fmt"
@@ -54,11 +54,11 @@ func (c Clash) String() string { return fmt.Sprintf("%s (from %s)", c.Tool, c.Se
 // The same name from two MCP servers keeps the first server's tool (in
 // configuration order, so the outcome does not depend on which connected
 // first) and skips the later one's, with a warning that names both servers
-// and suggests toolPrefix: one clash must not keep the chat from starting,
+// and suggests toolPrefix: one clash must not keep the host from starting,
 // and the run-time rule (live.go) is the same. A duplicate within the local
 // tools or within one server is an error too. A server's tool without a
 // name is skipped with a warning: it cannot be offered to a model, and one
-// broken tool must not keep the chat from starting (the bridge already
+// broken tool must not keep the host from starting (the bridge already
 // skips such tools; this covers any other Server).
 func merge(local []*agent.Tool, servers []serverTools, strict bool) (*agent.ToolSet, MergeReport, error) {
 	var report MergeReport
@@ -190,4 +190,48 @@ func quoteList(names []string) string {
 		q = append(q, fmt.Sprintf("%q", n))
 	}
 	return strings.Join(q, ", ")
+}
+
+// BuildTools makes the one tool table of a host from the local tools and
+// the connected servers. Each server's tools, as the server's config let
+// them through (allowedTools, excludedTools, toolPrefix are applied by the
+// bridge), are wrapped with the guards and merged with the local tools
+// (guardAndMerge). Local tools are never wrapped.
+//
+// The host builds its first table with it; the red-team tests call it, so
+// the table a test inspects is the table a user gets.
+func BuildTools(local []*agent.Tool, servers []Server, g *guard.Guards) (*agent.ToolSet, MergeReport, error) {
+	lists := make([]serverTools, len(servers))
+	for i, s := range servers {
+		lists[i] = serverTools{server: s.Name(), tools: s.Tools()}
+	}
+	return guardAndMerge(local, lists, g)
+}
+
+// guardAndMerge wraps every tool of lists with the guards (guard.Wrap:
+// allowlist, injection scan, confirmation, PII mask) and then merges them
+// with the local tools, with the strict policy taken from the guards'
+// config (guard.EnvMCPStrict) so one reading of the environment decides
+// both. BuildTools and the rebuild of a running host's table (buildLive)
+// both end here, so a table is guarded the same way however it was made.
+//
+// Wrapping comes before the merge so that an MCP tool that wins a name
+// clash is the guarded one. A server tool without an Origin is an error:
+// the guards would take it for a local tool and let it through unguarded.
+func guardAndMerge(local []*agent.Tool, lists []serverTools, g *guard.Guards) (*agent.ToolSet, MergeReport, error) {
+	guarded := make([]serverTools, len(lists))
+	for i, l := range lists {
+		wrapped := make([]*agent.Tool, len(l.tools))
+		for j, t := range l.tools {
+			if t == nil {
+				continue // merge skips it with a warning
+			}
+			if t.IsLocal() {
+				return nil, MergeReport{}, fmt.Errorf("MCP server %q offered tool %q without an origin, so the guards could not tell it from a local tool; this is a bug in the server bridge", l.server, t.Name)
+			}
+			wrapped[j] = guard.Wrap(t, g)
+		}
+		guarded[i] = serverTools{server: l.server, tools: wrapped}
+	}
+	return merge(local, guarded, g.Config().MCPStrict)
 }

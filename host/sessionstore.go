@@ -1,4 +1,4 @@
-package chat
+package host
 
 import (
 	"context"
@@ -10,10 +10,9 @@ import (
 	"github.com/agentapp/agentapp/store"
 )
 
-// SessionStore is the chat's session persistence for front ends other than
-// the terminal (package web), so that a conversation is stored the same way
-// whichever front end held it: the same tables, the same window rule, the
-// same one-transaction turn.
+// SessionStore is the host's session persistence, so that a conversation
+// is stored the same way whichever front end held it: the same tables, the
+// same window rule, the same one-transaction turn.
 type SessionStore struct {
 	s *sessions
 
@@ -104,3 +103,16 @@ func (s *SessionStore) Window(ctx context.Context, id string, limit int) ([]mode
 func (s *SessionStore) Append(ctx context.Context, id string, msgs []model.Message) error {
 	return s.s.appendMessages(ctx, id, msgs)
 }
+
+// NewID returns a fresh readable session id: the UTC start time and random
+// bits.
+func (s *SessionStore) NewID() string { return s.s.newID() }
+
+// Count returns how many messages a session holds and whether it exists.
+func (s *SessionStore) Count(ctx context.Context, id string) (int, bool, error) {
+	return s.s.count(ctx, id)
+}
+
+// Latest returns the id of the most recently used session, or "" when
+// there is none.
+func (s *SessionStore) Latest(ctx context.Context) (string, error) { return s.s.latest(ctx) }

@@ -1,4 +1,4 @@
-package chat
+package assistant
 
 // SystemPrompt is the default instruction for the model: a customer-service
 // assistant with exactly four duties. It names duties rather than tool

@@ -1,4 +1,4 @@
-package chat
+package host
 
 import (
 	"context"
@@ -77,7 +77,7 @@ var ErrNoSession = errors.New("no such chat session")
 
 func openSessions(ctx context.Context, st *store.Store, now func() time.Time) (*sessions, error) {
 	if st == nil || st.DB == nil {
-		return nil, errors.New("chat: no open store (call store.Open first)")
+		return nil, errors.New("host: no open store (call store.Open first)")
 	}
 	if err := Migrate(ctx, st); err != nil {
 		return nil, err

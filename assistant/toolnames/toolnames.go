@@ -1,0 +1,20 @@
+// Package toolnames names the customer-service tools. It imports nothing,
+// so that the offline model (which sits below the domain in the package
+// order) and the assistant (which sits above it) share one spelling of
+// each name; assistant's tests hold the tools to these names.
+package toolnames
+
+// The tools of the customer-service assistant.
+const (
+	// OrderStatus looks an order up.
+	OrderStatus = "getOrderStatus"
+	// CreateTicket opens an after-sales ticket.
+	CreateTicket = "createTicket"
+	// Escalate hands the conversation to a human.
+	Escalate = "escalateToHuman"
+	// SearchKB is the local knowledge-base search.
+	SearchKB = "searchKnowledgeBase"
+	// SearchKBRemote is the knowledge-base search as our MCP server
+	// publishes it.
+	SearchKBRemote = "searchKnowledge"
+)

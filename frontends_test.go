@@ -1,0 +1,274 @@
+package agentapp_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/assistant"
+	"github.com/agentapp/agentapp/chat"
+	"github.com/agentapp/agentapp/host"
+	"github.com/agentapp/agentapp/kb"
+	"github.com/agentapp/agentapp/mcpclient"
+	"github.com/agentapp/agentapp/mcpconfig"
+	"github.com/agentapp/agentapp/mcpserver"
+	"github.com/agentapp/agentapp/model"
+	"github.com/agentapp/agentapp/model/scripted"
+	"github.com/agentapp/agentapp/store"
+	"github.com/agentapp/agentapp/support"
+	"github.com/agentapp/agentapp/web"
+)
+
+// step is a tool call as every front end reports it.
+type step struct{ Tool, Server, State string }
+
+// outcome is what one front end showed of the same turn.
+type outcome struct {
+	tools   []string // the table the model was offered
+	steps   []step   // in the order they ended
+	sources string   // the sources as JSON
+}
+
+// openHost opens a host with the assistant's local tools and two MCP
+// servers connected in process: "shop" (agentapp's own server, which offers
+// the knowledge base as resources) and "notes" (one tool, no resources).
+func openHost(t *testing.T, m model.Model) *host.Host {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The shop server has a database of its own, as a separate process would.
+	shopStore, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { shopStore.Close() })
+	svc, err := support.New(ctx, shopStore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := kb.Open(ctx, shopStore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.SeedDemo(ctx); err != nil {
+		t.Fatal(err)
+	}
+	note := &agent.Tool{Name: "echoNote", Origin: "", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Execute: func(context.Context, json.RawMessage) (any, error) {
+			return map[string]string{"note": "remember the milk"}, nil
+		}}
+	servers := map[string]mcpclient.InProcessServer{
+		"shop":  mcpserver.New(assistant.ServerOptions(svc, k, "test")),
+		"notes": mcpserver.New(&mcpserver.Options{Name: "notes", Tools: []*agent.Tool{note}}),
+	}
+	h, err := host.Open(ctx, &host.Options{
+		Model: m,
+		Dir:   t.TempDir(),
+		Extra: []host.ExtraServer{
+			{Server: mcpconfig.Server{Name: "shop", Command: "shop"}, Named: true, Source: "shop"},
+			{Server: mcpconfig.Server{Name: "notes", Command: "notes"}, Named: true, Source: "notes"},
+		},
+		Store:      st,
+		LocalTools: assistant.LocalTools,
+		Connect: func(ctx context.Context, c mcpconfig.Server) (host.Server, error) {
+			return mcpclient.ConnectInMemory(ctx, c.Name, servers[c.Name])
+		},
+		System: assistant.SystemPrompt,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// script is the same turn for every front end: four tool calls (an MCP
+// tool that overrides a local one, a local tool, the resource tool, the
+// second server's tool), then an answer citing two hits, the second first.
+func script() *scripted.Model {
+	return scripted.New(
+		scripted.Turn{Calls: []model.ToolCall{
+			scripted.Call("c1", "getOrderStatus", map[string]string{"orderId": "A-1024"}),
+			scripted.Call("c2", "searchKnowledgeBase", map[string]any{"query": "退货 差旅 住宿", "k": 3}),
+			scripted.Call("c3", "listMcpResources", map[string]string{}),
+			scripted.Call("c4", "echoNote", map[string]string{}),
+		}},
+		scripted.Turn{Text: "见 [2]，另见 [1]。"},
+	)
+}
+
+func offered(t *testing.T, m *scripted.Model) []string {
+	t.Helper()
+	reqs := m.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("the model was not called")
+	}
+	var names []string
+	for _, s := range reqs[0].Tools {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+func serverOf(s string) string {
+	if s == "" {
+		return "local" // the terminal leaves a local tool's server out
+	}
+	return s
+}
+
+func terminal(t *testing.T) outcome {
+	m := script()
+	var out, errOut strings.Builder
+	c, err := chat.New(context.Background(), chat.Config{Host: openHost(t, m), In: strings.NewReader(""), Out: &out, Err: &errOut})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.AskAs(context.Background(), "退货和差旅标准？", chat.OutputStreamJSON); err != nil {
+		t.Fatalf("AskAs: %v\n%s", err, errOut.String())
+	}
+	var o outcome
+	sc := bufio.NewScanner(strings.NewReader(out.String()))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var ev struct {
+			Type, Tool, Server, Error string
+			Denied                    bool
+			Sources                   json.RawMessage
+		}
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("stream-json line %q: %v", sc.Text(), err)
+		}
+		switch ev.Type {
+		case "tool_result":
+			state := "ok"
+			if ev.Error != "" {
+				state = "error"
+			} else if ev.Denied {
+				state = "denied"
+			}
+			o.steps = append(o.steps, step{ev.Tool, serverOf(ev.Server), state})
+		case "done":
+			o.sources = string(ev.Sources)
+		}
+	}
+	o.tools = offered(t, m)
+	return o
+}
+
+func chatAPI(t *testing.T) outcome {
+	m := script()
+	srv, err := web.New(context.Background(), web.Options{Host: openHost(t, m), AddressRate: web.Unlimited, SessionRate: web.Unlimited})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	defer func() { ts.Close(); srv.Close() }()
+	resp, err := ts.Client().Post(ts.URL+"/api/sessions", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info web.SessionInfo
+	_ = json.NewDecoder(resp.Body).Decode(&info)
+	resp.Body.Close()
+	resp, err = ts.Client().Post(ts.URL+"/api/sessions/"+info.ID+"/messages", "application/json", strings.NewReader(`{"content":"退货和差旅标准？"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var o outcome
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	event := ""
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: ") && event == "step":
+			var s web.StepEvent
+			if err := json.Unmarshal([]byte(line[6:]), &s); err != nil {
+				t.Fatal(err)
+			}
+			if s.State != "running" {
+				o.steps = append(o.steps, step{s.Tool, s.Server, s.State})
+			}
+		case strings.HasPrefix(line, "data: ") && event == "done":
+			var d struct{ Sources json.RawMessage }
+			if err := json.Unmarshal([]byte(line[6:]), &d); err != nil {
+				t.Fatal(err)
+			}
+			o.sources = string(d.Sources)
+		case strings.HasPrefix(line, "data: ") && event == "error":
+			t.Fatalf("error event: %s", line)
+		}
+	}
+	o.tools = offered(t, m)
+	return o
+}
+
+func openAI(t *testing.T) outcome {
+	m := script()
+	srv, err := web.New(context.Background(), web.Options{Host: openHost(t, m), AddressRate: web.Unlimited})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	defer func() { ts.Close(); srv.Close() }()
+	resp, err := ts.Client().Post(ts.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"messages":[{"role":"user","content":"退货和差旅标准？"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "见 [2]，另见 [1]。") {
+		t.Fatalf("/v1: %s %s", resp.Status, b)
+	}
+	return outcome{tools: offered(t, m)}
+}
+
+// TestFrontEndsAgree runs one configuration — the local tools and two MCP
+// servers, one with resources — through the terminal, the chat API and
+// /v1, and compares what the model was offered, the steps each reported and
+// the sources each wrote.
+func TestFrontEndsAgree(t *testing.T) {
+	term, api, v1 := terminal(t), chatAPI(t), openAI(t)
+
+	for _, want := range []string{"getOrderStatus", "searchKnowledgeBase", "listMcpResources", "readMcpResource", "echoNote", "searchKnowledge"} {
+		if !slices.Contains(term.tools, want) {
+			t.Errorf("the terminal's table %v lacks %s", term.tools, want)
+		}
+	}
+	if !slices.Equal(term.tools, api.tools) || !slices.Equal(term.tools, v1.tools) {
+		t.Errorf("tool tables differ:\nterminal %v\nchat API %v\n/v1      %v", term.tools, api.tools, v1.tools)
+	}
+	wantSteps := []step{{"getOrderStatus", "shop", "ok"}, {"searchKnowledgeBase", "local", "ok"}, {"listMcpResources", host.ResourceToolOrigin, "ok"}, {"echoNote", "notes", "ok"}}
+	sorted := func(s []step) []step {
+		c := slices.Clone(s)
+		slices.SortFunc(c, func(a, b step) int { return strings.Compare(a.Tool, b.Tool) })
+		return c
+	}
+	if !slices.Equal(sorted(term.steps), sorted(wantSteps)) {
+		t.Errorf("terminal steps %v, want %v", term.steps, wantSteps)
+	}
+	if !slices.Equal(term.steps, api.steps) {
+		t.Errorf("steps differ:\nterminal %v\nchat API %v", term.steps, api.steps)
+	}
+	var srcs []host.Source
+	if err := json.Unmarshal([]byte(term.sources), &srcs); err != nil || len(srcs) != 2 || srcs[0].No != 2 || srcs[1].No != 1 {
+		t.Errorf("terminal sources %s, want hits 2 then 1", term.sources)
+	}
+	if term.sources != api.sources {
+		t.Errorf("sources differ:\nterminal %s\nchat API %s", term.sources, api.sources)
+	}
+}

@@ -1,0 +1,217 @@
+// Package host is the part of agentapp that every front end shares: it
+// opens what an assistant needs (the MCP server configs and their
+// approvals, the guards, the store, the audit trail, the local tools, the
+// servers themselves), keeps the live tool table, stores the sessions,
+// runs a turn and reports its steps as one stream of events, and closes
+// every server.
+//
+// The terminal (package chat), the web page, the chat API and the
+// OpenAI-compatible endpoint (package web) are front ends over one Host:
+// what a turn offers the model, how a clash of tool names is settled,
+// which sources an answer cites and how they are written are decided here
+// once. The host knows no domain: the tools and the system prompt come in
+// through Options (package assistant supplies agentapp's).
+package host
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/model"
+	"github.com/agentapp/agentapp/store"
+)
+
+// Limits of a conversation.
+const (
+	// HistoryWindow is how many stored messages (the new one included) the
+	// model sees: enough for follow-up questions, bounded so that a long
+	// session does not grow every request.
+	HistoryWindow = 20
+	// MaxMessageRunes is the longest user message accepted, in characters.
+	// Longer ones are refused before anything is stored or sent.
+	MaxMessageRunes = 8000
+	// DefaultTurnTimeout bounds one whole turn (every model call and tool
+	// call of it); streaming replies are not cut by a per-request timeout.
+	DefaultTurnTimeout = 2 * time.Minute
+)
+
+// Config is a host made of parts already open: the model, the local tools,
+// the connected servers, the guards and the store. Open builds one from
+// Options; tests and embedders may call New with their own parts. Model and
+// Store are required; a zero field means its default.
+type Config struct {
+	Model model.Model
+	// Local are the tools implemented in this process.
+	Local []*agent.Tool
+	// Servers are connected MCP servers. The host owns them from New on:
+	// Close (or a failing New) closes every one.
+	Servers []Server
+	// Inactive are the configured servers that are not running at the
+	// start: they failed to connect, need a login, or are disabled.
+	Inactive []Inactive
+	// Connect starts the configured server called name (Table.Enable).
+	// Nil means an inactive server stays so.
+	Connect func(ctx context.Context, name string) (Server, error)
+	// Guards protect the turns from the MCP servers' tools and, with the
+	// input guard, from injected user messages; nil guards nothing. Their
+	// config decides the merge policy too (MCPStrict). Their confirmer, if
+	// any, asks about the tools to confirm until a front end sets its own
+	// (SetConfirmer).
+	Guards *guard.Guards
+	// Store holds the sessions.
+	Store *store.Store
+	// System is the system prompt; empty sends none.
+	System string
+	// MaxSteps bounds tool rounds per turn; 0 means agent.DefaultMaxSteps.
+	MaxSteps int
+	// TurnTimeout bounds a whole turn; 0 means DefaultTurnTimeout.
+	TurnTimeout time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Notify receives what the tool table reports while the host runs
+	// (clash warnings, changed tool lists); nil logs them to Logger.
+	Notify func(Notice)
+	// Logger receives what the host reports; nil discards.
+	Logger *slog.Logger
+
+	// closers are closed after the servers by Close, last first: what
+	// Open opened (the store, the audit trail).
+	closers []func() error
+}
+
+// Host is a running host. Create it with New or Open, run turns with Run,
+// then Close.
+type Host struct {
+	cfg      Config
+	log      *slog.Logger
+	table    *Table
+	guards   *guard.Guards // cfg.Guards asking through confirm
+	sessions *SessionStore
+	// confirmer is the front end's (SetConfirmer), asked by the host's
+	// confirmer, which reports the question and the answer as events.
+	confirmer atomic.Pointer[guard.Confirmer]
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New checks cfg, builds the tool table (reporting the merge warnings
+// through cfg.Notify) and prepares the session tables. On error it closes
+// cfg.Servers, so no server process outlives a host that did not start.
+func New(ctx context.Context, cfg Config) (h *Host, err error) {
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, CloseAll(cfg.Servers), runClosers(cfg.closers))
+		}
+	}()
+	if cfg.Model == nil {
+		return nil, errors.New("host: no model")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.TurnTimeout <= 0 {
+		cfg.TurnTimeout = DefaultTurnTimeout
+	}
+	h = &Host{cfg: cfg, log: cfg.Logger}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	notify := cfg.Notify
+	if notify == nil {
+		notify = func(n Notice) { h.log.Warn(n.Text) }
+	}
+	if c := cfg.Guards.Confirmer(); c != nil {
+		h.confirmer.Store(&c)
+	}
+	h.guards = cfg.Guards.WithConfirmer(&eventConfirmer{h: h})
+	if h.sessions, err = OpenSessionStore(ctx, cfg.Store, cfg.Now); err != nil {
+		return nil, err
+	}
+	if h.table, err = newTable(ctx, cfg.Local, cfg.Servers, cfg.Inactive, h.guards, notify, cfg.Connect); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// Close closes every running MCP server at once (CloseAll), then what Open
+// opened; the errors are joined. It is safe to call more than once.
+func (h *Host) Close() error {
+	h.closeOnce.Do(func() {
+		h.closeErr = errors.Join(h.table.close(), runClosers(h.cfg.closers))
+	})
+	return h.closeErr
+}
+
+func runClosers(closers []func() error) error {
+	var errs []error
+	for i := len(closers) - 1; i >= 0; i-- {
+		errs = append(errs, closers[i]())
+	}
+	return errors.Join(errs...)
+}
+
+// Sessions are the stored conversations.
+func (h *Host) Sessions() *SessionStore { return h.sessions }
+
+// Tools is the live tool table.
+func (h *Host) Tools() *Table { return h.table }
+
+// Model is the model the turns use.
+func (h *Host) Model() model.Model { return h.cfg.Model }
+
+// Guards are the guards the turns apply, asking through the host (so a
+// confirmation is reported as events of its turn).
+func (h *Host) Guards() *guard.Guards { return h.guards }
+
+// Store is the store of the sessions.
+func (h *Host) Store() *store.Store { return h.cfg.Store }
+
+// TurnTimeout is the bound of a whole turn.
+func (h *Host) TurnTimeout() time.Duration { return h.cfg.TurnTimeout }
+
+// System is the system prompt of the turns.
+func (h *Host) System() string { return h.cfg.System }
+
+// Now is the host's clock.
+func (h *Host) Now() time.Time { return h.cfg.Now() }
+
+// SetConfirmer sets who is asked about the tools the guards confirm: the
+// terminal, the web page. Nil refuses those calls.
+func (h *Host) SetConfirmer(c guard.Confirmer) {
+	if c == nil {
+		h.confirmer.Store(nil)
+		return
+	}
+	h.confirmer.Store(&c)
+}
+
+// Confirmer returns the confirmer set, nil when none is.
+func (h *Host) Confirmer() guard.Confirmer {
+	if c := h.confirmer.Load(); c != nil {
+		return *c
+	}
+	return nil
+}
+
+// eventConfirmer is the confirmer of the host's guards: it reports the
+// question and the answer as events of the turn that asks, and leaves the
+// asking to the front end's confirmer.
+type eventConfirmer struct{ h *Host }
+
+func (e *eventConfirmer) Confirm(ctx context.Context, req guard.ConfirmRequest) guard.Decision {
+	t := turnFrom(ctx)
+	t.emit(Event{Kind: EventApprovalAsked, Approval: &Approval{Request: req}})
+	d := guard.Decision{Reason: "no confirmer is configured, so nobody could approve the call"}
+	if c := e.h.Confirmer(); c != nil {
+		d = c.Confirm(ctx, req)
+	}
+	t.emit(Event{Kind: EventApprovalAnswered, Approval: &Approval{Request: req, Decision: d}})
+	return d
+}

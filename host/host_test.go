@@ -1,0 +1,214 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/mcpclient"
+	"github.com/agentapp/agentapp/model"
+	"github.com/agentapp/agentapp/model/scripted"
+)
+
+// closer is a server whose Close takes a while and may fail.
+type closer struct {
+	name   string
+	delay  time.Duration
+	err    error
+	mu     sync.Mutex
+	closes int
+}
+
+func (c *closer) Name() string         { return c.name }
+func (c *closer) Tools() []*agent.Tool { return nil }
+func (c *closer) Close() error {
+	time.Sleep(c.delay)
+	c.mu.Lock()
+	c.closes++
+	c.mu.Unlock()
+	return c.err
+}
+
+// TestCloseAllParallelJoined: every server is closed at once, so closing
+// takes as long as the slowest, and every error is kept, naming its server.
+func TestCloseAllParallelJoined(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &closer{name: "a", delay: 4 * time.Second, err: errors.New("a broke")}
+		b := &closer{name: "b", delay: 4 * time.Second}
+		c := &closer{name: "c", delay: 4 * time.Second, err: errors.New("c broke")}
+		start := time.Now()
+		err := CloseAll([]Server{a, nil, b, c})
+		if d := time.Since(start); d != 4*time.Second {
+			t.Errorf("closing three servers of 4 s each took %v, want 4s (in parallel)", d)
+		}
+		for _, want := range []string{`close MCP server "a": a broke`, `close MCP server "c": c broke`} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("err = %v; want it to hold %q", err, want)
+			}
+		}
+		if a.closes != 1 || b.closes != 1 || c.closes != 1 {
+			t.Errorf("closes = %d %d %d, want one each", a.closes, b.closes, c.closes)
+		}
+	})
+}
+
+// TestCloseAllBounded: a server whose Close hangs past CloseTimeout is
+// reported by name, and the caller is not held up longer.
+func TestCloseAllBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		slow := &closer{name: "slow", delay: time.Hour}
+		fast := &closer{name: "fast"}
+		start := time.Now()
+		err := CloseAll([]Server{slow, fast})
+		if d := time.Since(start); d != CloseTimeout {
+			t.Errorf("CloseAll returned after %v, want CloseTimeout (%v)", d, CloseTimeout)
+		}
+		if err == nil || !strings.Contains(err.Error(), `"slow" still closing`) {
+			t.Errorf("err = %v; want it to name the server still closing", err)
+		}
+		synctest.Wait()
+		time.Sleep(time.Hour) // let the slow close end inside the bubble
+	})
+}
+
+func TestSourcesCitationOrder(t *testing.T) {
+	out := `{"hits":[{"no":1,"docId":"a","title":"A"},{"no":2,"docId":"b","title":"B"},{"no":3,"docId":"c","title":"C"}]}`
+	got := Sources("见 [3] 和 [1]，以及 [9]，再见 [3]。", []string{`{"orderId":"A-1024"}`, "not json", out})
+	want := []Source{{3, "c", "C"}, {1, "a", "A"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("Sources = %v, want %v (citation order, once each, only hits)", got, want)
+	}
+	if got := Sources("no citations", []string{out}); got == nil || len(got) != 0 {
+		t.Errorf("Sources without citations = %#v, want an empty list", got)
+	}
+	b, _ := json.Marshal(want[0])
+	if string(b) != `{"no":3,"docId":"c","title":"C"}` {
+		t.Errorf("a Source is written as %s", b)
+	}
+}
+
+// liveServer is a supervised server whose tool list a test changes.
+type liveServer struct {
+	name  string
+	mu    sync.Mutex
+	tools []*agent.Tool
+	gen   uint64
+}
+
+func (s *liveServer) Name() string { return s.name }
+func (s *liveServer) Close() error { return nil }
+func (s *liveServer) Tools() []*agent.Tool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.tools)
+}
+func (s *liveServer) offer(names ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tools = nil
+	for _, n := range names {
+		s.tools = append(s.tools, &agent.Tool{Name: n, Origin: s.name, InputSchema: json.RawMessage(`{"type":"object"}`),
+			Execute: func(context.Context, json.RawMessage) (any, error) { return s.name + ":" + n, nil }})
+	}
+	s.gen++
+}
+func (s *liveServer) Status() mcpclient.Status {
+	return mcpclient.Status{State: mcpclient.StateConnected}
+}
+func (s *liveServer) Restart(context.Context) error { return nil }
+func (s *liveServer) Refresh(context.Context) (uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gen, nil
+}
+
+// TestTableMidSessionClash: a clash that appears while the host runs keeps
+// the tool already in the table, skips the newcomer with one warning, and
+// takes the rest of the new lists.
+func TestTableMidSessionClash(t *testing.T) {
+	ctx := context.Background()
+	alpha, beta := &liveServer{name: "alpha"}, &liveServer{name: "beta"}
+	alpha.offer("a1")
+	beta.offer("shared")
+	var notices []Notice
+	h, err := New(ctx, Config{Model: scripted.New(), Servers: []Server{alpha, beta}, Store: openTestStore(t),
+		Notify: func(n Notice) { notices = append(notices, n) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	alpha.offer("a1", "shared", "a2", "a2")
+	beta.offer("shared", "b2")
+	set := h.Tools().Refresh(ctx)
+	if got := set.Names(); !slices.Equal(got, []string{"a1", "a2", "shared", "b2"}) {
+		t.Errorf("table %v", got)
+	}
+	if tool, _ := set.Get("shared"); tool.Origin != "beta" {
+		t.Errorf("shared from %s, want beta", tool.Origin)
+	}
+	var warnings []string
+	for _, n := range notices {
+		if n.Warning {
+			warnings = append(warnings, n.Text)
+		}
+	}
+	all := strings.Join(warnings, "\n")
+	if len(warnings) != 2 || !strings.Contains(all, `"beta"'s is kept`) || !strings.Contains(all, `two tools named "a2"`) {
+		t.Errorf("warnings %q, want one for the duplicate a2 and one keeping beta's shared", warnings)
+	}
+	use := h.Tools().Use()
+	if len(use) != 2 || use[0].Count() != "2 tools (2 skipped: name clash with shared from MCP server beta; offered more than once: a2)" {
+		t.Errorf("alpha's use: %+v", use)
+	}
+}
+
+// confirmAll approves every call.
+type confirmAll struct{}
+
+func (confirmAll) Confirm(context.Context, guard.ConfirmRequest) guard.Decision {
+	return guard.Decision{Approved: true, Reason: "yes"}
+}
+
+// TestRunEvents: a turn reports its steps, its approvals and its end as
+// events, in order, and stores the turn.
+func TestRunEvents(t *testing.T) {
+	ctx := context.Background()
+	srv := &liveServer{name: "shop"}
+	srv.offer("refund")
+	m := scripted.New(
+		scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "refund", map[string]string{"orderId": "A-1"})}},
+		scripted.Turn{Text: "done"},
+	)
+	g := guard.New(guard.Config{Confirm: []string{"refund"}}, confirmAll{}, nil)
+	h, err := New(ctx, Config{Model: m, Servers: []Server{srv}, Guards: g, Store: openTestStore(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	var kinds []EventKind
+	var mu sync.Mutex
+	res, err := h.Run(ctx, Turn{Session: "s1", Messages: []model.Message{{Role: model.RoleUser, Content: "refund A-1"}}, Stream: true,
+		OnEvent: func(ev Event) { mu.Lock(); kinds = append(kinds, ev.Kind); mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []EventKind{EventStepStart, EventToolStart, EventApprovalAsked, EventApprovalAnswered, EventToolEnd, EventStepStart, EventText, EventDone}
+	if !slices.Equal(kinds, want) {
+		t.Errorf("events %v, want %v", kinds, want)
+	}
+	if res.Answer != "done" || len(res.Steps) != 1 || res.Steps[0].Output != "shop:refund" {
+		t.Errorf("result %+v", res)
+	}
+	n, ok, err := h.Sessions().Count(ctx, "s1")
+	if err != nil || !ok || n != 4 {
+		t.Errorf("stored %d messages (ok %v, err %v), want 4", n, ok, err)
+	}
+}

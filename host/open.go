@@ -1,0 +1,323 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/mcpclient"
+	"github.com/agentapp/agentapp/mcpconfig"
+	"github.com/agentapp/agentapp/model"
+	"github.com/agentapp/agentapp/store"
+)
+
+// Options say how Open opens a host: where the MCP server configs are,
+// which project servers may run, the guards, the store, the local tools and
+// how servers are connected. A nil *Options, or a zero field, means the
+// default; Model is required. The host reads no environment variable: the
+// command line reads them and fills these fields in.
+type Options struct {
+	// Model answers the turns.
+	Model model.Model
+	// Dir is the project directory whose .mcp.json is the project scope;
+	// "" means the working directory.
+	Dir string
+	// ConfigFile is an mcpServers file to read besides the scopes; ""
+	// reads DefaultConfigFile in Dir when it exists.
+	ConfigFile, DefaultConfigFile string
+	// Getenv and LookupEnv expand the configs' variables and find the
+	// user's config directory; nil sees an empty environment.
+	Getenv    func(string) string
+	LookupEnv func(string) (string, bool)
+	// Extra are servers given apart from the files (the command line's
+	// --mcp), connected after the files' servers in this order.
+	Extra []ExtraServer
+	// ApproveProject picks which of the project scope's servers may run
+	// (they come with the project, from whoever wrote it); nil runs none.
+	ApproveProject func(project []mcpconfig.ScopedServer) ([]mcpconfig.Server, error)
+
+	// Guards configure the guards; nil guards nothing.
+	Guards *guard.Config
+	// Store holds the sessions and the domain's data; the host takes it
+	// over (Close closes it). Required.
+	Store *store.Store
+	// AuditToFile keeps the audit trail in Guards.AuditLog even on a shared
+	// PostgreSQL database, whose audit table is used otherwise (so that
+	// replicas keep one trail).
+	AuditToFile bool
+	// LocalTools makes the local tools from the store and the guards (the
+	// assistant's); nil means none.
+	LocalTools func(ctx context.Context, st *store.Store, g *guard.Guards, logger *slog.Logger) ([]*agent.Tool, error)
+
+	// Connect connects one server; nil means mcpclient.Connect with
+	// ConnectOptions.
+	Connect        func(ctx context.Context, cfg mcpconfig.Server) (Server, error)
+	ConnectOptions []mcpclient.ConnectOption
+	// Strict fails the start when any server cannot be used (a config
+	// error, a failed connection); by default the host starts with the
+	// others and lists the rest as inactive.
+	Strict bool
+	// Reason words why a server did not connect, for the Inactive list
+	// (the command line adds how to check it by hand); nil keeps the
+	// error.
+	Reason func(err error, cfg mcpconfig.Server) error
+
+	// System, MaxSteps, TurnTimeout, Now, Notify and Logger are as in
+	// Config.
+	System      string
+	MaxSteps    int
+	TurnTimeout time.Duration
+	Now         func() time.Time
+	Notify      func(Notice)
+	Logger      *slog.Logger
+}
+
+// ExtraServer is a server given apart from the config files.
+type ExtraServer struct {
+	Server mcpconfig.Server
+	// Named: its name was chosen by the user, so it must be free (a silent
+	// rename would break "/mcp restart NAME"); a derived name is made
+	// unique instead.
+	Named bool
+	// Source is how the user gave it (e.g. `--mcp "NAME=cmd"`), for the
+	// error when its name is taken.
+	Source string
+}
+
+// NameError is a name the user chose for an extra server that is taken.
+type NameError struct{ Msg string }
+
+func (e *NameError) Error() string { return e.Msg }
+
+// StartError is a strict start that failed: each failure is a
+// *ConnectError, in the order of the servers.
+type StartError struct {
+	Failures []error
+	Configs  []mcpconfig.Server
+}
+
+func (e *StartError) Error() string   { return errors.Join(e.Failures...).Error() }
+func (e *StartError) Unwrap() []error { return e.Failures }
+
+// Open opens a host: it reads the config scopes and the extra servers,
+// asks which project servers may run, opens the guards and their audit
+// trail on the store, makes the local tools, and connects every server at
+// once. By default a server that cannot be used is listed as inactive and
+// the host starts with the others; with Strict it is an error (a
+// *StartError for connections). Cancelling ctx while connecting gives up:
+// the servers connected are closed and ctx's error returned.
+//
+// On error everything Open opened is closed, the store included.
+func Open(ctx context.Context, opts *Options) (h *Host, err error) {
+	if opts == nil || opts.Model == nil {
+		return nil, errors.New("host: no model")
+	}
+	if opts.Store == nil {
+		return nil, errors.New("host: no store")
+	}
+	o := *opts
+	closers := []func() error{o.Store.Close}
+	defer func() {
+		if err != nil && h == nil {
+			err = errors.Join(err, runClosers(closers))
+		}
+	}()
+	if o.Getenv == nil {
+		o.Getenv = func(string) string { return "" }
+	}
+	if o.LookupEnv == nil {
+		o.LookupEnv = func(string) (string, bool) { return "", false }
+	}
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	cfgs, inactive, err := o.serverConfigs(logger)
+	if err != nil {
+		return nil, err
+	}
+
+	var gcfg guard.Config
+	if o.Guards != nil {
+		gcfg = *o.Guards
+	}
+	var audit *guard.Audit
+	if o.Store.Dialect() == store.Postgres && !o.AuditToFile {
+		gcfg.AuditLog = "table " + store.AuditTable + " of the database " + o.Store.Path
+		audit = guard.NewAuditTo(o.Store, gcfg.AuditLog, logger)
+	} else {
+		audit = guard.NewAudit(gcfg.AuditLog, logger)
+	}
+	closers = append(closers, audit.Close)
+	guards := guard.New(gcfg, nil, audit) // a front end adds its confirmer
+	var local []*agent.Tool
+	if o.LocalTools != nil {
+		if local, err = o.LocalTools(ctx, o.Store, guards, logger); err != nil {
+			return nil, err
+		}
+	}
+
+	connect := o.Connect
+	if connect == nil {
+		connect = func(ctx context.Context, c mcpconfig.Server) (Server, error) {
+			b, err := mcpclient.Connect(ctx, c, o.ConnectOptions...)
+			if err != nil {
+				return nil, err
+			}
+			return b, nil
+		}
+	}
+	servers, failed, err := o.connectAll(ctx, cfgs, connect)
+	if err != nil {
+		return nil, err
+	}
+	inactive = append(failed, inactive...)
+	return New(ctx, Config{
+		Model:    o.Model,
+		Local:    local,
+		Servers:  servers,
+		Inactive: inactive,
+		Connect: func(ctx context.Context, name string) (Server, error) {
+			for _, c := range cfgs {
+				if c.Name == name {
+					return connect(ctx, c)
+				}
+			}
+			return nil, fmt.Errorf("no MCP server %q is configured", name)
+		},
+		Guards:      guards,
+		Store:       o.Store,
+		System:      o.System,
+		MaxSteps:    o.MaxSteps,
+		TurnTimeout: o.TurnTimeout,
+		Now:         o.Now,
+		Notify:      o.Notify,
+		Logger:      o.Logger,
+		closers:     closers,
+	})
+}
+
+// serverConfigs gathers the servers to connect: the config scopes' (the
+// approved project servers first), then the extra servers in order; and
+// the configured servers that will not run (a config error, disabled).
+func (o *Options) serverConfigs(logger *slog.Logger) (cfgs []mcpconfig.Server, inactive []Inactive, err error) {
+	dir := o.Dir
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return nil, nil, err
+		}
+	}
+	res, err := mcpconfig.LoadScopes(mcpconfig.ScopesOptions{
+		Dir: dir, ConfigFile: o.ConfigFile, DefaultFile: o.DefaultConfigFile, Getenv: o.Getenv,
+		Load: &mcpconfig.LoadOptions{Logger: logger, LookupEnv: o.LookupEnv},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	fileOf := map[string]string{}
+	var project []mcpconfig.ScopedServer
+	for _, s := range res.Servers {
+		fileOf[s.Server.Name] = s.File
+		switch {
+		case s.Err != nil:
+			if o.Strict {
+				return nil, nil, s.Err
+			}
+			inactive = append(inactive, Inactive{Name: s.Server.Name, Err: s.Err})
+		case s.Disabled:
+			inactive = append(inactive, Inactive{Name: s.Server.Name, Disabled: true, DisabledBy: s.File})
+		case s.Scope == mcpconfig.ScopeProject:
+			project = append(project, s)
+		default:
+			cfgs = append(cfgs, s.Server)
+		}
+	}
+	if len(project) > 0 && o.ApproveProject != nil {
+		approved, err := o.ApproveProject(project)
+		if err != nil {
+			return nil, nil, err
+		}
+		cfgs = append(approved, cfgs...)
+	} else if len(project) > 0 {
+		for _, s := range project {
+			logger.Warn(fmt.Sprintf("skipped MCP server %s of %s: nobody approved it", s.Server.Name, s.File))
+		}
+	}
+	chosen := map[string]string{} // explicit name -> the source that chose it
+	for _, x := range o.Extra {
+		if !x.Named {
+			continue
+		}
+		name := x.Server.Name
+		if prev, dup := chosen[name]; dup {
+			return nil, nil, &NameError{fmt.Sprintf("%s and %s both name a server %q; give each a different name", prev, x.Source, name)}
+		}
+		if file, ok := fileOf[name]; ok {
+			return nil, nil, &NameError{fmt.Sprintf("%s names a server %q, but %s already has a server of that name; choose another name", x.Source, name, file)}
+		}
+		chosen[name] = x.Source
+	}
+	taken := func(n string) bool {
+		_, extra := chosen[n]
+		_, file := fileOf[n]
+		return extra || file
+	}
+	for _, x := range o.Extra {
+		c := x.Server
+		if !x.Named {
+			c.Name = mcpconfig.UniqueName(c.Name, taken)
+		}
+		cfgs = append(cfgs, c)
+	}
+	return cfgs, inactive, nil
+}
+
+// connectAll connects every server at once (ConnectEach). Without Strict
+// the failures become Inactive servers; with it they fail the start.
+func (o *Options) connectAll(ctx context.Context, cfgs []mcpconfig.Server, connect func(context.Context, mcpconfig.Server) (Server, error)) ([]Server, []Inactive, error) {
+	if len(cfgs) == 0 {
+		return nil, nil, nil
+	}
+	names := make([]string, len(cfgs))
+	for i, c := range cfgs {
+		names[i] = c.Name
+	}
+	all, errs := ConnectEach(ctx, names, cfgs, connect)
+	var servers []Server
+	for _, s := range all {
+		if s != nil {
+			servers = append(servers, s)
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, nil, errors.Join(ctx.Err(), CloseAll(servers))
+	}
+	if errors.Join(errs...) == nil {
+		return servers, nil, nil
+	}
+	if o.Strict {
+		var failures []error
+		for _, e := range errs {
+			if e != nil {
+				failures = append(failures, e)
+			}
+		}
+		return nil, nil, errors.Join(&StartError{Failures: failures, Configs: cfgs}, CloseAll(servers))
+	}
+	var inactive []Inactive
+	for i, e := range errs {
+		if e == nil {
+			continue
+		}
+		if o.Reason != nil {
+			e = o.Reason(e, cfgs[i])
+		}
+		inactive = append(inactive, Inactive{Name: names[i], Err: e})
+	}
+	return servers, inactive, nil
+}

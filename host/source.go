@@ -1,0 +1,66 @@
+package host
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Source is a knowledge-base passage an answer cites as [No]. Every front
+// end shows sources in this one shape: the chat's JSON output, the chat
+// API's done event and the page's history.
+type Source struct {
+	No    int    `json:"no"`
+	DocID string `json:"docId"`
+	Title string `json:"title"`
+}
+
+// citation matches [n] in an answer.
+var citation = regexp.MustCompile(`\[(\d{1,3})\]`)
+
+// maxCitations bounds the citations read from one answer.
+const maxCitations = 64
+
+// kbHits is the part of a knowledge-base search result that names the
+// hits (the local search and our MCP server's searchKnowledge return it).
+type kbHits struct {
+	Hits []struct {
+		No    int    `json:"no"`
+		DocID string `json:"docId"`
+		Title string `json:"title"`
+	} `json:"hits"`
+}
+
+// Sources lists the knowledge-base hits the answer cites as [n], in the
+// order first cited, never nil. Hits come from every tool output of the
+// turn (outputs, in order) that has numbered hits with document ids; a
+// later search's hit of the same number replaces an earlier one, as the
+// model saw it last.
+func Sources(answer string, outputs []string) []Source {
+	hits := map[int]Source{}
+	for _, out := range outputs {
+		if !strings.Contains(out, `"hits"`) {
+			continue
+		}
+		var h kbHits
+		if json.Unmarshal([]byte(out), &h) != nil {
+			continue
+		}
+		for _, hit := range h.Hits {
+			if hit.DocID != "" {
+				hits[hit.No] = Source{No: hit.No, DocID: hit.DocID, Title: hit.Title}
+			}
+		}
+	}
+	out := []Source{}
+	seen := map[int]bool{}
+	for _, m := range citation.FindAllStringSubmatch(answer, maxCitations) {
+		n, _ := strconv.Atoi(m[1])
+		if s, ok := hits[n]; ok && !seen[n] {
+			seen[n] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}

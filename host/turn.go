@@ -1,0 +1,419 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/model"
+)
+
+// Turn is what one turn runs: the messages the user adds to a session, or
+// a whole conversation that is not stored.
+type Turn struct {
+	// Session is the conversation the turn belongs to; its id also keys
+	// per-conversation tool state (agent.WithSession).
+	Session string
+	// Messages are what the user adds: one typed message, or a server
+	// prompt's messages. They go after the session's stored window and
+	// are stored with the turn's answer when it succeeds.
+	Messages []model.Message
+	// Conversation, when set, replaces the stored window and Messages:
+	// the whole conversation, of which the last message is the user's.
+	// Nothing is read from or written to the session store (the
+	// OpenAI-compatible endpoint: the conversation is the request's).
+	Conversation []model.Message
+	// Stream asks the model for text as it comes (EventText).
+	Stream bool
+	// Observer, when set, follows the loop too (the trace, a spinner).
+	Observer agent.Observer
+	// OnEvent receives the turn's events, in order; calls may come from
+	// concurrent tool calls, so it must be safe for that. Nil drops them.
+	OnEvent func(Event)
+	// Timeout bounds the turn; 0 means the host's TurnTimeout.
+	Timeout time.Duration
+}
+
+// EventKind says what an Event reports.
+type EventKind string
+
+// The events of a turn.
+const (
+	// EventStepStart: a model call begins (Step).
+	EventStepStart EventKind = "step_start"
+	// EventToolStart: the model asked for a tool call (Step, Call,
+	// Server), before it runs.
+	EventToolStart EventKind = "tool_start"
+	// EventToolEnd: a tool call ended (Step, Call, Server, Result).
+	EventToolEnd EventKind = "tool_end"
+	// EventText: a piece of the answer (Text), with Turn.Stream.
+	EventText EventKind = "text"
+	// EventApprovalAsked: a guarded call waits for the user (Approval).
+	EventApprovalAsked EventKind = "approval_asked"
+	// EventApprovalAnswered: the user (or a timeout) decided (Approval).
+	EventApprovalAnswered EventKind = "approval_answered"
+	// EventDone: the turn succeeded and was stored (Done).
+	EventDone EventKind = "done"
+	// EventError: the turn failed and nothing of it was stored (Err).
+	EventError EventKind = "error"
+)
+
+// Event is one thing a turn reports. Kind says which fields are set.
+type Event struct {
+	Kind EventKind
+	// Step counts the model calls of the turn, from 1.
+	Step int
+	// Call is the tool call of EventToolStart and EventToolEnd.
+	Call model.ToolCall
+	// Server is where the called tool comes from: "local", an MCP
+	// server's name, ResourceToolOrigin, or "" for a name not in the
+	// table (one the model made up).
+	Server string
+	// Result is the outcome of EventToolEnd.
+	Result *agent.StepEvent
+	// Text is EventText's piece of the answer.
+	Text     string
+	Approval *Approval
+	Done     *TurnResult
+	Err      error
+}
+
+// Approval is a confirmation a guarded call asked for; Decision is set on
+// EventApprovalAnswered.
+type Approval struct {
+	Request  guard.ConfirmRequest
+	Decision guard.Decision
+}
+
+// TurnResult is what a turn produced.
+type TurnResult struct {
+	// Answer is the final text.
+	Answer string
+	// Added are the messages the turn added to the conversation: the
+	// user's, the assistant's tool calls, the tool results and the answer.
+	Added []model.Message
+	// Steps are the tool calls, in the order they ended.
+	Steps []agent.StepEvent
+	// Sources are the knowledge-base hits the answer cites.
+	Sources []Source
+	// Usage adds up the tokens of every model call, when the provider
+	// reports them.
+	Usage model.Usage
+	// Tools is the table of the last model call, to tell each step's
+	// server.
+	Tools *agent.ToolSet
+}
+
+// TooLongError refuses a message over MaxMessageRunes characters.
+type TooLongError struct{ Length int }
+
+func (e *TooLongError) Error() string {
+	return fmt.Sprintf("message refused: it is %d characters long and the limit is %d; shorten it or split it into several messages (nothing was sent or stored)", e.Length, MaxMessageRunes)
+}
+
+// InputRefusedError is a user message the input guard refused. It wraps
+// the guard's error, which names the pattern and matches
+// guard.ErrInputRefused.
+type InputRefusedError struct{ Err error }
+
+func (e *InputRefusedError) Error() string {
+	return e.Err.Error() + "; nothing was sent to the model or stored. Rephrase the message, or unset " + guard.EnvInput + " if this is a false alarm"
+}
+
+func (e *InputRefusedError) Unwrap() error { return e.Err }
+
+// TimeoutError is a turn stopped at its time limit.
+type TimeoutError struct{ Limit time.Duration }
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("the turn took longer than %v and was stopped", e.Limit)
+}
+
+func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
+
+// ModelError is a model call that failed.
+type ModelError struct {
+	Model string
+	Err   error
+}
+
+func (e *ModelError) Error() string { return "model " + e.Model + " failed: " + e.Err.Error() }
+func (e *ModelError) Unwrap() error { return e.Err }
+
+// StoreError is a turn that was answered but could not be stored, so it
+// is not part of the conversation.
+type StoreError struct{ Err error }
+
+func (e *StoreError) Error() string {
+	return "the answer could not be stored, so it is not part of the conversation: " + e.Err.Error()
+}
+
+func (e *StoreError) Unwrap() error { return e.Err }
+
+// CheckMessage refuses a user message the host would not send: too long,
+// or (with the input guard) holding an injection phrase. Front ends call
+// it to refuse early in their own way; Run calls it too.
+func (h *Host) CheckMessage(text string) error {
+	if n := utf8.RuneCountInString(text); n > MaxMessageRunes {
+		return &TooLongError{Length: n}
+	}
+	if err := h.guards.CheckUserMessage(text); err != nil {
+		return &InputRefusedError{Err: err}
+	}
+	return nil
+}
+
+type turnKey struct{}
+
+// running is a turn in progress: its context carries it, which is how a
+// confirmation asked deep inside a guarded tool reports its events.
+type running struct {
+	onEvent func(Event)
+	mu      sync.Mutex
+	set     *agent.ToolSet
+	calls   map[string]model.ToolCall
+	steps   []agent.StepEvent
+	step    int
+}
+
+func turnFrom(ctx context.Context) *running {
+	t, _ := ctx.Value(turnKey{}).(*running)
+	return t
+}
+
+func (t *running) emit(ev Event) {
+	if t != nil && t.onEvent != nil {
+		t.onEvent(ev)
+	}
+}
+
+func (t *running) tools() *agent.ToolSet {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.set
+}
+
+// Think, Act, Observe and Done make running the loop's observer, which
+// turns the loop's callbacks into events.
+func (t *running) Think(step, _, _ int) {
+	t.mu.Lock()
+	t.step = step
+	t.mu.Unlock()
+	t.emit(Event{Kind: EventStepStart, Step: step})
+}
+
+func (t *running) Act(step int, calls []model.ToolCall) {
+	set := t.tools()
+	t.mu.Lock()
+	for _, c := range calls {
+		t.calls[c.ID] = c
+	}
+	t.mu.Unlock()
+	for _, c := range calls {
+		t.emit(Event{Kind: EventToolStart, Step: step, Call: c, Server: OriginOf(set, c.Name)})
+	}
+}
+
+func (t *running) Observe(ev agent.StepEvent) {
+	set := t.tools()
+	t.mu.Lock()
+	t.steps = append(t.steps, ev)
+	call, ok := t.calls[ev.CallID]
+	t.mu.Unlock()
+	if !ok {
+		call = model.ToolCall{ID: ev.CallID, Name: ev.ToolName, Arguments: ev.Input}
+	}
+	t.emit(Event{Kind: EventToolEnd, Step: ev.Step, Call: call, Server: OriginOf(set, ev.ToolName), Result: &ev})
+}
+
+func (t *running) Done(*agent.Result, error) {}
+
+// Run runs one turn: it checks the user's message, reads the session's
+// window, runs the loop within the turn's time limit over the live tool
+// table, and stores the turn when it succeeded. A failed or cancelled turn
+// stores nothing, so a conversation never keeps half a tool exchange.
+// Events go to t.OnEvent as the turn goes, ending with EventDone or
+// EventError.
+func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
+	rt := &running{onEvent: t.OnEvent, calls: map[string]model.ToolCall{}}
+	defer func() {
+		if err != nil {
+			rt.emit(Event{Kind: EventError, Err: err})
+		}
+	}()
+	var msgs, added []model.Message
+	if t.Conversation != nil {
+		if len(t.Conversation) == 0 {
+			return nil, errors.New("host: the turn has no messages")
+		}
+		msgs = t.Conversation
+		added = msgs[len(msgs)-1:]
+	} else {
+		added = t.Messages
+		if len(added) == 0 {
+			return nil, errors.New("host: the turn has no messages")
+		}
+		history, err := h.sessions.Window(ctx, t.Session, max(HistoryWindow-len(added), 1))
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(history, added...)
+	}
+	if last := added[len(added)-1]; last.Role == model.RoleUser {
+		if err := h.CheckMessage(last.Content); err != nil {
+			return nil, err
+		}
+	}
+
+	limit := t.Timeout
+	if limit <= 0 {
+		limit = h.cfg.TurnTimeout
+	}
+	turnCtx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	turnCtx = agent.WithSession(turnCtx, t.Session)
+	turnCtx = context.WithValue(turnCtx, turnKey{}, rt)
+
+	m := &usageModel{Model: h.cfg.Model}
+	rt.set = h.table.Refresh(turnCtx)
+	first := true
+	var obs agent.Observer = rt
+	if t.Observer != nil {
+		obs = fanOut{t.Observer, rt} // the front end's first: it times a call before its end is reported
+	}
+	opts := agent.Options{
+		Model:    m,
+		Messages: msgs,
+		Tools:    rt.set,
+		Refresh: func(ctx context.Context) *agent.ToolSet {
+			if first { // the table was just read
+				first = false
+				return nil
+			}
+			set := h.table.Refresh(ctx)
+			rt.mu.Lock()
+			rt.set = set
+			rt.mu.Unlock()
+			return set
+		},
+		System:   h.cfg.System,
+		MaxSteps: h.cfg.MaxSteps,
+		Observer: obs,
+	}
+	if t.Stream {
+		opts.OnText = func(delta string) { rt.emit(Event{Kind: EventText, Text: delta}) }
+	}
+	out, err := agent.Run(turnCtx, opts)
+	if err != nil {
+		switch {
+		case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+			return nil, &TimeoutError{Limit: limit}
+		case errors.Is(err, agent.ErrMaxSteps):
+			return nil, err
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+			return nil, err
+		}
+		return nil, &ModelError{Model: h.cfg.Model.Name(), Err: err}
+	}
+	res = &TurnResult{
+		Answer: out.Text,
+		Added:  append(append([]model.Message(nil), added...), out.Messages[len(msgs):]...),
+		Steps:  rt.steps,
+		Usage:  m.total(),
+		Tools:  rt.tools(),
+	}
+	res.Sources = Sources(out.Text, toolOutputs(res.Added))
+	if t.Conversation == nil {
+		// The turn is over: store it even if the caller left just now.
+		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+		defer scancel()
+		if err := h.sessions.Append(sctx, t.Session, res.Added); err != nil {
+			return nil, &StoreError{Err: err}
+		}
+	}
+	rt.emit(Event{Kind: EventDone, Done: res})
+	return res, nil
+}
+
+// storeTimeout bounds storing a finished turn.
+const storeTimeout = 10 * time.Second
+
+// toolOutputs returns the tool results among msgs, in order.
+func toolOutputs(msgs []model.Message) []string {
+	var outs []string
+	for _, m := range msgs {
+		if m.Role == model.RoleTool {
+			outs = append(outs, m.Content)
+		}
+	}
+	return outs
+}
+
+// usageModel adds up the usage of every call of a turn.
+type usageModel struct {
+	model.Model
+	mu  sync.Mutex
+	sum model.Usage
+}
+
+func (m *usageModel) add(r *model.Response) {
+	if r == nil {
+		return
+	}
+	m.mu.Lock()
+	m.sum.InputTokens += r.Usage.InputTokens
+	m.sum.OutputTokens += r.Usage.OutputTokens
+	m.mu.Unlock()
+}
+
+func (m *usageModel) total() model.Usage {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.sum
+}
+
+func (m *usageModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	r, err := m.Model.Generate(ctx, req)
+	m.add(r)
+	return r, err
+}
+
+func (m *usageModel) Stream(ctx context.Context, req *model.Request, onText func(string)) (*model.Response, error) {
+	r, err := m.Model.Stream(ctx, req, onText)
+	m.add(r)
+	return r, err
+}
+
+// fanOut passes every callback to each of its observers, in order.
+type fanOut []agent.Observer
+
+func (f fanOut) Think(step, messages, tools int) {
+	for _, o := range f {
+		o.Think(step, messages, tools)
+	}
+}
+
+func (f fanOut) Act(step int, calls []model.ToolCall) {
+	for _, o := range f {
+		o.Act(step, calls)
+	}
+}
+
+func (f fanOut) Observe(ev agent.StepEvent) {
+	for _, o := range f {
+		o.Observe(ev)
+	}
+}
+
+func (f fanOut) Done(res *agent.Result, err error) {
+	for _, o := range f {
+		o.Done(res, err)
+	}
+}

@@ -1,0 +1,168 @@
+package agentapp_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/agentapp/agentapp"
+
+// readmeOrder reads the package order the README's layout list states: the
+// packages named in backticks, in the order they first appear. A name is a
+// package when its directory holds Go files, directly, under the package
+// named just before it (`model` … `openai`), or under internal/ once the
+// list says `internal/`.
+func readmeOrder(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	start := strings.Index(text, "Layout, one concern per package")
+	if start < 0 {
+		t.Fatal(`README.md has no "Layout, one concern per package" list`)
+	}
+	text = text[start:]
+	if list := strings.Index(text, "\n- "); list > 0 {
+		if end := strings.Index(text[list:], "\n\n"); end > 0 {
+			text = text[:list+end]
+		}
+	}
+	isPkg := func(dir string) bool {
+		m, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		return len(m) > 0
+	}
+	var order []string
+	seen := map[string]bool{}
+	parent, internal := "", false
+	for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(text, -1) {
+		name := m[1]
+		if name == "internal/" {
+			internal = true
+			continue
+		}
+		pkg := ""
+		switch {
+		case strings.ContainsAny(name, " .-") || strings.HasPrefix(name, "/"):
+		case isPkg(name) || (name == "bench" && isDir(name)):
+			pkg = name
+		case parent != "" && isPkg(parent+"/"+name):
+			pkg = parent + "/" + name
+		case internal && isPkg("internal/"+name):
+			pkg = "internal/" + name
+		}
+		if pkg == "" {
+			continue
+		}
+		if !strings.Contains(pkg, "/") || !strings.HasPrefix(pkg, parent+"/") {
+			parent = pkg
+		}
+		if !seen[pkg] {
+			seen[pkg] = true
+			order = append(order, pkg)
+		}
+	}
+	return order
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// TestLayering holds every package of the module to the order the README's
+// layout list states: a package imports only packages listed after its own
+// entry, its own entry's subpackages, or its ancestors. A package the list
+// does not place, or an import up the list, fails here rather than in a
+// later review.
+func TestLayering(t *testing.T) {
+	order := readmeOrder(t)
+	index := map[string]int{}
+	for i, p := range order {
+		index[p] = i
+	}
+	// entry is the longest listed path that p is or is under.
+	entry := func(p string) (string, bool) {
+		best := ""
+		for _, e := range order {
+			if (p == e || strings.HasPrefix(p, e+"/")) && len(e) > len(best) {
+				best = e
+			}
+		}
+		return best, best != ""
+	}
+	out, err := exec.Command("go", "list", "-json", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(bufio.NewReader(bytes.NewReader(out)))
+	checked := 0
+	for dec.More() {
+		var p struct {
+			ImportPath string
+			Imports    []string
+		}
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		if p.ImportPath == module {
+			continue // this test
+		}
+		rel := strings.TrimPrefix(p.ImportPath, module+"/")
+		own, ok := entry(rel)
+		if !ok {
+			t.Errorf("package %s is not placed in the README's layout list; name it there", rel)
+			continue
+		}
+		checked++
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			dep := strings.TrimPrefix(imp, module+"/")
+			to, ok := entry(dep)
+			switch {
+			case !ok:
+				t.Errorf("%s imports %s, which the README's layout list does not place", rel, dep)
+			case to == own, strings.HasPrefix(rel, dep+"/"):
+			case index[to] < index[own]:
+				t.Errorf("%s imports %s, which the README's layout list places above it (%s before %s)", rel, dep, to, own)
+			}
+		}
+	}
+	if checked < 30 {
+		t.Errorf("only %d packages were checked; the README's list was read as %v", checked, order)
+	}
+	for _, must := range []string{"cmd/agentapp", "web", "chat", "host", "assistant", "mcpclient", "agent", "trace", "model", "internal/jsonscan"} {
+		if _, ok := index[must]; !ok {
+			t.Errorf("the README's layout list was read without %s: %v", must, order)
+		}
+	}
+	if index["web"] >= index["host"] || index["chat"] >= index["host"] || index["trace"] >= index["agent"] {
+		t.Errorf("the README's layout list reads in the wrong order: %v", order)
+	}
+}
+
+// TestFrontEndsApart: neither front end depends on the other, nor on the
+// command line.
+func TestFrontEndsApart(t *testing.T) {
+	for _, c := range []struct{ pkg, not string }{{"web", "chat"}, {"chat", "web"}, {"web", "cmd/agentapp"}, {"chat", "cmd/agentapp"}, {"host", "chat"}, {"host", "web"}} {
+		out, err := exec.Command("go", "list", "-deps", module+"/"+c.pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", c.pkg, err)
+		}
+		for _, d := range strings.Fields(string(out)) {
+			if d == module+"/"+c.not {
+				t.Errorf("%s depends on %s", c.pkg, c.not)
+			}
+		}
+	}
+}
