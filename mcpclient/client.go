@@ -396,7 +396,7 @@ type ConnectError struct {
 	// StderrTail is the server's last stderr lines (at most 10), escaped.
 	StderrTail []string
 	msg        string
-	legacy bool // the server refused streamable HTTP as a legacy SSE server does
+	legacy     bool // the server refused streamable HTTP as a legacy SSE server does
 	// tokens is the OAuth login a refused streamable attempt obtained or
 	// loaded, for the SSE attempt after it; nil without one.
 	tokens oauth2.TokenSource
