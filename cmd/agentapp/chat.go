@@ -427,7 +427,7 @@ func serverConfigs(f *chatFlags, logger *slog.Logger) (cfgs []mcpconfig.Server, 
 	}
 	res, err := mcpconfig.LoadScopes(mcpconfig.ScopesOptions{
 		Dir: wd, ConfigFile: f.config, DefaultFile: defaultConfigFile, Getenv: os.Getenv,
-		Load: &mcpconfig.LoadOptions{Logger: logger, LookupEnv: os.LookupEnv},
+		Load: &mcpconfig.LoadOptions{Logger: logger, LookupEnv: os.LookupEnv}, SkipBroken: !f.strictMCP,
 	})
 	if err != nil {
 		return nil, nil, nil, err

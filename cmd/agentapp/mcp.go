@@ -85,7 +85,7 @@ project, the default); see agentapp mcp add --help.`,
 	pf.StringVar(&f.server, "server", "", "server URL (http/https) or a server name from --config")
 	pf.StringVar(&f.config, "config", "", "mcpServers config file to look --server NAME up in")
 	pf.StringVar(&f.token, "token", "", "bearer token for an HTTP server (default $AGENTAPP_MCP_TOKEN)")
-	pf.StringArrayVar(&f.headers, "header", nil, "extra HTTP header as Name: value (repeatable)")
+	pf.StringArrayVarP(&f.headers, "header", "H", nil, "extra HTTP header as Name: value (repeatable)")
 	pf.DurationVar(&f.callTimeout, "timeout", 0, "timeout of each request: call, resources, read (default the config's \"timeout\", else 60s)")
 	pf.DurationVar(&f.connectTimeout, "connect-timeout", 0, "connect timeout (default 30s, or the config's)")
 	pf.BoolVarP(&f.verbose, "verbose", "v", false, "echo the stdio server's stderr on our stderr")
