@@ -85,8 +85,8 @@ from its schema) and for the roots (the working directory, or its "roots").
 offer besides tools.
 
 With -p, --output-format json or stream-json gives machine-readable output.
-Exit status: 0 answered, 1 failed, 2 usage, 3 answered without a configured MCP
-server that did not connect, 4 answered but a tool call was refused, 130 Ctrl-C.
+Exit status: 0 answered, 1 failed, 2 usage, 3 answered, but a configured MCP
+server failed to connect, 4 answered but a tool call was refused, 130 Ctrl-C.
 
 Guards for the MCP servers' tools (all off by default, shown in the banner):
   AGENT_GUARD_ALLOWLIST=a,b   only these MCP tools may run
