@@ -288,7 +288,7 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 		case chat.StateNeedsLogin:
 			logger.Warn(fmt.Sprintf("MCP server %s needs a login (%s); the chat starts without it", in.Name, chat.LoginHint(in.Err)))
 		default:
-			logger.Warn(fmt.Sprintf("MCP server %s failed to connect; the chat starts without it (see /mcp, or use --strict-mcp to make this an error)", in.Name))
+			logger.Warn(fmt.Sprintf("MCP server %s failed to connect (%s); the chat starts without it (see /mcp, or use --strict-mcp to make this an error)", in.Name, failureSummary(in.Err)))
 		}
 	}
 	inactive = append(inactive, configured...)

@@ -57,3 +57,18 @@ func TestHelpAndErrorsSayWhatIsMeant(t *testing.T) {
 		}
 	}
 }
+
+// TestChatStartSaysWhyAServerFailed: the start-up warning of a server that
+// did not connect carries the reason: a command that is not installed, or
+// the line of the server's stderr that says what is wrong.
+func TestChatStartSaysWhyAServerFailed(t *testing.T) {
+	dir := t.TempDir()
+	_, stderr, code := runChatCLI(t, "", "chat", "--data-dir", dir, "--model", "offline", "--mcp", "agentapp-no-such-xyz serve", "-p", "hi")
+	if code != exitServerFailed || !strings.Contains(stderr, "MCP server agentapp-no-such-xyz failed to connect (command not found: agentapp-no-such-xyz") {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+	_, stderr, _ = runChatCLI(t, "", "chat", "--data-dir", dir, "--model", "offline", "--mcp", failingScript(t), "-p", "hi")
+	if !strings.Contains(stderr, "its stderr says: FATAL: DATABASE_URL is not set); the chat starts without it") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+}

@@ -569,6 +569,21 @@ func (c liveCheck) String() string {
 	return "✗ failed: " + msg
 }
 
+// failureSummary is a failed connect in one line: the error's first line
+// and the lines of the server's stderr that say why, so that a start-up
+// warning says "command not found: agentapp" or "FATAL: DATABASE_URL is
+// not set" rather than only that the server failed.
+func failureSummary(err error) string {
+	if err == nil {
+		return "no reason given"
+	}
+	head, _, _ := strings.Cut(err.Error(), "\n")
+	if why := mcpclient.FailureReason(err); len(why) > 0 {
+		head += " — its stderr says: " + strings.Join(why, " … ")
+	}
+	return head
+}
+
 // checkServers connects to each server at once, each for at most timeout,
 // and closes it again.
 func checkServers(ctx context.Context, cfgs []mcpconfig.Server, timeout time.Duration, logger *slog.Logger) []liveCheck {
