@@ -50,6 +50,17 @@ func TestNewUsersDocuments(t *testing.T) {
 			if len(cs) == 0 || !strings.Contains(cs[0].Text, tt.fact) {
 				t.Errorf("answer %q: its first citation is not the chunk that says %q", answer, tt.fact)
 			}
+			// Only the document that answers is cited: a word the
+			// question shares with another one (VPN, in the laptop FAQ)
+			// does not bring that one in.
+			for _, c := range cs {
+				if c.DocID != cs[0].DocID {
+					t.Errorf("answer %q also cites %s", answer, c.DocID)
+				}
+			}
+			if first, _, _ := strings.Cut(answer, "["); !strings.Contains(first, tt.fact) {
+				t.Errorf("answer %q: want its first sentence to say %q", answer, tt.fact)
+			}
 		})
 	}
 }
