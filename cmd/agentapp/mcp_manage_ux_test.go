@@ -95,7 +95,7 @@ func TestBrokenConfigFileIsSkipped(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, _ = e.run("", "mcp", "list")
-	contains(t, "list (misspelt field)", out+errOut, `ignoring unknown field \"comand\" of server \"x\"; did you mean \"command\"?`, `(the entry has \"comand\": did you mean \"command\"?)`)
+	contains(t, "list (misspelt field)", out+errOut, `ignoring unknown field "comand" of server "x"; did you mean "command"?`, `(the entry has "comand": did you mean "command"?)`)
 }
 
 // TestMCPAddLikeClaude: local is the default scope and wins over project
