@@ -215,6 +215,9 @@ func (o *Options) serverConfigs(logger *slog.Logger) (cfgs []mcpconfig.Server, i
 	res, err := mcpconfig.LoadScopes(mcpconfig.ScopesOptions{
 		Dir: dir, ConfigFile: o.ConfigFile, DefaultFile: o.DefaultConfigFile, Getenv: o.Getenv,
 		Load: &mcpconfig.LoadOptions{Logger: logger, LookupEnv: o.LookupEnv},
+		// A file that does not load is skipped with a warning naming it,
+		// as a server that does not start is: the others still run.
+		SkipBroken: !o.Strict,
 	})
 	if err != nil {
 		return nil, nil, err

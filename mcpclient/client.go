@@ -231,6 +231,21 @@ func (b *Bridge) StderrTail() []string {
 	return p.stderr.tail(0)
 }
 
+// StderrErrors returns the decisive lines the latest stdio server process
+// wrote on stderr: the first line that looks like an error and the latest
+// such line when it is another (nil when none did, and for other
+// transports). They are what a failure should show first; the tail may
+// hold only the end of a stack trace.
+func (b *Bridge) StderrErrors() []string {
+	b.mu.Lock()
+	p := b.proc
+	b.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	return p.stderr.errorLines()
+}
+
 // Connect connects to the server cfg describes (stdio when cfg.Command is
 // set, streamable HTTP when cfg.URL is), initializes the session, lists all
 // its tools and adapts them. ConnectTimeout (default 30 s) bounds all of it.
@@ -352,26 +367,70 @@ func (b *Bridge) failStdio(ctx context.Context, c *conn, phase string, timeout t
 	default:
 		msg.WriteString(safeText(cause))
 	}
-	if tail := p.stderr.tail(10); len(tail) > 0 {
+	decisive, tail := p.stderr.errorLines(), p.stderr.tail(stderrTailShown)
+	for _, l := range decisive {
+		msg.WriteString("\nits stderr says: " + l)
+	}
+	if len(tail) > 0 {
 		msg.WriteString("\nlast lines on its stderr:\n  " + strings.Join(tail, "\n  "))
 	} else {
 		msg.WriteString(" (nothing on its stderr)")
 	}
-	return &ConnectError{Server: b.name, Err: cause, msg: msg.String()}
+	return &ConnectError{Server: b.name, Err: cause, msg: msg.String(), StderrErrors: decisive, StderrTail: tail}
 }
+
+// stderrTailShown is how many of a failed server's last stderr lines its
+// connect error holds.
+const stderrTailShown = 10
 
 // ConnectError is a failed Connect; its message is meant for the user.
 type ConnectError struct {
 	Server string
 	Err    error
-	msg    string
-	legacy bool // the server refused streamable HTTP as a legacy SSE server does
+	// StderrErrors are the decisive lines of a stdio server's stderr: the
+	// first that looks like an error ("Error [ERR_MODULE_NOT_FOUND]:
+	// Cannot find package 'x'", "FATAL: DATABASE_URL is not set") and the
+	// latest such line when it is another; nil when none did. Each is
+	// escaped for a terminal and at most 1000 bytes.
+	StderrErrors []string
+	// StderrTail is the server's last stderr lines (at most 10), escaped.
+	StderrTail []string
+	msg        string
+	legacy     bool // the server refused streamable HTTP as a legacy SSE server does
 	// tokens is the OAuth login a refused streamable attempt obtained or
 	// loaded, for the SSE attempt after it; nil without one.
 	tokens oauth2.TokenSource
 }
 
 func (e *ConnectError) Error() string { return e.msg }
+
+// Headline is the first line of the message: which server failed, when and
+// how, without the stderr lines.
+func (e *ConnectError) Headline() string {
+	h, _, _ := strings.Cut(e.msg, "\n")
+	return h
+}
+
+// FailureReason returns the decisive stderr lines of the server a failed
+// Connect (err, or an error wrapping it) was about, for a one-line summary
+// next to the failure ("the server exited … — FATAL: DATABASE_URL is not
+// set"): ConnectError.StderrErrors, else the last line of its stderr, else
+// nil.
+func FailureReason(err error) []string {
+	var ce *ConnectError
+	if !errors.As(err, &ce) {
+		return nil
+	}
+	if len(ce.StderrErrors) > 0 {
+		return ce.StderrErrors
+	}
+	for i := len(ce.StderrTail) - 1; i >= 0; i-- {
+		if strings.TrimSpace(ce.StderrTail[i]) != "" {
+			return []string{ce.StderrTail[i]}
+		}
+	}
+	return nil
+}
 func (e *ConnectError) Unwrap() error { return e.Err }
 
 // dialHTTP connects over HTTP with the transport the config names; for a

@@ -260,12 +260,38 @@ func isClosedPipe(err error) bool {
 }
 
 // stderrRing keeps the last lines a server wrote on stderr, for error
-// messages (a failed connect shows them) and for StderrTail.
+// messages (a failed connect shows them) and for StderrTail, and the
+// decisive ones: the first line that looks like an error and the latest
+// one. A crash often ends in a long stack (Node prints 10 or more frames
+// after "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'x'"), so the
+// tail alone can miss the one line that says what is wrong.
 type stderrRing struct {
 	mu    sync.Mutex
 	lines []string
 	next  int
 	full  bool
+	// firstErr and lastErr are the first and the latest error-looking
+	// line ("" for none).
+	firstErr, lastErr string
+}
+
+// errorLine matches a stderr line that states an error rather than a
+// frame of its stack: "Error [ERR_…]: …" (Node), "ModuleNotFoundError: …"
+// (Python's last traceback line), "FATAL: …", "panic: …", "fatal error:"
+// (Go), "error: …", "ERROR …", "[ERROR] …", "Exception in thread …".
+var errorLine = regexp.MustCompile(`^\s*(?:\[?(?:ERROR|Error|error|FATAL|Fatal|fatal|CRITICAL|PANIC|panic)\b\]?|[A-Za-z_][\w.]*(?:Error|Exception)\b|Exception in thread\b)`)
+
+// isErrorLine reports whether a stderr line looks like the statement of an
+// error (see errorLine).
+func isErrorLine(s string) bool {
+	// Most lines hold none of these words; checking for them first keeps
+	// the regular expression off the path of a chatty server's stderr.
+	l := s[:min(len(s), 80)]
+	if !strings.Contains(l, "rror") && !strings.Contains(l, "RROR") && !strings.Contains(l, "atal") && !strings.Contains(l, "ATAL") &&
+		!strings.Contains(l, "anic") && !strings.Contains(l, "ANIC") && !strings.Contains(l, "xception") && !strings.Contains(l, "RITICAL") {
+		return false
+	}
+	return errorLine.MatchString(s)
 }
 
 const (
@@ -278,6 +304,12 @@ func (r *stderrRing) add(line string) {
 	defer r.mu.Unlock()
 	if r.lines == nil {
 		r.lines = make([]string, stderrKeepLines)
+	}
+	if isErrorLine(line) {
+		if r.firstErr == "" {
+			r.firstErr = line
+		}
+		r.lastErr = line
 	}
 	r.lines[r.next] = line
 	r.next = (r.next + 1) % len(r.lines)
@@ -299,6 +331,21 @@ func (r *stderrRing) tail(n int) []string {
 		out = out[len(out)-n:]
 	}
 	return out
+}
+
+// errorLines returns the decisive lines: the first error-looking line and,
+// when it is another, the latest one (a Python traceback ends with its
+// exception); nil when no line looked like an error.
+func (r *stderrRing) errorLines() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.firstErr == "":
+		return nil
+	case r.lastErr == r.firstErr:
+		return []string{r.firstErr}
+	}
+	return []string{r.firstErr, r.lastErr}
 }
 
 // pumpStderr reads a server's stderr line by line into ring until EOF, and

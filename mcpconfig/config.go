@@ -161,7 +161,7 @@ func parseConfig(file string, data []byte, opts *LoadOptions) ([]Server, error) 
 		if strings.TrimSpace(f.name) == "" {
 			return nil, fail("", "mcpServers", "a server has an empty name; give it a name")
 		}
-		cfg, enabled, err := parseServer(f.name, f.value, o.LookupEnv, o.Logger)
+		cfg, enabled, err := parseServer(f.name, f.value, o.LookupEnv, o.Logger.With("file", file))
 		if err != nil {
 			var ce *Error
 			if errors.As(err, &ce) {
@@ -208,11 +208,27 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 			return cfg, false, nil
 		}
 	}
+	var unknown []string
 	for _, f := range obj.fields {
 		if !slices.Contains(knownFields, f.name) {
+			unknown = append(unknown, f.name)
+			if near := Nearest(f.name, knownFields); near != "" {
+				logger.Warn(fmt.Sprintf("MCP config: ignoring unknown field %q of server %q; did you mean %q?", f.name, name, near), "server", name, "field", f.name)
+				continue
+			}
 			logger.Warn("MCP config: ignoring unknown field", "server", name, "field", f.name,
 				"known", strings.Join(knownFields, ", "))
 		}
+	}
+	// didYouMean is added to a missing field's error when an unknown
+	// field is a misspelling of it ("comand").
+	didYouMean := func(field string) string {
+		for _, u := range unknown {
+			if Nearest(u, knownFields) == field {
+				return fmt.Sprintf(" (the entry has %q: did you mean %q?)", u, field)
+			}
+		}
+		return ""
 	}
 
 	cfg.Name = name
@@ -332,7 +348,7 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 			return cfg, false, fail("oauth", "only HTTP servers log in with OAuth; this one is a stdio command")
 		}
 		if !hasCommand || strings.TrimSpace(command) == "" {
-			return cfg, false, fail("command", "missing; a stdio server needs \"command\" (and usually \"args\"), an HTTP server needs \"url\"")
+			return cfg, false, fail("command", "missing; a stdio server needs \"command\" (and usually \"args\"), an HTTP server needs \"url\"%s", didYouMean("command")+didYouMean("url"))
 		}
 		if cfg.Command, err = ex.expand("command", command); err != nil {
 			return cfg, false, err
@@ -781,6 +797,52 @@ func UniqueName(name string, taken func(string) bool) string {
 			return n
 		}
 	}
+}
+
+// Nearest returns the word of known that name is most likely a misspelling
+// of: the same but for case, or within two edits (one for a name of three
+// letters or fewer); "" when none is that close.
+func Nearest(name string, known []string) string {
+	best, bestD := "", 3
+	if len([]rune(name)) <= 3 {
+		bestD = 2
+	}
+	for _, k := range known {
+		if strings.EqualFold(k, name) {
+			return k
+		}
+		if d := editDistance(strings.ToLower(name), strings.ToLower(k)); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, in runes; a
+// transposition counts as one edit.
+func editDistance(a, b string) int {
+	x, y := []rune(a), []rune(b)
+	prev2 := make([]int, len(y)+1)
+	prev := make([]int, len(y)+1)
+	cur := make([]int, len(y)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		cur[0] = i
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(y)]
 }
 
 // jsonFields is a JSON object's members in file order, duplicates kept.

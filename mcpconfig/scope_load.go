@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -46,6 +47,13 @@ type ScopesOptions struct {
 	Getenv func(string) string
 	// Load is passed to Load for each file; its OnDisabled is replaced.
 	Load *LoadOptions
+	// SkipBroken: a file of the user, project or local scope (or the
+	// default file) that exists but does not load (invalid JSON, not an
+	// object) is left out, with a warning on Load.Logger, and listed in
+	// Resolved.Skipped, so that one bad file does not stop everything.
+	// False makes it an error, as for a strict start. A file named by
+	// ConfigFile is an error either way: the user asked for it.
+	SkipBroken bool
 }
 
 // Resolved is every scope's servers after precedence: Servers are the ones
@@ -56,6 +64,10 @@ type Resolved struct {
 	Shadowed []ScopedServer
 	// Files are the files read, lowest precedence first.
 	Files []ConfigSource
+	// Skipped are the files left out because they do not load (see
+	// ScopesOptions.SkipBroken), each an *Error naming the file and, for
+	// invalid JSON, the line and column.
+	Skipped []*Error
 }
 
 // ConfigSource is one file LoadScopes read, or would read: Exists is false
@@ -66,11 +78,13 @@ type ConfigSource struct {
 	Exists bool
 }
 
-// LoadScopes reads the user file, the project's .mcp.json and the config
-// file, and resolves names by precedence: file (--config, or agentapp.json)
-// over project over user, as Claude Code lets a project's server replace a
-// user's of the same name. A scope whose file does not exist adds nothing;
-// a file that exists and does not load is an error naming it.
+// LoadScopes reads the user file, the project's .mcp.json, the project's
+// local file and the config file, and resolves names by precedence: file
+// (--config, or agentapp.json) over local over project over user, as Claude
+// Code lets a project's server replace a user's of the same name and the
+// user's private (local) one replace both. A scope whose file does not
+// exist adds nothing; a file that exists and does not load is an error
+// naming it, or skipped under SkipBroken.
 func LoadScopes(opts ScopesOptions) (*Resolved, error) {
 	res := &Resolved{}
 	var files []ConfigSource
@@ -82,6 +96,13 @@ func LoadScopes(opts ScopesOptions) (*Resolved, error) {
 	}
 	if !opts.NoProject {
 		files = append(files, ConfigSource{Scope: ScopeProject, Path: filepath.Join(opts.Dir, ProjectFile)})
+		// The local scope is the user's servers of this project, so it
+		// goes with the project scope (and with the user's directory).
+		if !opts.NoUser {
+			if p, err := LocalFile(opts.Dir, opts.Getenv); err == nil {
+				files = append(files, ConfigSource{Scope: ScopeLocal, Path: p})
+			}
+		}
 	}
 	switch {
 	case opts.ConfigFile != "":
@@ -90,8 +111,16 @@ func LoadScopes(opts ScopesOptions) (*Resolved, error) {
 		files = append(files, ConfigSource{Scope: ScopeFile, Path: filepath.Join(opts.Dir, opts.DefaultFile)})
 	}
 	byName := map[string]int{}
+	var logger *slog.Logger
+	if opts.Load != nil {
+		logger = opts.Load.Logger
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	for i := range files {
 		sf := &files[i]
+		named := sf.Exists // --config: the user asked for this file
 		if !sf.Exists {
 			if _, err := os.Stat(sf.Path); err != nil {
 				if errors.Is(err, os.ErrNotExist) {
@@ -103,7 +132,13 @@ func LoadScopes(opts ScopesOptions) (*Resolved, error) {
 		}
 		servers, err := loadScopeFile(*sf, opts.Load)
 		if err != nil {
-			return nil, err
+			var ce *Error
+			if !opts.SkipBroken || named || !errors.As(err, &ce) {
+				return nil, err
+			}
+			logger.Warn(fmt.Sprintf("MCP config file of the %s scope does not load and is skipped (its servers are not started; the other files are used): %v", sf.Scope, err))
+			res.Skipped = append(res.Skipped, ce)
+			continue
 		}
 		for _, s := range servers {
 			if j, ok := byName[s.Server.Name]; ok {
@@ -208,6 +243,16 @@ func digest(entry json.RawMessage) string {
 	}
 	sum := sha256.Sum256(b.Bytes())
 	return hex.EncodeToString(sum[:])
+}
+
+// ResetProject forgets every approval and every refusal of the project in
+// dir, so the chat asks about each of its servers again; it returns how
+// many it forgot.
+func (a *Approvals) ResetProject(dir string) int {
+	n := len(a.Projects[dir]) + len(a.Refused[dir])
+	delete(a.Projects, dir)
+	delete(a.Refused, dir)
+	return n
 }
 
 // Approved reports whether the server of the project in dir was approved

@@ -106,6 +106,18 @@ func (f *File) Set(name string, entry json.RawMessage) {
 	f.servers = append(f.servers, jsonField{name: name, value: entry})
 }
 
+// SetTop sets a top-level member other than mcpServers (the local scope's
+// "project"), or replaces it where it stands.
+func (f *File) SetTop(name string, value json.RawMessage) {
+	for i, m := range f.top {
+		if m.name == name {
+			f.top[i].value = value
+			return
+		}
+	}
+	f.top = append(f.top, jsonField{name: name, value: value})
+}
+
 // Remove drops the server and reports whether it was there.
 func (f *File) Remove(name string) bool {
 	i := slices.IndexFunc(f.servers, func(s jsonField) bool { return s.name == name })

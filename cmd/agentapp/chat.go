@@ -87,8 +87,8 @@ from its schema) and for the roots (the working directory, or its "roots").
 offer besides tools.
 
 With -p, --output-format json or stream-json gives machine-readable output.
-Exit status: 0 answered, 1 failed, 2 usage, 3 answered without a configured MCP
-server that did not connect, 4 answered but a tool call was refused, 130 Ctrl-C.
+Exit status: 0 answered, 1 failed, 2 usage, 3 answered, but a configured MCP
+server failed to connect, 4 answered but a tool call was refused, 130 Ctrl-C.
 
 Guards for the MCP servers' tools (all off by default, shown in the banner):
   AGENT_GUARD_ALLOWLIST=a,b   only these MCP tools may run
@@ -300,7 +300,7 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 		case in.State() == host.StateNeedsLogin:
 			logger.Warn(fmt.Sprintf("MCP server %s needs a login (%s); the chat starts without it", in.Name, host.LoginHint(in.Err)))
 		case isConnectFailure(in.Err):
-			logger.Warn(fmt.Sprintf("MCP server %s failed to connect; the chat starts without it (see /mcp, or use --strict-mcp to make this an error)", in.Name))
+			logger.Warn(fmt.Sprintf("MCP server %s failed to connect (%s); the chat starts without it (see /mcp, or use --strict-mcp to make this an error)", in.Name, failureSummary(in.Err)))
 		}
 	}
 

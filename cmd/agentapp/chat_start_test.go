@@ -65,7 +65,7 @@ func TestChatStartsWithoutBrokenServer(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", s, out)
 		}
 	}
-	if !strings.Contains(errOut, "agentapp: warning: MCP server broken failed to connect; the chat starts without it") {
+	if !strings.Contains(errOut, "agentapp: warning: MCP server broken failed to connect (command not found: "+missing) || !strings.Contains(errOut, "); the chat starts without it") {
 		t.Errorf("stderr lacks the warning:\n%s", errOut)
 	}
 

@@ -245,7 +245,7 @@ func ingestFiles(cmd *cobra.Command, k *kb.KB, files []inputFile, failures []err
 	stderr := cmd.ErrOrStderr()
 	walkFailures := len(failures)
 	for _, err := range failures {
-		fmt.Fprintln(stderr, "error:", err)
+		fmt.Fprintln(stderr, "agentapp: error:", err)
 	}
 	var bar *progressBar
 	if len(files) >= progressMinFiles && canRedraw(stderr) {
@@ -253,7 +253,7 @@ func ingestFiles(cmd *cobra.Command, k *kb.KB, files []inputFile, failures []err
 	}
 	fail := func(err error) {
 		bar.clear()
-		fmt.Fprintln(stderr, "error:", err)
+		fmt.Fprintln(stderr, "agentapp: error:", err)
 		failures = append(failures, err)
 	}
 	stdout := cmd.OutOrStdout()

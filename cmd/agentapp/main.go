@@ -34,7 +34,9 @@ func newRootCmd() *cobra.Command {
 		Short: "A customer-service agent runtime that speaks MCP in both directions",
 		Long: `agentapp runs a customer-service assistant (orders, tickets, hand-off to a human,
 a company knowledge base) with a tool-calling model. Its tools are served as an
-MCP server, and any external MCP server's tools can be plugged into the chat.`,
+MCP server, and any external MCP server's tools can be plugged into the chat.
+agentapp mcp manages those servers (add, list, get, remove, approve) and calls
+any MCP server's tools from a script.`,
 		Version:       info.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -19,6 +19,7 @@ import (
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/agentapp/agentapp/mcpclient"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 )
@@ -28,6 +29,10 @@ const (
 	mcpExitToolError  = 1 // the tool returned an error; the result is still printed
 	mcpExitUsage      = 2
 	mcpExitConnection = 3 // connection or protocol failure; message on stderr
+	// mcpExitNotFound: the server has no such tool, or refused the request
+	// (a resource it does not have, a prompt's arguments): the connection
+	// is fine, the request is not.
+	mcpExitNotFound = 4
 )
 
 // mcpFlags are the connection flags shared by the mcp subcommands.
@@ -47,8 +52,17 @@ func newMCPCmd() *cobra.Command {
 	f := &mcpFlags{}
 	cmd := &cobra.Command{
 		Use:   "mcp",
-		Short: "A scriptable MCP client: list and call the tools of any MCP server",
-		Long: `mcp connects to one MCP server per invocation and prints JSON on stdout.
+		Short: "Manage the chat's MCP servers (add, list, get…) and call any MCP server's tools",
+		Long: `mcp manages the MCP servers the chat starts, and is a scriptable MCP client.
+
+add, add-json, add-from-claude-desktop, list, get, remove, approve and
+reset-project-choices manage the servers the chat starts: yours for this
+project (--scope local, the default), the project's ./.mcp.json (--scope
+project) or yours for every project (--scope user); see agentapp mcp add
+--help. They print text; list and get print JSON with --json.
+
+tools, call, resources, read, prompts and prompt connect to one MCP server
+per invocation and print JSON on stdout.
 
 The server is either --server (an http(s) URL of a streamable HTTP server, or
 of a legacy SSE one, see --transport; or the name of a server in the --config
@@ -66,26 +80,28 @@ otherwise (--elicit ask|defaults|decline); the roots offered are --root, the
 config's "roots", or the working directory.
 
 Exit codes: 0 ok, 1 the tool returned an error (the result is still
-printed), 2 usage, 3 connection or protocol failure (message on stderr).
-
-add, add-json, list, get, remove and approve manage the servers the chat
-starts, in your file (--scope user) or the project's ./.mcp.json (--scope
-project, the default); see agentapp mcp add --help.`,
+printed), 2 usage, 3 connection or protocol failure (message on stderr;
+mcp list: a server failed), 4 no such tool, or the server refused the
+request (a resource it does not have).`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			names := subcommandNames(cmd)
 			if len(args) > 0 {
-				return mcpUsageError(cmd, "unknown subcommand %q; use tools, call, resources, read, prompts, prompt, login, logout, add, add-json, list, get, remove or approve", args[0])
+				if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+					return mcpUsageError(cmd, "unknown subcommand %q; did you mean %s?", args[0], strings.Join(s, " or "))
+				}
+				return mcpUsageError(cmd, "unknown subcommand %q; use %s", args[0], names)
 			}
 			cmd.SetOut(cmd.ErrOrStderr())
 			_ = cmd.Help()
-			return &exitError{mcpExitUsage, errors.New("missing subcommand: tools, call, resources, read, prompts, prompt, login, logout, add, add-json, list, get, remove or approve")}
+			return &exitError{mcpExitUsage, errors.New("missing subcommand: " + names)}
 		},
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&f.server, "server", "", "server URL (http/https) or a server name from --config")
 	pf.StringVar(&f.config, "config", "", "mcpServers config file to look --server NAME up in")
 	pf.StringVar(&f.token, "token", "", "bearer token for an HTTP server (default $AGENTAPP_MCP_TOKEN)")
-	pf.StringArrayVar(&f.headers, "header", nil, "extra HTTP header as Name: value (repeatable)")
+	pf.StringArrayVarP(&f.headers, "header", "H", nil, "extra HTTP header as Name: value (repeatable)")
 	pf.DurationVar(&f.callTimeout, "timeout", 0, "timeout of each request: call, resources, read (default the config's \"timeout\", else 60s)")
 	pf.DurationVar(&f.connectTimeout, "connect-timeout", 0, "connect timeout (default 30s, or the config's)")
 	pf.BoolVarP(&f.verbose, "verbose", "v", false, "echo the stdio server's stderr on our stderr")
@@ -155,7 +171,7 @@ project, the default); see agentapp mcp add --help.`,
 					}
 					res, err := b.ReadResource(ctx, own[0])
 					if err != nil {
-						return &exitError{mcpExitConnection, err}
+						return requestError(err)
 					}
 					return mcpWriteJSON(cmd.OutOrStdout(), res)
 				})
@@ -166,6 +182,32 @@ project, the default); see agentapp mcp add --help.`,
 	addMCPTaskCmds(cmd, f)
 	return cmd
 }
+
+// subcommandNames lists cmd's subcommands for an error message.
+func subcommandNames(cmd *cobra.Command) string {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() && c.Name() != "help" {
+			names = append(names, c.Name())
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// requestError is the exit of a failed request other than a tool call:
+// the server refusing it (an unknown resource, say) is mcpExitNotFound,
+// anything else a connection failure.
+func requestError(err error) error {
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) && rpcErr.Code != codeRejectedByTransport {
+		return &exitError{mcpExitNotFound, &safeError{err}}
+	}
+	return &exitError{mcpExitConnection, err}
+}
+
+// codeRejectedByTransport is the JSON-RPC code mcpclient gives a request
+// the transport refused (not the server); see mcpclient's adapter.
+const codeRejectedByTransport = -32005
 
 func mcpUsageError(cmd *cobra.Command, format string, a ...any) error {
 	return &exitError{mcpExitUsage, fmt.Errorf("%s (see agentapp %s --help)", fmt.Sprintf(format, a...), cmd.CommandPath()[len("agentapp "):])}
@@ -350,6 +392,9 @@ func mcpCall(ctx context.Context, w io.Writer, b *mcpclient.Bridge, name string,
 	if r, ok := b.RemoteName(name); ok {
 		remote = r
 	}
+	if err := checkToolExists(b, name, remote); err != nil {
+		return err
+	}
 	tool := mcpclient.AdaptTool(rec, b.Name(), &mcp.Tool{Name: remote}, nil, b.ToolTimeout(remote))
 	out, err := tool.Execute(ctx, args)
 	var doc struct {
@@ -387,6 +432,76 @@ func mcpCall(ctx context.Context, w io.Writer, b *mcpclient.Bridge, name string,
 		return &exitError{mcpExitConnection, err}
 	}
 	return &exitError{mcpExitToolError, err}
+}
+
+// checkToolExists refuses a call of a tool the server did not list, naming
+// the nearest names it has, rather than sending it and passing on the
+// server's "invalid arguments" (which sends the user to fix the wrong
+// thing).
+func checkToolExists(b *mcpclient.Bridge, name, remote string) error {
+	var names []string
+	for _, t := range b.Tools() {
+		if t.Name == name || t.Name == remote {
+			return nil
+		}
+		if r, ok := b.RemoteName(t.Name); ok && (r == name || r == remote) {
+			return nil
+		}
+		names = append(names, t.Name)
+	}
+	if len(names) == 0 {
+		return &exitError{mcpExitNotFound, fmt.Errorf("MCP server %s has no tools, so no tool %q", textsafe.Escape(b.Name()), name)}
+	}
+	near := nearNames(name, names, 5)
+	hint := "its tools: " + strings.Join(names[:min(len(names), 12)], ", ")
+	if len(names) > 12 {
+		hint += fmt.Sprintf(", … (%d in all; agentapp mcp tools lists them)", len(names))
+	}
+	if len(near) > 0 {
+		hint = "did you mean " + strings.Join(near, ", ") + "?"
+	}
+	return &exitError{mcpExitNotFound, fmt.Errorf("MCP server %s has no tool %q; %s", textsafe.Escape(b.Name()), name, textsafe.Escape(hint))}
+}
+
+// nearNames returns up to n of names that look like name: within a third
+// of its length in edits (at least two), or containing it, or contained in
+// it, case aside.
+func nearNames(name string, names []string, n int) []string {
+	l := strings.ToLower(name)
+	var out []string
+	for _, c := range names {
+		cl := strings.ToLower(c)
+		d := editDistance(l, cl)
+		if d <= max(2, len([]rune(l))/3) || strings.Contains(cl, l) || (len(cl) >= 3 && strings.Contains(l, cl)) {
+			out = append(out, c)
+			if len(out) == n {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance of a and b, in runes.
+func editDistance(a, b string) int {
+	x, y := []rune(a), []rune(b)
+	prev := make([]int, len(y)+1)
+	cur := make([]int, len(y)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		cur[0] = i
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(y)]
 }
 
 // safeError is an error whose message quotes a server, escaped for the

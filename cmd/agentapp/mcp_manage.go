@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,13 +19,13 @@ import (
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-// defaultScope is where `mcp add` writes without --scope: the project's
-// .mcp.json, as Claude Code adds to the current project by default (its
-// "local" scope is also per project; agentapp has no private per-project
-// file, and the project file is the one a chat in this directory reads).
-const defaultScope = mcpconfig.ScopeProject
+// defaultScope is where `mcp add` writes without --scope: the local scope,
+// the user's private servers of this project, as Claude Code's `mcp add`
+// does; project (the shared .mcp.json) and user are asked for.
+const defaultScope = mcpconfig.ScopeLocal
 
 // approvalsFile is the file of the data directory that remembers which
 // project servers the user approved.
@@ -37,13 +38,63 @@ const listCheckTimeout = 10 * time.Second
 
 // precedence is how `mcp list` and the README explain which server of a
 // name wins.
-const precedence = "--mcp, then --config FILE (or ./agentapp.json), then the project's ./.mcp.json, then the user's file"
+const precedence = "--mcp, then --config FILE (or ./agentapp.json), then local (yours, this project), then project (./.mcp.json), then user (yours, every project)"
 
 // manageFlags are the flags of the management commands.
 type manageFlags struct {
 	scope     string
 	env       []string
 	transport string
+	json      bool
+	revoke    bool
+	file      string // add-from-claude-desktop --file
+}
+
+// manageKeep are the inherited flags that apply to the management
+// commands; the rest (--server, --token, --timeout, the OAuth and client
+// flags) are for the client commands, and are hidden from these commands'
+// help and refused when given.
+var manageKeep = []string{"config", "data-dir", "log-format"}
+
+// onlyFlags hides from c's help the inherited flags that are not in keep
+// (nor extra), and refuses them when given, so that `mcp add --help` lists
+// what applies to add.
+func onlyFlags(c *cobra.Command, extra ...string) {
+	keep := append(slices.Clone(manageKeep), extra...)
+	inapplicable := func(cmd *cobra.Command, visit func(*pflag.Flag)) {
+		cmd.InheritedFlags().VisitAll(func(fl *pflag.Flag) {
+			if !slices.Contains(keep, fl.Name) {
+				visit(fl)
+			}
+		})
+	}
+	c.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		var hidden []*pflag.Flag
+		inapplicable(cmd, func(fl *pflag.Flag) {
+			if !fl.Hidden {
+				fl.Hidden = true
+				hidden = append(hidden, fl)
+			}
+		})
+		defer func() {
+			for _, fl := range hidden {
+				fl.Hidden = false
+			}
+		}()
+		cmd.Root().HelpFunc()(cmd, args)
+	})
+	c.PreRunE = func(cmd *cobra.Command, _ []string) error {
+		var bad []string
+		inapplicable(cmd, func(fl *pflag.Flag) {
+			if fl.Changed {
+				bad = append(bad, "--"+fl.Name)
+			}
+		})
+		if len(bad) > 0 {
+			return mcpUsageError(cmd, "%s %s not apply to %s", strings.Join(bad, ", "), plural(len(bad), "does", "do"), cmd.Name())
+		}
+		return nil
+	}
 }
 
 // newMCPManageCmds returns add, add-json, list, get, remove and approve. f
@@ -51,31 +102,45 @@ type manageFlags struct {
 // edit instead of a scope, --header adds headers to an HTTP server.
 func newMCPManageCmds(f *mcpFlags) []*cobra.Command {
 	var mf manageFlags
-	scopeFlag := func(c *cobra.Command, def string) {
-		c.Flags().StringVarP(&mf.scope, "scope", "s", def, "user ($XDG_CONFIG_HOME/agentapp/mcp.json, for every project) or project (./.mcp.json, shared with the project)")
+	scopeFlag := func(c *cobra.Command) {
+		c.Flags().StringVarP(&mf.scope, "scope", "s", "", "local (the default: yours, for this project only, kept in your config directory), project (./.mcp.json, shared with the project) or user (yours, for every project)")
+	}
+	jsonFlag := func(c *cobra.Command) {
+		c.Flags().BoolVar(&mf.json, "json", false, "print JSON (secrets masked as in the text)")
 	}
 	add := &cobra.Command{
-		Use:   "add [--scope user|project] [-e KEY=VALUE…] NAME -- COMMAND [ARGS…]\n  agentapp mcp add --transport http|sse [--scope user|project] NAME URL [--header 'Name: value'…]",
-		Short: "Add an MCP server to the user's or the project's config",
-		Long: `add writes a server into a config file: by default the project's ./.mcp.json
-(--scope project), or your own file with --scope user, or the file --config names.
+		Use:   "add [--scope local|project|user] [-e KEY=VALUE…] NAME -- COMMAND [ARGS…]\n  agentapp mcp add [--transport http|sse] [--scope …] NAME URL [-H 'Name: value'…]",
+		Short: "Add an MCP server (by default yours, for this project only)",
+		Long: `add writes a server into a config file. The scopes, as in Claude Code:
 
-A stdio server is the command after "--"; -e KEY=VALUE sets its environment
-(write ${VAR} to keep a secret out of the file: it is expanded when the server
-starts). An HTTP server is --transport http NAME URL, with --header 'Name: value'
-(repeatable). The file is written atomically, 0600, keeping everything else in it.`,
+  local    (the default) yours, for this project only: kept in your config
+           directory ($XDG_CONFIG_HOME/agentapp/projects/…), never shared
+  project  ./.mcp.json, shared with everyone who works on the project; the
+           chat asks each user once before it starts such a server
+  user     yours, for every project ($XDG_CONFIG_HOME/agentapp/mcp.json)
+
+When two scopes name the same server, local wins over project, and project
+over user (--mcp and --config FILE come before all three).
+
+A stdio server is the command after "--"; -e KEY=VALUE sets its environment.
+An HTTP server is NAME URL: a URL is recognised and added as --transport http
+(give --transport sse for a legacy SSE server), with -H/--header 'Name: value'
+(repeatable). Write ${VAR} to keep a secret out of the file: it is expanded
+from your environment when the server starts. The file is written
+atomically, 0600, keeping everything else in it.`,
 		Example: `  agentapp mcp add memory -- npx -y @modelcontextprotocol/server-memory
   agentapp mcp add --scope user -e ROOT=/srv files -- npx -y @modelcontextprotocol/server-filesystem /srv
-  agentapp mcp add --transport http crm https://crm.example.com/mcp --header 'Authorization: Bearer ${CRM_TOKEN}'`,
+  agentapp mcp add --scope project crm https://crm.example.com/mcp -H 'Authorization: Bearer ${CRM_TOKEN}'`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return mcpAdd(cmd, f, &mf, args) },
 	}
-	scopeFlag(add, "")
+	scopeFlag(add)
 	add.Flags().StringArrayVarP(&mf.env, "env", "e", nil, "environment variable of a stdio server, KEY=VALUE (repeatable)")
-	add.Flags().StringVarP(&mf.transport, "transport", "t", "stdio", "stdio, http or sse")
+	add.Flags().StringVarP(&mf.transport, "transport", "t", "", "stdio, http or sse (default: http for a URL, else stdio)")
+	onlyFlags(add, "header")
 
 	addJSON := &cobra.Command{
-		Use:     "add-json [--scope user|project] NAME JSON",
+		Use:     "add-json [--scope local|project|user] NAME JSON",
 		Short:   "Add an MCP server from its JSON entry, as in an mcpServers file",
 		Example: `  agentapp mcp add-json weather '{"command": "uvx", "args": ["mcp-weather"], "env": {"KEY": "${WEATHER_KEY}"}}'`,
 		Args:    cobra.ExactArgs(2),
@@ -87,34 +152,73 @@ starts). An HTTP server is --transport http NAME URL, with --header 'Name: value
 			return writeServer(cmd, f, &mf, args[0], raw)
 		},
 	}
-	scopeFlag(addJSON, "")
+	scopeFlag(addJSON)
+	onlyFlags(addJSON)
+
+	fromDesktop := &cobra.Command{
+		Use:   "add-from-claude-desktop [--scope local|project|user] [NAME…]",
+		Short: "Import servers from Claude Desktop's config (the named ones, or all)",
+		Long: `add-from-claude-desktop copies servers from Claude Desktop's
+claude_desktop_config.json into a scope (local by default): the servers
+named, or all of them. A name the scope already has is skipped with a note.
+The file is looked up where Claude Desktop keeps it:
+
+  macOS    ~/Library/Application Support/Claude/claude_desktop_config.json
+  Windows  %APPDATA%\Claude\claude_desktop_config.json
+  Linux    $XDG_CONFIG_HOME/Claude/claude_desktop_config.json (~/.config/Claude/…)
+
+or given with --file.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return mcpAddFromDesktop(cmd, f, &mf, args) },
+	}
+	scopeFlag(fromDesktop)
+	fromDesktop.Flags().StringVar(&mf.file, "file", "", "Claude Desktop's config file (default: where Claude Desktop keeps it on this system)")
+	onlyFlags(fromDesktop)
 
 	list := &cobra.Command{
-		Use:   "list",
+		Use:   "list [--json]",
 		Short: "List the configured MCP servers of every scope, each with a live check",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return mcpList(cmd, f, "") },
+		Long: `list shows every configured server, the scope and file it comes from, and
+the outcome of connecting to it once (a failed server with the lines of its
+stderr that say why). It exits with status 3 when a server failed to connect
+or its entry is invalid, so a script can check the setup.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return mcpList(cmd, f, &mf, "") },
 	}
+	jsonFlag(list)
+	onlyFlags(list, "connect-timeout")
 	get := &cobra.Command{
-		Use:   "get NAME",
-		Short: "Show one configured MCP server: its entry, file, scope and a live check",
+		Use:   "get [--json] NAME",
+		Short: "Show one configured MCP server: its entry (secrets masked), file, scope and a live check",
 		Args:  cobra.ExactArgs(1),
-		RunE:  func(cmd *cobra.Command, args []string) error { return mcpList(cmd, f, args[0]) },
+		RunE:  func(cmd *cobra.Command, args []string) error { return mcpList(cmd, f, &mf, args[0]) },
 	}
+	jsonFlag(get)
+	onlyFlags(get, "connect-timeout")
 	remove := &cobra.Command{
-		Use:   "remove [--scope user|project] NAME",
+		Use:   "remove [--scope local|project|user] NAME",
 		Short: "Remove an MCP server from the config",
 		Args:  cobra.ExactArgs(1),
 		RunE:  func(cmd *cobra.Command, args []string) error { return mcpRemove(cmd, f, &mf, args[0]) },
 	}
-	scopeFlag(remove, "")
+	scopeFlag(remove)
+	onlyFlags(remove)
 	approve := &cobra.Command{
-		Use:   "approve NAME…",
-		Short: "Allow servers of this project's ./.mcp.json to run (the chat asks on a terminal)",
+		Use:   "approve [--revoke] NAME…",
+		Short: "Allow servers of this project's ./.mcp.json to run (the chat asks on a terminal); --revoke takes it back",
 		Args:  cobra.MinimumNArgs(1),
-		RunE:  func(cmd *cobra.Command, args []string) error { return mcpApprove(cmd, args) },
+		RunE:  func(cmd *cobra.Command, args []string) error { return mcpApprove(cmd, args, mf.revoke) },
 	}
-	return []*cobra.Command{add, addJSON, list, get, remove, approve}
+	approve.Flags().BoolVar(&mf.revoke, "revoke", false, "forget your approval (or refusal) of these servers: the chat asks again")
+	onlyFlags(approve)
+	reset := &cobra.Command{
+		Use:   "reset-project-choices",
+		Short: "Forget every approval and refusal of this project's ./.mcp.json servers: the chat asks again",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return mcpResetChoices(cmd) },
+	}
+	onlyFlags(reset)
+	return []*cobra.Command{add, addJSON, fromDesktop, list, get, remove, approve, reset}
 }
 
 // targetFile is the file a management command edits: --config, else the
@@ -142,13 +246,32 @@ func targetFile(cmd *cobra.Command, f *mcpFlags, mf *manageFlags, def mcpconfig.
 	return path, scope, err
 }
 
+// isURL reports whether s is an http(s) URL, which `mcp add` adds as an
+// HTTP server rather than as a command.
+func isURL(s string) bool {
+	l := strings.ToLower(s)
+	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
+}
+
 func mcpAdd(cmd *cobra.Command, f *mcpFlags, mf *manageFlags, args []string) error {
 	own, command := args, []string(nil)
 	if at := cmd.ArgsLenAtDash(); at >= 0 {
 		own, command = args[:at], args[at:]
 	}
+	t := strings.ToLower(mf.transport)
+	if t == "" {
+		// NAME URL, or NAME -- URL: an HTTP server, never a command.
+		t = "stdio"
+		if len(own) == 2 && len(command) == 0 && isURL(own[1]) || len(own) == 1 && len(command) == 1 && isURL(command[0]) {
+			if len(command) == 1 {
+				own, command = append(own, command[0]), nil
+			}
+			t = "http"
+			fmt.Fprintf(cmd.ErrOrStderr(), "agentapp: %s is a URL: adding it as a streamable HTTP server (--transport http; give --transport sse for a legacy SSE server)\n", textsafe.Escape(own[1]))
+		}
+	}
 	var e mcpconfig.Entry
-	switch t := strings.ToLower(mf.transport); t {
+	switch t {
 	case "stdio":
 		if len(own) > 1 && len(command) == 0 {
 			// NAME COMMAND ARGS without "--" (no flag among them).
@@ -157,8 +280,11 @@ func mcpAdd(cmd *cobra.Command, f *mcpFlags, mf *manageFlags, args []string) err
 		if len(own) != 1 || len(command) == 0 {
 			return mcpUsageError(cmd, "add needs NAME -- COMMAND [ARGS…], e.g. agentapp mcp add memory -- npx -y @modelcontextprotocol/server-memory")
 		}
+		if isURL(command[0]) {
+			return mcpUsageError(cmd, "%s is a URL, not a command; add an HTTP server with agentapp mcp add --transport http %s %s", command[0], own[0], command[0])
+		}
 		if len(f.headers) > 0 {
-			return mcpUsageError(cmd, "--header applies to HTTP servers (--transport http)")
+			return mcpUsageError(cmd, "--header applies to HTTP servers (a URL, or --transport http)")
 		}
 		e.Command, e.Args = command[0], command[1:]
 		for _, kv := range mf.env {
@@ -174,6 +300,9 @@ func mcpAdd(cmd *cobra.Command, f *mcpFlags, mf *manageFlags, args []string) err
 	case "http", "sse":
 		if len(own) != 2 || len(command) > 0 {
 			return mcpUsageError(cmd, "add --transport %s needs NAME URL, e.g. agentapp mcp add --transport %s crm https://crm.example.com/mcp", t, t)
+		}
+		if !isURL(own[1]) {
+			return mcpUsageError(cmd, "%q is not an http(s) URL", own[1])
 		}
 		if len(mf.env) > 0 {
 			return mcpUsageError(cmd, "-e applies to stdio servers; send values to an HTTP server with --header")
@@ -219,16 +348,36 @@ func writeServer(cmd *cobra.Command, f *mcpFlags, mf *manageFlags, name string, 
 	if _, ok := file.Entry(name); ok {
 		return &exitError{code: 1, err: fmt.Errorf("%s already has a server named %q; remove it first (agentapp mcp remove %s%s) or choose another name", path, name, name, scopeArg(scope, path))}
 	}
+	if scope == mcpconfig.ScopeProject {
+		warnSharedSecrets(cmd.ErrOrStderr(), path, raw)
+	}
 	file.Set(name, raw)
+	if scope == mcpconfig.ScopeLocal {
+		setLocalProject(file)
+	}
 	if err := file.Save(); err != nil {
 		return err
 	}
 	w := cmd.OutOrStdout()
 	fmt.Fprintf(w, "Added MCP server %s to %s (%s scope).\n", name, path, scope)
+	if scope == mcpconfig.ScopeLocal {
+		fmt.Fprintln(w, "It is yours, for this project only; --scope project shares it in ./.mcp.json, --scope user adds it to every project.")
+	}
 	if scope == mcpconfig.ScopeProject {
 		fmt.Fprintf(w, "The chat asks once before it starts a server of the project's %s; agentapp mcp approve %s allows it now.\n", mcpconfig.ProjectFile, name)
 	}
 	return nil
+}
+
+// setLocalProject records in a local scope's file which project it is for,
+// for a person who opens it (the file's path holds only a digest).
+func setLocalProject(file *mcpconfig.File) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return
+	}
+	p, _ := json.Marshal(mcpconfig.ProjectKey(wd))
+	file.SetTop("project", p)
 }
 
 func scopeArg(scope mcpconfig.Scope, path string) string {
@@ -267,7 +416,11 @@ func mcpRemove(cmd *cobra.Command, f *mcpFlags, mf *manageFlags, name string) er
 			}
 		}
 		if len(paths) > 1 {
-			return mcpUsageError(cmd, "both the user and the project config have a server named %q; say which with --scope user or --scope project", name)
+			names := make([]string, len(scopes))
+			for i, sc := range scopes {
+				names[i] = string(sc)
+			}
+			return mcpUsageError(cmd, "the %s scopes each have a server named %q; say which with --scope %s", strings.Join(names, " and "), name, strings.Join(names, " or --scope "))
 		}
 	}
 	for i, p := range paths {
@@ -284,7 +437,7 @@ func mcpRemove(cmd *cobra.Command, f *mcpFlags, mf *manageFlags, name string) er
 		fmt.Fprintf(cmd.OutOrStdout(), "Removed MCP server %s from %s (%s scope).\n", name, p, scopes[i])
 		return nil
 	}
-	where := "the user's or this project's config"
+	where := "your (local or user) or this project's config"
 	if len(paths) == 1 {
 		where = paths[0]
 	}
@@ -300,35 +453,91 @@ func openApprovals(cmd *cobra.Command) (*mcpconfig.Approvals, error) {
 	return mcpconfig.OpenApprovals(filepath.Join(dir, approvalsFile))
 }
 
-func mcpApprove(cmd *cobra.Command, names []string) error {
+// projectFileHere opens the working directory's .mcp.json, which must
+// exist.
+func projectFileHere() (wd string, file *mcpconfig.File, err error) {
+	wd, err = os.Getwd()
+	if err != nil {
+		return "", nil, err
+	}
+	path := filepath.Join(wd, mcpconfig.ProjectFile)
+	file, err = mcpconfig.OpenFile(path)
+	if err != nil {
+		return "", nil, err
+	}
+	if !file.Exists() {
+		return "", nil, &exitError{code: 1, err: fmt.Errorf("this directory has no %s; run this in the project's directory", mcpconfig.ProjectFile)}
+	}
+	return wd, file, nil
+}
+
+func mcpApprove(cmd *cobra.Command, names []string, revoke bool) error {
+	a, err := openApprovals(cmd)
+	if err != nil {
+		return err
+	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(wd, mcpconfig.ProjectFile)
-	file, err := mcpconfig.OpenFile(path)
-	if err != nil {
-		return err
+	if revoke {
+		// A server whose entry is gone can still be revoked: the
+		// approval is what is asked about, not the file.
+		var none []string
+		for _, n := range names {
+			if !a.Revoke(wd, n) {
+				none = append(none, n)
+			}
+		}
+		if len(none) > 0 {
+			return &exitError{code: 1, err: fmt.Errorf("you neither approved nor declined %s in %s; nothing was changed (agentapp mcp list shows each server's state)", strings.Join(none, ", "), wd)}
+		}
+		if err := a.Save(); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "Forgot your choice about %s of %s; the chat asks again before it starts %s.\n",
+			strings.Join(names, ", "), filepath.Join(wd, mcpconfig.ProjectFile), plural(len(names), "it", "them"))
+		return nil
 	}
-	if !file.Exists() {
-		return &exitError{code: 1, err: fmt.Errorf("this directory has no %s; approve runs in the project's directory", mcpconfig.ProjectFile)}
-	}
-	a, err := openApprovals(cmd)
+	wd, file, err := projectFileHere()
 	if err != nil {
 		return err
 	}
 	for _, n := range names {
 		e, ok := file.Entry(n)
 		if !ok {
-			return &exitError{code: 1, err: fmt.Errorf("%s has no server named %q (it has: %s)", path, n, strings.Join(file.Names(), ", "))}
+			return &exitError{code: 1, err: fmt.Errorf("%s has no server named %q (it has: %s)", file.Path, n, strings.Join(file.Names(), ", "))}
 		}
 		a.Approve(wd, n, e)
 	}
 	if err := a.Save(); err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "Approved %s of %s; the chat starts %s from now on (until the entry changes).\n",
-		strings.Join(names, ", "), path, plural(len(names), "it", "them"))
+	fmt.Fprintf(cmd.OutOrStdout(), "Approved %s of %s; the chat starts %s from now on (until the entry changes; agentapp mcp approve --revoke NAME takes it back).\n",
+		strings.Join(names, ", "), file.Path, plural(len(names), "it", "them"))
+	return nil
+}
+
+// mcpResetChoices is `mcp reset-project-choices`.
+func mcpResetChoices(cmd *cobra.Command) error {
+	a, err := openApprovals(cmd)
+	if err != nil {
+		return err
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	n := a.ResetProject(wd)
+	if err := a.Save(); err != nil {
+		return err
+	}
+	if n == 0 {
+		fmt.Fprintf(cmd.OutOrStdout(), "You had made no choice about the servers of %s; nothing to forget.\n", filepath.Join(wd, mcpconfig.ProjectFile))
+		return nil
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "Forgot %d %s about the servers of %s; the chat asks again before it starts each.\n",
+		n, plural(n, "choice", "choices"), filepath.Join(wd, mcpconfig.ProjectFile))
 	return nil
 }
 
@@ -336,6 +545,17 @@ func mcpApprove(cmd *cobra.Command, names []string) error {
 type liveCheck struct {
 	tools int
 	err   error
+}
+
+// status is the check's one-word state, for --json.
+func (c liveCheck) status() string {
+	switch {
+	case c.err == nil:
+		return "connected"
+	case chat.LoginHint(c.err) != "":
+		return "needs-login"
+	}
+	return "failed"
 }
 
 func (c liveCheck) String() string {
@@ -347,6 +567,21 @@ func (c liveCheck) String() string {
 	}
 	msg, _, _ := strings.Cut(c.err.Error(), "\n")
 	return "✗ failed: " + msg
+}
+
+// failureSummary is a failed connect in one line: the error's first line
+// and the lines of the server's stderr that say why, so that a start-up
+// warning says "command not found: agentapp" or "FATAL: DATABASE_URL is
+// not set" rather than only that the server failed.
+func failureSummary(err error) string {
+	if err == nil {
+		return "no reason given"
+	}
+	head, _, _ := strings.Cut(err.Error(), "\n")
+	if why := mcpclient.FailureReason(err); len(why) > 0 {
+		head += " — its stderr says: " + strings.Join(why, " … ")
+	}
+	return head
 }
 
 // checkServers connects to each server at once, each for at most timeout,
@@ -380,15 +615,47 @@ func checkServers(ctx context.Context, cfgs []mcpconfig.Server, timeout time.Dur
 func target(s mcpconfig.Server) string {
 	if s.IsHTTP() {
 		if s.Transport == mcpconfig.TransportSSE {
-			return s.URL + " (legacy SSE)"
+			return maskURL(s.URL) + " (legacy SSE)"
 		}
-		return s.URL + " (HTTP)"
+		return maskURL(s.URL) + " (HTTP)"
 	}
-	return s.CommandLine()
+	return maskArgs(s.CommandLine())
 }
 
+// serverView is one server as `mcp list` and `mcp get` show it, and as
+// --json prints it.
+type serverView struct {
+	Name   string `json:"name"`
+	Scope  string `json:"scope"`
+	File   string `json:"file"`
+	Target string `json:"target,omitempty"`
+	// Status is connected, failed, needs-login, invalid, disabled,
+	// not-approved or declined.
+	Status string `json:"status"`
+	// Detail is the state in words, as the text shows it.
+	Detail string `json:"detail"`
+	Tools  *int   `json:"tools,omitempty"`
+	// Error is the whole error of a failed or invalid server.
+	Error string `json:"error,omitempty"`
+	// StderrErrors are the lines of a failed stdio server's stderr that
+	// say why (mcpclient.FailureReason); StderrTail its last lines.
+	StderrErrors []string        `json:"stderrErrors,omitempty"`
+	StderrTail   []string        `json:"stderrTail,omitempty"`
+	Entry        json.RawMessage `json:"entry,omitempty"`
+	// Replaces are the servers of this name in scopes it wins over.
+	Replaces []shadowView `json:"replaces,omitempty"`
+}
+
+type shadowView struct {
+	Scope string `json:"scope"`
+	File  string `json:"file"`
+}
+
+// failed reports whether the server is one `mcp list` exits non-zero for.
+func (v serverView) failed() bool { return v.Status == "failed" || v.Status == "invalid" }
+
 // mcpList is `mcp list` (only == "") and `mcp get NAME`.
-func mcpList(cmd *cobra.Command, f *mcpFlags, only string) error {
+func mcpList(cmd *cobra.Command, f *mcpFlags, mf *manageFlags, only string) error {
 	w := cmd.OutOrStdout()
 	logger := cmdLogger(cmd, cmd.ErrOrStderr(), slog.LevelWarn)
 	wd, err := os.Getwd()
@@ -397,7 +664,8 @@ func mcpList(cmd *cobra.Command, f *mcpFlags, only string) error {
 	}
 	res, err := mcpconfig.LoadScopes(mcpconfig.ScopesOptions{
 		Dir: wd, ConfigFile: f.config, DefaultFile: defaultConfigFile, Getenv: os.Getenv,
-		Load: &mcpconfig.LoadOptions{Logger: logger, LookupEnv: os.LookupEnv},
+		Load:       &mcpconfig.LoadOptions{Logger: logger, LookupEnv: os.LookupEnv},
+		SkipBroken: true,
 	})
 	if err != nil {
 		return err
@@ -419,21 +687,31 @@ func mcpList(cmd *cobra.Command, f *mcpFlags, only string) error {
 	// not agreed to run.
 	var check []mcpconfig.Server
 	var checkIdx []int
-	state := make([]string, len(servers))
+	views := make([]serverView, len(servers))
 	for i, s := range servers {
+		v := serverView{Name: s.Server.Name, Scope: string(s.Scope), File: s.File, Entry: maskEntry(s.Entry)}
 		switch {
 		case s.Err != nil:
-			state[i] = "✗ invalid: " + s.Err.Error()
+			v.Status, v.Detail, v.Error = "invalid", "✗ invalid: "+s.Err.Error(), s.Err.Error()
 		case s.Disabled:
-			state[i] = "disabled in " + s.File
+			v.Status, v.Detail = "disabled", "disabled in "+s.File
 		case s.Scope == mcpconfig.ScopeProject && approvals.Declined(wd, s.Server.Name, s.Entry):
-			state[i] = "declined (agentapp mcp approve " + s.Server.Name + " allows it)"
+			v.Status, v.Detail = "declined", "declined (agentapp mcp approve "+s.Server.Name+" allows it)"
 		case s.Scope == mcpconfig.ScopeProject && !approvals.Approved(wd, s.Server.Name, s.Entry):
-			state[i] = "not approved yet (the chat asks on a terminal; agentapp mcp approve " + s.Server.Name + " allows it)"
+			v.Status, v.Detail = "not-approved", "not approved yet (the chat asks on a terminal; agentapp mcp approve "+s.Server.Name+" allows it)"
 		default:
 			check = append(check, s.Server)
 			checkIdx = append(checkIdx, i)
 		}
+		if s.Err == nil && !s.Disabled {
+			v.Target = target(s.Server)
+		}
+		for _, sh := range res.Shadowed {
+			if sh.Server.Name == s.Server.Name {
+				v.Replaces = append(v.Replaces, shadowView{Scope: string(sh.Scope), File: sh.File})
+			}
+		}
+		views[i] = v
 	}
 	timeout := listCheckTimeout
 	if f.connectTimeout > 0 {
@@ -442,18 +720,88 @@ func mcpList(cmd *cobra.Command, f *mcpFlags, only string) error {
 	ctx, stop := context.WithCancel(cmd.Context())
 	defer stop()
 	for j, c := range checkServers(ctx, check, timeout, logger) {
-		state[checkIdx[j]] = c.String()
+		v := &views[checkIdx[j]]
+		v.Status, v.Detail = c.status(), c.String()
+		if c.err == nil {
+			n := c.tools
+			v.Tools = &n
+		} else {
+			v.Error = c.err.Error()
+			v.StderrErrors = mcpclient.FailureReason(c.err)
+			var ce *mcpclient.ConnectError
+			if errors.As(c.err, &ce) {
+				v.StderrTail = ce.StderrTail
+			}
+		}
 	}
-	if only != "" {
-		return printGet(w, servers[0], state[0], res)
+	var failed []string
+	for _, v := range views {
+		if v.failed() {
+			failed = append(failed, v.Name)
+		}
 	}
-	if len(servers) == 0 {
+	switch {
+	case mf.json && only != "":
+		err = mcpWriteJSON(w, views[0])
+	case mf.json:
+		err = mcpWriteJSON(w, listJSON(views, res))
+	case only != "":
+		printGet(w, views[0])
+	default:
+		printList(w, views, res)
+	}
+	if err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		return &exitError{code: mcpExitConnection, err: fmt.Errorf("%d of %d MCP %s failed (did not connect, or the entry is invalid): %s",
+			len(failed), len(views), plural(len(views), "server", "servers"), strings.Join(failed, ", "))}
+	}
+	return nil
+}
+
+// listJSON is `mcp list --json`.
+func listJSON(views []serverView, res *mcpconfig.Resolved) any {
+	type fileJSON struct {
+		Scope   string `json:"scope"`
+		Path    string `json:"path"`
+		Exists  bool   `json:"exists"`
+		Skipped string `json:"skipped,omitempty"`
+	}
+	files := []fileJSON{}
+	for _, sf := range res.Files {
+		fj := fileJSON{Scope: string(sf.Scope), Path: sf.Path, Exists: sf.Exists}
+		for _, sk := range res.Skipped {
+			if sk.File == sf.Path {
+				fj.Skipped = sk.Error()
+			}
+		}
+		files = append(files, fj)
+	}
+	if views == nil {
+		views = []serverView{}
+	}
+	return map[string]any{"servers": views, "files": files, "precedence": precedence}
+}
+
+func printList(w io.Writer, views []serverView, res *mcpconfig.Resolved) {
+	if len(views) == 0 {
 		fmt.Fprintln(w, "No MCP servers are configured. Add one with agentapp mcp add NAME -- COMMAND (see agentapp mcp add --help).")
 	} else {
-		fmt.Fprintf(w, "%d MCP %s (where two name the same server, the first of these wins: %s):\n", len(servers), plural(len(servers), "server", "servers"), precedence)
+		fmt.Fprintf(w, "%d MCP %s (where two name the same server, the first of these wins: %s):\n", len(views), plural(len(views), "server", "servers"), precedence)
 	}
-	for i, s := range servers {
-		fmt.Fprintln(w, textsafe.Escape(fmt.Sprintf("  %s (%s): %s — %s", s.Server.Name, s.Scope, targetOf(s), state[i])))
+	for _, v := range views {
+		t := v.Target
+		switch v.Status {
+		case "invalid":
+			t = "invalid entry"
+		case "disabled":
+			t = "disabled"
+		}
+		fmt.Fprintln(w, textsafe.Escape(fmt.Sprintf("  %s (%s): %s — %s", v.Name, v.Scope, t, v.Detail)))
+		for _, l := range v.StderrErrors {
+			fmt.Fprintln(w, "      its stderr says: "+l)
+		}
 	}
 	for _, s := range res.Shadowed {
 		fmt.Fprintln(w, textsafe.Escape(fmt.Sprintf("  %s (%s, %s): replaced by the server of that name above", s.Server.Name, s.Scope, s.File)))
@@ -464,43 +812,42 @@ func mcpList(cmd *cobra.Command, f *mcpFlags, only string) error {
 		if !sf.Exists {
 			note = " (none)"
 		}
-		fmt.Fprintf(w, "  %s: %s%s\n", sf.Scope, sf.Path, note)
+		for _, sk := range res.Skipped {
+			if sk.File == sf.Path {
+				note = " (skipped, it does not load: " + strings.TrimPrefix(sk.Error(), sk.File+": ") + ")"
+			}
+		}
+		fmt.Fprintln(w, textsafe.Escape(fmt.Sprintf("  %s: %s%s", sf.Scope, sf.Path, note)))
 	}
-	return nil
 }
 
-func targetOf(s mcpconfig.ScopedServer) string {
-	switch {
-	case s.Err != nil:
-		return "invalid entry"
-	case s.Disabled:
-		return "disabled"
+// printGet is `mcp get NAME`: the entry as written (secrets masked), where,
+// and the whole outcome of the check.
+func printGet(w io.Writer, v serverView) {
+	fmt.Fprintln(w, textsafe.Escape(v.Name+":"))
+	fmt.Fprintf(w, "  scope:  %s\n", v.Scope)
+	fmt.Fprintf(w, "  file:   %s\n", v.File)
+	if v.Target != "" {
+		fmt.Fprintln(w, textsafe.Escape("  target: "+v.Target))
 	}
-	return target(s.Server)
-}
-
-// printGet is `mcp get NAME`: the entry as written and where.
-func printGet(w io.Writer, s mcpconfig.ScopedServer, state string, res *mcpconfig.Resolved) error {
-	fmt.Fprintln(w, textsafe.Escape(s.Server.Name+":"))
-	fmt.Fprintf(w, "  scope:  %s\n", s.Scope)
-	fmt.Fprintf(w, "  file:   %s\n", s.File)
-	if !s.Disabled && s.Err == nil {
-		fmt.Fprintln(w, textsafe.Escape("  target: "+target(s.Server)))
-	}
-	fmt.Fprintln(w, textsafe.Escape("  status: "+state))
-	var pretty strings.Builder
-	if b, err := json.MarshalIndent(json.RawMessage(s.Entry), "  ", "  "); err == nil {
-		pretty.Write(b)
-	} else {
-		pretty.Write(s.Entry)
-	}
-	fmt.Fprintln(w, "  entry:  "+escapeLinesCLI(pretty.String()))
-	for _, sh := range res.Shadowed {
-		if sh.Server.Name == s.Server.Name {
-			fmt.Fprintf(w, "  it replaces the server of that name in %s (%s scope)\n", sh.File, sh.Scope)
+	fmt.Fprintln(w, textsafe.Escape("  status: "+v.Detail))
+	if v.Error != "" && v.Status == "failed" {
+		// The whole error: the stderr lines that say why, then its tail.
+		_, rest, _ := strings.Cut(v.Error, "\n")
+		if rest != "" {
+			fmt.Fprintln(w, "          "+strings.ReplaceAll(rest, "\n", "\n          "))
 		}
 	}
-	return nil
+	var pretty strings.Builder
+	if b, err := json.MarshalIndent(v.Entry, "  ", "  "); err == nil {
+		pretty.Write(b)
+	} else {
+		pretty.Write(v.Entry)
+	}
+	fmt.Fprintln(w, "  entry:  "+escapeLinesCLI(pretty.String()))
+	for _, sh := range v.Replaces {
+		fmt.Fprintf(w, "  it replaces the server of that name in %s (%s scope)\n", sh.File, sh.Scope)
+	}
 }
 
 func escapeLinesCLI(s string) string {

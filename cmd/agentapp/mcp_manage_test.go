@@ -142,7 +142,7 @@ func TestMCPManageRoundTrip(t *testing.T) {
 	if !strings.Contains(out, "Added MCP server tester to "+userFile+" (user scope)") {
 		t.Errorf("add: %s", out)
 	}
-	out = e.mustRun("mcp", "add-json", "shop", `{"command": "`+bin+`", "args": ["serve"], "x-note": "kept"}`)
+	out = e.mustRun("mcp", "add-json", "--scope", "project", "shop", `{"command": "`+bin+`", "args": ["serve"], "x-note": "kept"}`)
 	projFile := filepath.Join(e.proj, ".mcp.json")
 	if !strings.Contains(out, "Added MCP server shop to "+projFile+" (project scope)") {
 		t.Errorf("add-json: %s", out)
@@ -152,13 +152,13 @@ func TestMCPManageRoundTrip(t *testing.T) {
 			t.Errorf("%s: %v, mode %v; want 0600", p, err, info.Mode().Perm())
 		}
 	}
-	if _, errOut, code := e.run("", "mcp", "add", "shop", "--", "other"); code != 1 || !strings.Contains(errOut, "already has a server named \"shop\"") {
+	if _, errOut, code := e.run("", "mcp", "add", "--scope", "project", "shop", "--", "other"); code != 1 || !strings.Contains(errOut, "already has a server named \"shop\"") {
 		t.Errorf("adding a name twice: exit %d, %s", code, errOut)
 	}
 
 	out = e.mustRun("mcp", "list")
 	for _, s := range []string{
-		"2 MCP servers (where two name the same server, the first of these wins: --mcp, then --config FILE (or ./agentapp.json), then the project's ./.mcp.json, then the user's file):",
+		"2 MCP servers (where two name the same server, the first of these wins: --mcp, then --config FILE (or ./agentapp.json), then local (yours, this project), then project (./.mcp.json), then user (yours, every project)):",
 		"tester (user): " + ts + " -mode normal — ✓ connected, ",
 		"shop (project): " + bin + " serve — not approved yet",
 		"user: " + userFile,
@@ -196,7 +196,7 @@ func TestMCPManageRoundTrip(t *testing.T) {
 	}
 
 	// A "no" is remembered too: the next chat neither asks nor starts it.
-	e.mustRun("mcp", "add-json", "other", `{"command": "`+bin+`", "args": ["serve"]}`)
+	e.mustRun("mcp", "add-json", "-s", "project", "other", `{"command": "`+bin+`", "args": ["serve"]}`)
 	screen = e.ptyChat("Allow it? The answer is remembered for this project. [y/N] ", "n\r", "> ", "/exit\r")
 	if !strings.Contains(screen, "MCP server other not started, and not asked about again") {
 		t.Errorf("declining chat:\n%s", screen)

@@ -146,7 +146,7 @@ func newMCPPromptCmd(f *mcpFlags) *cobra.Command {
 				}
 				res, err := b.GetPrompt(ctx, own[0], promptArgs)
 				if err != nil {
-					return &exitError{mcpExitConnection, err}
+					return requestError(err)
 				}
 				return mcpWriteJSON(cmd.OutOrStdout(), res)
 			})

@@ -220,8 +220,18 @@ func (c concept) found(st map[string]bool) bool {
 // Chinese terms as forms, and its other content words as they are.
 func concepts(question string) []concept {
 	if langOf(question) == chinese {
+		toks := tokens(unscaffold(question))
+		long := false
+		for t := range toks {
+			long = long || !isLoneHan(t)
+		}
 		var out []concept
-		for t := range tokens(question) {
+		for t := range toks {
+			// A character left alone by the cut (算 of 怎么算) says
+			// little; it stays only when nothing else is left.
+			if long && isLoneHan(t) {
+				continue
+			}
 			out = append(out, concept{forms: []map[string]bool{{t: true}}})
 		}
 		return out
@@ -252,6 +262,33 @@ func concepts(question string) []concept {
 		out = append(out, concept{forms: []map[string]bool{{s: true}}})
 	}
 	return out
+}
+
+// questionWords are the words of a Chinese question that ask rather than
+// name what is asked about. unscaffold cuts the question at them, so that
+// the character pairs tokens makes do not straddle them: 加班费怎么算 is
+// about 加班 and 班费, not 费怎 and 么算, pairs no answer contains, which
+// made a question look like it had more topics than any sentence could
+// match. Only words that are never part of a content word are cut at (有
+// and 是 are: 有效, 是否).
+var questionWords = []string{
+	"为什么", "有没有", "是不是", "能不能", "可不可以", "怎么样",
+	"怎么", "怎样", "如何", "多久", "多少", "多长", "什么", "哪里", "哪儿", "哪些", "哪个", "是否", "能否", "请问",
+	"吗", "呢", "吧", "几",
+}
+
+// unscaffold replaces the question words of a Chinese question by spaces.
+func unscaffold(q string) string {
+	for _, w := range questionWords {
+		q = strings.ReplaceAll(q, w, " ")
+	}
+	return q
+}
+
+// isLoneHan reports a token that is a single CJK character.
+func isLoneHan(t string) bool {
+	r, n := utf8.DecodeRuneInString(t)
+	return n == len(t) && isCJK(r)
 }
 
 // lookup finds the longest glossary phrase at the start of the folded

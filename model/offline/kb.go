@@ -77,6 +77,11 @@ type candidate struct {
 	no       int
 	sentence string
 	score    int
+	// matched is how many of the question's concepts it has (score
+	// without the bonus for numbers).
+	matched int
+	// rank is the position of its hit in the search results.
+	rank int
 	// section is the index of the hit and heading the sentence is under.
 	section int
 }
@@ -156,7 +161,7 @@ func bestSentences(question string, hits []hit) []candidate {
 	var cands []candidate
 	// covered holds, for each section, the concepts any of its sentences has.
 	var covered []map[int]bool
-	for _, h := range hits[:min(maxHits, len(hits))] {
+	for rank, h := range hits[:min(maxHits, len(hits))] {
 		var context map[string]bool
 		covered = append(covered, map[int]bool{})
 		for _, line := range strings.Split(h.Text, "\n") {
@@ -188,12 +193,30 @@ func bestSentences(question string, hits []hit) []candidate {
 				if score < need || !topical {
 					continue
 				}
+				matched := score
 				if strings.ContainsAny(s, "0123456789") {
 					score += bonus
 				}
-				cands = append(cands, candidate{no: h.No, sentence: s, score: score, section: len(covered) - 1})
+				cands = append(cands, candidate{no: h.No, sentence: s, score: score, matched: matched, rank: rank, section: len(covered) - 1})
 			}
 		}
+	}
+	// A sentence with one concept of a short question is weak evidence:
+	// it is taken only from the best-ranked hit that has any, so that a
+	// word the question shares with another document (VPN in a laptop
+	// FAQ) does not add that document's sentence.
+	if need == 1 && len(cands) > 0 {
+		best := cands[0].rank
+		for _, c := range cands {
+			best = min(best, c.rank)
+		}
+		kept := cands[:0]
+		for _, c := range cands {
+			if c.matched > 1 || c.rank == best {
+				kept = append(kept, c)
+			}
+		}
+		cands = kept
 	}
 	sort.SliceStable(cands, func(i, j int) bool {
 		if cands[i].score != cands[j].score {
@@ -219,7 +242,7 @@ func bestSentences(question string, hits []hit) []candidate {
 // asksAmount reports a question about a number: a price, a limit, a count or
 // a duration.
 func asksAmount(lower string) bool {
-	return containsAny(lower, "多少", "几", "多久", "多长", "多大", "标准", "上限", "额度", "费用", "价格", "钱",
+	return containsAny(lower, "多少", "几", "多久", "怎么算", "计算", "多长", "多大", "标准", "上限", "额度", "费用", "价格", "钱",
 		"how much", "how many", "how long", "how soon", "limit", "cost", "price", "allowance", "standard")
 }
 
