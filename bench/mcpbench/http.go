@@ -57,6 +57,9 @@ func MeasureHTTP(ctx context.Context, o HTTPOptions) (*HTTPResult, error) {
 	if o.Log == nil {
 		o.Log = func(string, ...any) {}
 	}
+	if len(o.Args) == 0 {
+		o.Args = json.RawMessage(`{}`)
+	}
 	params, err := ToolsCallParams(o.Tool, o.Args)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@
 //	mcpbench freeport
 //	mcpbench table FILE.jsonl
 //	mcpbench report --results FILE.jsonl [--connect FILE.jsonl] [--clients FILE.jsonl] [--spawns FILE.jsonl]
+//		[--ts FILE.jsonl] [--http FILE.jsonl] [--web FILE.jsonl]
 //		[--gobench FILE.txt] [--notes FILE] [--append FILE]… [--command CMD]
 //
 // The first form prints one JSON object on stdout (and appends it to
@@ -353,7 +354,7 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 func runReport(args []string) error {
 	fs := flag.NewFlagSet("mcpbench report", flag.ContinueOnError)
 	var in mcpbench.ReportInput
-	var results, connect, clients, spawns, gobench, notes string
+	var results, connect, clients, spawns, gobench, notes, tsFile, httpFile, webFile string
 	var appendix listFlag
 	fs.StringVar(&results, "results", "", "JSON lines from the server runs of every round")
 	fs.StringVar(&in.Ours, "ours", "agentapp serve", "name of our server in --results")
@@ -361,6 +362,9 @@ func runReport(args []string) error {
 	fs.StringVar(&connect, "connect", "", "JSON lines from mcpbench connect, one per round")
 	fs.StringVar(&clients, "clients", "", "JSON lines from mcpbench bridge and bench/tsclient.mjs")
 	fs.StringVar(&spawns, "spawns", "", "JSON lines from mcpbench spawn, one per round")
+	fs.StringVar(&tsFile, "ts", "", "JSON lines from bench/tsclient.mjs's row set (the same client on both servers)")
+	fs.StringVar(&httpFile, "http", "", "JSON lines from mcpbench http")
+	fs.StringVar(&webFile, "web", "", "JSON lines from mcpbench web")
 	fs.StringVar(&gobench, "gobench", "", "output of go test -bench")
 	fs.StringVar(&notes, "notes", "", "Markdown pasted as the analysis section")
 	fs.Var(&appendix, "append", "Markdown file pasted verbatim at the end (repeatable)")
@@ -400,6 +404,21 @@ func runReport(args []string) error {
 	}
 	if spawns != "" {
 		if in.Spawns, err = mcpbench.ReadJSONLines[mcpbench.SpawnResult](spawns); err != nil {
+			return err
+		}
+	}
+	if tsFile != "" {
+		if in.TS, err = mcpbench.ReadJSONLines[mcpbench.ClientResult](tsFile); err != nil {
+			return err
+		}
+	}
+	if httpFile != "" {
+		if in.HTTP, err = mcpbench.ReadJSONLines[mcpbench.HTTPResult](httpFile); err != nil {
+			return err
+		}
+	}
+	if webFile != "" {
+		if in.Web, err = mcpbench.ReadJSONLines[mcpbench.WebResult](webFile); err != nil {
 			return err
 		}
 	}
