@@ -119,11 +119,11 @@ clients_ref() { clients_on "$1" "server-everything (TS)" echo "$echo_args" "${re
 weather_args='{"location":"New York"}'
 ts_ours() {
   node bench/tsclient.mjs --sdk "$sdk" --round "$1" --server "agentapp serve" --tool getOrderStatus --args "$order_args" \
-    --calls 2000 --inflight 16 --cold 5 -- "${ours_cmd[@]}" >>"$ts"
+    --calls 2000 --inflight 16 --cold 5 --structured 1 -- "${ours_cmd[@]}" >>"$ts"
 }
 ts_ref() {
   node bench/tsclient.mjs --sdk "$sdk" --round "$1" --server "server-everything (TS)" --tool get-structured-content --args "$weather_args" \
-    --calls 2000 --inflight 16 --cold 5 -- "${ref_cmd[@]}" >>"$ts"
+    --calls 2000 --inflight 16 --cold 5 --structured 1 -- "${ref_cmd[@]}" >>"$ts"
 }
 
 # Streamable HTTP. Each load gets a server of its own, started here on a
@@ -180,7 +180,7 @@ http_ts() { # round kind
   if [ "$2" = ref ]; then tool=get-structured-content args=$weather_args; fi
   http_start "$2"
   node bench/tsclient.mjs --sdk "$sdk" --round "$1" --server "$(http_name "$2")" --tool "$tool" --args "$args" \
-    --url "$url" --pid "$srv_pid" --sessions 16 --calls $((100 * httpcalls)) --warmup 5 >>"$ts"
+    --url "$url" --pid "$srv_pid" --sessions 16 --calls $((100 * httpcalls)) --warmup 5 --structured 1 >>"$ts"
   http_stop
 }
 # agentapp web with the offline model, a fresh process for each API.

@@ -4,12 +4,14 @@
 // Prints one JSON object in mcpbench's ClientResult shape on stdout.
 //
 //   node bench/tsclient.mjs --sdk DIR --server NAME --tool T --args JSON \
-//     [--calls 2000] [--warmup 200] [--round R] [--inflight 0] [--cold 0] -- COMMAND ARGS…
+//     [--calls 2000] [--warmup 200] [--round R] [--inflight 0] [--cold 0] [--structured 0] -- COMMAND ARGS…
 //   node bench/tsclient.mjs --sdk DIR --server NAME --tool T --args JSON \
 //     --url http://HOST:PORT/mcp [--pid PID] [--sessions 1] [--calls 2000] [--warmup 200] [--round R]
 //
 // DIR is the installed @modelcontextprotocol/sdk package (compare.sh
-// passes .ci/peers/node_modules/@modelcontextprotocol/sdk).
+// passes .ci/peers/node_modules/@modelcontextprotocol/sdk). Every result
+// is checked: isError fails the run, and so does a result without
+// structuredContent with --structured 1.
 //
 // Over stdio: --calls sequential calls after --warmup ones give p50, p99,
 // mean, calls/s and the server's CPU per call (the CPU time of its
@@ -27,10 +29,10 @@ import { pathToFileURL } from "node:url";
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 
-const numeric = ["calls", "warmup", "round", "inflight", "cold", "sessions", "pid"];
+const numeric = ["calls", "warmup", "round", "inflight", "cold", "sessions", "pid", "structured"];
 
 function parse(argv) {
-  const o = { calls: 2000, warmup: 200, round: 0, args: "{}", inflight: 0, cold: 0, sessions: 1, pid: 0 };
+  const o = { calls: 2000, warmup: 200, round: 0, args: "{}", inflight: 0, cold: 0, sessions: 1, pid: 0, structured: 0 };
   let flags = argv;
   const i = argv.indexOf("--");
   if (i >= 0) {
@@ -113,7 +115,7 @@ async function main() {
     const res = await client.callTool({ name: o.tool, arguments: o.args }, undefined, { timeout: 30000 });
     const d = sinceUS(s);
     if (res.isError) throw new Error(`the tool answered with an error: ${JSON.stringify(res.content).slice(0, 300)}`);
-    if (res.structuredContent === undefined) throw new Error("the tool's result has no structuredContent");
+    if (o.structured && res.structuredContent === undefined) throw new Error("the tool's result has no structuredContent");
     return d;
   };
   const out = {
