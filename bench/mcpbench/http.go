@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -64,8 +66,12 @@ func MeasureHTTP(ctx context.Context, o HTTPOptions) (*HTTPResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Idle connections are closed before a server would close them
+	// (Node's http server does after 5 s), so that a request is rarely
+	// sent on a connection the server is closing; the rare one that is
+	// gets sent again once (see httpSession.post) and counted.
 	tr := &http.Transport{MaxIdleConns: 2 * o.Sessions, MaxIdleConnsPerHost: 2 * o.Sessions, DisableCompression: true,
-		DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext}
+		IdleConnTimeout: 2 * time.Second, DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr, Timeout: 60 * time.Second}
 	if err := waitHTTP(ctx, hc, o.URL, o.Ready); err != nil {
@@ -83,6 +89,7 @@ func MeasureHTTP(ctx context.Context, o HTTPOptions) (*HTTPResult, error) {
 	}
 	r.RSSBeforeMiB = before
 	ss := make([]*httpSession, o.Sessions)
+	var resent atomic.Int64
 	defer func() {
 		for _, s := range ss {
 			if s != nil {
@@ -91,7 +98,7 @@ func MeasureHTTP(ctx context.Context, o HTTPOptions) (*HTTPResult, error) {
 		}
 	}()
 	if err := parallel(o.Sessions, func(i int) error {
-		s := &httpSession{url: o.URL}
+		s := &httpSession{url: o.URL, resent: &resent}
 		if err := s.open(ctx, hc); err != nil {
 			return fmt.Errorf("session %d: %w", i+1, err)
 		}
@@ -155,6 +162,7 @@ func MeasureHTTP(ctx context.Context, o HTTPOptions) (*HTTPResult, error) {
 	r.MeanUS = us(sum / time.Duration(len(all)))
 	r.CPUPerCallUS = round3(float64(cpu1-cpu0) / float64(time.Microsecond) / float64(len(all)))
 	r.LoadAfter = LoadAvg()
+	r.Resent = resent.Load()
 	return r, nil
 }
 
@@ -202,6 +210,7 @@ type httpSession struct {
 	url    string
 	id     string // Mcp-Session-Id; "" for a stateless server
 	nextID int64
+	resent *atomic.Int64 // requests sent again after their connection broke
 }
 
 const httpInitParams = `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"mcpbench","version":"1"}}`
@@ -271,15 +280,17 @@ func (s *httpSession) post(ctx context.Context, hc *http.Client, method string, 
 	if err != nil {
 		return Message{}, nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if method != "initialize" {
-		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
-	}
-	if s.id != "" {
-		req.Header.Set("Mcp-Session-Id", s.id)
-	}
+	req.Header = requestHeader(req.Header, s.id, method)
 	resp, err := hc.Do(req)
+	if err != nil && brokenConn(err) && s.resent != nil {
+		// The connection broke before any answer (the server closed it
+		// while idle): once more, on a new one. The body is a bytes.Reader,
+		// so the request can be sent again.
+		s.resent.Add(1)
+		req, _ = http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(body))
+		req.Header = requestHeader(req.Header, s.id, method)
+		resp, err = hc.Do(req)
+	}
 	if err != nil {
 		return Message{}, nil, err
 	}
@@ -298,6 +309,25 @@ func (s *httpSession) post(ctx context.Context, hc *http.Client, method string, 
 		return Message{}, nil, fmt.Errorf("%s: %w", method, err)
 	}
 	return m, resp.Header, nil
+}
+
+// requestHeader sets the headers of a request of method in session id.
+func requestHeader(h http.Header, id, method string) http.Header {
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	if method != "initialize" {
+		h.Set("MCP-Protocol-Version", "2025-06-18")
+	}
+	if id != "" {
+		h.Set("Mcp-Session-Id", id)
+	}
+	return h
+}
+
+// brokenConn reports whether err is a connection reset or closed before
+// any answer.
+func brokenConn(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // readAnswer reads the response to id from a JSON body or an event stream

@@ -809,6 +809,13 @@ func reportHTTP(in ReportInput, w func(string, ...any)) {
 				f(func(h *HTTPResult) float64 { return h.CPUPerCallUS }), mem)
 		}
 	}
+	var resent int64
+	for _, h := range in.HTTP {
+		resent += h.Resent
+	}
+	if resent > 0 {
+		w("\n%d requests over the whole run were sent again after the server closed their idle connection (see `mcpbench http`).\n", resent)
+	}
 	w("\n| sessions | calls/s, ours ÷ server-everything | p99, ours ÷ server-everything | CPU per call, ours ÷ Go SDK floor | stateless: CPU per call, ours ÷ Go SDK floor |\n|---:|---:|---:|---:|---:|\n")
 	for _, n := range HTTPSessionCounts {
 		r := func(a, b string, g func(*HTTPResult) float64) string {

@@ -150,6 +150,7 @@ type HTTPResult struct {
 	RSSBeforeMiB     float64         `json:"rss_before_mib"`
 	RSSOpenMiB       float64         `json:"rss_sessions_open_mib"`
 	MemPerSessionKiB float64         `json:"mem_per_idle_session_kib"` // stateful only
+	Resent           int64           `json:"resent"`                   // requests sent again after their connection broke
 	LoadBefore       string          `json:"loadavg_before"`
 	LoadAfter        string          `json:"loadavg_after"`
 }

@@ -255,7 +255,7 @@ func runHTTP(ctx context.Context, args []string) error {
 	}
 	r, err := mcpbench.MeasureHTTP(ctx, o)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s, %d sessions: %w", o.Name, o.Sessions, err)
 	}
 	r.Round = *round
 	return printResult(r, out)
@@ -284,7 +284,7 @@ func runWeb(ctx context.Context, args []string) error {
 	o.Log = logf
 	r, err := mcpbench.MeasureWeb(ctx, o)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s, %s, %d turns at once: %w", o.Name, o.API, o.Sessions, err)
 	}
 	r.Round = *round
 	return printResult(r, out)
