@@ -28,6 +28,7 @@
 #   ROUNDS=3 bash bench/compare.sh
 #   OUT=/tmp/b.md bash bench/compare.sh
 #   bash bench/compare.sh --report-only   # rewrite BENCHMARKS.md from bench/results (after editing NOTES.md or WEB.md)
+#   KEEP=1 ROUNDS=1 OUT=/tmp/b.md bash bench/compare.sh   # a trial run; keeps its working directory (logs, raw figures)
 #
 # The raw figures of the last run are kept in bench/results/.
 #
@@ -46,7 +47,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/agentapp-bench.XXXXXX")
 srv_pid=
 cleanup() {
   if [ -n "$srv_pid" ]; then kill "$srv_pid" 2>/dev/null || true; wait "$srv_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
+  if [ -n "${KEEP:-}" ]; then echo "compare.sh: the run's files are kept in $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

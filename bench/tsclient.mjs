@@ -110,6 +110,19 @@ async function main() {
     await client.connect(transport, { timeout: 60000 });
     return { client, transport, connectMS: sinceUS(t0) / 1e3 };
   };
+  // The first connection to an HTTP server that was just started waits
+  // for it to listen, up to 30 s.
+  const openFirst = async () => {
+    const deadline = Date.now() + 30000;
+    for (;;) {
+      try {
+        return await open();
+      } catch (e) {
+        if (Date.now() > deadline || !String(e?.cause?.code ?? e?.message).match(/ECONNREFUSED|fetch failed/)) throw e;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  };
   const call = async (client) => {
     const s = now();
     const res = await client.callTool({ name: o.tool, arguments: o.args }, undefined, { timeout: 30000 });
@@ -127,9 +140,9 @@ async function main() {
   if (o.url) {
     const sessions = [];
     try {
-      for (let i = 0; i < o.sessions; i++) sessions.push(await open());
+      for (let i = 0; i < o.sessions; i++) sessions.push(await (i === 0 ? openFirst() : open()));
       out.sessions = o.sessions;
-      out.connect_ms = r3(sessions[0].connectMS);
+      out.connect_ms = r3(sessions[sessions.length - 1].connectMS); // the first one waited for the server
       await Promise.all(sessions.map(async ({ client }) => { for (let i = 0; i < o.warmup; i++) await call(client); }));
       const cpu0 = o.pid ? cpuNS(o.pid) : 0;
       const t0 = now();
