@@ -20,9 +20,13 @@
 #   - connecting 5 servers, `chat -p` from spawn to answer;
 # then the Go benchmarks (per-turn host overhead, agent loop, bridge,
 # server, knowledge base; the knowledge base's and the turn's once per round).
-# About 8 minutes at 5 rounds on a quiet 2-core machine (the 100,000-chunk
-# knowledge base is built once, about a minute of it); HTTPCALLS scales the
-# HTTP rows' calls.
+# Time: the row sets before issue 31 took about 3½ minutes at 5 rounds on
+# the quiet 2-core machine (the 100,000-chunk knowledge base is built once,
+# about a minute of it); the new ones add about 30 s a round by their parts
+# (TypeScript client rows ~6 s, HTTP ~15 s, web ~3 s, the turn benchmark),
+# so about 6 minutes, well inside 10. Not yet timed on a quiet machine: a
+# 1-round trial at a load of 25–30 took 18 minutes. bench/results/elapsed.txt
+# records each run's time. HTTPCALLS=N multiplies the HTTP rows' calls.
 #
 #   bash bench/compare.sh            # 5 rounds; writes BENCHMARKS.md at the repository root
 #   ROUNDS=3 bash bench/compare.sh
