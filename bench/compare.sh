@@ -3,16 +3,36 @@
 # (@modelcontextprotocol/server-everything) in interleaved rounds (every
 # measurement once per round, the servers in alternating order), runs the
 # Go benchmarks, and writes BENCHMARKS.md from the medians and spreads.
-# Rows: the harness on both servers, the chat's bridge against the
-# TypeScript SDK client on both, connecting 5 servers, `chat -p` from spawn
-# to answer, and the Go benchmarks (the knowledge base's once per round).
-# About 3½ minutes at 5 rounds on 2 cores (the 100,000-chunk knowledge
-# base is built once, about a minute of it).
+#
+# Rows, per round:
+#   - the harness (bench/cmd/mcpbench) on both servers over stdio;
+#   - the chat's bridge and the TypeScript SDK client, each on both servers;
+#   - the TypeScript SDK client on both servers with a tool of the same kind
+#     on each (outputSchema and structuredContent: getOrderStatus against
+#     get-structured-content): p50/p99, calls/s sequential and 16 in flight,
+#     server CPU per call, cold start through that client;
+#   - streamable HTTP: `serve --http` (stateful and --stateless) against
+#     server-everything's streamableHttp and against bench/cmd/gosdkfloor
+#     (a bare Go SDK server, the floor), 1, 16 and 256 sessions, driven by
+#     `mcpbench http`; and the TypeScript SDK client over HTTP, 16 sessions;
+#   - `agentapp web` with the offline model: the chat API and /v1, 200
+#     turns at once (`mcpbench web`);
+#   - connecting 5 servers, `chat -p` from spawn to answer;
+# then the Go benchmarks (per-turn host overhead, agent loop, bridge,
+# server, knowledge base; the knowledge base's and the turn's once per round).
+# Time: the row sets before issue 31 took about 3½ minutes at 5 rounds on
+# the quiet 2-core machine (the 100,000-chunk knowledge base is built once,
+# about a minute of it); the new ones add about 30 s a round by their parts
+# (TypeScript client rows ~6 s, HTTP ~15 s, web ~3 s, the turn benchmark),
+# so about 6 minutes, well inside 10. Not yet timed on a quiet machine: a
+# 1-round trial at a load of 25–30 took 18 minutes. bench/results/elapsed.txt
+# records each run's time. HTTPCALLS=N multiplies the HTTP rows' calls.
 #
 #   bash bench/compare.sh            # 5 rounds; writes BENCHMARKS.md at the repository root
 #   ROUNDS=3 bash bench/compare.sh
 #   OUT=/tmp/b.md bash bench/compare.sh
 #   bash bench/compare.sh --report-only   # rewrite BENCHMARKS.md from bench/results (after editing NOTES.md or WEB.md)
+#   KEEP=1 ROUNDS=1 OUT=/tmp/b.md bash bench/compare.sh   # a trial run; keeps its working directory (logs, raw figures)
 #
 # The raw figures of the last run are kept in bench/results/.
 #
@@ -21,12 +41,18 @@
 set -euo pipefail
 rounds=${ROUNDS:-5}
 case $rounds in '' | *[!0-9]* | 0) echo "compare.sh: ROUNDS must be a whole number ≥ 1, not '$rounds'" >&2; exit 2 ;; esac
+httpcalls=${HTTPCALLS:-1}
+case $httpcalls in '' | *[!0-9]* | 0) echo "compare.sh: HTTPCALLS must be a whole number ≥ 1, not '$httpcalls'" >&2; exit 2 ;; esac
 cd "$(dirname "$0")/.."
 root=$(pwd)
 out=${OUT:-$root/BENCHMARKS.md}
 saved=$root/bench/results
 work=$(mktemp -d "${TMPDIR:-/tmp}/agentapp-bench.XXXXXX")
-cleanup() { rm -rf "$work"; }
+srv_pid=
+cleanup() {
+  if [ -n "$srv_pid" ]; then kill "$srv_pid" 2>/dev/null || true; wait "$srv_pid" 2>/dev/null || true; fi
+  if [ -n "${KEEP:-}" ]; then echo "compare.sh: the run's files are kept in $work" >&2; else rm -rf "$work"; fi
+}
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
@@ -51,15 +77,19 @@ CGO_ENABLED=0 go build -o "$work/agentapp" ./cmd/agentapp
 # Measure what users run: a copy.
 cp "$work/agentapp" "$work/agentapp.copy" && mv "$work/agentapp.copy" "$work/agentapp"
 go build -o "$work/mcpbench" ./bench/cmd/mcpbench
+go build -o "$work/gosdkfloor" ./bench/cmd/gosdkfloor
 
 # agentapp gets a data directory of its own, initialised once (the first
 # start creates and seeds the database) so that every measured start finds
 # data, as a user's would.
 mkdir -p "$work/data"
 "$work/agentapp" --data-dir "$work/data" serve </dev/null 2>/dev/null
+mkdir -p "$work/webdata"
+"$work/agentapp" --data-dir "$work/webdata" serve </dev/null 2>/dev/null
 
 results=$work/results.jsonl clients=$work/clients.jsonl spawns=$work/spawns.jsonl connect=$work/connect.jsonl
-: >"$results"; : >"$clients"; : >"$spawns"; : >"$connect"
+ts=$work/ts.jsonl http=$work/http.jsonl web=$work/web.jsonl
+: >"$results"; : >"$clients"; : >"$spawns"; : >"$connect"; : >"$ts"; : >"$http"; : >"$web"
 sdk=.ci/peers/node_modules/@modelcontextprotocol/sdk
 ours_cmd=("$work/agentapp" --data-dir "$work/data" serve)
 ref_cmd=(node "$everything/dist/index.js" stdio)
@@ -89,6 +119,85 @@ clients_on() { # round server-name tool args command…
 clients_ours() { clients_on "$1" "agentapp serve" getOrderStatus "$order_args" "${ours_cmd[@]}"; }
 clients_ref() { clients_on "$1" "server-everything (TS)" echo "$echo_args" "${ref_cmd[@]}"; }
 
+# The TypeScript SDK client on both servers, with a tool of the same kind on
+# each: outputSchema and structuredContent, which the client validates.
+weather_args='{"location":"New York"}'
+ts_ours() {
+  node bench/tsclient.mjs --sdk "$sdk" --round "$1" --server "agentapp serve" --tool getOrderStatus --args "$order_args" \
+    --calls 2000 --inflight 16 --cold 5 --structured 1 -- "${ours_cmd[@]}" >>"$ts"
+}
+ts_ref() {
+  node bench/tsclient.mjs --sdk "$sdk" --round "$1" --server "server-everything (TS)" --tool get-structured-content --args "$weather_args" \
+    --calls 2000 --inflight 16 --cold 5 --structured 1 -- "${ref_cmd[@]}" >>"$ts"
+}
+
+# Streamable HTTP. Each load gets a server of its own, started here on a
+# free port (srv_pid, url) and stopped after it, so that its memory is
+# measured from the same start.
+http_start() { # kind
+  local port
+  port=$("$work/mcpbench" freeport)
+  url=http://127.0.0.1:$port/mcp
+  case $1 in
+    ours) "$work/agentapp" --data-dir "$work/data" serve --http "127.0.0.1:$port" 2>>"$work/http.log" & ;;
+    ours-stateless) "$work/agentapp" --data-dir "$work/data" serve --http "127.0.0.1:$port" --stateless 2>>"$work/http.log" & ;;
+    floor) "$work/gosdkfloor" --addr "127.0.0.1:$port" 2>>"$work/http.log" & ;;
+    floor-stateless) "$work/gosdkfloor" --addr "127.0.0.1:$port" --stateless 2>>"$work/http.log" & ;;
+    ref) PORT=$port node "$everything/dist/index.js" streamableHttp >/dev/null 2>>"$work/http.log" & ;;
+  esac
+  srv_pid=$!
+}
+http_stop() {
+  kill "$srv_pid" 2>/dev/null || true
+  wait "$srv_pid" 2>/dev/null || true
+  srv_pid=
+}
+http_name() {
+  case $1 in
+    ours) echo "agentapp serve --http" ;;
+    ours-stateless) echo "agentapp serve --http --stateless" ;;
+    floor) echo "Go SDK floor" ;;
+    floor-stateless) echo "Go SDK floor --stateless" ;;
+    ref) echo "server-everything (TS)" ;;
+  esac
+}
+http_load() { # round kind sessions calls-per-session
+  local tool=getOrderStatus args=$order_args flags=()
+  if [ "$2" = ref ]; then tool=get-structured-content args=$weather_args; fi
+  case $2 in *-stateless) flags=(--stateless) ;; esac
+  http_start "$2"
+  "$work/mcpbench" http --round "$1" --name "$(http_name "$2")" --url "$url" --pid "$srv_pid" "${flags[@]}" \
+    --sessions "$3" --calls "$4" --warmup 5 --tool "$tool" --args "$args" --out "$http" >/dev/null
+  http_stop
+}
+http_all() { # round kinds…
+  local round=$1 kind
+  shift
+  for kind in "$@"; do
+    http_load "$round" "$kind" 1 $((1000 * httpcalls))
+    http_load "$round" "$kind" 16 $((100 * httpcalls))
+    http_load "$round" "$kind" 256 $((10 * httpcalls))
+  done
+}
+# The TypeScript SDK client over HTTP: 16 clients, a session each.
+http_ts() { # round kind
+  local tool=getOrderStatus args=$order_args
+  if [ "$2" = ref ]; then tool=get-structured-content args=$weather_args; fi
+  http_start "$2"
+  node bench/tsclient.mjs --sdk "$sdk" --round "$1" --server "$(http_name "$2")" --tool "$tool" --args "$args" \
+    --url "$url" --pid "$srv_pid" --sessions 16 --calls $((100 * httpcalls)) --warmup 5 --structured 1 >>"$ts"
+  http_stop
+}
+# agentapp web with the offline model, a fresh process for each API.
+web_load() { # round api
+  local port
+  port=$("$work/mcpbench" freeport)
+  "$work/agentapp" --data-dir "$work/webdata" web --http "127.0.0.1:$port" --model offline 2>>"$work/web.log" &
+  srv_pid=$!
+  "$work/mcpbench" web --round "$1" --url "http://127.0.0.1:$port" --pid "$srv_pid" --api "$2" --sessions 200 --repeats 3 --out "$web" >/dev/null
+  http_stop
+}
+
 # Interleaved rounds: every measurement once per round, the two servers in
 # alternating order, so that a slow stretch of the shared machine falls on
 # both and on one round rather than on one server's whole series.
@@ -98,6 +207,14 @@ for round in $(seq 1 "$rounds"); do
   "harness_$first" "$round"; "harness_$second" "$round"
   say "round $round of $rounds: bridge and TypeScript SDK client round trips"
   "clients_$first" "$round"; "clients_$second" "$round"
+  say "round $round of $rounds: the TypeScript SDK client, the same kind of tool on both servers"
+  "ts_$first" "$round"; "ts_$second" "$round"
+  say "round $round of $rounds: streamable HTTP, 1, 16 and 256 sessions"
+  if [ "$first" = ours ]; then http_all "$round" ours ours-stateless floor floor-stateless ref; else http_all "$round" ref floor-stateless floor ours-stateless ours; fi
+  say "round $round of $rounds: the TypeScript SDK client over HTTP, 16 sessions"
+  if [ "$first" = ours ]; then http_ts "$round" ours; http_ts "$round" ref; else http_ts "$round" ref; http_ts "$round" ours; fi
+  say "round $round of $rounds: agentapp web, 200 turns at once (chat API, then /v1)"
+  web_load "$round" chat; web_load "$round" v1
   say "round $round of $rounds: connecting 5 agentapp serve concurrently vs one at a time"
   "$work/mcpbench" connect --round "$round" --name "agentapp serve" --n 5 --rounds 3 --out "$connect" \
     -- "$work/agentapp" --data-dir '{tmpdir}' serve >/dev/null
@@ -112,7 +229,9 @@ export AGENTAPP_BIN=$work/agentapp
 {
   go test -run '^$' -bench '^BenchmarkRunStep$' ./agent
   go test -run '^$' -bench '^(BenchmarkToolsCallGetOrderStatus|BenchmarkToolsCallInMemory.*)$' ./mcpserver
-  go test -run '^$' -bench . ./bench/agentappbench
+  go test -run '^$' -bench '^Benchmark[^T]' ./bench/agentappbench
+  # The per-turn host overhead is a target: one repetition per round.
+  go test -run '^$' -bench '^BenchmarkTurnOverhead$' -benchtime 300x -count "$rounds" ./bench/agentappbench
   # The knowledge-base figures are targets: one repetition per round.
   go test -run '^$' -bench '^(BenchmarkSearch|BenchmarkSearch100k|BenchmarkIngest|BenchmarkIngestFloor)$' -count "$rounds" ./kb
 } 2>&1 | tee "$gobench" | grep -E '^(Benchmark|ok|FAIL|---)' >&2
@@ -128,7 +247,7 @@ load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 busy=$(ps -eo pcpu=,comm= --sort=-pcpu | head -4 | awk '{printf "%s%s %s%%", (NR>1?", ":""), $2, $1}')
 # Keep the raw figures, paths shown as $WORK.
 mkdir -p "$saved"
-for f in results.jsonl clients.jsonl spawns.jsonl connect.jsonl gobench.txt; do sed "s#$work#\$WORK#g" "$work/$f" >"$saved/$f"; done
+for f in results.jsonl clients.jsonl spawns.jsonl connect.jsonl ts.jsonl http.jsonl web.jsonl gobench.txt; do sed "s#$work#\$WORK#g" "$work/$f" >"$saved/$f"; done
 printf '%s\n' "$versions" >"$saved/versions.txt"
 printf '%s\n' "$((elapsed / 60)) min $((elapsed % 60)) s" >"$saved/elapsed.txt"
 printf '%s\n' "$load_start at the start of the script and $load_end at its end on $(nproc) CPUs (busiest processes at the end, %CPU: $busy)" >"$saved/load.txt"
@@ -138,8 +257,14 @@ else
 fi
 
 say "writing $out"
+# The row sets added later are optional, so that results kept from an
+# earlier run still make a report.
+more=()
+for f in ts http web; do
+  if [ -s "$saved/$f.jsonl" ]; then more+=(--"$f" "$saved/$f.jsonl"); fi
+done
 "$work/mcpbench" report --results "$saved/results.jsonl" --connect "$saved/connect.jsonl" \
-  --clients "$saved/clients.jsonl" --spawns "$saved/spawns.jsonl" \
+  --clients "$saved/clients.jsonl" --spawns "$saved/spawns.jsonl" "${more[@]}" \
   --gobench "$saved/gobench.txt" --notes bench/NOTES.md --append bench/WEB.md --command "bash bench/compare.sh" \
   --versions "$(cat "$saved/versions.txt")" --elapsed "$(cat "$saved/elapsed.txt")" \
   --load "$(cat "$saved/load.txt")" --date "$(cat "$saved/date.txt")" >"$out.tmp"

@@ -122,3 +122,82 @@ func TestReopenPollableRefusesNonPipes(t *testing.T) {
 		t.Fatal("a regular file was reopened")
 	}
 }
+
+// blockingSocketpair returns the two ends of a Unix socketpair in blocking
+// mode, as Node.js's child_process hands one to a child's stdin.
+func blockingSocketpair(t *testing.T) (a, b *os.File) {
+	t.Helper()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return os.NewFile(uintptr(fds[0]), "a"), os.NewFile(uintptr(fds[1]), "b")
+}
+
+// TestReopenPollableSocket checks that a blocking socket comes back
+// pollable, that data and the end of input come through, and that Close
+// switches the socket back to blocking mode (seen through a duplicate
+// that shares its description, as another process would) and closes it.
+func TestReopenPollableSocket(t *testing.T) {
+	r, w := blockingSocketpair(t)
+	defer w.Close()
+	if nonblocking(t, r) {
+		t.Fatal("the test socket is already non-blocking")
+	}
+	shared, err := syscall.Dup(int(r.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sharedF := os.NewFile(uintptr(shared), "shared")
+	defer sharedF.Close()
+	p, err := reopenPollable(r)
+	if err != nil {
+		t.Fatalf("a socket was refused: %v", err)
+	}
+	f := p.(*reopenedSocket).File
+	if err := f.SetReadDeadline(time.Now().Add(20 * time.Millisecond)); err != nil {
+		t.Fatalf("the socket is not pollable: %v", err)
+	}
+	if _, err := f.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read with a deadline and no data: %v, want a deadline error", err)
+	}
+	f.SetReadDeadline(time.Time{})
+	io.WriteString(w, "hello\n")
+	w.Close()
+	got, err := io.ReadAll(p)
+	if err != nil || string(got) != "hello\n" {
+		t.Fatalf("read %q, %v; want the data, then the end of input", got, err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if nonblocking(t, sharedF) {
+		t.Fatal("Close left the socket in non-blocking mode")
+	}
+	if _, err := r.Stat(); err == nil {
+		t.Fatal("Close left the original descriptor open")
+	}
+}
+
+// TestReopenPollableSocketAlsoOutput checks that a socket that is also the
+// process's output (stdin and stdout one socket, as inetd hands them) is
+// left alone: the runtime writes stdout without the poller and would get
+// EAGAIN from a non-blocking socket.
+func TestReopenPollableSocketAlsoOutput(t *testing.T) {
+	r, w := blockingSocketpair(t)
+	defer w.Close()
+	defer r.Close()
+	dup, err := syscall.Dup(int(r.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := os.NewFile(uintptr(dup), "stdout")
+	defer out.Close()
+	if p, err := reopenPollable(r, nil, out); err == nil {
+		p.Close()
+		t.Fatal("a socket that is also an output was reopened")
+	}
+	if nonblocking(t, r) {
+		t.Fatal("refusing the socket switched it to non-blocking mode")
+	}
+}

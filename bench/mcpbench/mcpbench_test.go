@@ -307,8 +307,42 @@ func roundsInput() ReportInput {
 	for i, p := range []float64{3e6, 4e6, 6e6, 4.5e6, 7e6} {
 		in.GoBench = append(in.GoBench, GoBench{Name: KBSearchBench, Metrics: map[string]float64{"ns/op": 1e6, "p50-ns": p}})
 		in.GoBench = append(in.GoBench, GoBench{Name: KBIngestBench, Metrics: map[string]float64{"ns/op": 1e6, "MB/s": 15 + float64(i)}})
+		in.GoBench = append(in.GoBench, GoBench{Name: TurnBench, Metrics: map[string]float64{"ns/op": 2e6, "p50-ns": []float64{4e5, 5e5, 1.2e6, 6e5, 7e5}[i], "p99-ns": 9e6}})
 	}
+	addNewRows(&in)
 	return in
+}
+
+// addNewRows adds issue 31's row sets to roundsInput's five rounds: the
+// TypeScript client's p50 is 0.75× in four rounds and 0.9× in one; its
+// throughput, CPU and cold start meet their goals except sequential calls/s
+// (1.8×); over HTTP ours is 4× the reference's calls/s at 16 sessions but
+// 2.5× at 256, its p99 a third, its CPU 1.2× the floor's stateful and 1.5×
+// stateless; the TypeScript client over HTTP is 0.4× at p50 and 1.6× in
+// calls/s; the web's first-event p99 is 40 ms but 70 ms in two rounds.
+func addNewRows(in *ReportInput) {
+	for i := range 5 {
+		r := i + 1
+		in.TS = append(in.TS,
+			&ClientResult{Round: r, Client: TSClient, Server: "go", Transport: "stdio", P50US: []float64{150, 150, 180, 150, 150}[i], P99US: 400,
+				SequentialCPS: 1800, ThroughputCPS: 5000, CPUPerCallUS: 20, CPUPerCallInflightUS: 10, ColdStartMS: 30, Tool: "getOrderStatus", Args: json.RawMessage(`{"orderId":"A-1024"}`)},
+			&ClientResult{Round: r, Client: TSClient, Server: "ts", Transport: "stdio", P50US: 200, P99US: 900,
+				SequentialCPS: 1000, ThroughputCPS: 2000, CPUPerCallUS: 200, CPUPerCallInflightUS: 100, ColdStartMS: 400, Tool: "get-structured-content", Args: json.RawMessage(`{"location":"New York"}`)},
+			&ClientResult{Round: r, Client: TSClient, Server: HTTPOurs, Transport: "http", Sessions: 16, P50US: 400, ThroughputCPS: 1600},
+			&ClientResult{Round: r, Client: TSClient, Server: "ts", Transport: "http", Sessions: 16, P50US: 1000, ThroughputCPS: 1000})
+		for _, n := range HTTPSessionCounts {
+			oursTput := map[int]float64{1: 2000, 16: 8000, 256: 5000}[n]
+			in.HTTP = append(in.HTTP,
+				&HTTPResult{Round: r, Name: HTTPOurs, Sessions: n, ThroughputCPS: oursTput, P99US: 1000, CPUPerCallUS: 120, MemPerSessionKiB: 40},
+				&HTTPResult{Round: r, Name: HTTPOursStateless, Sessions: n, ThroughputCPS: oursTput, P99US: 1000, CPUPerCallUS: 150},
+				&HTTPResult{Round: r, Name: HTTPFloor, Sessions: n, ThroughputCPS: 9000, P99US: 900, CPUPerCallUS: 100, MemPerSessionKiB: 30},
+				&HTTPResult{Round: r, Name: HTTPFloorStateless, Sessions: n, ThroughputCPS: 9000, P99US: 900, CPUPerCallUS: 100},
+				&HTTPResult{Round: r, Name: "ts", Sessions: n, ThroughputCPS: 2000, P99US: 3000, CPUPerCallUS: 500, MemPerSessionKiB: 300})
+		}
+		in.Web = append(in.Web,
+			&WebResult{Round: r, API: "chat", Sessions: 200, Repeats: 3, FirstEventP50MS: 10, FirstEventP99MS: []float64{40, 70, 40, 70, 40}[i], TurnsPerS: 2000, MemPerStreamKiB: 29},
+			&WebResult{Round: r, API: "v1", Sessions: 200, Repeats: 3, FirstEventP50MS: 5, FirstEventP99MS: 20, TurnsPerS: 9000, MemPerStreamKiB: 5})
+	}
 }
 
 func TestTargets(t *testing.T) {
@@ -328,12 +362,28 @@ func TestTargets(t *testing.T) {
 		"server CPU per tools/call (sequential)": {false, 0}, // 0.25×
 		"server CPU per tools/call (pipelined)":  {false, 0}, // 0.5×
 		"tools/call p99":                         {true, 5},  // 0.15×
-		"connect 5 stdio servers concurrently ÷ the slowest single connect":                                 {true, 4},
-		"bridge round trip p50, mcpclient ÷ TypeScript SDK client, to go":                                   {true, 5},
-		"bridge round trip p50, mcpclient ÷ TypeScript SDK client, to ts":                                   {false, 3}, // median 0.9×, two rounds over
-		"`chat -p` with the offline model, spawn → answer (median of each round's spawns)":                  {false, 3},
-		"knowledge-base search p50 at 100,000 chunks (SQLite)":                                              {false, 3}, // median 4.5 ms, 3 of 5
-		"knowledge-base ingest of Markdown (SQLite; hand-written documents in batches, as `kb ingest DIR`)": {false, 0}, // 15–19 MB/s
+		"bridge round trip p50, mcpclient ÷ TypeScript SDK client, to go":                  {true, 5},
+		"bridge round trip p50, mcpclient ÷ TypeScript SDK client, to ts":                  {false, 3}, // median 0.9×, two rounds over
+		"`chat -p` with the offline model, spawn → answer (median of each round's spawns)": {false, 3},
+		"knowledge-base search p50 at 100,000 chunks (SQLite)":                             {false, 3}, // median 4.5 ms, 3 of 5
+
+		"TypeScript SDK client (stdio): tools/call p50":                                                          {true, 4}, // 0.75× in four rounds, 0.9× in one
+		"TypeScript SDK client (stdio): calls/s, sequential":                                                     {false, 0},
+		"TypeScript SDK client (stdio): calls/s, 16 in flight":                                                   {true, 5},
+		"TypeScript SDK client (stdio): server CPU per call":                                                     {true, 5},
+		"TypeScript SDK client (stdio): cold start, spawn → connected":                                           {true, 5},
+		"HTTP, 16 sessions: calls/s, `serve --http` ÷ server-everything":                                         {true, 5},
+		"HTTP, 256 sessions: calls/s, `serve --http` ÷ server-everything":                                        {false, 0},
+		"HTTP, 16 sessions: p99, `serve --http` ÷ server-everything":                                             {true, 5},
+		"HTTP, 256 sessions: p99, `serve --http` ÷ server-everything":                                            {true, 5},
+		"HTTP, 16 sessions: server CPU per call, `serve --http` ÷ the bare Go SDK server":                        {true, 5},
+		"HTTP, 256 sessions: server CPU per call, `serve --http` ÷ the bare Go SDK server":                       {true, 5},
+		"HTTP, 16 sessions: server CPU per call, `serve --http --stateless` ÷ the bare Go SDK server stateless":  {false, 0},
+		"HTTP, 256 sessions: server CPU per call, `serve --http --stateless` ÷ the bare Go SDK server stateless": {false, 0},
+		"TypeScript SDK client over HTTP, 16 sessions: p50":                                                      {true, 5},
+		"TypeScript SDK client over HTTP, 16 sessions: calls/s":                                                  {true, 5},
+		"web chat API, 200 turns at once (offline model): first-event p99":                                       {false, 3},
+		"per-turn host overhead, 12 MCP servers and 100 tools (model and tools instant): p50":                    {true, 4}, // 1.2 ms in one round, median 0.6 ms: holds
 	}
 	for k, v := range want {
 		g, ok := got[k]
@@ -350,6 +400,30 @@ func TestTargets(t *testing.T) {
 	}
 	if v := got["throughput at 16 in flight"]; v.Median != 3.5 {
 		t.Errorf("throughput median ratio %v, want 3.5", v.Median)
+	}
+	if v := got["TypeScript SDK client (stdio): tools/call p50"]; v.Median != 0.75 {
+		t.Errorf("TypeScript client p50 median ratio %v, want 0.75", v.Median)
+	}
+}
+
+// TestBounded checks that the two machine-bound rows are measured, with
+// their limits, and are no longer targets.
+func TestBounded(t *testing.T) {
+	in := roundsInput()
+	for _, tg := range Targets(in) {
+		if strings.Contains(tg.What, "connect 5") || strings.Contains(tg.What, "ingest") {
+			t.Errorf("%q is still a target", tg.What)
+		}
+	}
+	b := Bounded(in)
+	if len(b) != 2 {
+		t.Fatalf("%d bounded rows, want 2: %+v", len(b), b)
+	}
+	if b[0].Verdict.Held != 4 || !strings.Contains(b[0].Goal, "was ≤ 1.5×") || !strings.Contains(b[0].What, "connect 5") {
+		t.Errorf("connect row: %+v", b[0])
+	}
+	if b[1].Verdict.Median != 17 || !strings.Contains(b[1].Goal, "was ≥ 20 MB/s") {
+		t.Errorf("ingest row: %+v", b[1])
 	}
 }
 
@@ -404,6 +478,20 @@ func TestReport(t *testing.T) {
 		"kept by hand",
 		"`agentapp chat -p 'where is order A-1024?'`, 1 spawns per round",
 		"| 3 | 60.0 | 40.0–40.0 |",
+		"### Measured, not targets",
+		"| connect 5 stdio servers concurrently ÷ the slowest single connect | was ≤ 1.5×",
+		"## Through the official TypeScript SDK client",
+		"`getOrderStatus` `{\"orderId\":\"A-1024\"}` on go, `get-structured-content` `{\"location\":\"New York\"}` on ts",
+		"| p50 (µs) | 150 (150–180) | 200 (200–200) | 0.75× (0.75×–0.90×) |",
+		"| cold start, spawn → connected (ms) | 30.0 (30.0–30.0) | 400 (400–400) | 0.075× (0.075×–0.075×) |",
+		"| agentapp serve --http | 400 (400–400) |",
+		"## Streamable HTTP",
+		"| 256 | agentapp serve --http | 5000 (5000–5000) |",
+		"| 256 | agentapp serve --http --stateless | 5000 (5000–5000) | 0 (0–0) | 1000 (1000–1000) | 150 (150–150) | – |",
+		"| 16 | 4.00× (4.00×–4.00×) | 0.33× (0.33×–0.33×) | 1.20× (1.20×–1.20×) | 1.50× (1.50×–1.50×) |",
+		"## `agentapp web`, 200 turns at once (offline model)",
+		"| chat API | 10.0 (10.0–10.0) | 40.0 (40.0–70.0) |",
+		"| per-turn host overhead: one `chat -p` turn",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q", want)

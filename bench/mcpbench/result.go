@@ -95,6 +95,23 @@ type ClientResult struct {
 	P50US     float64         `json:"p50_us"`
 	P99US     float64         `json:"p99_us"`
 	MeanUS    float64         `json:"mean_us"`
+
+	// Set by bench/tsclient.mjs only (the row set of the same TypeScript
+	// client against both servers): Transport is "stdio" or "http";
+	// CPUPerCallUS the server's CPU per sequential call (its threads'
+	// schedstat), SequentialCPS the sequential calls per second; Inflight,
+	// ThroughputCPS and CPUPerCallInflightUS the phase with calls in
+	// flight; ColdStartMS the median of ColdStartAllMS, spawn to
+	// connected; Sessions the clients at once over HTTP.
+	Transport            string    `json:"transport,omitempty"`
+	CPUPerCallUS         float64   `json:"cpu_per_call_us,omitempty"`
+	SequentialCPS        float64   `json:"sequential_cps,omitempty"`
+	Inflight             int       `json:"inflight,omitempty"`
+	ThroughputCPS        float64   `json:"throughput_cps,omitempty"`
+	CPUPerCallInflightUS float64   `json:"cpu_per_call_inflight_us,omitempty"`
+	ColdStartMS          float64   `json:"cold_start_ms,omitempty"`
+	ColdStartAllMS       []float64 `json:"cold_start_all_ms,omitempty"`
+	Sessions             int       `json:"sessions,omitempty"`
 }
 
 // SpawnResult is a command run to completion several times, timed from
@@ -107,4 +124,55 @@ type SpawnResult struct {
 	Runs     int       `json:"runs"`
 	MedianMS float64   `json:"median_ms"`
 	AllMS    []float64 `json:"all_ms"`
+}
+
+// HTTPResult is one load of MCP sessions on a streamable HTTP server
+// (mcpbench http): every session makes its calls one after another, all
+// sessions at once. Memory is the server's VmRSS before the sessions and
+// with all of them open and idle; CPU is its threads' time on CPU over the
+// measured calls.
+type HTTPResult struct {
+	Round            int             `json:"round"`
+	Name             string          `json:"name"`
+	URL              string          `json:"url"`
+	Mode             string          `json:"mode"` // stateful or stateless
+	Sessions         int             `json:"sessions"`
+	CallsPerSession  int             `json:"calls_per_session"`
+	Warmup           int             `json:"warmup_per_session"`
+	Calls            int             `json:"calls"`
+	Tool             string          `json:"tool"`
+	Args             json.RawMessage `json:"args"`
+	ThroughputCPS    float64         `json:"throughput_calls_per_s"`
+	P50US            float64         `json:"p50_us"`
+	P99US            float64         `json:"p99_us"`
+	MeanUS           float64         `json:"mean_us"`
+	CPUPerCallUS     float64         `json:"cpu_per_call_us"`
+	RSSBeforeMiB     float64         `json:"rss_before_mib"`
+	RSSOpenMiB       float64         `json:"rss_sessions_open_mib"`
+	MemPerSessionKiB float64         `json:"mem_per_idle_session_kib"` // stateful only
+	Resent           int64           `json:"resent"`                   // requests sent again after their connection broke
+	LoadBefore       string          `json:"loadavg_before"`
+	LoadAfter        string          `json:"loadavg_after"`
+}
+
+// WebResult is one load of concurrent turns on `agentapp web` (mcpbench
+// web): Sessions turns at once, Repeats times, on the chat API or /v1.
+// Times are from sending the request; memory is the server's VmRSS growth
+// at its peak during the turns, per turn in flight.
+type WebResult struct {
+	Round           int     `json:"round"`
+	Name            string  `json:"name"`
+	API             string  `json:"api"` // chat or v1
+	Sessions        int     `json:"sessions"`
+	Repeats         int     `json:"repeats"`
+	FirstEventP50MS float64 `json:"first_event_p50_ms"`
+	FirstEventP99MS float64 `json:"first_event_p99_ms"`
+	FirstTextP50MS  float64 `json:"first_text_p50_ms"`
+	FirstTextP99MS  float64 `json:"first_text_p99_ms"`
+	TurnsPerS       float64 `json:"turns_per_s"`
+	CPUPerTurnUS    float64 `json:"cpu_per_turn_us"`
+	RSSBeforeMiB    float64 `json:"rss_before_mib"`
+	RSSPeakMiB      float64 `json:"rss_peak_mib"`
+	MemPerStreamKiB float64 `json:"mem_per_stream_kib"`
+	LoadBefore      string  `json:"loadavg_before"`
 }

@@ -6,8 +6,12 @@
 //	mcpbench connect [--n 5] [--rounds 5] [--out FILE] -- COMMAND ARGS…   ("{tmpdir}" in ARGS: a directory per server)
 //	mcpbench bridge [--server NAME] --tool T [--args JSON] [--calls 2000] [--out FILE] -- COMMAND ARGS…
 //	mcpbench spawn [--name N] --expect TEXT [--runs 20] [--out FILE] -- COMMAND ARGS…
+//	mcpbench http --url URL --pid PID [--name N] [--sessions 16] [--calls 200] [--warmup 20] [--stateless] --tool T [--args JSON] [--out FILE]
+//	mcpbench web --url BASE --pid PID --api chat|v1 [--name N] [--sessions 200] [--repeats 3] [--message M] [--expect TEXT] [--out FILE]
+//	mcpbench freeport
 //	mcpbench table FILE.jsonl
 //	mcpbench report --results FILE.jsonl [--connect FILE.jsonl] [--clients FILE.jsonl] [--spawns FILE.jsonl]
+//		[--ts FILE.jsonl] [--http FILE.jsonl] [--web FILE.jsonl]
 //		[--gobench FILE.txt] [--notes FILE] [--append FILE]… [--command CMD]
 //
 // The first form prints one JSON object on stdout (and appends it to
@@ -22,6 +26,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"slices"
@@ -59,6 +64,12 @@ func run(ctx context.Context, args []string) error {
 			return runSpawn(ctx, args[1:])
 		case "table":
 			return runTable(args[1:])
+		case "http":
+			return runHTTP(ctx, args[1:])
+		case "web":
+			return runWeb(ctx, args[1:])
+		case "freeport":
+			return runFreePort()
 		case "report":
 			return runReport(args[1:])
 		}
@@ -214,6 +225,83 @@ func runBridge(ctx context.Context, args []string) error {
 	return printResult(r, out)
 }
 
+func runHTTP(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("mcpbench http", flag.ContinueOnError)
+	var o mcpbench.HTTPOptions
+	var argsJSON, out string
+	fs.StringVar(&o.Name, "name", "", "label of the server (default: the URL)")
+	fs.StringVar(&o.URL, "url", "", "the server's MCP endpoint, http://HOST:PORT/mcp (required)")
+	fs.IntVar(&o.PID, "pid", 0, "the server's process id, for its CPU and memory (required)")
+	fs.IntVar(&o.Sessions, "sessions", 16, "sessions at once, each making its calls one after another")
+	fs.IntVar(&o.Calls, "calls", 200, "measured calls per session")
+	fs.IntVar(&o.Warmup, "warmup", 20, "calls per session before the measured ones")
+	fs.BoolVar(&o.Stateless, "stateless", false, "the server keeps no sessions (no memory per session)")
+	fs.StringVar(&o.Tool, "tool", "", "tool to call (required)")
+	fs.StringVar(&argsJSON, "args", "{}", "tool arguments, a JSON object")
+	fs.StringVar(&out, "out", "", "also append the JSON object to this file")
+	round := fs.Int("round", 0, "round number recorded in the result")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if o.URL == "" || o.PID <= 0 || o.Tool == "" {
+		return errors.New("--url, --pid and --tool are required")
+	}
+	if !json.Valid([]byte(argsJSON)) {
+		return fmt.Errorf("--args is not valid JSON: %s", argsJSON)
+	}
+	o.Args, o.Log = json.RawMessage(argsJSON), logf
+	if o.Name == "" {
+		o.Name = o.URL
+	}
+	r, err := mcpbench.MeasureHTTP(ctx, o)
+	if err != nil {
+		return fmt.Errorf("%s, %d sessions: %w", o.Name, o.Sessions, err)
+	}
+	r.Round = *round
+	return printResult(r, out)
+}
+
+func runWeb(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("mcpbench web", flag.ContinueOnError)
+	var o mcpbench.WebOptions
+	var out string
+	fs.StringVar(&o.Name, "name", "agentapp web", "label of the server")
+	fs.StringVar(&o.BaseURL, "url", "", "the web server, http://HOST:PORT (required)")
+	fs.IntVar(&o.PID, "pid", 0, "the server's process id, for its CPU and memory (required)")
+	fs.StringVar(&o.API, "api", "chat", "chat (the chat API) or v1 (/v1/chat/completions, streaming)")
+	fs.IntVar(&o.Sessions, "sessions", 200, "turns at once, each from its own session")
+	fs.IntVar(&o.Repeats, "repeats", 3, "times the turns are run")
+	fs.StringVar(&o.Message, "message", "订单 A-1024 到哪了？", "the user's message")
+	fs.StringVar(&o.Expect, "expect", "已发货", "text every answer must contain")
+	fs.StringVar(&out, "out", "", "also append the JSON object to this file")
+	round := fs.Int("round", 0, "round number recorded in the result")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if o.BaseURL == "" || o.PID <= 0 {
+		return errors.New("--url and --pid are required")
+	}
+	o.Log = logf
+	r, err := mcpbench.MeasureWeb(ctx, o)
+	if err != nil {
+		return fmt.Errorf("%s, %s, %d turns at once: %w", o.Name, o.API, o.Sessions, err)
+	}
+	r.Round = *round
+	return printResult(r, out)
+}
+
+// runFreePort prints a TCP port on 127.0.0.1 that was free a moment ago,
+// for compare.sh to start a server on.
+func runFreePort() error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	fmt.Println(ln.Addr().(*net.TCPAddr).Port)
+	return nil
+}
+
 func runSpawn(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("mcpbench spawn", flag.ContinueOnError)
 	var o mcpbench.SpawnOptions
@@ -266,7 +354,7 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 func runReport(args []string) error {
 	fs := flag.NewFlagSet("mcpbench report", flag.ContinueOnError)
 	var in mcpbench.ReportInput
-	var results, connect, clients, spawns, gobench, notes string
+	var results, connect, clients, spawns, gobench, notes, tsFile, httpFile, webFile string
 	var appendix listFlag
 	fs.StringVar(&results, "results", "", "JSON lines from the server runs of every round")
 	fs.StringVar(&in.Ours, "ours", "agentapp serve", "name of our server in --results")
@@ -274,6 +362,9 @@ func runReport(args []string) error {
 	fs.StringVar(&connect, "connect", "", "JSON lines from mcpbench connect, one per round")
 	fs.StringVar(&clients, "clients", "", "JSON lines from mcpbench bridge and bench/tsclient.mjs")
 	fs.StringVar(&spawns, "spawns", "", "JSON lines from mcpbench spawn, one per round")
+	fs.StringVar(&tsFile, "ts", "", "JSON lines from bench/tsclient.mjs's row set (the same client on both servers)")
+	fs.StringVar(&httpFile, "http", "", "JSON lines from mcpbench http")
+	fs.StringVar(&webFile, "web", "", "JSON lines from mcpbench web")
 	fs.StringVar(&gobench, "gobench", "", "output of go test -bench")
 	fs.StringVar(&notes, "notes", "", "Markdown pasted as the analysis section")
 	fs.Var(&appendix, "append", "Markdown file pasted verbatim at the end (repeatable)")
@@ -313,6 +404,21 @@ func runReport(args []string) error {
 	}
 	if spawns != "" {
 		if in.Spawns, err = mcpbench.ReadJSONLines[mcpbench.SpawnResult](spawns); err != nil {
+			return err
+		}
+	}
+	if tsFile != "" {
+		if in.TS, err = mcpbench.ReadJSONLines[mcpbench.ClientResult](tsFile); err != nil {
+			return err
+		}
+	}
+	if httpFile != "" {
+		if in.HTTP, err = mcpbench.ReadJSONLines[mcpbench.HTTPResult](httpFile); err != nil {
+			return err
+		}
+	}
+	if webFile != "" {
+		if in.Web, err = mcpbench.ReadJSONLines[mcpbench.WebResult](webFile); err != nil {
 			return err
 		}
 	}

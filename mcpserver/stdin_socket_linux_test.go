@@ -1,0 +1,82 @@
+package mcpserver_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/agentapp/agentapp/mcpserver"
+	"github.com/google/go-cmp/cmp"
+)
+
+// socketSession is a server with the direct path whose input is a blocking
+// socketpair made pollable as `agentapp serve` makes its stdin when a
+// Node.js host spawns it, spoken to in raw JSON-RPC lines.
+func socketSession(t *testing.T, srv *mcpserver.Server) *rawSession {
+	t.Helper()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, serverEnd := os.NewFile(uintptr(fds[0]), "client"), os.NewFile(uintptr(fds[1]), "server")
+	in, err := mcpserver.ReopenPollable(serverEnd)
+	if err != nil {
+		t.Fatalf("the socket was not made pollable: %v", err)
+	}
+	outR, outW := io.Pipe()
+	ss, err := srv.Connect(context.Background(), srv.NewIOTransport(in, outW), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rawSession{t: t, in: client, out: bufio.NewReader(outR), ss: ss}
+	t.Cleanup(func() {
+		client.Close()
+		ss.Wait()
+		outR.Close()
+	})
+	return r
+}
+
+// TestSocketStdinMatchesPipe sends every direct-path case, one at a time
+// and then all pipelined, to a server reading a pollable socket and to one
+// reading a pipe, and requires the same bytes back in the same order.
+func TestSocketStdinMatchesPipe(t *testing.T) {
+	run := func(r *rawSession) string {
+		r.handshake()
+		var b strings.Builder
+		for _, tc := range directCases {
+			r.send(tc.line)
+			b.Write(r.receive())
+		}
+		for _, tc := range directCases {
+			r.send(tc.line)
+		}
+		var pipelined []string
+		for range directCases {
+			pipelined = append(pipelined, string(r.receive()))
+		}
+		// Calls in flight together may be answered in any order.
+		slices.Sort(pipelined)
+		b.WriteString(strings.Join(pipelined, ""))
+		out := []byte(b.String())
+		for _, n := range normalizers {
+			out = n.re.ReplaceAll(out, []byte(n.with))
+		}
+		return string(out)
+	}
+	pipe, _ := directSession(t, newDomain(t).options(), true)
+	srv := mcpserver.New(newDomain(t).options())
+	sock := socketSession(t, srv)
+	want, got := run(pipe), run(sock)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the server on a socket answers differently from the server on a pipe (-pipe +socket):\n%s", diff)
+	}
+	if srv.DirectTaken() == 0 {
+		t.Error("no call on the socket went through the direct path")
+	}
+}
