@@ -4,16 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
-	"github.com/agentapp/agentapp/chat"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/store"
 )
@@ -88,18 +86,14 @@ func (m *turnModel) Stream(ctx context.Context, req *model.Request, onText func(
 	return r, err
 }
 
-// BenchmarkTurnOverhead is one chat turn (`chat -p` as the chat runs it:
-// Chat.Ask) with 12 MCP servers and 100 tools, guards on (user-message
+// BenchmarkTurnOverhead is one turn through the host's turn runner (what
+// every front end calls: host.Run) with 12 MCP servers and 100 tools, guards on (user-message
 // injection scan, PII mask of MCP output, the audit log), the session kept
 // in SQLite: the history window read, the tools merged and offered, the
 // user message scanned, one MCP tool call checked, audited and masked, the
 // turn stored. The model answers instantly and the tool at once, so what
 // is left is the host's own work per turn. Reported: ns/op and the p50
 // and p99 of the turns.
-//
-// It is written against today's chat package (Chat.Ask); when the host
-// package takes over the turn, the same servers, tools and model port to
-// its entry point unchanged.
 func BenchmarkTurnOverhead(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
@@ -116,7 +110,7 @@ func BenchmarkTurnOverhead(b *testing.B) {
 	audit := guard.NewAudit(cfg.AuditLog, quiet)
 	b.Cleanup(func() { audit.Close() })
 	var calls atomic.Int64
-	var servers []chat.Server
+	var servers []host.Server
 	tools := 0
 	for s := range turnServers {
 		srv := &fakeServer{name: fmt.Sprintf("srv%02d", s)}
@@ -131,27 +125,32 @@ func BenchmarkTurnOverhead(b *testing.B) {
 		local = append(local, turnTool("", i, &calls))
 	}
 	tools += len(local)
-	c, err := chat.New(ctx, chat.Config{
+	h, err := host.New(ctx, host.Config{
 		Model:   &turnModel{tool: "srv07_tool3"},
 		Local:   local,
 		Servers: servers,
 		Guards:  guard.New(cfg, nil, audit),
 		Store:   st,
-		In:      strings.NewReader(""),
-		Out:     io.Discard,
-		Err:     io.Discard,
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { c.Close() })
-	if n := c.Tools().Len(); n != tools {
-		b.Fatalf("the chat offers %d tools, want %d", n, tools)
+	b.Cleanup(func() { h.Close() })
+	if n := h.Tools().Current().Len(); n != tools {
+		b.Fatalf("the host offers %d tools, want %d", n, tools)
+	}
+	session := h.Sessions().NewID()
+	if err := h.Sessions().Create(ctx, session); err != nil {
+		b.Fatal(err)
+	}
+	ask := func() error {
+		_, err := h.Run(ctx, host.Turn{Session: session, Messages: []model.Message{{Role: model.RoleUser, Content: "订单 A-1024 到哪了？"}}})
+		return err
 	}
 	// Fill the history window first: a steady conversation, not a new one.
 	const warm = 12
 	for range warm {
-		if err := c.Ask(ctx, "订单 A-1024 到哪了？", false); err != nil {
+		if err := ask(); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -160,7 +159,7 @@ func BenchmarkTurnOverhead(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		start := time.Now()
-		if err := c.Ask(ctx, "订单 A-1024 到哪了？", false); err != nil {
+		if err := ask(); err != nil {
 			b.Fatal(err)
 		}
 		ds = append(ds, time.Since(start))
