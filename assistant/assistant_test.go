@@ -36,7 +36,7 @@ func TestToolNames(t *testing.T) {
 	if got := names(d.Tools()); !slices.Equal(got, local) {
 		t.Errorf("local tools = %v, want %v", got, local)
 	}
-	published := []string{toolnames.OrderStatus, toolnames.CreateTicket, toolnames.SearchKBRemote}
+	published := []string{toolnames.OrderStatus, toolnames.CreateTicket, toolnames.SearchKBRemote, toolnames.RequestRefund, toolnames.RefundStatus}
 	if got := names(assistant.PublishedTools(d.Support, d.KB)); !slices.Equal(got, published) {
 		t.Errorf("published tools = %v, want %v", got, published)
 	}

@@ -412,6 +412,9 @@ func (c *Chat) turnMessages(ctx context.Context, added []model.Message, obs *tur
 		Observer: obs,
 		OnEvent:  obs.event,
 		Timeout:  c.cfg.TurnTimeout,
+		// turn checked the typed text; attachments and a prompt's
+		// messages are not held to the typing limit.
+		Checked: true,
 	})
 	close(stop)
 	tr.interrupted = <-watched

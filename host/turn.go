@@ -37,6 +37,11 @@ type Turn struct {
 	OnEvent func(Event)
 	// Timeout bounds the turn; 0 means the host's TurnTimeout.
 	Timeout time.Duration
+	// Checked says the front end has already held what the user typed to
+	// CheckMessage, and that the last message carries more than that
+	// (resources the user attached, a server prompt's messages): those are
+	// not the user's typing and do not count toward MaxMessageRunes.
+	Checked bool
 }
 
 // EventKind says what an Event reports.
@@ -264,7 +269,7 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		}
 		msgs = append(history, added...)
 	}
-	if last := added[len(added)-1]; last.Role == model.RoleUser {
+	if last := added[len(added)-1]; last.Role == model.RoleUser && !t.Checked {
 		if err := h.CheckMessage(last.Content); err != nil {
 			return nil, err
 		}

@@ -17,4 +17,9 @@ const (
 	// SearchKBRemote is the knowledge-base search as our MCP server
 	// publishes it.
 	SearchKBRemote = "searchKnowledge"
+	// RequestRefund files a refund request that waits for an operator
+	// (published by the MCP server, where it may run as a task).
+	RequestRefund = "requestRefund"
+	// RefundStatus reports the decision on a refund request.
+	RefundStatus = "getRefundStatus"
 )
