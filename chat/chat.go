@@ -412,6 +412,7 @@ func (c *Chat) turnMessages(ctx context.Context, added []model.Message, obs *tur
 		Observer: obs,
 		OnEvent:  obs.event,
 		Timeout:  c.cfg.TurnTimeout,
+		FrontEnd: "chat",
 	})
 	close(stop)
 	tr.interrupted = <-watched
