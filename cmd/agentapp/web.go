@@ -201,8 +201,8 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		traceTo = traceOutput(cmd, stderr)
 	}
 	srv, err := web.New(ctx, web.Options{
-		Host:   h,
-		Token:  token,
+		Host:    h,
+		Token:   token,
 		Logger:  logger,
 		Trace:   traceTo,
 		Tracing: tr,
