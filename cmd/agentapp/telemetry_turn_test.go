@@ -23,17 +23,32 @@ import (
 func TestChatTurnTraced(t *testing.T) {
 	bin := agentappBin(t)
 	rcv := otlptest.Start(t)
-	data := t.TempDir()
-	cmd := exec.Command(bin, "chat", "--model", "offline", "--mcp", bin+" serve", "--output-format", "json",
-		"-p", "use getOrderStatus and searchKnowledge for order A-1024")
-	cmd.Dir = t.TempDir()
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + data, "AGENTAPP_DATA_DIR=" + data,
-		"AGENT_GUARD_MCP_STRICT=1", "OTEL_EXPORTER_OTLP_ENDPOINT=" + rcv.URL}
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chat -p: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	chat := func(env ...string) *exec.Cmd {
+		t.Helper()
+		data := t.TempDir()
+		cmd := exec.Command(bin, "chat", "--model", "offline", "--mcp", bin+" serve", "--output-format", "json",
+			"-p", "use getOrderStatus and searchKnowledge for order A-1024")
+		cmd.Dir = t.TempDir()
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + data, "AGENTAPP_DATA_DIR=" + data,
+			"AGENT_GUARD_MCP_STRICT=1", "OTEL_EXPORTER_OTLP_ENDPOINT=" + rcv.URL}, env...)
+		stdout.Reset()
+		stderr.Reset()
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("chat -p: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+		}
+		return cmd
 	}
+	// Tracing off beside an endpoint: neither the chat nor serve (which
+	// inherits the variables) sends anything.
+	for _, off := range []string{"OTEL_SDK_DISABLED=true", "OTEL_TRACES_EXPORTER=none"} {
+		chat(off)
+		if n := rcv.Requests(); n != 0 {
+			t.Fatalf("with %s the receiver got %d requests", off, n)
+		}
+	}
+	cmd := chat()
 	var out struct {
 		Session string `json:"session"`
 		Answer  string `json:"answer"`
