@@ -414,7 +414,8 @@ func (c *Chat) turnMessages(ctx context.Context, added []model.Message, obs *tur
 		Timeout:  c.cfg.TurnTimeout,
 		// turn checked the typed text; attachments and a prompt's
 		// messages are not held to the typing limit.
-		Checked: true,
+		Checked:  true,
+		FrontEnd: "chat",
 	})
 	close(stop)
 	tr.interrupted = <-watched

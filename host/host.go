@@ -25,6 +25,7 @@ import (
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/store"
+	"github.com/agentapp/agentapp/telemetry"
 )
 
 // Limits of a conversation.
@@ -79,6 +80,10 @@ type Config struct {
 	Notify func(Notice)
 	// Logger receives what the host reports; nil discards.
 	Logger *slog.Logger
+	// Tracing starts a span for each turn, under which the loop's model
+	// and tool calls and the MCP requests are traced; nil traces a turn
+	// only when its context already carries a trace.
+	Tracing *telemetry.Tracing
 
 	// closers are closed after the servers by Close, last first: what
 	// Open opened (the store, the audit trail).

@@ -14,6 +14,7 @@ import (
 	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/store"
+	"github.com/agentapp/agentapp/telemetry"
 )
 
 // Options say how Open opens a host: where the MCP server configs are,
@@ -67,14 +68,15 @@ type Options struct {
 	// error.
 	Reason func(err error, cfg mcpconfig.Server) error
 
-	// System, MaxSteps, TurnTimeout, Now, Notify and Logger are as in
-	// Config.
+	// System, MaxSteps, TurnTimeout, Now, Notify, Logger and Tracing are
+	// as in Config.
 	System      string
 	MaxSteps    int
 	TurnTimeout time.Duration
 	Now         func() time.Time
 	Notify      func(Notice)
 	Logger      *slog.Logger
+	Tracing     *telemetry.Tracing
 }
 
 // ExtraServer is a server given apart from the config files.
@@ -198,6 +200,7 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 		Now:         o.Now,
 		Notify:      o.Notify,
 		Logger:      o.Logger,
+		Tracing:     o.Tracing,
 		closers:     closers,
 	})
 }

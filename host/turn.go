@@ -11,6 +11,7 @@ import (
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/model"
+	"github.com/agentapp/agentapp/telemetry"
 )
 
 // Turn is what one turn runs: the messages the user adds to a session, or
@@ -42,6 +43,9 @@ type Turn struct {
 	// (resources the user attached, a server prompt's messages): those are
 	// not the user's typing and do not count toward MaxMessageRunes.
 	Checked bool
+	// FrontEnd names where the turn came from ("chat", "web", "v1") on
+	// its trace span.
+	FrontEnd string
 }
 
 // EventKind says what an Event reports.
@@ -246,10 +250,12 @@ func (t *running) Done(*agent.Result, error) {}
 // EventError.
 func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 	rt := &running{onEvent: t.OnEvent, calls: map[string]model.ToolCall{}}
+	ctx, span := h.startTurnSpan(ctx, t)
 	defer func() {
 		if err != nil {
 			rt.emit(Event{Kind: EventError, Err: err})
 		}
+		endTurnSpan(span, res, err)
 	}()
 	var msgs, added []model.Message
 	if t.Conversation != nil {
@@ -345,6 +351,36 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 	}
 	rt.emit(Event{Kind: EventDone, Done: res})
 	return res, nil
+}
+
+// startTurnSpan starts the turn's span (telemetry.StartTurn), the parent
+// of its model calls, tool calls and MCP requests: with the host's
+// Tracing, or with the trace ctx carries (a request's, continued from its
+// traceparent). Without either it costs a context lookup.
+func (h *Host) startTurnSpan(ctx context.Context, t Turn) (context.Context, *telemetry.Span) {
+	tr := h.cfg.Tracing
+	if tr == nil {
+		if tr = telemetry.FromContext(ctx); tr == nil {
+			return ctx, nil
+		}
+	}
+	ctx, sp := tr.StartTurn(ctx, t.Session, t.FrontEnd)
+	sp.SetAttributes(telemetry.AttrGenAIRequestModel.String(h.cfg.Model.Name()))
+	return ctx, sp
+}
+
+// endTurnSpan records the turn's tokens, or its error, and ends sp.
+func endTurnSpan(sp *telemetry.Span, res *TurnResult, err error) {
+	if sp == nil {
+		return
+	}
+	if err != nil {
+		sp.Fail(err)
+	} else if res != nil {
+		sp.SetAttributes(telemetry.AttrGenAIInputTokens.Int(res.Usage.InputTokens),
+			telemetry.AttrGenAIOutputTokens.Int(res.Usage.OutputTokens))
+	}
+	sp.End()
 }
 
 // storeTimeout bounds storing a finished turn.

@@ -48,7 +48,8 @@ const (
 	// AttrToolOutcome is how a tool call ended: ok, error (the tool
 	// reported a failure) or denied (a guard refused it).
 	AttrToolOutcome = attribute.Key("agentapp.tool.outcome")
-	// AttrFrontEnd is the front end a turn came from (chat, web, api).
+	// AttrFrontEnd is the front end a turn came from: chat, web (the chat
+	// API) or v1 (the OpenAI-compatible endpoint).
 	AttrFrontEnd = attribute.Key("agentapp.front_end")
 	// AttrDirect marks a request answered or sent on a direct tools/call
 	// path rather than the SDK's.
@@ -70,7 +71,7 @@ func typeName(err error) string { return fmt.Sprintf("%T", err) }
 // StartTurn starts the span of one turn of a conversation: the user's
 // message to the final answer, with the model calls, tool calls and MCP
 // requests under it. The host calls it once per turn (front end "chat",
-// "web" or "api"); session is the conversation's id. nil t returns ctx and
+// "web" or "v1"); session is the conversation's id. nil t returns ctx and
 // a nil *Span.
 func (t *Tracing) StartTurn(ctx context.Context, session, frontEnd string) (context.Context, *Span) {
 	if t == nil {

@@ -32,9 +32,10 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /api/sessions", s.createSession)
 	mux.HandleFunc("GET /api/sessions/current", s.currentSession)
 	mux.HandleFunc("GET /api/sessions/{id}", s.getSession)
-	mux.HandleFunc("POST /api/sessions/{id}/messages", s.postMessage)
+	// A turn continues the trace of the request's traceparent header.
+	mux.Handle("POST /api/sessions/{id}/messages", s.opts.Tracing.Handler("/api/sessions/{id}/messages", http.HandlerFunc(s.postMessage)))
 	mux.HandleFunc("POST /api/sessions/{id}/approvals/{approvalId}", s.postApproval)
-	mux.HandleFunc("POST /v1/chat/completions", s.completions)
+	mux.Handle("POST /v1/chat/completions", s.opts.Tracing.Handler("/v1/chat/completions", http.HandlerFunc(s.completions)))
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("GET /operator", s.operatorOnly(s.operatorPage))
 	mux.HandleFunc("GET /operator/queue", s.operatorOnly(s.operatorQueue))

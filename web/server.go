@@ -20,6 +20,7 @@ import (
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/store"
 	"github.com/agentapp/agentapp/support"
+	"github.com/agentapp/agentapp/telemetry"
 )
 
 // Defaults of Options.
@@ -93,6 +94,11 @@ type Options struct {
 	// session ("session=ID"; the OpenAI endpoint's turns have ids of their
 	// own, "oa-…") so concurrent turns can be told apart.
 	Trace io.Writer
+	// Tracing, when set, continues the trace of a message's or a
+	// completion's traceparent header: a server span per request, the
+	// turn's span under it. Without it a turn is traced only if the
+	// host has a Tracing (host.Config).
+	Tracing *telemetry.Tracing
 
 	// System is the system prompt; empty sends none (cmd/agentapp gives
 	// assistant.SystemPrompt).
@@ -241,6 +247,7 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 		h, err = host.New(ctx, host.Config{
 			Model: opts.Model, Local: opts.Local, Servers: opts.Servers, Guards: opts.Guards, Store: opts.Store,
 			System: opts.System, MaxSteps: opts.MaxSteps, TurnTimeout: opts.TurnTimeout, Now: s.clock.Now, Logger: s.log,
+			Tracing: opts.Tracing,
 		})
 		if err != nil {
 			return nil, err

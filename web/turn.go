@@ -121,6 +121,10 @@ func (s *Server) runTurn(ctx context.Context, t *turn, ht host.Turn, onText func
 	ht.Session = t.session
 	ht.Stream = onText != nil
 	ht.OnEvent = func(ev host.Event) { t.event(ev, onText) }
+	ht.FrontEnd = "web"
+	if t.api == "openai" {
+		ht.FrontEnd = "v1"
+	}
 	if s.opts.Trace != nil {
 		ht.Observer = trace.New(s.opts.Trace, trace.WithLabel("session="+t.session))
 	}

@@ -244,6 +244,13 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 	if err != nil {
 		return err
 	}
+	// Deferred before the host opens, the flush of the spans runs after
+	// the servers closed (a Ctrl-C or -p included), within its own bound.
+	tr, stopTracing, err := startTracing(cmd, os.LookupEnv, logger)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 
 	var observer agent.Observer
 	connectOpts := []mcpclient.ConnectOption{mcpclient.WithLogger(logger), chatOAuth(dir, chatConfigPath(f))}
@@ -289,6 +296,7 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 		TurnTimeout:    f.turnTimeout,
 		Notify:         chatNotice(stderr),
 		Logger:         logger,
+		Tracing:        tr,
 	})
 	if err != nil {
 		return err

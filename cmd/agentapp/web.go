@@ -136,6 +136,13 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	if err != nil {
 		return err
 	}
+	// Deferred first, the flush of the spans runs last, after the turns
+	// drained and the servers closed, within its own bound.
+	tr, stopTracing, err := startTracing(cmd, os.LookupEnv, logger)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -194,10 +201,11 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		traceTo = traceOutput(cmd, stderr)
 	}
 	srv, err := web.New(ctx, web.Options{
-		Host:   h,
-		Token:  token,
-		Logger: logger,
-		Trace:  traceTo,
+		Host:    h,
+		Token:   token,
+		Logger:  logger,
+		Trace:   traceTo,
+		Tracing: tr,
 	})
 	if err != nil {
 		return err
