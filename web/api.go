@@ -34,8 +34,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /api/sessions/{id}", s.getSession)
 	mux.HandleFunc("POST /api/sessions/{id}/messages", s.postMessage)
 	mux.HandleFunc("POST /api/sessions/{id}/approvals/{approvalId}", s.postApproval)
-	mux.HandleFunc("POST /v1/chat/completions", s.completions)
-	mux.HandleFunc("GET /v1/models", s.models)
+	mux.HandleFunc("POST /v1/chat/completions", s.apiKeyOnly(s.completions))
+	mux.HandleFunc("GET /v1/models", s.apiKeyOnly(s.models))
 	mux.HandleFunc("GET /operator", s.operatorOnly(s.operatorPage))
 	mux.HandleFunc("GET /operator/queue", s.operatorOnly(s.operatorQueue))
 	mux.HandleFunc("POST /operator/handoffs/{id}/resolve", s.operatorOnly(s.resolveHandoff))
@@ -43,7 +43,7 @@ func (s *Server) routes() http.Handler {
 	s.registerRefunds(mux) // refunds.go
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
-	mux.Handle("GET /metrics", s.metrics.handler())
+	mux.HandleFunc("GET /metrics", s.metricsOnly(s.metrics.handler().ServeHTTP))
 	mux.Handle("GET /static/", staticFiles())
 	mux.HandleFunc("GET /{$}", servePage)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -412,6 +412,12 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	code := http.StatusOK
 	if !rd.Ready {
 		code = http.StatusServiceUnavailable
+	}
+	if !s.metricsAllowed(r) {
+		// Names, states and database errors are for the operator; a load
+		// balancer needs only the status.
+		writeJSON(w, code, map[string]bool{"ready": rd.Ready})
+		return
 	}
 	writeJSON(w, code, rd)
 }

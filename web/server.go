@@ -86,6 +86,18 @@ type Options struct {
 	// operator view open, which only a loopback server may do; the
 	// command line enforces that.
 	Token string
+	// APIKeys, when any is set, are the keys of the OpenAI-compatible
+	// endpoint: every /v1 request must carry one as "Authorization: Bearer
+	// <key>", as an OpenAI client sends its API key, and is answered 401
+	// in OpenAI's error shape otherwise. None leaves /v1 open, which the
+	// command line allows off loopback only when asked to.
+	APIKeys []string
+	// MetricsToken, when set, is required (Bearer, or the password of HTTP
+	// Basic) for /metrics and for the details of /readyz: server names,
+	// states and database errors. Without it /readyz still answers its
+	// status code and {"ready": bool}, which is what a load balancer needs.
+	// Empty leaves both open (cmd/agentapp gives the operator token).
+	MetricsToken string
 	// Logger receives what the server reports; nil discards.
 	Logger *slog.Logger
 	// Trace, when set, receives a trace (package trace) of every turn: its
