@@ -17,6 +17,7 @@ import (
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/host"
+	"github.com/agentapp/agentapp/internal/redact"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/store"
 	"github.com/agentapp/agentapp/support"
@@ -98,6 +99,10 @@ type Options struct {
 	// status code and {"ready": bool}, which is what a load balancer needs.
 	// Empty leaves both open (cmd/agentapp gives the operator token).
 	MetricsToken string
+	// Secrets are taken out (package internal/redact) of everything the
+	// server logs and traces, besides anything key-shaped: give the model
+	// provider's API key. The keys and tokens above are added by New.
+	Secrets []string
 	// Logger receives what the server reports; nil discards.
 	Logger *slog.Logger
 	// Trace, when set, receives a trace (package trace) of every turn: its
@@ -241,6 +246,13 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	// A provider's error can quote the key, and a turn's details go to the
+	// log and the trace: both see text with the secrets taken out.
+	secrets := append(append([]string{opts.Token, opts.MetricsToken}, opts.APIKeys...), opts.Secrets...)
+	s.log = slog.New(redact.Handler(s.log.Handler(), secrets...))
+	if opts.Trace != nil {
+		s.opts.Trace = redact.Writer(opts.Trace, secrets...)
 	}
 	if s.clock == nil {
 		s.clock = realClock{}

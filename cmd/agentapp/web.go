@@ -18,6 +18,7 @@ import (
 	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/mcpconfig"
+	"github.com/agentapp/agentapp/model/openai"
 	"github.com/agentapp/agentapp/trace"
 	"github.com/agentapp/agentapp/web"
 	"github.com/spf13/cobra"
@@ -231,11 +232,16 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	if trace.Enabled(f.trace, os.Getenv) {
 		traceTo = traceOutput(cmd, stderr)
 	}
+	var secrets []string // the provider's key, kept out of logs and traces
+	if om, ok := m.(*openai.Model); ok {
+		secrets = append(secrets, om.Config().APIKey)
+	}
 	srv, err := web.New(ctx, web.Options{
 		Host:         h,
 		Token:        token,
 		APIKeys:      apiKeys,
 		MetricsToken: metricsToken,
+		Secrets:      secrets,
 		Logger:       logger,
 		Trace:        traceTo,
 	})
