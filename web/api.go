@@ -240,7 +240,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	defer ev.close()
 	received := time.Now()
 	ev.send("session", map[string]string{"id": id})
-	t := &turn{s: s, session: id, api: "chat", emit: ev.send}
+	t := &turn{s: s, session: id, client: clientAddr(r), api: "chat", emit: ev.send}
 	var once sync.Once
 	user := model.Message{Role: model.RoleUser, Content: text}
 	res, err := s.runTurn(ctx, t, host.Turn{Messages: []model.Message{user}}, func(delta string) {

@@ -230,7 +230,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	created := s.clock.Now().Unix()
 	// A session of its own, so per-conversation tool state (createTicket's
 	// retry window) does not leak between callers.
-	t := &turn{s: s, session: randomID("oa-"), api: "openai"}
+	t := &turn{s: s, session: randomID("oa-"), client: clientAddr(r), api: "openai"}
 	received := time.Now()
 	var once sync.Once
 	firstText := func() {

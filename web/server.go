@@ -28,6 +28,12 @@ const (
 	// DefaultApprovalTimeout is how long an approval waits for Allow or
 	// Deny before the call is refused.
 	DefaultApprovalTimeout = guard.DefaultConfirmTimeout
+	// DefaultApprovalsPerClient bounds the approvals one client has
+	// waiting: a person answers one at a time.
+	DefaultApprovalsPerClient = 4
+	// DefaultUnreadApprovalTimeout is the approval bound of a client that
+	// left its last approval unanswered.
+	DefaultUnreadApprovalTimeout = 10 * time.Second
 	// DefaultMaxStreams bounds the turns running at once (event streams
 	// and OpenAI completions alike); one more is answered 503.
 	DefaultMaxStreams = 256
@@ -121,6 +127,16 @@ type Options struct {
 	// ApprovalTimeout bounds the wait for Allow or Deny; 0 means
 	// DefaultApprovalTimeout.
 	ApprovalTimeout time.Duration
+	// ApprovalsPerClient bounds the approvals waiting at once from one
+	// client (an IPv4 address, or an IPv6 /64); one more is refused at
+	// once, so its turn ends and frees its slot. 0 means
+	// DefaultApprovalsPerClient.
+	ApprovalsPerClient int
+	// UnreadApprovalTimeout replaces ApprovalTimeout for a client whose
+	// last approval ran out unanswered (a script that opens streams and
+	// never reads them), until it answers one; 0 means
+	// DefaultUnreadApprovalTimeout.
+	UnreadApprovalTimeout time.Duration
 	// Clock is the time source of approvals and rate limits; nil is the
 	// system clock.
 	Clock Clock
@@ -172,6 +188,10 @@ type Server struct {
 	mu        sync.Mutex
 	active    map[string]bool      // sessions with a turn running
 	approvals map[string]*approval // pending, by id
+	waiting   map[string]int       // pending approvals by client key
+	// unread holds the clients whose last approval ran out unanswered:
+	// theirs get UnreadApprovalTimeout until they answer one.
+	unread map[string]bool
 
 	// hardStop is cancelled when the drain at shutdown runs out: the
 	// turns still running are cancelled then.
@@ -216,6 +236,12 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	if opts.MaxStreams <= 0 {
 		opts.MaxStreams = DefaultMaxStreams
 	}
+	if opts.ApprovalsPerClient <= 0 {
+		opts.ApprovalsPerClient = DefaultApprovalsPerClient
+	}
+	if opts.UnreadApprovalTimeout <= 0 {
+		opts.UnreadApprovalTimeout = min(DefaultUnreadApprovalTimeout, opts.ApprovalTimeout)
+	}
 	if opts.ReadTimeout <= 0 {
 		opts.ReadTimeout = DefaultReadTimeout
 	}
@@ -242,6 +268,8 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 		drained:   make(chan struct{}),
 		active:    map[string]bool{},
 		approvals: map[string]*approval{},
+		waiting:   map[string]int{},
+		unread:    map[string]bool{},
 		metrics:   newMetrics(),
 	}
 	if s.log == nil {

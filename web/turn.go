@@ -21,6 +21,7 @@ type turnKey struct{}
 type turn struct {
 	s       *Server
 	session string
+	client  string // clientAddr of the request: the key of per-client caps
 	api     string // "chat" or "openai", the metrics label
 	// emit sends an event to the client; nil when nobody can see events
 	// (the OpenAI endpoint), and then nobody can approve either.
