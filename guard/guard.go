@@ -262,6 +262,15 @@ var ErrInputRefused = errors.New("message refused by the input guard")
 // ErrInputRefused, and an audit line; the chat should show the error and
 // not send the message to the model.
 func (g *Guards) CheckUserMessage(msg string) error {
+	return g.CheckSuppliedMessage("your message", "a user message", msg)
+}
+
+// CheckSuppliedMessage is CheckUserMessage for any message a caller
+// supplies, the history of an OpenAI-compatible request included: an
+// earlier user message or a made-up assistant or tool message reaches the
+// model as much as the last one does. source names the message in the
+// error ("messages[2] (assistant)"), kind in the audit line.
+func (g *Guards) CheckSuppliedMessage(source, kind, msg string) error {
 	if g == nil || !g.cfg.Input {
 		return nil
 	}
@@ -269,9 +278,9 @@ func (g *Guards) CheckUserMessage(msg string) error {
 	if !ok {
 		return nil
 	}
-	g.audit.Record(Event{Event: EventInputRejected, Reason: "prompt-injection pattern in a user message",
+	g.audit.Record(Event{Event: EventInputRejected, Reason: "prompt-injection pattern in " + kind,
 		Pattern: f.Pattern, Match: f.Match})
-	return &inputError{InjectionError{Source: "your message", Finding: f}}
+	return &inputError{InjectionError{Source: source, Finding: f}}
 }
 
 // inputError is the InjectionError of a refused message; it also matches

@@ -35,8 +35,8 @@ func (s *Server) routes() http.Handler {
 	// A turn continues the trace of the request's traceparent header.
 	mux.Handle("POST /api/sessions/{id}/messages", s.opts.Tracing.Handler("/api/sessions/{id}/messages", http.HandlerFunc(s.postMessage)))
 	mux.HandleFunc("POST /api/sessions/{id}/approvals/{approvalId}", s.postApproval)
-	mux.Handle("POST /v1/chat/completions", s.opts.Tracing.Handler("/v1/chat/completions", http.HandlerFunc(s.completions)))
-	mux.HandleFunc("GET /v1/models", s.models)
+	mux.Handle("POST /v1/chat/completions", s.opts.Tracing.Handler("/v1/chat/completions", s.apiKeyOnly(s.completions)))
+	mux.HandleFunc("GET /v1/models", s.apiKeyOnly(s.models))
 	mux.HandleFunc("GET /operator", s.operatorOnly(s.operatorPage))
 	mux.HandleFunc("GET /operator/queue", s.operatorOnly(s.operatorQueue))
 	mux.HandleFunc("POST /operator/handoffs/{id}/resolve", s.operatorOnly(s.resolveHandoff))
@@ -44,7 +44,7 @@ func (s *Server) routes() http.Handler {
 	s.registerRefunds(mux) // refunds.go
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
-	mux.Handle("GET /metrics", s.metrics.handler())
+	mux.HandleFunc("GET /metrics", s.metricsOnly(s.metrics.handler().ServeHTTP))
 	mux.Handle("GET /static/", staticFiles())
 	mux.HandleFunc("GET /{$}", servePage)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -241,7 +241,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	defer ev.close()
 	received := time.Now()
 	ev.send("session", map[string]string{"id": id})
-	t := &turn{s: s, session: id, api: "chat", emit: ev.send}
+	t := &turn{s: s, session: id, client: clientAddr(r), api: "chat", emit: ev.send}
 	var once sync.Once
 	user := model.Message{Role: model.RoleUser, Content: text}
 	res, err := s.runTurn(ctx, t, host.Turn{Messages: []model.Message{user}}, func(delta string) {
@@ -413,6 +413,12 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	code := http.StatusOK
 	if !rd.Ready {
 		code = http.StatusServiceUnavailable
+	}
+	if !s.metricsAllowed(r) {
+		// Names, states and database errors are for the operator; a load
+		// balancer needs only the status.
+		writeJSON(w, code, map[string]bool{"ready": rd.Ready})
+		return
 	}
 	writeJSON(w, code, rd)
 }

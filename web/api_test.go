@@ -587,8 +587,9 @@ func TestModelErrorIsAnEvent(t *testing.T) {
 	}
 	var ee ErrorEvent
 	evs[1].decode(t, &ee)
-	if !strings.Contains(ee.Message, "provider unavailable") || !strings.Contains(ee.Message, "scripted") {
-		t.Errorf("error event %q", ee.Message)
+	// The provider's text is for the log; the web user gets an id.
+	if strings.Contains(ee.Message, "provider unavailable") || !strings.Contains(ee.Message, "error id err-") {
+		t.Errorf("error event %q, want an error id and not the provider's text", ee.Message)
 	}
 	if h := e.history(t, id); len(h) != 0 {
 		t.Errorf("a failed turn was stored: %+v", h)

@@ -11,6 +11,7 @@ import (
 type approval struct {
 	id      string
 	session string
+	client  string // the key of the client that asked (clientKey)
 	// decide receives the answer; its capacity of one lets the answering
 	// request return at once, and a second answer is refused.
 	decide chan bool
@@ -43,38 +44,55 @@ func (c *confirmer) Confirm(ctx context.Context, req guard.ConfirmRequest) guard
 	if t == nil || t.emit == nil {
 		return guard.Decision{Reason: "nobody can approve calls made through this endpoint; use the chat page or the /api/sessions API to confirm it"}
 	}
-	a := &approval{id: randomID("ap-"), session: t.session, decide: make(chan bool, 1)}
+	a := &approval{id: randomID("ap-"), session: t.session, client: t.client, decide: make(chan bool, 1)}
+	// A turn waiting for approval holds a turn slot: the waits are capped
+	// per client and server-wide (half the slots at most), so that turns
+	// waiting on nobody cannot starve everyone else's.
 	s.mu.Lock()
-	if len(s.approvals) >= maxPendingApprovals {
+	if len(s.approvals) >= s.maxWaiting() {
 		s.mu.Unlock()
 		return guard.Decision{Reason: "too many approvals are waiting on this server; try again later"}
 	}
+	if s.waiting[a.client] >= s.opts.ApprovalsPerClient {
+		s.mu.Unlock()
+		return guard.Decision{Reason: fmt.Sprintf("%d approvals from this address are waiting already; answer them first", s.opts.ApprovalsPerClient)}
+	}
+	wait := s.opts.ApprovalTimeout
+	if s.unread[a.client] {
+		wait = s.opts.UnreadApprovalTimeout
+	}
 	s.approvals[a.id] = a
+	s.waiting[a.client]++
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		delete(s.approvals, a.id)
+		if s.waiting[a.client]--; s.waiting[a.client] <= 0 {
+			delete(s.waiting, a.client)
+		}
 		s.mu.Unlock()
 	}()
 
 	ev := ApprovalEvent{ID: a.id, Tool: req.Tool, Server: req.Server, Preview: req.ArgsPreview(),
-		Decision: "pending", TimeoutSeconds: int(s.opts.ApprovalTimeout.Seconds())}
+		Decision: "pending", TimeoutSeconds: int(wait.Seconds())}
 	// The timer starts before the question is shown, so the wait is
 	// bounded whatever happens to the stream.
-	timeout := s.clock.After(s.opts.ApprovalTimeout)
+	timeout := s.clock.After(wait)
 	if !t.emit("approval", ev) {
 		return guard.Decision{Reason: "the page that could approve it is gone"}
 	}
 	var d guard.Decision
 	select {
 	case ok := <-a.decide:
+		s.markRead(a.client, true)
 		if ok {
 			ev.Decision, d = "allowed", guard.Decision{Approved: true, Reason: "allowed on the web page"}
 		} else {
 			ev.Decision, d = "denied", guard.Decision{Reason: "the user clicked Deny"}
 		}
 	case <-timeout:
-		ev.Decision, d = "timeout", guard.Decision{Reason: fmt.Sprintf("no answer within %v", s.opts.ApprovalTimeout)}
+		s.markRead(a.client, false)
+		ev.Decision, d = "timeout", guard.Decision{Reason: fmt.Sprintf("no answer within %v", wait)}
 	case <-s.drained:
 		ev.Decision, d = "denied", guard.Decision{Reason: "the server is shutting down, so the call could not wait for approval"}
 	case <-ctx.Done():
@@ -84,4 +102,27 @@ func (c *confirmer) Confirm(ctx context.Context, req guard.ConfirmRequest) guard
 	ev.TimeoutSeconds = 0
 	t.emit("approval", ev)
 	return d
+}
+
+// maxWaiting is how many approvals may wait at once: half the turn slots,
+// within the table's cap, so that at least half the slots serve turns
+// that are not waiting on anyone.
+func (s *Server) maxWaiting() int {
+	return max(1, min(maxPendingApprovals, s.opts.MaxStreams/2))
+}
+
+// markRead records whether a client answered its approval (it reads its
+// stream) or let it run out (it may never read it). The table is capped:
+// when full it starts over, which errs on the side of the long wait.
+func (s *Server) markRead(client string, answered bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if answered {
+		delete(s.unread, client)
+		return
+	}
+	if len(s.unread) >= maxLimiterKeys {
+		clear(s.unread)
+	}
+	s.unread[client] = true
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync"
 	"time"
@@ -90,15 +91,25 @@ func (l *limiter) prune(now time.Time) {
 	}
 }
 
-// clientAddr is the key of the per-address limit: the peer's IP. Headers
-// such as X-Forwarded-For are not trusted; behind a proxy, the proxy
-// should limit.
+// clientAddr is the key of the per-client limits: the peer's IPv4
+// address, or the /64 of its IPv6 address (one site's usual share, so a
+// single host cannot become 2^64 clients). Headers such as
+// X-Forwarded-For are not trusted; behind a proxy, the proxy should limit.
 func clientAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		return r.RemoteAddr
+		host = r.RemoteAddr
 	}
-	return host
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap()
+	if ip.Is4() {
+		return ip.String()
+	}
+	p, _ := ip.WithZone("").Prefix(64)
+	return p.String()
 }
 
 // retryAfter formats a wait as whole seconds, at least one.

@@ -163,6 +163,38 @@ func conversation(in []oaMessage) ([]model.Message, int, string) {
 	return msgs, 0, ""
 }
 
+// scanSupplied runs the input guard over every message of the request,
+// not only the last: the history is the caller's too, and an injection in
+// an earlier user message or a made-up assistant or tool message would
+// reach the model (or, dropped, tells what the caller is up to). The last
+// user message keeps the chat API's 422; any other message is a 400 that
+// names its index, so the caller knows which one to remove.
+func (s *Server) scanSupplied(in []oaMessage) (int, string) {
+	last := -1
+	for i, m := range in {
+		if m.Role == "user" {
+			last = i
+		}
+	}
+	for i, m := range in {
+		text, err := m.text()
+		if err != nil { // a dropped role's odd content: scan it as sent
+			text = string(m.Content)
+		}
+		if i == last {
+			if err := s.guards.CheckUserMessage(text); err != nil {
+				return http.StatusUnprocessableEntity, (&host.InputRefusedError{Err: err}).Error()
+			}
+			continue
+		}
+		source := fmt.Sprintf("messages[%d] (%s)", i, m.Role)
+		if err := s.guards.CheckSuppliedMessage(source, "a supplied "+m.Role+" message", text); err != nil {
+			return http.StatusBadRequest, err.Error() + "; nothing was sent to the model. Remove or rephrase that message and send the request again"
+		}
+	}
+	return 0, ""
+}
+
 // completions is POST /v1/chat/completions: the whole agent as a model.
 // The tools run inside; the caller sees only the answer, never a tool
 // call. Nothing is stored: the conversation is the request's.
@@ -185,8 +217,8 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		writeOAError(w, code, problem)
 		return
 	}
-	if err := s.guards.CheckUserMessage(msgs[len(msgs)-1].Content); err != nil {
-		writeOAError(w, http.StatusUnprocessableEntity, (&host.InputRefusedError{Err: err}).Error())
+	if code, problem := s.scanSupplied(in.Messages); code != 0 {
+		writeOAError(w, code, problem)
 		return
 	}
 	if !s.startTurn(w, writeOAError) {
@@ -198,7 +230,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	created := s.clock.Now().Unix()
 	// A session of its own, so per-conversation tool state (createTicket's
 	// retry window) does not leak between callers.
-	t := &turn{s: s, session: randomID("oa-"), api: "openai"}
+	t := &turn{s: s, session: randomID("oa-"), client: clientAddr(r), api: "openai"}
 	received := time.Now()
 	var once sync.Once
 	firstText := func() {

@@ -78,3 +78,83 @@ func (s *Server) operatorOnly(next http.HandlerFunc) http.HandlerFunc {
 		next(w, r)
 	}
 }
+
+// bearerOrBasic is the credential a request carries: a Bearer token, or
+// the password of HTTP Basic.
+func bearerOrBasic(r *http.Request) string {
+	if _, pass, ok := r.BasicAuth(); ok {
+		return pass
+	}
+	if scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
+		return strings.TrimSpace(tok)
+	}
+	return ""
+}
+
+// matchesAny reports whether got is one of the sums, in time that does not
+// depend on which one or how much of it matched.
+func matchesAny(got string, sums [][sha256.Size]byte) bool {
+	if got == "" {
+		return false
+	}
+	sum := sha256.Sum256([]byte(got))
+	ok := 0
+	for _, w := range sums {
+		ok |= subtle.ConstantTimeCompare(sum[:], w[:])
+	}
+	return ok == 1
+}
+
+func sumsOf(keys ...string) [][sha256.Size]byte {
+	var sums [][sha256.Size]byte
+	for _, k := range keys {
+		if k = strings.TrimSpace(k); k != "" {
+			sums = append(sums, sha256.Sum256([]byte(k)))
+		}
+	}
+	return sums
+}
+
+// apiKeyOnly lets a /v1 request through when it carries one of
+// Options.APIKeys as "Authorization: Bearer <key>", as OpenAI's clients
+// send their key. Without keys configured, everything passes.
+func (s *Server) apiKeyOnly(next http.HandlerFunc) http.HandlerFunc {
+	sums := sumsOf(s.opts.APIKeys...)
+	if len(sums) == 0 {
+		return next
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !strings.EqualFold(scheme, "Bearer") || !matchesAny(strings.TrimSpace(tok), sums) {
+			msg := "this endpoint needs an API key: send \"Authorization: Bearer <key>\" with one of the keys the server was started with"
+			if tok != "" {
+				msg = "the API key is not one this server accepts; send \"Authorization: Bearer <key>\" with one of the keys the server was started with"
+			}
+			w.Header().Set("WWW-Authenticate", `Bearer realm="agentapp"`)
+			writeJSON(w, http.StatusUnauthorized, oaError{Error: oaErrorBody{Message: msg, Type: "invalid_request_error", Code: "invalid_api_key"}})
+			return
+		}
+		next(w, r)
+	}
+}
+
+// metricsAllowed reports whether r may read the metrics and the details of
+// /readyz: always without a metrics token, else with it.
+func (s *Server) metricsAllowed(r *http.Request) bool {
+	if s.opts.MetricsToken == "" {
+		return true
+	}
+	return matchesAny(bearerOrBasic(r), sumsOf(s.opts.MetricsToken))
+}
+
+// metricsOnly guards /metrics with Options.MetricsToken.
+func (s *Server) metricsOnly(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !s.metricsAllowed(r) {
+			w.Header().Set("WWW-Authenticate", `Basic realm="agentapp metrics", charset="UTF-8"`)
+			writeError(w, http.StatusUnauthorized, "the metrics need the server's metrics token: send it as \"Authorization: Bearer <token>\"")
+			return
+		}
+		next(w, r)
+	}
+}

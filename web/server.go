@@ -17,6 +17,7 @@ import (
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/host"
+	"github.com/agentapp/agentapp/internal/redact"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/store"
 	"github.com/agentapp/agentapp/support"
@@ -28,6 +29,12 @@ const (
 	// DefaultApprovalTimeout is how long an approval waits for Allow or
 	// Deny before the call is refused.
 	DefaultApprovalTimeout = guard.DefaultConfirmTimeout
+	// DefaultApprovalsPerClient bounds the approvals one client has
+	// waiting: a person answers one at a time.
+	DefaultApprovalsPerClient = 4
+	// DefaultUnreadApprovalTimeout is the approval bound of a client that
+	// left its last approval unanswered.
+	DefaultUnreadApprovalTimeout = 10 * time.Second
 	// DefaultMaxStreams bounds the turns running at once (event streams
 	// and OpenAI completions alike); one more is answered 503.
 	DefaultMaxStreams = 256
@@ -87,6 +94,22 @@ type Options struct {
 	// operator view open, which only a loopback server may do; the
 	// command line enforces that.
 	Token string
+	// APIKeys, when any is set, are the keys of the OpenAI-compatible
+	// endpoint: every /v1 request must carry one as "Authorization: Bearer
+	// <key>", as an OpenAI client sends its API key, and is answered 401
+	// in OpenAI's error shape otherwise. None leaves /v1 open, which the
+	// command line allows off loopback only when asked to.
+	APIKeys []string
+	// MetricsToken, when set, is required (Bearer, or the password of HTTP
+	// Basic) for /metrics and for the details of /readyz: server names,
+	// states and database errors. Without it /readyz still answers its
+	// status code and {"ready": bool}, which is what a load balancer needs.
+	// Empty leaves both open (cmd/agentapp gives the operator token).
+	MetricsToken string
+	// Secrets are taken out (package internal/redact) of everything the
+	// server logs and traces, besides anything key-shaped: give the model
+	// provider's API key. The keys and tokens above are added by New.
+	Secrets []string
 	// Logger receives what the server reports; nil discards.
 	Logger *slog.Logger
 	// Trace, when set, receives a trace (package trace) of every turn: its
@@ -110,6 +133,16 @@ type Options struct {
 	// ApprovalTimeout bounds the wait for Allow or Deny; 0 means
 	// DefaultApprovalTimeout.
 	ApprovalTimeout time.Duration
+	// ApprovalsPerClient bounds the approvals waiting at once from one
+	// client (an IPv4 address, or an IPv6 /64); one more is refused at
+	// once, so its turn ends and frees its slot. 0 means
+	// DefaultApprovalsPerClient.
+	ApprovalsPerClient int
+	// UnreadApprovalTimeout replaces ApprovalTimeout for a client whose
+	// last approval ran out unanswered (a script that opens streams and
+	// never reads them), until it answers one; 0 means
+	// DefaultUnreadApprovalTimeout.
+	UnreadApprovalTimeout time.Duration
 	// Clock is the time source of approvals and rate limits; nil is the
 	// system clock.
 	Clock Clock
@@ -161,6 +194,10 @@ type Server struct {
 	mu        sync.Mutex
 	active    map[string]bool      // sessions with a turn running
 	approvals map[string]*approval // pending, by id
+	waiting   map[string]int       // pending approvals by client key
+	// unread holds the clients whose last approval ran out unanswered:
+	// theirs get UnreadApprovalTimeout until they answer one.
+	unread map[string]bool
 
 	// hardStop is cancelled when the drain at shutdown runs out: the
 	// turns still running are cancelled then.
@@ -205,6 +242,12 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	if opts.MaxStreams <= 0 {
 		opts.MaxStreams = DefaultMaxStreams
 	}
+	if opts.ApprovalsPerClient <= 0 {
+		opts.ApprovalsPerClient = DefaultApprovalsPerClient
+	}
+	if opts.UnreadApprovalTimeout <= 0 {
+		opts.UnreadApprovalTimeout = min(DefaultUnreadApprovalTimeout, opts.ApprovalTimeout)
+	}
 	if opts.ReadTimeout <= 0 {
 		opts.ReadTimeout = DefaultReadTimeout
 	}
@@ -231,10 +274,19 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 		drained:   make(chan struct{}),
 		active:    map[string]bool{},
 		approvals: map[string]*approval{},
+		waiting:   map[string]int{},
+		unread:    map[string]bool{},
 		metrics:   newMetrics(),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	// A provider's error can quote the key, and a turn's details go to the
+	// log and the trace: both see text with the secrets taken out.
+	secrets := append(append([]string{opts.Token, opts.MetricsToken}, opts.APIKeys...), opts.Secrets...)
+	s.log = slog.New(redact.Handler(s.log.Handler(), secrets...))
+	if opts.Trace != nil {
+		s.opts.Trace = redact.Writer(opts.Trace, secrets...)
 	}
 	if s.clock == nil {
 		s.clock = realClock{}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/host"
+	"github.com/agentapp/agentapp/internal/redact"
 	"github.com/agentapp/agentapp/trace"
 )
 
@@ -20,6 +21,7 @@ type turnKey struct{}
 type turn struct {
 	s       *Server
 	session string
+	client  string // clientAddr of the request: the key of per-client caps
 	api     string // "chat" or "openai", the metrics label
 	// emit sends an event to the client; nil when nobody can see events
 	// (the OpenAI endpoint), and then nobody can approve either.
@@ -81,7 +83,7 @@ func stepOf(ev agent.StepEvent, server string) StepEvent {
 	se := StepEvent{ID: ev.CallID, Step: ev.Step, Tool: ev.ToolName, Server: server, Input: jsonOrString(ev.Input), State: "ok", Output: ev.Output}
 	switch {
 	case ev.Err != nil:
-		se.State, se.Output, se.Error = "error", "", ev.Err.Error()
+		se.State, se.Output, se.Error = "error", "", redact.Secrets(ev.Err.Error())
 	case isDenial(ev.Output):
 		se.State = "denied"
 	}
@@ -154,8 +156,6 @@ func (s *Server) explain(err error) error {
 	switch {
 	case errors.As(err, &tooLong), errors.As(err, &refused):
 		return err
-	case errors.As(err, &modelErr):
-		return err
 	case errors.As(err, &storeErr):
 		s.log.Error(storeErr.Err.Error())
 		return errors.New("the answer could not be stored, so it is not part of the conversation; ask again")
@@ -169,5 +169,14 @@ func (s *Server) explain(err error) error {
 	case errors.Is(err, agent.ErrMaxSteps):
 		return err
 	}
-	return fmt.Errorf("model %s failed: %v", s.opts.Model.Name(), err)
+	// A model's or anything else's failure: its text can hold the
+	// provider's internal address and whatever it echoed (the key), so
+	// the web user gets an id and the operator the details in the log.
+	id := randomID("err-")[:16]
+	if errors.As(err, &modelErr) {
+		s.log.Error(fmt.Sprintf("turn failed (error id %s): %v", id, err), "error_id", id)
+		return fmt.Errorf("the model could not answer (error id %s); try again in a moment, and give the id to the operator if it keeps failing", id)
+	}
+	s.log.Error(fmt.Sprintf("turn failed (error id %s): model %s: %v", id, s.opts.Model.Name(), err), "error_id", id)
+	return fmt.Errorf("the answer failed (error id %s); try again in a moment, and give the id to the operator if it keeps failing", id)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/mcpconfig"
+	"github.com/agentapp/agentapp/model/openai"
 	"github.com/agentapp/agentapp/trace"
 	"github.com/agentapp/agentapp/web"
 	"github.com/spf13/cobra"
@@ -27,9 +28,31 @@ import (
 // only, so it stays out of `ps` output.
 const webTokenEnv = "AGENTAPP_WEB_TOKEN"
 
+// apiKeysEnv supplies the keys of /v1 (comma-separated), and
+// metricsTokenEnv the token of /metrics and /readyz's details (default:
+// the operator token); from the environment only, like the token.
+const (
+	apiKeysEnv      = "AGENTAPP_API_KEYS"
+	metricsTokenEnv = "AGENTAPP_METRICS_TOKEN"
+)
+
+// splitKeys reads a comma-separated list of keys, blanks dropped.
+func splitKeys(v string) []string {
+	var keys []string
+	for _, k := range strings.Split(v, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
 type webFlags struct {
 	chatFlags
 	http string
+	// openV1 leaves /v1 without a key off loopback (a trusted network, or
+	// a proxy that authenticates).
+	openV1 bool
 }
 
 func newWebCmd() *cobra.Command {
@@ -52,12 +75,18 @@ guards (AGENT_GUARD_*); a tool in AGENT_GUARD_CONFIRM is approved with the
 page's Allow / Deny buttons, and refused after 60 s without an answer.
 
 It listens on a loopback address by default. Bound to any other address it
-needs a token for the operator view in ` + webTokenEnv + ` and refuses to
-start without one; the operator then signs in with that token as the password.`,
+needs a token for the operator view in ` + webTokenEnv + ` and the keys of
+/v1 in ` + apiKeysEnv + ` (comma-separated; clients send
+"Authorization: Bearer <key>"), and refuses to start without them
+(--open-v1 leaves /v1 without a key). The operator signs in with the token as
+the password; /metrics and the details of /readyz need ` + metricsTokenEnv + `,
+or the operator token when that is not set (a bare {"ready": ...} and the
+status code stay public for load balancers). Set keys and tokens on loopback
+too and they are required there as well.`,
 		Example: `  agentapp web
   agentapp web --http 127.0.0.1:9000 --mcp "agentapp serve"
   AGENT_GUARD_CONFIRM=createTicket agentapp web --mcp "agentapp serve"
-  ` + webTokenEnv + `=secret agentapp web --http 0.0.0.0:8080`,
+  ` + webTokenEnv + `=secret ` + apiKeysEnv + `=sk-team-1 agentapp web --http 0.0.0.0:8080`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			err := runWeb(cmd, &f)
@@ -68,7 +97,8 @@ start without one; the operator then signs in with that token as the password.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.http, "http", "127.0.0.1:8080", "listen on `ADDR` (port 0 picks a free port); a non-loopback address needs "+webTokenEnv)
+	fl.StringVar(&f.http, "http", "127.0.0.1:8080", "listen on `ADDR` (port 0 picks a free port); a non-loopback address needs "+webTokenEnv+" and "+apiKeysEnv)
+	fl.BoolVar(&f.openV1, "open-v1", false, "serve /v1 without an API key off loopback (behind a proxy that authenticates); by default "+apiKeysEnv+" is required there")
 	fl.StringVar(&f.model, "model", "", `"offline" for the offline demo model, or a model name for the OpenAI-compatible provider (default: offline without an API key)`)
 	fl.StringArrayVar(&f.mcp, "mcp", nil, `connect an MCP server started by this command line (repeatable), as in agentapp chat`)
 	fl.StringVar(&f.config, "config", "", "mcpServers config file (default ./"+defaultConfigFile+" when it exists)")
@@ -90,9 +120,10 @@ func inactiveReason(in host.Inactive) string {
 	return in.Err.Error()
 }
 
-// checkWebAddr validates --http against the token: any address that is
-// not loopback (":8080" and "0.0.0.0:8080" included) needs one.
-func checkWebAddr(addr, token string) error {
+// checkWebAddr validates --http against the token and the keys: any
+// address that is not loopback (":8080" and "0.0.0.0:8080" included) needs
+// the operator token and, unless openV1, keys for /v1.
+func checkWebAddr(addr, token string, apiKeys []string, openV1 bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return usageError("--http %q is not HOST:PORT (%v), e.g. --http 127.0.0.1:8080", addr, err)
@@ -104,6 +135,9 @@ func checkWebAddr(addr, token string) error {
 	if !loopback && strings.TrimSpace(token) == "" {
 		return usageError("--http %s is not a loopback address, so the operator view needs a token: set %s (or bind 127.0.0.1)", addr, webTokenEnv)
 	}
+	if !loopback && len(apiKeys) == 0 && !openV1 {
+		return usageError("--http %s is not a loopback address, so /v1 needs API keys: set %s=key1,key2 (clients send \"Authorization: Bearer <key>\"), pass --open-v1 to serve it without a key, or bind 127.0.0.1", addr, apiKeysEnv)
+	}
 	return nil
 }
 
@@ -111,13 +145,18 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	stderr := cmd.ErrOrStderr()
 	logger := cmdLogger(cmd, stderr, slog.LevelInfo)
 	token := os.Getenv(webTokenEnv)
+	apiKeys := splitKeys(os.Getenv(apiKeysEnv))
+	metricsToken := strings.TrimSpace(os.Getenv(metricsTokenEnv))
+	if metricsToken == "" {
+		metricsToken = strings.TrimSpace(token)
+	}
 	switch {
 	case f.maxSteps < 1:
 		return usageError("--max-steps must be at least 1")
 	case f.turnTimeout <= 0:
 		return usageError("--turn-timeout must be positive, e.g. 2m")
 	}
-	if err := checkWebAddr(f.http, token); err != nil {
+	if err := checkWebAddr(f.http, token, apiKeys, f.openV1); err != nil {
 		return err
 	}
 	m, info, _, err := chooseModel(f.model)
@@ -200,12 +239,19 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	if trace.Enabled(f.trace, os.Getenv) {
 		traceTo = traceOutput(cmd, stderr)
 	}
+	var secrets []string // the provider's key, kept out of logs and traces
+	if om, ok := m.(*openai.Model); ok {
+		secrets = append(secrets, om.Config().APIKey)
+	}
 	srv, err := web.New(ctx, web.Options{
-		Host:    h,
-		Token:   token,
-		Logger:  logger,
-		Trace:   traceTo,
-		Tracing: tr,
+		Host:         h,
+		Token:        token,
+		APIKeys:      apiKeys,
+		MetricsToken: metricsToken,
+		Secrets:      secrets,
+		Logger:       logger,
+		Trace:        traceTo,
+		Tracing:      tr,
 	})
 	if err != nil {
 		return err
@@ -218,7 +264,12 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	b.add("model", "model", fmt.Sprintf("%s (%s)", m.Name(), info))
 	b.add("tools", "tools", fmt.Sprintf("%d local, %d MCP %s", len(local), len(connected), plural(len(connected), "server", "servers")))
 	b.add("chat_api", "chat API", base+"/api/sessions")
-	b.add("openai", "OpenAI", fmt.Sprintf("%s/v1 (model %q)", base, web.DefaultModelID))
+	switch {
+	case len(apiKeys) > 0:
+		b.add("openai", "OpenAI", fmt.Sprintf("%s/v1 (model %q; %d %s from %s)", base, web.DefaultModelID, len(apiKeys), plural(len(apiKeys), "key", "keys"), apiKeysEnv))
+	default:
+		b.add("openai", "OpenAI", fmt.Sprintf("%s/v1 (model %q; no API key)", base, web.DefaultModelID))
+	}
 	if token != "" {
 		b.add("operator", "operator", fmt.Sprintf("%s/operator (token from %s)", base, webTokenEnv))
 	} else {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -36,6 +37,77 @@ func TestWebRefusesOpenOperatorOffLoopback(t *testing.T) {
 		}
 		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("web --http %s left a data directory behind: %v", addr, err)
+		}
+	}
+}
+
+// TestWebRefusesOpenV1OffLoopback: bound beyond loopback with the
+// operator token but without AGENTAPP_API_KEYS, web refuses to start and
+// says which variable to set or which flag opts out.
+func TestWebRefusesOpenV1OffLoopback(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", "192.0.2.1:8080"} {
+		dir := t.TempDir() + "/data"
+		// Bounded: a web that starts anyway is killed and reported.
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, agentappBin(t), "web", "--http", addr)
+		cmd.Env = append(os.Environ(), "AGENTAPP_DATA_DIR="+dir, "AGENTAPP_WEB_TOKEN=tok", "AGENTAPP_API_KEYS=")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+			t.Errorf("web --http %s: %v, want exit 2", addr, err)
+		}
+		if msg := stderr.String(); !strings.Contains(msg, "AGENTAPP_API_KEYS") || !strings.Contains(msg, "--open-v1") {
+			t.Errorf("web --http %s said %q; want it to name AGENTAPP_API_KEYS and --open-v1", addr, msg)
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("web --http %s left a data directory behind: %v", addr, err)
+		}
+	}
+}
+
+// TestWebAPIKeysFromEnv: the keys of AGENTAPP_API_KEYS are required by
+// /v1 and the operator token guards /metrics, as the README says.
+func TestWebAPIKeysFromEnv(t *testing.T) {
+	cmd := exec.Command(agentappBin(t), "web", "--http", "127.0.0.1:0", "--model", "offline")
+	cmd.Env = append(os.Environ(), "AGENTAPP_DATA_DIR="+t.TempDir(), "AGENTAPP_WEB_TOKEN=tok", "AGENTAPP_API_KEYS=k1, k2", "AGENTAPP_METRICS_TOKEN=")
+	stderr := &testkit.SyncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	text := stderr.WaitFor(t, "operator:", 30*time.Second)
+	base := regexp.MustCompile(`agentapp web on (http://[0-9.:]+)/`).FindStringSubmatch(text)[1]
+	if !strings.Contains(text, "2 keys from AGENTAPP_API_KEYS") {
+		t.Errorf("banner does not say /v1 needs keys:\n%s", text)
+	}
+	do := func(method, path, auth string) int {
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(`{"messages":[{"role":"user","content":"hi"}]}`))
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, c := range []struct {
+		method, path, auth string
+		want               int
+	}{
+		{"POST", "/v1/chat/completions", "", 401},
+		{"POST", "/v1/chat/completions", "Bearer k3", 401},
+		{"POST", "/v1/chat/completions", "Bearer k2", 200},
+		{"GET", "/metrics", "", 401},
+		{"GET", "/metrics", "Bearer tok", 200},
+	} {
+		if got := do(c.method, c.path, c.auth); got != c.want {
+			t.Errorf("%s %s (%q): %d, want %d", c.method, c.path, c.auth, got, c.want)
 		}
 	}
 }

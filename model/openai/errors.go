@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	secret "github.com/agentapp/agentapp/internal/redact"
 )
 
 // APIError is an error answer of the provider. Its Error() shows the
@@ -159,7 +161,10 @@ func (m *Model) classify(ctx context.Context, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
 	}
-	apiErr := &APIError{BaseURL: m.cfg.BaseURL, Model: m.cfg.Model}
+	// The provider's text is the provider's: one that echoes the key
+	// ("Incorrect API key provided: sk-…") must not carry it into every
+	// message, trace and log this error reaches.
+	apiErr := &APIError{BaseURL: secret.Secrets(m.cfg.BaseURL), Model: m.cfg.Model}
 	var failure *httpFailure
 	var streamErr *streamError
 	switch {
@@ -182,6 +187,7 @@ func (m *Model) classify(ctx context.Context, err error) error {
 		// body that is not JSON, one over the size bound).
 		return fmt.Errorf("model provider at %s: %w", m.cfg.BaseURL, err)
 	}
+	apiErr.Message = secret.Secrets(apiErr.Message, m.cfg.APIKey)
 	return apiErr
 }
 
