@@ -75,6 +75,8 @@ type Options struct {
 	Now         func() time.Time
 	Notify      func(Notice)
 	Logger      *slog.Logger
+	// Hints name the switches behind some messages (see Hints).
+	Hints Hints
 }
 
 // ExtraServer is a server given apart from the config files.
@@ -197,6 +199,7 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 		TurnTimeout: o.TurnTimeout,
 		Now:         o.Now,
 		Notify:      o.Notify,
+		Hints:       o.Hints,
 		Logger:      o.Logger,
 		closers:     closers,
 	})

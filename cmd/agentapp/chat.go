@@ -289,6 +289,7 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 		TurnTimeout:    f.turnTimeout,
 		Notify:         chatNotice(stderr),
 		Logger:         logger,
+		Hints:          hostHints(),
 	})
 	if err != nil {
 		return err
@@ -319,11 +320,12 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 		HistoryFile: filepath.Join(dir, "chat_history"),
 		NoColor:     os.Getenv("NO_COLOR") != "",
 		ErrorHint:   hint,
+		Hints:       chatHints(),
 		ClientSide:  clientSide,
 	})
 	if err != nil {
 		if errors.Is(err, chat.ErrNoSession) {
-			return &exitError{code: 1, err: err}
+			return &exitError{code: 1, err: fmt.Errorf("%w; %s", err, noSessionHint)}
 		}
 		return err
 	}
