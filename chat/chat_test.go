@@ -406,34 +406,6 @@ func TestCloseClosesEveryServerOnce(t *testing.T) {
 	}
 }
 
-func TestConnectAll(t *testing.T) {
-	ok1 := &fakeServer{name: "one"}
-	ok2 := &fakeServer{name: "three"}
-	connect := func(_ context.Context, name string) (host.Server, error) {
-		switch name {
-		case "one":
-			return ok1, nil
-		case "three":
-			return ok2, nil
-		}
-		return nil, errors.New("exec: \"nope\": executable file not found in $PATH")
-	}
-	names := []string{"one", "two", "three"}
-	_, err := host.ConnectAll(context.Background(), names, names, connect)
-	var ce *host.ConnectError
-	if !errors.As(err, &ce) || ce.Server != "two" || !strings.Contains(err.Error(), `MCP server "two": exec`) {
-		t.Errorf("err = %v, want a ConnectError for two", err)
-	}
-	if ok1.closes() != 1 || ok2.closes() != 1 {
-		t.Errorf("the servers that connected were not closed: %d, %d", ok1.closes(), ok2.closes())
-	}
-
-	got, err := host.ConnectAll(context.Background(), []string{"three", "one"}, []string{"three", "one"}, connect)
-	if err != nil || len(got) != 2 || got[0] != ok2 || got[1] != ok1 {
-		t.Errorf("ConnectAll = %v, %v; want both, in the given order", got, err)
-	}
-}
-
 func TestCommandRecognition(t *testing.T) {
 	for line, want := range map[string]string{"/exit": "/exit", "/TOOLS": "/tools", "/new please": "/new", "/x": "/x"} {
 		if got, ok := command(line); !ok || got != want {
