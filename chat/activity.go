@@ -96,7 +96,11 @@ func printSources(w io.Writer, st style, srcs []Source) {
 	}
 	fmt.Fprintln(w, st.bold("Sources:"))
 	for _, s := range srcs {
-		fmt.Fprintf(w, "  [%d] %s %s\n", s.No, textsafe.Escape(s.Title), st.dim("("+textsafe.Escape(s.DocID)+")"))
+		nos := fmt.Sprintf("[%d]", s.No)
+		for _, n := range s.Also { // other passages of the same document
+			nos += fmt.Sprintf("[%d]", n)
+		}
+		fmt.Fprintf(w, "  %s %s %s\n", nos, textsafe.Escape(s.Title), st.dim("("+textsafe.Escape(s.DocID)+")"))
 	}
 }
 
