@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -38,7 +39,9 @@ func TestChatCallRunsInATurn(t *testing.T) {
 		select {
 		case <-done:
 		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
+			// The whole session (pty.Start makes one), so that the
+			// server the chat started goes too.
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			<-done
 			t.Error("the chat did not exit")
 		}
