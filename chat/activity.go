@@ -39,6 +39,9 @@ const argsPreview = 60
 type activity struct {
 	w  io.Writer
 	st style
+	// whole shows a failure's whole message, not a preview of its first
+	// line: /call exists to show what a tool answers, errors included.
+	whole bool
 }
 
 func (a *activity) started(tool, server string, input []byte) {
@@ -59,8 +62,12 @@ func (a *activity) ended(tool string, d time.Duration, err error, refused string
 	}
 	dur := formatDuration(d)
 	switch {
+	case err != nil && a.whole:
+		fmt.Fprintf(a.w, "%s %s failed after %s: %s\n", a.st.red("✗"), textsafe.Escape(tool), dur, escapeLines(err.Error()))
 	case err != nil:
 		fmt.Fprintf(a.w, "%s %s failed after %s: %s\n", a.st.red("✗"), textsafe.Escape(tool), dur, textsafe.Preview(firstLine(err.Error()), 120))
+	case isRefused && a.whole:
+		fmt.Fprintf(a.w, "%s %s refused: %s\n", a.st.red("✗"), textsafe.Escape(tool), escapeLines(refused))
 	case isRefused:
 		fmt.Fprintf(a.w, "%s %s refused: %s\n", a.st.red("✗"), textsafe.Escape(tool), textsafe.Preview(refused, 120))
 	default:
@@ -96,7 +103,11 @@ func printSources(w io.Writer, st style, srcs []Source) {
 	}
 	fmt.Fprintln(w, st.bold("Sources:"))
 	for _, s := range srcs {
-		fmt.Fprintf(w, "  [%d] %s %s\n", s.No, textsafe.Escape(s.Title), st.dim("("+textsafe.Escape(s.DocID)+")"))
+		nos := fmt.Sprintf("[%d]", s.No)
+		for _, n := range s.Also { // other passages of the same document
+			nos += fmt.Sprintf("[%d]", n)
+		}
+		fmt.Fprintf(w, "  %s %s %s\n", nos, textsafe.Escape(s.Title), st.dim("("+textsafe.Escape(s.DocID)+")"))
 	}
 }
 

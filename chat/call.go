@@ -44,7 +44,7 @@ func (c *Chat) callCommand(ctx context.Context, line string) {
 		return
 	}
 	raw := json.RawMessage(args)
-	act := &activity{w: c.cfg.Err, st: c.style(c.cfg.Err)}
+	act := &activity{w: c.cfg.Err, st: c.style(c.cfg.Err), whole: true}
 	act.started(t.Name, t.Origin, raw)
 	if t.Validate {
 		if err := t.CheckArgs(raw); err != nil {
@@ -56,6 +56,11 @@ func (c *Chat) callCommand(ctx context.Context, line string) {
 	defer cancel()
 	ctx, stop := c.interruptible(ctx)
 	defer stop()
+	// The call runs in a turn's context, as a model's call does: the
+	// server may ask (sampling, elicitation) while its tool runs, and
+	// Ctrl-C or the time limit ends the question with the call.
+	c.turnCtx.Store(&ctx)
+	defer c.turnCtx.Store(nil)
 	start := c.cfg.Now()
 	res, err := runTool(ctx, t, raw)
 	dur := c.cfg.Now().Sub(start)

@@ -102,6 +102,9 @@ type Config struct {
 	// ErrorHint returns what to check after a model error (key, base URL,
 	// model name); it may return "".
 	ErrorHint func(error) string
+	// Hints name the command line's switches behind some of the chat's
+	// messages; the chat names no flag or environment variable itself.
+	Hints Hints
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// NoColor turns colour off on a terminal too (the command line sets it
@@ -171,7 +174,7 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 	case cfg.In == nil || cfg.Out == nil || cfg.Err == nil:
 		return nil, errors.New("chat: In, Out and Err are required")
 	case cfg.SessionID != "" && cfg.Continue:
-		return nil, errors.New("use either --session ID or --continue, not both")
+		return nil, errors.New("chat: SessionID and Continue are both set; resume one session or the latest, not both")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -191,7 +194,7 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 		h, err = host.New(ctx, host.Config{
 			Model: cfg.Model, Local: cfg.Local, Servers: cfg.Servers, Inactive: cfg.Inactive, Connect: cfg.Connect,
 			Guards: cfg.Guards, Store: cfg.Store, System: cfg.System, MaxSteps: cfg.MaxSteps,
-			TurnTimeout: cfg.TurnTimeout, Now: cfg.Now, Notify: c.notice,
+			TurnTimeout: cfg.TurnTimeout, Now: cfg.Now, Notify: c.notice, Hints: cfg.Hints.Host,
 		})
 		if err != nil {
 			return nil, err
@@ -222,7 +225,7 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 			return nil, err
 		}
 		if !ok {
-			return nil, fmt.Errorf("%w %q in %s; use --continue for the latest session, or leave --session out to start a new one", ErrNoSession, cfg.SessionID, cfg.Store.Path)
+			return nil, fmt.Errorf("%w %q in %s", ErrNoSession, cfg.SessionID, cfg.Store.Path)
 		}
 		c.session, c.resumed, c.resuming = cfg.SessionID, n, true
 	case cfg.Continue:
@@ -303,7 +306,7 @@ func (c *Chat) banner(w io.Writer) {
 	fmt.Fprintf(w, "Local tools: %d (%s)\n", len(c.cfg.Local), strings.Join(toolNames(c.cfg.Local), ", "))
 	servers, inactive := c.h.Tools().Servers(), c.h.Tools().Inactive()
 	if len(servers) == 0 && len(inactive) == 0 {
-		fmt.Fprintln(w, "MCP servers: none (add one with --mcp \"<command line>\" or --config FILE)")
+		fmt.Fprintln(w, "MCP servers: none"+hintIn(c.cfg.Hints.AddServer))
 	}
 	// The counts are what is in use, as /mcp and /tools report them: a
 	// tool skipped for a name clash is named apart.
@@ -327,12 +330,18 @@ func (c *Chat) banner(w io.Writer) {
 	if active := c.guards.Config().Active(); len(active) > 0 {
 		fmt.Fprintf(w, "Guards: %s\n", strings.Join(active, "\n        "))
 	} else {
-		fmt.Fprintln(w, "Guards: none active (set AGENT_GUARD_* variables to turn them on)")
+		fmt.Fprintln(w, "Guards: none active"+hintIn(c.cfg.Hints.Guards))
 	}
 	if c.resuming {
 		fmt.Fprintf(w, "Session: %s (resumed, %d stored %s)\n", c.session, c.resumed, plural(c.resumed, "message", "messages"))
 	} else {
-		fmt.Fprintf(w, "Session: %s (new; resume it later with --session %s or --continue)\n", c.session, c.session)
+		line := "Session: " + c.session + " (new"
+		if c.cfg.Hints.Resume != nil {
+			if h := c.cfg.Hints.Resume(c.session); h != "" {
+				line += "; " + h
+			}
+		}
+		fmt.Fprintln(w, line+")")
 	}
 	fmt.Fprintln(w, "Type a message. Commands: /tools, /mcp, /new, /help, /exit (or Ctrl-D).")
 }
@@ -427,9 +436,15 @@ func (c *Chat) turnMessages(ctx context.Context, added []model.Message, obs *tur
 		case tr.interrupted:
 			return tr, ErrInterrupted
 		case errors.As(err, &timeout):
-			return tr, fmt.Errorf("%v; ask again, or allow more time with --turn-timeout", err)
+			if h := c.cfg.Hints.TurnTimeout; h != "" {
+				return tr, fmt.Errorf("%v; ask again, or %s", err, h)
+			}
+			return tr, fmt.Errorf("%v; ask again", err)
 		case errors.Is(err, agent.ErrMaxSteps):
-			return tr, fmt.Errorf("%w (the limit is --max-steps)", err)
+			if h := c.cfg.Hints.MaxSteps; h != "" {
+				return tr, fmt.Errorf("%w (%s)", err, h)
+			}
+			return tr, err
 		case errors.As(err, &modelErr):
 			msg := err.Error()
 			if c.cfg.ErrorHint != nil {

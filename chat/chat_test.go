@@ -192,7 +192,7 @@ func TestSessionWindowResumeAndNew(t *testing.T) {
 	// An unknown id is an error; --session with --continue is too.
 	h5 := newHarness(t, m, st, "")
 	h5.cfg.SessionID = "nope"
-	if _, err := New(context.Background(), h5.cfg); !errors.Is(err, ErrNoSession) || !strings.Contains(err.Error(), "--continue") {
+	if _, err := New(context.Background(), h5.cfg); !errors.Is(err, ErrNoSession) || !strings.Contains(err.Error(), `"nope"`) || strings.Contains(err.Error(), "--") {
 		t.Errorf("unknown session: err = %v", err)
 	}
 	h5.cfg.Continue = true
@@ -406,34 +406,6 @@ func TestCloseClosesEveryServerOnce(t *testing.T) {
 	}
 }
 
-func TestConnectAll(t *testing.T) {
-	ok1 := &fakeServer{name: "one"}
-	ok2 := &fakeServer{name: "three"}
-	connect := func(_ context.Context, name string) (host.Server, error) {
-		switch name {
-		case "one":
-			return ok1, nil
-		case "three":
-			return ok2, nil
-		}
-		return nil, errors.New("exec: \"nope\": executable file not found in $PATH")
-	}
-	names := []string{"one", "two", "three"}
-	_, err := host.ConnectAll(context.Background(), names, names, connect)
-	var ce *host.ConnectError
-	if !errors.As(err, &ce) || ce.Server != "two" || !strings.Contains(err.Error(), `MCP server "two": exec`) {
-		t.Errorf("err = %v, want a ConnectError for two", err)
-	}
-	if ok1.closes() != 1 || ok2.closes() != 1 {
-		t.Errorf("the servers that connected were not closed: %d, %d", ok1.closes(), ok2.closes())
-	}
-
-	got, err := host.ConnectAll(context.Background(), []string{"three", "one"}, []string{"three", "one"}, connect)
-	if err != nil || len(got) != 2 || got[0] != ok2 || got[1] != ok1 {
-		t.Errorf("ConnectAll = %v, %v; want both, in the given order", got, err)
-	}
-}
-
 func TestCommandRecognition(t *testing.T) {
 	for line, want := range map[string]string{"/exit": "/exit", "/TOOLS": "/tools", "/new please": "/new", "/x": "/x"} {
 		if got, ok := command(line); !ok || got != want {
@@ -490,5 +462,34 @@ func TestNamelessToolDoesNotStopTheChat(t *testing.T) {
 	}
 	if !strings.Contains(h.err.String(), `warning: MCP server "broken" offered 1 tool without a name; skipped`) {
 		t.Errorf("stderr:\n%s", h.err.String())
+	}
+}
+
+// The chat names no flag or environment variable of its own accord: those
+// are the command line's (Config.Hints). Without hints, the banner, /mcp,
+// a timed-out turn and a turn out of steps say what happened and no more.
+func TestNoSwitchWithoutHints(t *testing.T) {
+	block := testTool("block", "", func(ctx context.Context) (any, error) { <-ctx.Done(); return nil, ctx.Err() })
+	h := newHarness(t, &ruleModel{}, openTestStore(t), "/mcp\ncall:block\n")
+	h.cfg.Hints = Hints{}
+	h.cfg.Local = []*agent.Tool{block}
+	h.cfg.TurnTimeout = time.Millisecond
+	h.run(t)
+
+	h2 := newHarness(t, &loopModel{}, openTestStore(t), "go\n")
+	h2.cfg.Hints = Hints{}
+	h2.cfg.MaxSteps = 2
+	h2.run(t)
+
+	out := h.out.String() + h.err.String() + h2.out.String() + h2.err.String()
+	for _, want := range []string{"MCP servers: none\n", "No MCP servers.\n", "Guards: none active\n", " (new)\n", "took longer than 1ms and was stopped; ask again\n", "did not converge within 2 tool rounds"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, switchy := range []string{"--", "AGENT_", "OPENAI_"} {
+		if strings.Contains(out, switchy) {
+			t.Errorf("output names a switch (%q) without hints:\n%s", switchy, out)
+		}
 	}
 }

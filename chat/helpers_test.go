@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/store"
 	"github.com/agentapp/agentapp/store/storetest"
@@ -143,6 +144,24 @@ type harness struct {
 	cfg      Config
 }
 
+// testHints are hints worded as the command line words them, so that
+// the tests read the messages a user sees; TestNoSwitchWithoutHints reads
+// them without.
+func testHints() Hints {
+	return Hints{
+		Host: host.Hints{
+			KeepLocalTools: "set AGENT_GUARD_MCP_STRICT=1",
+			LocalToolsWin:  "AGENT_GUARD_MCP_STRICT is set",
+			InputRefused:   "unset AGENT_GUARD_INPUT if this is a false alarm",
+		},
+		AddServer:   `add one with --mcp "<command line>" or --config FILE`,
+		Guards:      "set AGENT_GUARD_* variables to turn them on",
+		Resume:      func(id string) string { return "resume it later with --session " + id + " or --continue" },
+		TurnTimeout: "allow more time with --turn-timeout",
+		MaxSteps:    "the limit is --max-steps",
+	}
+}
+
 func newHarness(t *testing.T, m model.Model, st *store.Store, input string) *harness {
 	t.Helper()
 	h := &harness{}
@@ -151,6 +170,7 @@ func newHarness(t *testing.T, m model.Model, st *store.Store, input string) *har
 		Local: []*agent.Tool{constTool("getOrderStatus", "", `{"status":"已发货"}`)},
 		Store: st,
 		In:    strings.NewReader(input),
+		Hints: testHints(),
 	}
 	h.cfg.Out = &h.out
 	h.cfg.Err = &h.err

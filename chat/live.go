@@ -38,7 +38,7 @@ func (c *Chat) printServers(w io.Writer) {
 	table := c.h.Tools()
 	servers, inactive := table.Servers(), table.Inactive()
 	if len(servers) == 0 && len(inactive) == 0 {
-		fmt.Fprintln(w, "No MCP servers (add one with --mcp \"<command line>\" or --config FILE).")
+		fmt.Fprintln(w, "No MCP servers"+hintIn(c.cfg.Hints.AddServer)+".")
 		return
 	}
 	use := table.Use()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/textsafe"
+	"github.com/agentapp/agentapp/mcpclient"
 )
 
 // The states of a configured server that is not running (host.ServerState).
@@ -36,12 +37,27 @@ func describe(in host.Inactive) string {
 	case StateNeedsLogin:
 		return "needs login: " + LoginHint(in.Err)
 	default:
-		msg := "no reason given"
-		if in.Err != nil {
-			msg = firstLine(in.Err.Error())
-		}
-		return "failed: " + msg
+		return "failed: " + failureLine(in.Err)
 	}
+}
+
+// failureLine is why a server failed, on one line: the first line of the
+// error (which server, when, how) and the decisive lines of the server's
+// stderr (mcpclient.FailureReason: "FATAL: DATABASE_URL is not set"),
+// which say more than the "EOF" the connection ended with. Other lines
+// are marked "…"; /mcp shows them.
+func failureLine(err error) string {
+	if err == nil {
+		return "no reason given"
+	}
+	head, _, more := strings.Cut(err.Error(), "\n")
+	if why := mcpclient.FailureReason(err); len(why) > 0 {
+		return head + " — its stderr says: " + strings.Join(why, " … ")
+	}
+	if more {
+		head += " …"
+	}
+	return head
 }
 
 // firstLine is the first line of s, marked when there was more (the
@@ -99,7 +115,19 @@ func (c *Chat) printInactive(w io.Writer, indent string) {
 			fmt.Fprintln(w, textsafe.Escape(fmt.Sprintf("MCP server %s: %s", in.Name, describe(in))))
 			continue
 		}
-		fmt.Fprintln(w, textsafe.Escape(fmt.Sprintf("%s%s: %s", indent, in.Name, describe(in))))
+		if in.State() == StateFailed && in.Err != nil {
+			// /mcp is where the user asks for detail: the whole reason,
+			// the server's stderr lines included.
+			head, rest, _ := strings.Cut(in.Err.Error(), "\n")
+			fmt.Fprintln(w, textsafe.Escape(fmt.Sprintf("%s%s: failed: %s", indent, in.Name, head)))
+			for _, l := range strings.Split(rest, "\n") {
+				if strings.TrimSpace(l) != "" {
+					fmt.Fprintln(w, "    "+textsafe.Escape(l))
+				}
+			}
+		} else {
+			fmt.Fprintln(w, textsafe.Escape(fmt.Sprintf("%s%s: %s", indent, in.Name, describe(in))))
+		}
 		switch in.State() {
 		case StateFailed:
 			fmt.Fprintf(w, "    try it again with /mcp restart %s\n", textsafe.Escape(in.Name))

@@ -84,6 +84,8 @@ type Config struct {
 	// and tool calls and the MCP requests are traced; nil traces a turn
 	// only when its context already carries a trace.
 	Tracing *telemetry.Tracing
+	// Hints name the switches behind some messages (see Hints).
+	Hints Hints
 
 	// closers are closed after the servers by Close, last first: what
 	// Open opened (the store, the audit trail).
@@ -139,7 +141,7 @@ func New(ctx context.Context, cfg Config) (h *Host, err error) {
 	if h.sessions, err = OpenSessionStore(ctx, cfg.Store, cfg.Now); err != nil {
 		return nil, err
 	}
-	if h.table, err = newTable(ctx, cfg.Local, cfg.Servers, cfg.Inactive, h.guards, notify, cfg.Connect); err != nil {
+	if h.table, err = newTable(ctx, cfg.Local, cfg.Servers, cfg.Inactive, h.guards, notify, cfg.Connect, cfg.Hints); err != nil {
 		return nil, err
 	}
 	return h, nil

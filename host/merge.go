@@ -60,7 +60,7 @@ func (c Clash) String() string { return fmt.Sprintf("%s (from %s)", c.Tool, c.Se
 // name is skipped with a warning: it cannot be offered to a model, and one
 // broken tool must not keep the host from starting (the bridge already
 // skips such tools; this covers any other Server).
-func merge(local []*agent.Tool, servers []serverTools, strict bool) (*agent.ToolSet, MergeReport, error) {
+func merge(local []*agent.Tool, servers []serverTools, strict bool, hints Hints) (*agent.ToolSet, MergeReport, error) {
 	var report MergeReport
 	localIdx := make(map[string]int, len(local))
 	for i, t := range local {
@@ -143,14 +143,18 @@ func merge(local []*agent.Tool, servers []serverTools, strict bool) (*agent.Tool
 			p[0], p[1], plural(len(names), "a tool named", "tools named"), quoteList(names), p[0], plural(len(names), "is", "are"), p[1], prefixHint(p[1])))
 	}
 	if len(report.Overridden) > 0 {
-		report.Warnings = append(report.Warnings, fmt.Sprintf(
-			"MCP tools override local tools of the same name: %s; set %s=1 to keep the local tools instead",
-			joinClashes(report.Overridden), guard.EnvMCPStrict))
+		w := "MCP tools override local tools of the same name: " + joinClashes(report.Overridden)
+		if hints.KeepLocalTools != "" {
+			w += "; " + hints.KeepLocalTools + " to keep the local tools instead"
+		}
+		report.Warnings = append(report.Warnings, w)
 	}
 	if len(report.Skipped) > 0 {
-		report.Warnings = append(report.Warnings, fmt.Sprintf(
-			"%s is set, so local tools win: skipped MCP tools %s",
-			guard.EnvMCPStrict, joinClashes(report.Skipped)))
+		w := "local tools win name clashes: skipped MCP tools " + joinClashes(report.Skipped)
+		if hints.LocalToolsWin != "" {
+			w = hints.LocalToolsWin + ", so local tools win: skipped MCP tools " + joinClashes(report.Skipped)
+		}
+		report.Warnings = append(report.Warnings, w)
 	}
 	return set, report, nil
 }
@@ -201,11 +205,16 @@ func quoteList(names []string) string {
 // The host builds its first table with it; the red-team tests call it, so
 // the table a test inspects is the table a user gets.
 func BuildTools(local []*agent.Tool, servers []Server, g *guard.Guards) (*agent.ToolSet, MergeReport, error) {
+	return guardAndMerge(local, serverLists(servers), g, Hints{})
+}
+
+// serverLists are the tools each server offers now.
+func serverLists(servers []Server) []serverTools {
 	lists := make([]serverTools, len(servers))
 	for i, s := range servers {
 		lists[i] = serverTools{server: s.Name(), tools: s.Tools()}
 	}
-	return guardAndMerge(local, lists, g)
+	return lists
 }
 
 // guardAndMerge wraps every tool of lists with the guards (guard.Wrap:
@@ -218,7 +227,7 @@ func BuildTools(local []*agent.Tool, servers []Server, g *guard.Guards) (*agent.
 // Wrapping comes before the merge so that an MCP tool that wins a name
 // clash is the guarded one. A server tool without an Origin is an error:
 // the guards would take it for a local tool and let it through unguarded.
-func guardAndMerge(local []*agent.Tool, lists []serverTools, g *guard.Guards) (*agent.ToolSet, MergeReport, error) {
+func guardAndMerge(local []*agent.Tool, lists []serverTools, g *guard.Guards, hints Hints) (*agent.ToolSet, MergeReport, error) {
 	guarded := make([]serverTools, len(lists))
 	for i, l := range lists {
 		wrapped := make([]*agent.Tool, len(l.tools))
@@ -233,5 +242,5 @@ func guardAndMerge(local []*agent.Tool, lists []serverTools, g *guard.Guards) (*
 		}
 		guarded[i] = serverTools{server: l.server, tools: wrapped}
 	}
-	return merge(local, guarded, g.Config().MCPStrict)
+	return merge(local, guarded, g.Config().MCPStrict, hints)
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/agentapp/agentapp/agent"
-	"github.com/agentapp/agentapp/guard"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -53,7 +52,7 @@ func origins(s *agent.ToolSet) []string {
 }
 
 func TestMergeDefaultMCPWins(t *testing.T) {
-	set, rep, err := merge(localTools(), []serverTools{agentappServer()}, false)
+	set, rep, err := merge(localTools(), []serverTools{agentappServer()}, false, testHints)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +74,7 @@ func TestMergeDefaultMCPWins(t *testing.T) {
 		t.Fatalf("warnings = %q, want exactly one", rep.Warnings)
 	}
 	w := rep.Warnings[0]
-	for _, s := range []string{"getOrderStatus (from agentapp)", "createTicket (from agentapp)", "override", guard.EnvMCPStrict} {
+	for _, s := range []string{"getOrderStatus (from agentapp)", "createTicket (from agentapp)", "override", "; set THE_SWITCH=1 to keep the local tools instead"} {
 		if !strings.Contains(w, s) {
 			t.Errorf("warning %q does not mention %q", w, s)
 		}
@@ -88,8 +87,29 @@ func TestMergeDefaultMCPWins(t *testing.T) {
 	}
 }
 
+// testHints stand for the words of the program that defines the switches.
+var testHints = Hints{KeepLocalTools: "set THE_SWITCH=1", LocalToolsWin: "THE_SWITCH is set"}
+
+// The host names no environment variable or flag: without hints, its merge
+// warnings say what happened and nothing more.
+func TestMergeWarningsNameNoSwitch(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		_, rep, err := merge(localTools(), []serverTools{agentappServer()}, strict, Hints{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Warnings) != 1 {
+			t.Fatalf("strict=%v: warnings = %q, want exactly one", strict, rep.Warnings)
+		}
+		w := rep.Warnings[0]
+		if strings.Contains(w, "AGENT_") || strings.Contains(w, "--") || !strings.Contains(w, "getOrderStatus (from agentapp)") {
+			t.Errorf("strict=%v: warning %q names a switch or misses the clash", strict, w)
+		}
+	}
+}
+
 func TestMergeStrictLocalWins(t *testing.T) {
-	set, rep, err := merge(localTools(), []serverTools{agentappServer()}, true)
+	set, rep, err := merge(localTools(), []serverTools{agentappServer()}, true, testHints)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +131,7 @@ func TestMergeStrictLocalWins(t *testing.T) {
 		t.Fatalf("warnings = %q, want exactly one", rep.Warnings)
 	}
 	w := rep.Warnings[0]
-	for _, s := range []string{guard.EnvMCPStrict, "getOrderStatus (from agentapp)", "createTicket (from agentapp)", "skipped"} {
+	for _, s := range []string{"THE_SWITCH is set, so local tools win", "getOrderStatus (from agentapp)", "createTicket (from agentapp)", "skipped"} {
 		if !strings.Contains(w, s) {
 			t.Errorf("warning %q does not mention %q", w, s)
 		}
@@ -122,7 +142,7 @@ func TestMergeNoClash(t *testing.T) {
 	files := serverTools{server: "files", tools: []*agent.Tool{mergeTool("read_file", "files"), mergeTool("list_directory", "files")}}
 	memory := serverTools{server: "memory", tools: []*agent.Tool{mergeTool("create_entities", "memory")}}
 	for _, strict := range []bool{false, true} {
-		set, rep, err := merge(localTools(), []serverTools{files, memory}, strict)
+		set, rep, err := merge(localTools(), []serverTools{files, memory}, strict, Hints{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +166,7 @@ func TestMergeTwoServersClash(t *testing.T) {
 	a := serverTools{server: "files-a", tools: []*agent.Tool{mergeTool("read_file", "files-a")}}
 	b := serverTools{server: "files-b", tools: []*agent.Tool{mergeTool("list", "files-b"), mergeTool("read_file", "files-b")}}
 	for _, strict := range []bool{false, true} {
-		set, report, err := merge(localTools(), []serverTools{a, b}, strict)
+		set, report, err := merge(localTools(), []serverTools{a, b}, strict, Hints{})
 		if err != nil {
 			t.Fatalf("strict=%v: %v", strict, err)
 		}
@@ -170,7 +190,7 @@ func TestMergePrefixApplied(t *testing.T) {
 	// clash with each other nor with the local tools.
 	a := serverTools{server: "shop-a", tools: []*agent.Tool{mergeTool("a_getOrderStatus", "shop-a")}}
 	b := serverTools{server: "shop-b", tools: []*agent.Tool{mergeTool("b_getOrderStatus", "shop-b")}}
-	set, rep, err := merge(localTools(), []serverTools{a, b}, false)
+	set, rep, err := merge(localTools(), []serverTools{a, b}, false, Hints{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,14 +207,14 @@ func TestMergePrefixApplied(t *testing.T) {
 }
 
 func TestMergeDuplicatesWithinOneSource(t *testing.T) {
-	if _, _, err := merge([]*agent.Tool{mergeTool("x", ""), mergeTool("x", "")}, nil, false); err == nil || !strings.Contains(err.Error(), `"x"`) {
+	if _, _, err := merge([]*agent.Tool{mergeTool("x", ""), mergeTool("x", "")}, nil, false, Hints{}); err == nil || !strings.Contains(err.Error(), `"x"`) {
 		t.Errorf("duplicate local tools: err = %v, want one naming x", err)
 	}
 	s := serverTools{server: "buggy", tools: []*agent.Tool{mergeTool("y", "buggy"), mergeTool("y", "buggy")}}
-	if _, _, err := merge(nil, []serverTools{s}, false); err == nil || !strings.Contains(err.Error(), `"buggy"`) {
+	if _, _, err := merge(nil, []serverTools{s}, false, Hints{}); err == nil || !strings.Contains(err.Error(), `"buggy"`) {
 		t.Errorf("duplicate tools in one server: err = %v, want one naming the server", err)
 	}
-	if _, _, err := merge([]*agent.Tool{nil}, nil, false); err == nil {
+	if _, _, err := merge([]*agent.Tool{nil}, nil, false, Hints{}); err == nil {
 		t.Error("nil local tool: no error")
 	}
 }
@@ -203,7 +223,7 @@ func TestMergeDuplicatesWithinOneSource(t *testing.T) {
 // with a warning, not an error that would keep the chat from starting.
 func TestMergeSkipsNamelessTools(t *testing.T) {
 	s := serverTools{server: "broken", tools: []*agent.Tool{mergeTool("", "broken"), nil, mergeTool("fine", "broken")}}
-	set, rep, err := merge(localTools(), []serverTools{s}, false)
+	set, rep, err := merge(localTools(), []serverTools{s}, false, Hints{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,6 +77,8 @@ type Options struct {
 	Notify      func(Notice)
 	Logger      *slog.Logger
 	Tracing     *telemetry.Tracing
+	// Hints name the switches behind some messages (see Hints).
+	Hints Hints
 }
 
 // ExtraServer is a server given apart from the config files.
@@ -199,6 +201,7 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 		TurnTimeout: o.TurnTimeout,
 		Now:         o.Now,
 		Notify:      o.Notify,
+		Hints:       o.Hints,
 		Logger:      o.Logger,
 		Tracing:     o.Tracing,
 		closers:     closers,

@@ -41,6 +41,7 @@ type Table struct {
 	guards  *guard.Guards
 	notify  func(Notice)
 	connect func(ctx context.Context, name string) (Server, error)
+	hints   Hints
 
 	mu       sync.Mutex
 	local    []*agent.Tool
@@ -62,15 +63,15 @@ type liveTools struct {
 
 // newTable builds the first table. A clash between local tools, or a
 // server tool without an origin, is an error.
-func newTable(ctx context.Context, local []*agent.Tool, servers []Server, inactive []Inactive, g *guard.Guards, notify func(Notice), connect func(context.Context, string) (Server, error)) (*Table, error) {
-	t := &Table{guards: g, notify: notify, connect: connect, local: local, servers: slices.Clone(servers), inactive: slices.Clone(inactive)}
+func newTable(ctx context.Context, local []*agent.Tool, servers []Server, inactive []Inactive, g *guard.Guards, notify func(Notice), connect func(context.Context, string) (Server, error), hints Hints) (*Table, error) {
+	t := &Table{guards: g, notify: notify, connect: connect, hints: hints, local: local, servers: slices.Clone(servers), inactive: slices.Clone(inactive)}
 	t.resTools = resourceTools(t, g)
 	// Generations first: tools read after them are at least as new.
 	gens, err := generations(ctx, t.servers)
 	if err != nil {
 		return nil, err
 	}
-	set, report, err := BuildTools(t.toolsLocked(), t.servers, g)
+	set, report, err := guardAndMerge(t.toolsLocked(), serverLists(t.servers), g, hints)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +115,7 @@ func (t *Table) toolsLocked() []*agent.Tool {
 
 // build builds the next table from the servers' tool lists (t.mu held).
 func (t *Table) build(gens []uint64, prev liveTools) (liveTools, error) {
-	return buildLive(t.toolsLocked(), t.servers, t.guards, prev, gens)
+	return buildLive(t.toolsLocked(), t.servers, t.guards, t.hints, prev, gens)
 }
 
 // Current returns the table in use, without refreshing it.
@@ -280,7 +281,7 @@ func (t *Table) Enable(ctx context.Context, name string) (ToolUse, error) {
 	}
 	t.servers = append(slices.Clone(t.servers), s)
 	t.rebuildLocked(ctx)
-	return t.live.use(len(t.servers)-1, s.Name()), nil
+	return t.live.use(t.hints, len(t.servers)-1, s.Name()), nil
 }
 
 // Restart restarts the running supervised server called name and merges
@@ -305,7 +306,7 @@ func (t *Table) Restart(ctx context.Context, name string) (ToolUse, error) {
 	if i = indexOf(t.servers, name); i < 0 {
 		return ToolUse{}, nil
 	}
-	return t.live.use(i, name), nil
+	return t.live.use(t.hints, i, name), nil
 }
 
 // Use returns what became of each running server's tools in the table.
@@ -314,7 +315,7 @@ func (t *Table) Use() []ToolUse {
 	defer t.mu.Unlock()
 	use := make([]ToolUse, len(t.servers))
 	for i, s := range t.servers {
-		use[i] = t.live.use(i, s.Name())
+		use[i] = t.live.use(t.hints, i, s.Name())
 	}
 	return use
 }
@@ -357,11 +358,13 @@ type SkippedTool struct {
 	// Twice: the server offered the name more than once (only the first
 	// can be in use); Missing: the table has no tool of that name.
 	Twice, Missing bool
+	// because names the setting that made a local tool win (Hints).
+	because string
 }
 
 // use reads from the table which of the tools server offered for this
 // build are in use and why the others are not.
-func (l *liveTools) use(i int, server string) ToolUse {
+func (l *liveTools) use(hints Hints, i int, server string) ToolUse {
 	var u ToolUse
 	if l.set == nil || i >= len(l.offered) {
 		return u
@@ -380,7 +383,7 @@ func (l *liveTools) use(i int, server string) ToolUse {
 		case !t.IsLocal() && t.Origin == server:
 			u.InUse = append(u.InUse, name)
 		default:
-			u.Skipped = append(u.Skipped, SkippedTool{Name: name, Owner: t.Origin})
+			u.Skipped = append(u.Skipped, SkippedTool{Name: name, Owner: t.Origin, because: hints.LocalToolsWin})
 		}
 	}
 	return u
@@ -440,7 +443,10 @@ func (sk SkippedTool) Why() string {
 	case sk.Missing:
 		return "the tool table has no tool of that name"
 	case sk.Owner == "":
-		return "the local tool wins because " + guard.EnvMCPStrict + " is set"
+		if sk.because != "" {
+			return "the local tool wins because " + sk.because
+		}
+		return "the local tool of that name is in use (local tools win name clashes)"
 	}
 	return "MCP server " + sk.Owner + "'s tool of that name is in use; set \"toolPrefix\" on one of them so both can be used"
 }
@@ -472,7 +478,7 @@ func generations(ctx context.Context, servers []Server) ([]uint64, error) {
 // name twice) cannot stop a running host: the tool that was in the table
 // before (or, when both are new, the one from the server listed first)
 // stays, the newcomer is skipped, and a warning says so.
-func buildLive(local []*agent.Tool, servers []Server, g *guard.Guards, prev liveTools, gens []uint64) (liveTools, error) {
+func buildLive(local []*agent.Tool, servers []Server, g *guard.Guards, hints Hints, prev liveTools, gens []uint64) (liveTools, error) {
 	prevOwner := map[string]string{}
 	if prev.set != nil {
 		for _, t := range prev.set.Tools() {
@@ -528,7 +534,7 @@ func buildLive(local []*agent.Tool, servers []Server, g *guard.Guards, prev live
 			next.names[i] = append(next.names[i], t.Name)
 		}
 	}
-	set, report, err := guardAndMerge(local, lists, g)
+	set, report, err := guardAndMerge(local, lists, g, hints)
 	if err != nil {
 		return liveTools{}, err
 	}

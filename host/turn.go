@@ -128,10 +128,18 @@ func (e *TooLongError) Error() string {
 // InputRefusedError is a user message the input guard refused. It wraps
 // the guard's error, which names the pattern and matches
 // guard.ErrInputRefused.
-type InputRefusedError struct{ Err error }
+type InputRefusedError struct {
+	Err error
+	// Hint follows "or" (Hints.InputRefused); empty adds nothing.
+	Hint string
+}
 
 func (e *InputRefusedError) Error() string {
-	return e.Err.Error() + "; nothing was sent to the model or stored. Rephrase the message, or unset " + guard.EnvInput + " if this is a false alarm"
+	msg := e.Err.Error() + "; nothing was sent to the model or stored. Rephrase the message"
+	if e.Hint != "" {
+		msg += ", or " + e.Hint
+	}
+	return msg
 }
 
 func (e *InputRefusedError) Unwrap() error { return e.Err }
@@ -172,7 +180,7 @@ func (h *Host) CheckMessage(text string) error {
 		return &TooLongError{Length: n}
 	}
 	if err := h.guards.CheckUserMessage(text); err != nil {
-		return &InputRefusedError{Err: err}
+		return &InputRefusedError{Err: err, Hint: h.cfg.Hints.InputRefused}
 	}
 	return nil
 }

@@ -78,6 +78,11 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		In:      strings.NewReader(o.stdin),
 		Out:     &r.out,
 		Err:     &r.err,
+		// As cmd/agentapp words them, so that the warnings read as a user's.
+		Hints: chat.Hints{Host: host.Hints{
+			KeepLocalTools: "set " + guard.EnvMCPStrict + "=1",
+			LocalToolsWin:  guard.EnvMCPStrict + " is set",
+		}},
 	})
 	if err != nil {
 		t.Fatalf("chat.New: %v", err)

@@ -297,6 +297,7 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 		Notify:         chatNotice(stderr),
 		Logger:         logger,
 		Tracing:        tr,
+		Hints:          hostHints(),
 	})
 	if err != nil {
 		return err
@@ -308,7 +309,12 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 		case in.State() == host.StateNeedsLogin:
 			logger.Warn(fmt.Sprintf("MCP server %s needs a login (%s); the chat starts without it", in.Name, host.LoginHint(in.Err)))
 		case isConnectFailure(in.Err):
-			logger.Warn(fmt.Sprintf("MCP server %s failed to connect (%s); the chat starts without it (see /mcp, or use --strict-mcp to make this an error)", in.Name, failureSummary(in.Err)))
+			// One-shot mode has no /mcp: it names the command that shows why.
+			see := "see /mcp"
+			if oneShot {
+				see = "see why with " + whyCommand(in.Name, extra, f.config)
+			}
+			logger.Warn(fmt.Sprintf("MCP server %s failed to connect (%s); the chat starts without it (%s, or use --strict-mcp to make this an error)", in.Name, failureSummary(in.Err), see))
 		}
 	}
 
@@ -327,11 +333,12 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 		HistoryFile: filepath.Join(dir, "chat_history"),
 		NoColor:     os.Getenv("NO_COLOR") != "",
 		ErrorHint:   hint,
+		Hints:       chatHints(),
 		ClientSide:  clientSide,
 	})
 	if err != nil {
 		if errors.Is(err, chat.ErrNoSession) {
-			return &exitError{code: 1, err: err}
+			return &exitError{code: 1, err: fmt.Errorf("%w; %s", err, noSessionHint)}
 		}
 		return err
 	}
@@ -358,23 +365,56 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 		}
 		return err
 	}
-	return failedServersError(inactive)
+	return failedServersError(inactive, extra, f.config)
 }
 
 // failedServersError is -p's error for the servers that did not connect
-// (disabled ones are not failures); nil when all did.
-func failedServersError(inactive []host.Inactive) error {
-	var names []string
+// (disabled ones are not failures), each with why (the decisive lines of
+// its stderr) and the command that shows more; nil when all connected.
+func failedServersError(inactive []host.Inactive, extra []host.ExtraServer, configFile string) error {
+	var failed []string
 	for _, in := range inactive {
-		if !in.Disabled {
-			names = append(names, in.Name)
+		if in.Disabled {
+			continue
 		}
+		why := "no reason given"
+		if in.Err != nil {
+			why, _, _ = strings.Cut(in.Err.Error(), "\n")
+			if lines := mcpclient.FailureReason(in.Err); len(lines) > 0 {
+				why = "its stderr says: " + strings.Join(lines, " … ")
+			}
+		}
+		failed = append(failed, fmt.Sprintf("%s (%s; see why with %s)", in.Name, why, whyCommand(in.Name, extra, configFile)))
 	}
-	if len(names) == 0 {
+	if len(failed) == 0 {
 		return nil
 	}
 	return &exitError{code: exitServerFailed, err: fmt.Errorf("answered without MCP %s %s, which did not connect (use --strict-mcp to refuse to answer without it)",
-		plural(len(names), "server", "servers"), textsafe.Escape(strings.Join(names, ", ")))}
+		plural(len(failed), "server", "servers"), textsafe.Escape(strings.Join(failed, ", ")))}
+}
+
+// whyCommand is the command that shows why the server called name failed:
+// agentapp mcp get NAME for a configured one (with --config FILE when
+// the chat was given one); for one given with --mcp, which no config
+// holds, the command that connects it by hand.
+func whyCommand(name string, extra []host.ExtraServer, configFile string) string {
+	for _, e := range extra {
+		if e.Server.Name != name {
+			continue
+		}
+		if e.Server.IsHTTP() {
+			return "agentapp mcp tools --server " + e.Server.URL
+		}
+		return "agentapp mcp tools -- " + e.Server.CommandLine()
+	}
+	cmd := "agentapp mcp get " + name
+	if configFile != "" {
+		if strings.ContainsAny(configFile, " \t'\"\\$") {
+			configFile = strconv.Quote(configFile)
+		}
+		cmd += " --config " + configFile
+	}
+	return cmd
 }
 
 func plural(n int, one, many string) string {

@@ -89,3 +89,70 @@ func TestChatStartsWithoutBrokenServer(t *testing.T) {
 		t.Errorf("json: exit %d, err %v, %+v\n%s", code, err, a.Unavailable, out)
 	}
 }
+
+// TestChatShowsWhyServerFailed: a configured server that prints why it
+// cannot start on stderr and exits 1. The banner shows the decisive line
+// (not only "EOF"), /mcp the whole reason with the stderr tail, and -p,
+// which has no /mcp, the line and the command that shows more.
+func TestChatShowsWhyServerFailed(t *testing.T) {
+	bin := agentappBin(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "db-server")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho 'starting the db server' >&2\necho 'FATAL: DATABASE_URL is not set' >&2\nexit 1\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "servers.json")
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers": {"db": {"command": "`+script+`"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(stdin string, args ...string) (string, string, int) {
+		t.Helper()
+		data := t.TempDir()
+		cmd := exec.Command(bin, append([]string{"chat", "--model", "offline", "--config", cfg}, args...)...)
+		cmd.Dir = t.TempDir()
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + data, "AGENTAPP_DATA_DIR=" + data}
+		cmd.Stdin = strings.NewReader(stdin)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), errOut.String(), code
+	}
+
+	out, errOut, code := run("/mcp\n/exit\n")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	banner, mcpOut, _ := strings.Cut(out, "1 MCP server:\n")
+	if !strings.Contains(banner, "MCP server db: failed: ") || !strings.Contains(banner, `"initialize": EOF`) ||
+		!strings.Contains(banner, " — its stderr says: FATAL: DATABASE_URL is not set\n") {
+		t.Errorf("the banner lacks the decisive stderr line:\n%s", banner)
+	}
+	for _, s := range []string{
+		"  db: failed: ",
+		"\n    its stderr says: FATAL: DATABASE_URL is not set\n",
+		"\n      starting the db server\n", // the tail too: /mcp is the detail
+		"    try it again with /mcp restart db\n",
+	} {
+		if !strings.Contains(mcpOut, s) {
+			t.Errorf("/mcp lacks %q:\n%s", s, mcpOut)
+		}
+	}
+	if !strings.Contains(errOut, "its stderr says: FATAL: DATABASE_URL is not set); the chat starts without it (see /mcp,") {
+		t.Errorf("the start-up warning lacks the reason or /mcp:\n%s", errOut)
+	}
+
+	out, errOut, code = run("", "-p", "订单 A-1024 到哪了？")
+	want := "agentapp: answered without MCP server db (its stderr says: FATAL: DATABASE_URL is not set; see why with agentapp mcp get db --config " + cfg + "), which did not connect"
+	if code != exitServerFailed || !strings.Contains(out, "已发货") || !strings.Contains(errOut, want) {
+		t.Errorf("-p: exit %d, want %d; stdout %q\nstderr lacks %q:\n%s", code, exitServerFailed, out, want, errOut)
+	}
+	if strings.Contains(errOut, "/mcp") {
+		t.Errorf("-p points to /mcp, which one-shot mode does not have:\n%s", errOut)
+	}
+}

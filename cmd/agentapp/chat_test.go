@@ -114,7 +114,10 @@ func TestChatPipedREPLSessionResume(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "仓库打包中") {
 		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	for _, s := range []string{"Model: offline-demo", "Local tools: 4 (getOrderStatus, createTicket, escalateToHuman, searchKnowledgeBase)", "MCP servers: none", "Guards: none"} {
+	// The hints naming flags and variables are the command line's (the
+	// chat package names none); they reach the banner.
+	for _, s := range []string{"Model: offline-demo", "Local tools: 4 (getOrderStatus, createTicket, escalateToHuman, searchKnowledgeBase)",
+		`MCP servers: none (add one with --mcp "<command line>" or --config FILE)`, "Guards: none active (set AGENT_GUARD_* variables to turn them on)", " or --continue)\n"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("banner lacks %q:\n%s", s, out)
 		}
@@ -126,7 +129,7 @@ func TestChatPipedREPLSessionResume(t *testing.T) {
 		t.Errorf("--session %s: exit %d, stdout:\n%s\nstderr:\n%s", id, code, out, errOut)
 	}
 	_, errOut, code = runChatCLI(t, "", "chat", "--data-dir", data, "--model", "offline", "--session", "no-such-id")
-	if code != 1 || !strings.Contains(errOut, `"no-such-id"`) {
+	if code != 1 || !strings.Contains(errOut, `"no-such-id"`) || !strings.Contains(errOut, "use --continue for the latest session") {
 		t.Errorf("unknown session: exit %d, stderr %q", code, errOut)
 	}
 }
@@ -361,7 +364,8 @@ func TestChatInputGuardBannerAndAudit(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", s, out)
 		}
 	}
-	if !strings.Contains(errOut, "error: your message was refused: it contains a prompt-injection pattern (ignore-instructions") {
+	if !strings.Contains(errOut, "error: your message was refused: it contains a prompt-injection pattern (ignore-instructions") ||
+		!strings.Contains(errOut, "Rephrase the message, or unset AGENT_GUARD_INPUT if this is a false alarm") {
 		t.Errorf("stderr does not name the refusal and pattern:\n%s", errOut)
 	}
 	b, err := os.ReadFile(audit)

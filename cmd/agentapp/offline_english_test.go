@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -83,5 +85,48 @@ func TestChatOfflineEnglishQuestions(t *testing.T) {
 			}
 			t.Errorf("no hit holds %q: %s", tt.section, a.Steps[0].Output)
 		})
+	}
+}
+
+// TestChatSourcesListADocumentOnce: a question whose best hits are two
+// chunks of one document. The answer cites both passages; the sources list
+// the document once, with both numbers, so each [n] of the answer finds
+// its entry (issue 29 point 5).
+func TestChatSourcesListADocumentOnce(t *testing.T) {
+	chatEnv(t)
+	data := t.TempDir()
+	doc := "# Pay policy\n\n## Weekdays\n\nOvertime pay on weekdays is 1.5 times the hourly wage. " +
+		strings.Repeat("Staff records are kept by the people team and reviewed each quarter. ", 4) +
+		"\n\n## Weekends\n\nOvertime pay on weekends is 2 times the hourly wage. " +
+		strings.Repeat("Managers approve timesheets every Friday before payroll closes. ", 4) + "\n"
+	file := filepath.Join(t.TempDir(), "pay.md")
+	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, err := runKBCLI(t, "kb", "ingest", "--data-dir", data, file); err != nil {
+		t.Fatalf("ingest: %v\n%s", err, errOut)
+	}
+	out, errOut, code := runChatCLI(t, "", "chat", "--data-dir", data, "--model", "offline", "-p", "How is overtime pay calculated?", "--output-format", "json")
+	var a struct {
+		Answer  string `json:"answer"`
+		Sources []struct {
+			No    int    `json:"no"`
+			DocID string `json:"docId"`
+			Also  []int  `json:"also"`
+		} `json:"sources"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &a) != nil {
+		t.Fatalf("exit %d, stdout %q\nstderr:\n%s", code, out, errOut)
+	}
+	if !strings.Contains(a.Answer, "1.5 times") || !strings.Contains(a.Answer, "2 times") {
+		t.Fatalf("the answer does not quote both passages: %q", a.Answer)
+	}
+	if len(a.Sources) != 1 || !strings.HasPrefix(a.Sources[0].DocID, "pay.md") || len(a.Sources[0].Also) != 1 {
+		t.Fatalf("sources = %+v, want pay.md once with the other citation in also", a.Sources)
+	}
+	for _, n := range append([]int{a.Sources[0].No}, a.Sources[0].Also...) {
+		if !strings.Contains(a.Answer, fmt.Sprintf("[%d]", n)) {
+			t.Errorf("source number %d is not cited in %q", n, a.Answer)
+		}
 	}
 }

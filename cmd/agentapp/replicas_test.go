@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,10 +57,21 @@ func startReplica(t *testing.T, databaseURL string, extra ...string) string {
 // connect opens an MCP client session to endpoint.
 func connect(t *testing.T, endpoint string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return connectVia(t, endpoint, opts, nil)
+}
+
+// connectVia is connect with the client's HTTP requests sent through rt
+// (nil: the default transport).
+func connectVia(t *testing.T, endpoint string, opts *mcp.ClientOptions, rt http.RoundTripper) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	c := mcp.NewClient(&mcp.Implementation{Name: "replica-test", Version: "1"}, opts)
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint}, nil)
+	tr := &mcp.StreamableClientTransport{Endpoint: endpoint}
+	if rt != nil {
+		tr.HTTPClient = &http.Client{Transport: rt}
+	}
+	cs, err := c.Connect(ctx, tr, nil)
 	if err != nil {
 		t.Fatalf("connect to %s: %v", endpoint, err)
 	}
@@ -109,17 +121,25 @@ func TestIngestNotifiesClientsOfEveryReplica(t *testing.T) {
 	db := storetest.NewPostgres(t)
 	endpoints := []string{startReplica(t, db.URL), startReplica(t, db.URL)}
 	changed := make(chan int, 16)
+	opened := make(chan struct{}, len(endpoints))
 	for i, ep := range endpoints {
-		cs := connect(t, ep, &mcp.ClientOptions{
+		cs := connectVia(t, ep, &mcp.ClientOptions{
 			ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { changed <- i },
-		})
+		}, streamOpened{opened: opened})
 		if cs.InitializeResult().Capabilities.Resources == nil || !cs.InitializeResult().Capabilities.Resources.ListChanged {
 			t.Fatalf("replica %d does not promise resources/list_changed", i)
 		}
 	}
-	// Notifications reach only sessions that exist; give the clients' GET
-	// streams a moment to open, then drain what start-up sent.
-	time.Sleep(500 * time.Millisecond)
+	// Notifications reach only the clients' GET streams: wait until both
+	// are open (bounded), then drain what start-up sent.
+	streamsUp := time.After(15 * time.Second)
+	for range endpoints {
+		select {
+		case <-opened:
+		case <-streamsUp:
+			t.Fatal("the clients' GET streams did not open within 15s")
+		}
+	}
 	for len(changed) > 0 {
 		<-changed
 	}
@@ -140,4 +160,19 @@ func TestIngestNotifiesClientsOfEveryReplica(t *testing.T) {
 			t.Fatalf("resources/list_changed reached replicas %v of %d", got, len(endpoints))
 		}
 	}
+}
+
+// streamOpened reports each GET the server answered 200: the client's
+// standalone stream, where the server's notifications arrive, is open.
+type streamOpened struct{ opened chan<- struct{} }
+
+func (s streamOpened) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil && r.Method == http.MethodGet && resp.StatusCode == http.StatusOK {
+		select {
+		case s.opened <- struct{}{}:
+		default: // a reconnect after the wait: nobody is counting
+		}
+	}
+	return resp, err
 }

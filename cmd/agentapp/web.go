@@ -223,6 +223,7 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		MaxSteps:       f.maxSteps,
 		TurnTimeout:    f.turnTimeout,
 		Logger:         logger,
+		Hints:          webHints(),
 	})
 	if err != nil {
 		return err

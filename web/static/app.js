@@ -76,7 +76,7 @@ function showSources(a, sources) {
   if (!sources || sources.length === 0) return;
   const ol = el("ul", "sources");
   ol.append(el("li", "head", t("sources")));
-  for (const s of sources) ol.append(el("li", "source", `[${s.no}] ${s.title} (${s.docId})`));
+  for (const s of sources) ol.append(el("li", "source", `[${[s.no, ...(s.also || [])].join("][")}] ${s.title} (${s.docId})`));
   a.box.append(ol);
 }
 

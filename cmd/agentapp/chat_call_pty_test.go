@@ -1,0 +1,78 @@
+//go:build unix
+
+package main
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentapp/agentapp/internal/testkit"
+	"github.com/creack/pty"
+)
+
+// TestChatCallRunsInATurn: /call runs a tool as the model's calls run,
+// inside a turn, so a server may ask while it runs (issue 29 point 3).
+// On a terminal, against server-everything over stdio:
+// trigger-sampling-request reaches the model after the approval,
+// trigger-elicitation-request shows the form, and a tool's error is shown
+// whole, not cut to its first 120 characters.
+func TestChatCallRunsInATurn(t *testing.T) {
+	bin := everythingBin(t)
+	data := t.TempDir()
+	cmd := exec.Command(agentappBin(t), "chat", "--model", "offline", "--mcp", "everything="+bin)
+	cmd.Dir = t.TempDir()
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + data, "AGENTAPP_DATA_DIR=" + data, "TERM=dumb", "NO_COLOR=1"}
+	f, err := pty.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		io.WriteString(f, "/exit\r")
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			// The whole session (pty.Start makes one), so that the
+			// server the chat started goes too.
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+			t.Error("the chat did not exit")
+		}
+	}()
+	out := &testkit.SyncBuffer{}
+	go io.Copy(out, f)
+	out.WaitFor(t, "Type a message.", 30*time.Second)
+
+	io.WriteString(f, `/call trigger-sampling-request {"prompt":"订单 A-1024 到哪了？","maxTokens":100}`+"\r")
+	out.WaitFor(t, "Allow? [y/N] ", 30*time.Second)
+	io.WriteString(f, "y\r")
+	// The offline model answered the server's request; the server returns
+	// the completion as the tool's result.
+	out.WaitFor(t, "✓ trigger-sampling-request", 30*time.Second)
+	out.WaitFor(t, "offline-demo", 30*time.Second)
+
+	io.WriteString(f, "/call trigger-elicitation-request\r")
+	out.WaitFor(t, "String (required): ", 30*time.Second)
+	io.WriteString(f, "Grace\r")
+	// The answer reached the form, which asks the next field; stop there.
+	out.WaitFor(t, "String with date format (date): ", 30*time.Second)
+	io.WriteString(f, ":cancel\r")
+	out.WaitFor(t, "✓ trigger-elicitation-request", 30*time.Second)
+
+	io.WriteString(f, `/call get-sum {"a":"x"}`+"\r")
+	out.WaitFor(t, "received undefined at b", 30*time.Second)
+
+	text := out.String()
+	for _, bad := range []string{"not running a tool call", "(+"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("output has %q:\n%s", bad, text)
+		}
+	}
+}
