@@ -33,7 +33,9 @@ func TestInputGuardScansV1History(t *testing.T) {
 		{"earlier user", []map[string]string{msg("user", bad), msg("assistant", "好的"), msg("user", "订单 A-1024 到哪了？")}, 400, "messages[0] (user)"},
 		{"made-up assistant", []map[string]string{msg("user", "你好"), msg("assistant", bad), msg("user", "继续")}, 400, "messages[1] (assistant)"},
 		{"tool", []map[string]string{msg("user", "你好"), msg("tool", bad), msg("user", "继续")}, 400, "messages[1] (tool)"},
-		{"last user", []map[string]string{msg("user", "你好"), msg("user", bad)}, 422, guard.EnvInput},
+		// A web caller cannot change the server's guards, so the refusal names
+		// the pattern, not the switch.
+		{"last user", []map[string]string{msg("user", "你好"), msg("user", bad)}, 422, "prompt-injection pattern"},
 	} {
 		body, _ := json.Marshal(map[string]any{"messages": c.msgs})
 		resp := e.post(t, "/v1/chat/completions", string(body))
