@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentapp/agentapp/internal/editdist"
 	"mvdan.cc/sh/v3/shell"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -811,38 +812,11 @@ func Nearest(name string, known []string) string {
 		if strings.EqualFold(k, name) {
 			return k
 		}
-		if d := editDistance(strings.ToLower(name), strings.ToLower(k)); d < bestD {
+		if d := editdist.Distance(strings.ToLower(name), strings.ToLower(k)); d < bestD {
 			best, bestD = k, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance of a and b, in runes; a
-// transposition counts as one edit.
-func editDistance(a, b string) int {
-	x, y := []rune(a), []rune(b)
-	prev2 := make([]int, len(y)+1)
-	prev := make([]int, len(y)+1)
-	cur := make([]int, len(y)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(x); i++ {
-		cur[0] = i
-		for j := 1; j <= len(y); j++ {
-			cost := 1
-			if x[i-1] == y[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(y)]
 }
 
 // jsonFields is a JSON object's members in file order, duplicates kept.

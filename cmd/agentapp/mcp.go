@@ -17,6 +17,7 @@ import (
 	"github.com/agentapp/agentapp/mcpconfig"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/internal/editdist"
 	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -471,7 +472,7 @@ func nearNames(name string, names []string, n int) []string {
 	var out []string
 	for _, c := range names {
 		cl := strings.ToLower(c)
-		d := editDistance(l, cl)
+		d := editdist.Distance(l, cl)
 		if d <= max(2, len([]rune(l))/3) || strings.Contains(cl, l) || (len(cl) >= 3 && strings.Contains(l, cl)) {
 			out = append(out, c)
 			if len(out) == n {
@@ -480,28 +481,6 @@ func nearNames(name string, names []string, n int) []string {
 		}
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance of a and b, in runes.
-func editDistance(a, b string) int {
-	x, y := []rune(a), []rune(b)
-	prev := make([]int, len(y)+1)
-	cur := make([]int, len(y)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(x); i++ {
-		cur[0] = i
-		for j := 1; j <= len(y); j++ {
-			cost := 1
-			if x[i-1] == y[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(y)]
 }
 
 // safeError is an error whose message quotes a server, escaped for the
