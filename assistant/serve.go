@@ -47,5 +47,7 @@ func ServerOptions(svc *support.Service, k *kb.KB, version string) *mcpserver.Op
 		Tools:        PublishedTools(svc, k),
 		Docs:         Docs(k),
 		Tasks:        refundTasks{svc},
+		Resources:    []mcpserver.StaticResource{OrderCard()},
+		ToolMeta:     map[string]map[string]any{toolnames.OrderStatus: orderCardToolMeta()},
 	}
 }

@@ -71,7 +71,10 @@ func panicResult(what string) *mcp.CallToolResult {
 // SDK only lists resources registered ahead of time, but documents are
 // ingested and removed while the server runs (possibly by another
 // process), so the list is computed here instead of being kept in sync.
-func listDocsMiddleware(docs DocStore, pageSize int) mcp.Middleware {
+//
+// static resources (static.go) head the first page: there are few, and
+// the cursor stays a document id.
+func listDocsMiddleware(docs DocStore, static []*mcp.Resource, pageSize int) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			lr, ok := req.(*mcp.ListResourcesRequest)
@@ -82,7 +85,11 @@ func listDocsMiddleware(docs DocStore, pageSize int) mcp.Middleware {
 			if lr.Params != nil {
 				cursor = lr.Params.Cursor
 			}
-			return listDocs(ctx, docs, cursor, pageSize)
+			res, err := listDocs(ctx, docs, cursor, pageSize)
+			if err == nil && cursor == "" && len(static) > 0 {
+				res.Resources = append(static[:len(static):len(static)], res.Resources...)
+			}
+			return res, err
 		}
 	}
 }

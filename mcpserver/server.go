@@ -67,6 +67,12 @@ type Options struct {
 	// Tracing, when set, gives every request a server span that continues
 	// the trace in its _meta (tracing.go); nil traces nothing.
 	Tracing *telemetry.Tracing
+	// Resources are published besides the documents, listed first
+	// (static.go): an MCP Apps view is one.
+	Resources []StaticResource
+	// ToolMeta is the _meta tools/list sends with a tool, by tool name:
+	// an MCP Apps view is linked to its tool through _meta.ui.resourceUri.
+	ToolMeta map[string]map[string]any
 
 	// NoDirectCalls turns the direct tools/call path off (see Server):
 	// every request then goes through the SDK's request path, also on the
@@ -117,6 +123,8 @@ type Server struct {
 
 	tasks     TaskBackend // tasks.go; nil: none
 	taskTools map[string]bool
+
+	static []*mcp.Resource // Options.Resources as listed (static.go)
 }
 
 // New returns an unconnected server that publishes opts.Tools and, if
@@ -152,7 +160,7 @@ func New(opts *Options) *Server {
 		Logging: &mcp.LoggingCapabilities{},
 		Tools:   &mcp.ToolCapabilities{},
 	}
-	if opts.Docs != nil {
+	if opts.Docs != nil || len(opts.Resources) > 0 {
 		// listChanged only with DocsChange: documents can be ingested by
 		// another process (`agentapp kb ingest`), which this server hears
 		// of only when something calls DocsChanged for it; without that it
@@ -179,8 +187,13 @@ func New(opts *Options) *Server {
 			panic(fmt.Sprintf("mcpserver.New: tool %q is listed twice", t.Name))
 		}
 		s.tools[t.Name] = t
-		s.mcp.AddTool(mcpTool(t), s.toolHandler(t))
+		mt := mcpTool(t)
+		if m := opts.ToolMeta[t.Name]; m != nil {
+			mt.Meta = m
+		}
+		s.mcp.AddTool(mt, s.toolHandler(t))
 	}
+	s.addStatic(opts)
 
 	// Middleware order: the first runs outermost, so recovery also covers
 	// the caller's middleware and the resources/list answer below it, and
@@ -193,7 +206,7 @@ func New(opts *Options) *Server {
 	if opts.Docs != nil {
 		s.docs = opts.Docs
 		s.mcp.AddResourceTemplate(docTemplate(), readDocHandler(opts.Docs))
-		mw = append(mw, listDocsMiddleware(opts.Docs, pageSize))
+		mw = append(mw, listDocsMiddleware(opts.Docs, s.static, pageSize))
 	}
 	if opts.Tasks != nil {
 		mw = append(mw, s.installTasks(opts.Tasks)...)

@@ -452,9 +452,15 @@ func TestResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	listed := listAll(t, cs)
+	all := listAll(t, cs)
+	// The order card (an MCP Apps view) heads the list; the rest are the
+	// documents.
+	if len(all) == 0 || all[0].URI != assistant.OrderCardURI || all[0].MIMEType != assistant.AppMIMEType {
+		t.Fatalf("the list does not start with the order card: %v", uris(all))
+	}
+	listed := all[1:]
 	if len(listed) != len(docs) || len(docs) == 0 {
-		t.Fatalf("listed %d resources, the knowledge base has %d documents", len(listed), len(docs))
+		t.Fatalf("listed %d documents, the knowledge base has %d", len(listed), len(docs))
 	}
 	for _, doc := range docs {
 		i := slices.IndexFunc(listed, func(r *mcp.Resource) bool { return r.Name == doc.ID })
@@ -486,7 +492,7 @@ func TestResources(t *testing.T) {
 	}
 	newURI := mcpserver.DocURI(ing.Doc.ID)
 	after := listAll(t, cs)
-	if !slices.Contains(uris(after), newURI) || len(after) != len(docs)+1 {
+	if !slices.Contains(uris(after), newURI) || len(after) != len(docs)+2 {
 		t.Fatalf("new document %s not listed: %v", newURI, uris(after))
 	}
 	read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: newURI})
