@@ -98,10 +98,7 @@ other AGENT_GUARD_* variables guard agentapp chat and are ignored here.`,
 // reaches EOF) or a signal arrives. Everything that can be refused is
 // refused before the data directory is created.
 func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr io.Writer) error {
-	tuneServeGC(os.Getenv)
-	if httpAddr == "" {
-		tuneServeProcs(os.Getenv)
-	}
+	tuneServe(os.Getenv, httpAddr != "")
 	addr := ""
 	if httpAddr != "" {
 		var err error

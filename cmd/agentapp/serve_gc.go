@@ -15,7 +15,23 @@ import (
 // collection of a near-empty heap per ~500 calls (a few µs of CPU each).
 // Several MCP servers often sit idle in a desktop client for hours, so
 // the memory matters more than the CPU. bench/NOTES.md has the A/B.
+//
+// Only stdio: over HTTP the SDK's handler allocates about 200 KB per call
+// (a 32 KiB JSON decoder buffer for each of its several decodes of a
+// request), so collections come with the calls, and at 50 a call cost
+// about 1.7× the CPU it costs at the default (tuneServe).
 const serveGCPercent = 50
+
+// tuneServe tunes the runtime for `agentapp serve`: the collector and one
+// processor on stdio (tuneServeGC, tuneServeProcs); HTTP keeps the
+// runtime's defaults.
+func tuneServe(getenv func(string) string, http bool) {
+	if http {
+		return
+	}
+	tuneServeGC(getenv)
+	tuneServeProcs(getenv)
+}
 
 // tuneServeGC applies serveGCPercent unless GOGC is set, which the user
 // chose and the runtime has already applied. It reports whether it did.

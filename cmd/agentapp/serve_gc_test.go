@@ -43,3 +43,28 @@ func TestTuneServeProcs(t *testing.T) {
 		t.Fatalf("GOMAXPROCS=2: %d processors, want 2", got)
 	}
 }
+
+// TestTuneServeHTTPKeepsDefaults: the HTTP server keeps the collector's
+// and the scheduler's defaults; stdio gets both tunings.
+func TestTuneServeHTTPKeepsDefaults(t *testing.T) {
+	oldGC := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(oldGC)
+	oldProcs := runtime.GOMAXPROCS(2)
+	defer runtime.GOMAXPROCS(oldProcs)
+
+	unset := func(string) string { return "" }
+	tuneServe(unset, true)
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("HTTP: GC percent %d, want the default 100", got)
+	}
+	if got := runtime.GOMAXPROCS(0); got != 2 {
+		t.Errorf("HTTP: %d processors, want all 2", got)
+	}
+	tuneServe(unset, false)
+	if got := debug.SetGCPercent(100); got != serveGCPercent {
+		t.Errorf("stdio: GC percent %d, want %d", got, serveGCPercent)
+	}
+	if got := runtime.GOMAXPROCS(2); got != 1 {
+		t.Errorf("stdio: %d processors, want 1", got)
+	}
+}
