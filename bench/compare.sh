@@ -138,9 +138,13 @@ http_start() { # kind
   local port
   port=$("$work/mcpbench" freeport)
   url=http://127.0.0.1:$port/mcp
+  # Every session of the load comes from 127.0.0.1, as behind a proxy:
+  # serve's per-address bound (32 connections) would refuse most of 256
+  # sessions, and its bound on all connections (256) some of them, since
+  # the load generator keeps up to two per session.
   case $1 in
-    ours) "$work/agentapp" --data-dir "$work/data" serve --http "127.0.0.1:$port" 2>>"$work/http.log" & ;;
-    ours-stateless) "$work/agentapp" --data-dir "$work/data" serve --http "127.0.0.1:$port" --stateless 2>>"$work/http.log" & ;;
+    ours) "$work/agentapp" --data-dir "$work/data" serve --http "127.0.0.1:$port" --max-conns 1024 --max-conns-per-addr -1 2>>"$work/http.log" & ;;
+    ours-stateless) "$work/agentapp" --data-dir "$work/data" serve --http "127.0.0.1:$port" --stateless --max-conns 1024 --max-conns-per-addr -1 2>>"$work/http.log" & ;;
     floor) "$work/gosdkfloor" --addr "127.0.0.1:$port" 2>>"$work/http.log" & ;;
     floor-stateless) "$work/gosdkfloor" --addr "127.0.0.1:$port" --stateless 2>>"$work/http.log" & ;;
     ref) PORT=$port node "$everything/dist/index.js" streamableHttp >/dev/null 2>>"$work/http.log" & ;;

@@ -834,6 +834,55 @@ func TestHostileServeIDsAndConnections(t *testing.T) {
 	}
 }
 
+// TestServeMaxConnsFlag: --max-conns sets the bound on all connections
+// (here 2, with no per-address bound): the third is answered 503 at once.
+func TestServeMaxConnsFlag(t *testing.T) {
+	bin := agentappBin(t)
+	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	ctx, cancel := context.WithTimeout(context.Background(), hostileDeadline)
+	defer cancel()
+	srv := exec.CommandContext(ctx, bin, "serve", "--http", addr, "--max-conns", "2", "--max-conns-per-addr", "-1", "--data-dir", t.TempDir())
+	var srvErr cappedBuffer
+	srv.Stderr = &srvErr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for len(conns) < 2 {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			if ctx.Err() != nil {
+				t.Fatalf("serve --http did not listen on %s: %v\n%s", addr, err, srvErr.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		conns = append(conns, c)
+	}
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(c, "GET /mcp HTTP/1.1\r\nHost: "+addr+"\r\n\r\n")
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("the third connection got no answer within 5 s: %v", err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "2 connections open") {
+		t.Errorf("the third connection with --max-conns 2: %d %q, want 503 naming the bound", res.StatusCode, b)
+	}
+}
+
 // freePort returns a loopback port that was free a moment ago.
 func freePort(t *testing.T) int {
 	t.Helper()
