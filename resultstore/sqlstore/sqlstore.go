@@ -168,3 +168,15 @@ func (s *Store) DropSession(ctx context.Context, session string) error {
 	}
 	return nil
 }
+
+// HasResults reports whether session has a stored result within MaxAge,
+// so the host offers readToolResult to a resumed session.
+func (s *Store) HasResults(ctx context.Context, session string) (bool, error) {
+	var n int
+	err := s.st.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM tool_results WHERE session = ? AND created >= ?`,
+		session, stamp(s.opts.Now().Add(-s.opts.MaxAge))).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("reading the tool results: %w", err)
+	}
+	return n > 0, nil
+}
