@@ -132,6 +132,8 @@ type Event struct {
 	// Unavailable is on the session event: the configured MCP servers
 	// that are not running.
 	Unavailable []UnavailableServer `json:"unavailable_servers,omitempty"`
+	// Cut is on a tool_result whose result was over its cap (cut.go).
+	Cut *Cut `json:"cut,omitempty"`
 }
 
 // eventSink writes Events, one JSON object per line; tool calls that run

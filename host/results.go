@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/agentapp/agentapp/resultstore"
 	"github.com/agentapp/agentapp/resultstore/sqlstore"
 )
@@ -236,4 +237,15 @@ func copyTool(t *agent.Tool) *agent.Tool {
 		ReadOnly: t.ReadOnly, Idempotent: t.Idempotent, Destructive: t.Destructive, OpenWorld: t.OpenWorld,
 		Origin: t.Origin, Validate: t.Validate, Execute: t.Execute,
 	}
+}
+
+// serverCaps returns the servers' own result caps (maxOutputTokens).
+func serverCaps(cfgs []mcpconfig.Server) map[string]int {
+	caps := map[string]int{}
+	for _, c := range cfgs {
+		if c.MaxOutputTokens > 0 {
+			caps[c.Name] = c.MaxOutputTokens
+		}
+	}
+	return caps
 }
