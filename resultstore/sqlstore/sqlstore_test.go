@@ -112,3 +112,27 @@ func TestReadToolOnSQL(t *testing.T) {
 		t.Errorf("stored whole differs: %v", err)
 	}
 }
+
+// TestHasResults: a session with a stored result within MaxAge has
+// results; another session, or the same one past MaxAge, has none.
+func TestHasResults(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	s, err := New(ctx, storetest.New(t).Open(), &Options{MaxAge: time.Hour, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(ctx, resultstore.Result{Session: "s1", Text: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		session string
+		later   time.Duration
+		want    bool
+	}{{"s1", 0, true}, {"s2", 0, false}, {"s1", 2 * time.Hour, false}} {
+		now = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC).Add(c.later)
+		if got, err := s.HasResults(ctx, c.session); err != nil || got != c.want {
+			t.Errorf("HasResults(%s) %v later = %v, %v; want %v", c.session, c.later, got, err, c.want)
+		}
+	}
+}
