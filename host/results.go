@@ -100,12 +100,12 @@ func newResultParts(ctx context.Context, cfg *Config) (*resultParts, error) {
 	// under the local cap, so a page is never cut again.
 	page := min(10_000, limits.For("")/2)
 	return &resultParts{
-		cutter:   &resultstore.Cutter{Store: o.Store, Limits: limits},
+		cutter: &resultstore.Cutter{Store: o.Store, Limits: limits},
 		readTool: resultstore.NewReadTool(o.Store, &resultstore.ReadOptions{PageTokens: page,
 			// A page of a server's result is within that server's cap,
 			// with room for the page's position line.
 			PageTokensFor: func(server string) int { return limits.For(server) - 100 }}),
-		cut:      map[string]bool{},
+		cut: map[string]bool{},
 	}, nil
 }
 
