@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -415,4 +417,75 @@ func (m *scriptModel) requests() []*model.Request {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.reqs)
+}
+
+// fixtureServers are the tools/list dumps of real npm MCP servers
+// (toolsearch/testdata, written by bench/toolsearch/dump.sh) as servers.
+func fixtureServers(t *testing.T) []Server {
+	t.Helper()
+	files, err := filepath.Glob("../toolsearch/testdata/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var servers []Server
+	for _, f := range files {
+		if strings.HasPrefix(filepath.Base(f), "queries") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dump struct {
+			Server string `json:"server"`
+			Tools  []struct {
+				Name        string          `json:"name"`
+				Description string          `json:"description"`
+				InputSchema json.RawMessage `json:"inputSchema"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(b, &dump); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		s := &liveServer{name: dump.Server}
+		for _, d := range dump.Tools {
+			s.tools = append(s.tools, &agent.Tool{Name: d.Name, Description: d.Description, InputSchema: d.InputSchema, Origin: dump.Server,
+				Execute: func(context.Context, json.RawMessage) (any, error) { return "ok", nil }})
+		}
+		servers = append(servers, s)
+	}
+	if len(servers) < 5 {
+		t.Fatalf("%d fixture servers, want at least 5", len(servers))
+	}
+	return servers
+}
+
+// TestToolSearchFirstRequestTokens measures the tool definitions of the
+// first request the host sends with the real servers' lists, with tool
+// search (auto) and without (off): the MCP tools' tokens must drop by at
+// least 85 %.
+func TestToolSearchFirstRequestTokens(t *testing.T) {
+	ctx := context.Background()
+	est := budget.NewEstimator(budget.FamilyO200k)
+	tokens := map[toolsearch.Mode]int{}
+	count := map[toolsearch.Mode]int{}
+	for _, mode := range []toolsearch.Mode{toolsearch.ModeOff, toolsearch.ModeAuto} {
+		m := &scriptModel{}
+		h, err := New(ctx, Config{Model: m, Servers: fixtureServers(t), Store: openTestStore(t), ToolSearch: &ToolSearchOptions{Mode: mode}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Run(ctx, Turn{Session: "s", Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}}); err != nil {
+			t.Fatal(err)
+		}
+		h.Close()
+		tokens[mode] = est.Tools(m.requests()[0].Tools)
+		count[mode] = len(m.requests()[0].Tools)
+	}
+	saved := 100 * (1 - float64(tokens[toolsearch.ModeAuto])/float64(tokens[toolsearch.ModeOff]))
+	t.Logf("first request: %d tools, %d tokens without tool search; %d tools, %d tokens with: %.1f%% fewer",
+		count[toolsearch.ModeOff], tokens[toolsearch.ModeOff], count[toolsearch.ModeAuto], tokens[toolsearch.ModeAuto], saved)
+	if saved < 85 {
+		t.Errorf("tool search saves %.1f%% of the first request's tool tokens, want at least 85%%", saved)
+	}
 }
