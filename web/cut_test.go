@@ -12,9 +12,9 @@ import (
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/assistant"
 	"github.com/agentapp/agentapp/host"
-	"github.com/agentapp/agentapp/store"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/scripted"
+	"github.com/agentapp/agentapp/store"
 )
 
 // TestStepShowsCut: a tool result over the cap reaches the page cut, with
