@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/mcpconfig"
@@ -46,9 +47,13 @@ type ResultCut struct {
 type resultParts struct {
 	cutter   *resultstore.Cutter
 	readTool *agent.Tool
+	now      func() time.Time
 
-	mu  sync.Mutex
-	cut map[string]bool // sessions known to have a cut result
+	mu sync.Mutex
+	// cut says which sessions have a stored result (true) or had none
+	// when last asked (false, re-asked after cutRecheck: another replica
+	// may have cut one since).
+	cut map[string]cutState
 	// wraps are the wrapped tools of the table wrapFor, kept so that a
 	// tool's schema is compiled once per table, not per model call.
 	wrapFor *agent.ToolSet
@@ -105,7 +110,8 @@ func newResultParts(ctx context.Context, cfg *Config) (*resultParts, error) {
 			// A page of a server's result is within that server's cap,
 			// with room for the page's position line.
 			PageTokensFor: func(server string) int { return limits.For(server) - 100 }}),
-		cut: map[string]bool{},
+		cut: map[string]cutState{},
+		now: cfg.Now,
 	}, nil
 }
 
@@ -113,33 +119,45 @@ func newResultParts(ctx context.Context, cfg *Config) (*resultParts, error) {
 // the store is asked again.
 const maxCutSessions = 10_000
 
+// cutRecheck is how long a session's having no stored result is believed
+// without asking the store again.
+const cutRecheck = 30 * time.Second
+
+type cutState struct {
+	has bool
+	at  time.Time
+}
+
 // sessionHasCut reports whether readToolResult is offered to session.
 func (r *resultParts) sessionHasCut(ctx context.Context, session string) bool {
+	now := r.now()
 	r.mu.Lock()
-	known := r.cut[session]
+	known, ok := r.cut[session]
 	r.mu.Unlock()
-	if known {
-		return true
+	if ok && (known.has || now.Sub(known.at) < cutRecheck) {
+		return known.has
 	}
 	hr, ok := r.cutter.Store.(hasResults)
 	if !ok {
 		return false
 	}
 	has, err := hr.HasResults(ctx, session)
-	if err != nil || !has {
-		return false
+	if err != nil {
+		return false // not remembered: asked again at the next step
 	}
-	r.markCut(session)
-	return true
+	r.remember(session, cutState{has: has, at: now})
+	return has
 }
 
-func (r *resultParts) markCut(session string) {
+func (r *resultParts) markCut(session string) { r.remember(session, cutState{has: true, at: r.now()}) }
+
+func (r *resultParts) remember(session string, c cutState) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.cut) >= maxCutSessions {
 		clear(r.cut)
 	}
-	r.cut[session] = true
+	r.cut[session] = c
 }
 
 // wrap returns t whose results (and error messages) are cut to the cap of

@@ -242,6 +242,8 @@ func (h *Host) ToolSearch(ctx context.Context, session string) ToolSearchState {
 // tools, searchTools and the tools the session loaded; readToolResult once
 // the session has a stored result.
 func (h *Host) offered(ctx context.Context, session string, table *agent.ToolSet) *agent.ToolSet {
+	// Asked before s.mu is taken: it may ask the database.
+	hasCut := h.results.sessionHasCut(ctx, session)
 	s := h.search
 	s.mu.Lock()
 	s.updateLocked(table)
@@ -262,7 +264,7 @@ func (h *Host) offered(ctx context.Context, session string, table *agent.ToolSet
 			tools = append(tools, s.tool)
 		}
 	}
-	if _, taken := table.Get(h.results.readTool.Name); !taken && h.results.sessionHasCut(ctx, session) {
+	if _, taken := table.Get(h.results.readTool.Name); !taken && hasCut {
 		tools = append(tools, h.results.readTool)
 	}
 	set, err := agent.NewToolSet(tools...)
