@@ -297,8 +297,24 @@ func TestChatToolSearch(t *testing.T) {
 	if reqs = f.requests(); len(reqs) == 0 || !slices.Contains(reqs[0].Tools, "tool_07") || slices.Contains(reqs[0].Tools, "searchTools") {
 		t.Errorf("--tool-search off offers %v", reqs[0].Tools)
 	}
-	_, stderr, code = runChatCLI(t, "", "chat", "--config", cfg, "--tool-search", "sometimes", "-p", "hello")
-	if code != 2 || !strings.Contains(stderr, "auto, on or off") {
-		t.Errorf("--tool-search sometimes: exit %d\n%s", code, stderr)
+	for _, cmd := range [][]string{{"chat", "-p", "hello"}, {"web", "--http", "127.0.0.1:0"}} {
+		_, stderr, code = runChatCLI(t, "", append(cmd, "--config", cfg, "--tool-search", "sometimes")...)
+		if code != 2 || !strings.Contains(stderr, "auto, on or off") {
+			t.Errorf("%s --tool-search sometimes: exit %d\n%s", cmd[0], code, stderr)
+		}
+		_, stderr, code = runChatCLI(t, "", append(cmd, "--config", cfg, "--max-output-tokens", "0")...)
+		if code != 2 || !strings.Contains(stderr, "--max-output-tokens must be from 1") {
+			t.Errorf("%s --max-output-tokens 0: exit %d\n%s", cmd[0], code, stderr)
+		}
+	}
+	// The config file's "toolSearch" holds when the flag is not given.
+	if err := os.WriteFile(cfg, []byte(`{"toolSearch": "off", "mcpServers": {"many": {"url": "`+url+`/mcp"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code = runChatCLI(t, "", "chat", "--config", cfg, "-p", "hello"); code != 0 {
+		t.Fatalf("toolSearch off in the config: exit %d\n%s", code, stderr)
+	}
+	if reqs = f.requests(); len(reqs) == 0 || !slices.Contains(reqs[0].Tools, "tool_07") {
+		t.Errorf("with \"toolSearch\": \"off\" in the config the first request offers %v", reqs[0].Tools)
 	}
 }
