@@ -56,6 +56,7 @@ type resultParts struct {
 	cut map[string]cutState
 	// wraps are the wrapped tools of the table wrapFor, kept so that a
 	// tool's schema is compiled once per table, not per model call.
+	pruned  time.Time // when the store was last pruned
 	wrapFor *agent.ToolSet
 	wraps   map[*agent.Tool]*agent.Tool
 }
@@ -199,9 +200,36 @@ func (r *resultParts) wrap(t *agent.Tool) *agent.Tool {
 func (r *resultParts) report(ctx context.Context, session, tool string, c resultstore.Cut) {
 	if c.ID != "" {
 		r.markCut(session)
+		r.prune(ctx)
 	}
 	if rt := turnFrom(ctx); rt != nil {
 		rt.noteCut(c.Text, &ResultCut{ID: c.ID, Bytes: c.Bytes, Tokens: c.Tokens, Shown: c.Shown, Notice: c.Notice(tool)})
+	}
+}
+
+// resultPruneEvery is how often storing a result also drops what is past its
+// age or over the store's caps.
+const resultPruneEvery = 10 * time.Minute
+
+// prune prunes the store when it was not pruned for resultPruneEvery; a failure
+// is retried at the next cut.
+func (r *resultParts) prune(ctx context.Context) {
+	now := r.now()
+	r.mu.Lock()
+	due := now.Sub(r.pruned) >= resultPruneEvery
+	if due {
+		r.pruned = now
+	}
+	r.mu.Unlock()
+	if !due {
+		return
+	}
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	if err := r.cutter.Store.Prune(pctx); err != nil {
+		r.mu.Lock()
+		r.pruned = time.Time{}
+		r.mu.Unlock()
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/budget"
@@ -487,5 +488,80 @@ func TestToolSearchFirstRequestTokens(t *testing.T) {
 		count[toolsearch.ModeOff], tokens[toolsearch.ModeOff], count[toolsearch.ModeAuto], tokens[toolsearch.ModeAuto], saved)
 	if saved < 85 {
 		t.Errorf("tool search saves %.1f%% of the first request's tool tokens, want at least 85%%", saved)
+	}
+}
+
+// pruneCounter is a result store that counts its prunes.
+type pruneCounter struct {
+	*resultstore.Memory
+	mu     sync.Mutex
+	prunes int
+}
+
+func (p *pruneCounter) Prune(ctx context.Context) error {
+	p.mu.Lock()
+	p.prunes++
+	p.mu.Unlock()
+	return p.Memory.Prune(ctx)
+}
+
+// TestStoresArePruned: storing cut results prunes the result store at
+// most every ten minutes, and loaded tools older than 30 days are deleted
+// when a later search loads tools.
+func TestStoresArePruned(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	big := strings.Repeat("word ", 2000)
+	srv := &liveServer{name: "many"}
+	var names []string
+	for i := range 60 {
+		names = append(names, fmt.Sprintf("tool_%02d", i))
+	}
+	srv.offer(names...)
+	local := &agent.Tool{Name: "big", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Execute: func(context.Context, json.RawMessage) (any, error) { return big, nil }}
+	store := &pruneCounter{Memory: resultstore.NewMemory(nil)}
+	path := t.TempDir() + "/agentapp.db"
+	m := &scriptModel{}
+	h, err := New(ctx, Config{Model: m, Local: []*agent.Tool{local}, Servers: []Server{srv}, Store: fileStore(t, path), Now: clock,
+		Results: &ResultOptions{MaxTokens: 500, Store: store}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	run := func(session string, calls ...model.ToolCall) {
+		t.Helper()
+		m.turns = [][]model.ToolCall{calls}
+		if _, err := h.Run(ctx, Turn{Session: session, Messages: []model.Message{{Role: model.RoleUser, Content: "go"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bigCall := model.ToolCall{ID: "b", Name: "big", Arguments: json.RawMessage(`{}`)}
+	run("a", bigCall)
+	now = now.Add(time.Minute)
+	run("a", bigCall)
+	if store.prunes != 1 {
+		t.Errorf("%d prunes after two cuts a minute apart, want 1", store.prunes)
+	}
+	now = now.Add(11 * time.Minute)
+	run("a", bigCall)
+	if store.prunes != 2 {
+		t.Errorf("%d prunes after a cut 11 minutes later, want 2", store.prunes)
+	}
+
+	search := func(q string) model.ToolCall {
+		return model.ToolCall{ID: "s", Name: toolsearch.SearchToolName, Arguments: json.RawMessage(`{"query":"` + q + `"}`)}
+	}
+	run("old", search("tool_01"))
+	now = now.Add(31 * 24 * time.Hour)
+	run("new", search("tool_02"))
+	h2, err := New(ctx, Config{Model: &scriptModel{}, Servers: []Server{srv}, Store: fileStore(t, path), Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h2.Close()
+	if old, recent := h2.ToolSearch(ctx, "old"), h2.ToolSearch(ctx, "new"); len(old.Loaded) != 0 || !slices.Contains(recent.Loaded, "tool_02") {
+		t.Errorf("after 31 days: the old session has %v loaded (want none), the new one %v", old.Loaded, recent.Loaded)
 	}
 }

@@ -38,6 +38,14 @@ const maxLoadedPerSession = 64
 // memory; the database keeps them all.
 const maxLoadedSessions = 10_000
 
+// loadedMaxAge is how long a session's loaded tools are kept: a session
+// resumed later searches again. It bounds the table for conversations
+// that are never resumed (each /v1 request is one).
+const loadedMaxAge = 30 * 24 * time.Hour
+
+// loadedPruneEvery spaces the deletions of loaded tools past loadedMaxAge.
+const loadedPruneEvery = 10 * time.Minute
+
 // searchMigrations are the steps of the host's "toolsearch" component:
 // the tools each session has loaded, so a resumed session keeps them.
 var searchMigrations = []string{
@@ -63,6 +71,7 @@ type searchParts struct {
 	index    *toolsearch.Index
 	deferred map[string]bool
 	loaded   map[string][]string // session → loaded names, oldest first
+	pruned   time.Time           // when old loaded tools were last deleted
 }
 
 func newSearchParts(ctx context.Context, cfg *Config, log *slog.Logger) (*searchParts, error) {
@@ -184,8 +193,20 @@ func (s *searchParts) load(ctx context.Context, session string, found []toolsear
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
-	stamp := s.now().UTC().Format(time.RFC3339Nano)
+	now := s.now()
+	s.mu.Lock()
+	prune := now.Sub(s.pruned) >= loadedPruneEvery
+	if prune {
+		s.pruned = now
+	}
+	s.mu.Unlock()
+	stamp := loadedStamp(now)
 	err := s.st.Tx(sctx, func(tx *sql.Tx) error {
+		if prune {
+			if _, err := tx.ExecContext(sctx, `DELETE FROM tool_search_loaded WHERE loaded < ?`, loadedStamp(now.Add(-loadedMaxAge))); err != nil {
+				return err
+			}
+		}
 		for _, e := range added {
 			if _, err := tx.ExecContext(sctx, `INSERT INTO tool_search_loaded (session, name, server, loaded) VALUES (?, ?, ?, ?) ON CONFLICT (session, name) DO NOTHING`,
 				session, e.Name, e.Server, stamp); err != nil {
@@ -200,6 +221,9 @@ func (s *searchParts) load(ctx context.Context, session string, found []toolsear
 		s.log.Warn("tool search: the loaded tools are kept for this run only: " + err.Error())
 	}
 }
+
+// loadedStamp formats a time so that text order is time order.
+func loadedStamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000000Z") }
 
 // ToolSearchState is what /tools shows of the tool search for a session.
 type ToolSearchState struct {
