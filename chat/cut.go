@@ -37,3 +37,16 @@ func (o *turnObserver) cutLine(ev host.Event) {
 	o.out.endLine()
 	fmt.Fprintf(o.notes, "✂ %s\n", textsafe.Escape(ev.Cut.Notice))
 }
+
+// recordCut keeps a cut with its call, for the step of --output-format
+// json.
+func (o *turnObserver) recordCut(ev host.Event) {
+	if ev.Kind != host.EventToolEnd || ev.Cut == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	c := o.calls[ev.Call.ID]
+	c.cut = cutOf(ev.Cut)
+	o.calls[ev.Call.ID] = c
+}

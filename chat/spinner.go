@@ -231,6 +231,7 @@ func (o *turnObserver) event(ev host.Event) {
 		o.text(ev.Text)
 		return
 	}
+	o.recordCut(ev)
 	if o.sink == nil {
 		o.cutLine(ev)
 		return

@@ -228,6 +228,20 @@ func TestChatCutsLargeResult(t *testing.T) {
 		t.Errorf("the page read is not part of the result: %q", page[:min(200, len(page))])
 	}
 
+	// --output-format json: the step has the cut too.
+	out, stderr, code = runChatCLI(t, "", "chat", "--config", cfg, "-p", "dump the table", "--output-format", "json")
+	var answer struct {
+		Steps []struct {
+			Tool string         `json:"tool"`
+			Cut  map[string]any `json:"cut"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(out), &answer); code != 0 || err != nil || len(answer.Steps) == 0 ||
+		answer.Steps[0].Tool != "dump" || answer.Steps[0].Cut["bytes"] != float64(len(big)) {
+		t.Errorf("--output-format json: exit %d, %v, steps %+v\n%s", code, err, answer.Steps, stderr)
+	}
+	f.requests()
+
 	// The terminal: a line on stderr says it was cut.
 	_, stderr, code = runChatCLI(t, "", "chat", "--config", cfg, "-p", "dump the table")
 	if code != 0 || !strings.Contains(stderr, fmt.Sprintf("✂ dump returned %d bytes", len(big))) {
