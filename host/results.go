@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/budget"
 	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/agentapp/agentapp/resultstore"
 	"github.com/agentapp/agentapp/resultstore/sqlstore"
@@ -102,12 +103,15 @@ func newResultParts(ctx context.Context, cfg *Config) (*resultParts, error) {
 		}
 	}
 	limits := resultstore.Limits{Default: o.MaxTokens, PerServer: o.PerServer}
+	// Tokens are counted as the model's tokenizer would (GLM's, say, packs
+	// Chinese denser than o200k).
+	est := budget.NewEstimator(budget.LookupModel(cfg.Model.Name()).Family)
 	// A page of readToolResult is a local tool's result: it stays well
 	// under the local cap, so a page is never cut again.
 	page := min(10_000, limits.For("")/2)
 	return &resultParts{
-		cutter: &resultstore.Cutter{Store: o.Store, Limits: limits},
-		readTool: resultstore.NewReadTool(o.Store, &resultstore.ReadOptions{PageTokens: page,
+		cutter: &resultstore.Cutter{Store: o.Store, Limits: limits, Estimator: est},
+		readTool: resultstore.NewReadTool(o.Store, &resultstore.ReadOptions{PageTokens: page, Estimator: est,
 			// A page of a server's result is within that server's cap,
 			// with room for the page's position line.
 			PageTokensFor: func(server string) int { return limits.For(server) - 100 }}),
