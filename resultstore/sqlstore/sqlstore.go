@@ -167,7 +167,7 @@ func (s *Store) Prune(ctx context.Context) error {
 		return fmt.Errorf("pruning tool results: %w", err)
 	}
 	var total sql.NullInt64
-	if err := s.st.DB.QueryRowContext(ctx, `SELECT SUM(bytes) FROM tool_results`).Scan(&total); err != nil {
+	if err := s.st.DB.QueryRowContext(ctx, `SELECT CAST(COALESCE(SUM(bytes), 0) AS BIGINT) FROM tool_results`).Scan(&total); err != nil {
 		return fmt.Errorf("pruning tool results: %w", err)
 	}
 	if total.Int64 <= s.opts.MaxTotalBytes {
