@@ -18,7 +18,7 @@ import (
 	"github.com/agentapp/agentapp/budget"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/resultstore"
-	"github.com/agentapp/agentapp/store"
+	"github.com/agentapp/agentapp/store/storetest"
 	"github.com/agentapp/agentapp/toolsearch"
 )
 
@@ -87,18 +87,6 @@ func toolNames(specs []model.ToolSpec) []string {
 	return names
 }
 
-// fileStore opens a SQLite store in dir, as a host restarted over the
-// same data directory would.
-func fileStore(t *testing.T, path string) *store.Store {
-	t.Helper()
-	st, err := store.OpenFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
 // TestRunCutsLargeResult: an MCP tool returning 3 MB gives the model a
 // head within the cap, a note with the handle, and readToolResult from the
 // next step on; the pages the model reads are the bytes that follow; the
@@ -111,8 +99,8 @@ func TestRunCutsLargeResult(t *testing.T) {
 	srv.tools = []*agent.Tool{{Name: "dump", Origin: "db", InputSchema: json.RawMessage(`{"type":"object"}`),
 		Execute: func(context.Context, json.RawMessage) (any, error) { return big, nil }}}
 	m := &readerModel{first: model.ToolCall{ID: "c1", Name: "dump", Arguments: json.RawMessage(`{}`)}, pages: 2}
-	path := t.TempDir() + "/agentapp.db"
-	h, err := New(ctx, Config{Model: m, Servers: []Server{srv}, Store: fileStore(t, path), MaxSteps: 10})
+	db := storetest.New(t) // opened twice: a restart over the same database
+	h, err := New(ctx, Config{Model: m, Servers: []Server{srv}, Store: db.Open(), MaxSteps: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +157,7 @@ func TestRunCutsLargeResult(t *testing.T) {
 	// A restart: the session keeps readToolResult and its stored result.
 	m2 := &readerModel{first: model.ToolCall{ID: "c9", Name: resultstore.ReadToolName,
 		Arguments: json.RawMessage(fmt.Sprintf(`{"id":%q,"offset":%d}`, c.ID, len(got)))}}
-	h2, err := New(ctx, Config{Model: m2, Servers: []Server{srv}, Store: fileStore(t, path)})
+	h2, err := New(ctx, Config{Model: m2, Servers: []Server{srv}, Store: db.Open()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,12 +265,12 @@ func TestToolSearchDefersAndKeeps(t *testing.T) {
 	srv.offer(names...)
 	local := &agent.Tool{Name: "localTool", InputSchema: json.RawMessage(`{"type":"object"}`),
 		Execute: func(context.Context, json.RawMessage) (any, error) { return "ok", nil }}
-	path := t.TempDir() + "/agentapp.db"
+	db := storetest.New(t) // opened twice: a restart over the same database
 	m := &scriptModel{turns: [][]model.ToolCall{
 		{{ID: "1", Name: toolsearch.SearchToolName, Arguments: json.RawMessage(`{"query":"big__tool_42"}`)}},
 		{{ID: "2", Name: "tool_42", Arguments: json.RawMessage(`{}`)}},
 	}}
-	h, err := New(ctx, Config{Model: m, Local: []*agent.Tool{local}, Servers: []Server{srv}, Store: fileStore(t, path)})
+	h, err := New(ctx, Config{Model: m, Local: []*agent.Tool{local}, Servers: []Server{srv}, Store: db.Open()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +300,7 @@ func TestToolSearchDefersAndKeeps(t *testing.T) {
 
 	// A restart over the same database: the session still has tool_42.
 	m2 := &scriptModel{turns: [][]model.ToolCall{{{ID: "3", Name: "tool_42", Arguments: json.RawMessage(`{}`)}}}}
-	h2, err := New(ctx, Config{Model: m2, Local: []*agent.Tool{local}, Servers: []Server{srv}, Store: fileStore(t, path)})
+	h2, err := New(ctx, Config{Model: m2, Local: []*agent.Tool{local}, Servers: []Server{srv}, Store: db.Open()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -522,9 +510,9 @@ func TestStoresArePruned(t *testing.T) {
 	local := &agent.Tool{Name: "big", InputSchema: json.RawMessage(`{"type":"object"}`),
 		Execute: func(context.Context, json.RawMessage) (any, error) { return big, nil }}
 	store := &pruneCounter{Memory: resultstore.NewMemory(nil)}
-	path := t.TempDir() + "/agentapp.db"
+	db := storetest.New(t) // opened twice: a restart over the same database
 	m := &scriptModel{}
-	h, err := New(ctx, Config{Model: m, Local: []*agent.Tool{local}, Servers: []Server{srv}, Store: fileStore(t, path), Now: clock,
+	h, err := New(ctx, Config{Model: m, Local: []*agent.Tool{local}, Servers: []Server{srv}, Store: db.Open(), Now: clock,
 		Results: &ResultOptions{MaxTokens: 500, Store: store}})
 	if err != nil {
 		t.Fatal(err)
@@ -556,7 +544,7 @@ func TestStoresArePruned(t *testing.T) {
 	run("old", search("tool_01"))
 	now = now.Add(31 * 24 * time.Hour)
 	run("new", search("tool_02"))
-	h2, err := New(ctx, Config{Model: &scriptModel{}, Servers: []Server{srv}, Store: fileStore(t, path), Now: clock})
+	h2, err := New(ctx, Config{Model: &scriptModel{}, Servers: []Server{srv}, Store: db.Open(), Now: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
