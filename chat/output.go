@@ -94,6 +94,9 @@ type Step struct {
 	Denied bool `json:"denied,omitempty"`
 	// DurationMS is how long the call took, in milliseconds.
 	DurationMS int64 `json:"duration_ms"`
+	// Cut is set when the result was over its cap: Output is then what
+	// the model saw, the head and a note (cut.go).
+	Cut *Cut `json:"cut,omitempty"`
 }
 
 // Source is a knowledge-base hit that the answer cites as [No]; the one
@@ -132,6 +135,8 @@ type Event struct {
 	// Unavailable is on the session event: the configured MCP servers
 	// that are not running.
 	Unavailable []UnavailableServer `json:"unavailable_servers,omitempty"`
+	// Cut is on a tool_result whose result was over its cap (cut.go).
+	Cut *Cut `json:"cut,omitempty"`
 }
 
 // eventSink writes Events, one JSON object per line; tool calls that run
@@ -196,11 +201,12 @@ type toolCall struct {
 	server  string
 	started time.Time
 	dur     time.Duration
+	cut     *Cut // the result was over its cap (cut.go)
 }
 
 // stepOf builds the Answer's step for ev.
 func stepOf(ev agent.StepEvent, call toolCall) Step {
-	s := Step{Step: ev.Step, Tool: ev.ToolName, Server: call.server, Input: jsonOrString(ev.Input), DurationMS: call.dur.Milliseconds()}
+	s := Step{Step: ev.Step, Tool: ev.ToolName, Server: call.server, Input: jsonOrString(ev.Input), DurationMS: call.dur.Milliseconds(), Cut: call.cut}
 	switch {
 	case ev.Err != nil:
 		s.Error = ev.Err.Error()

@@ -109,6 +109,7 @@ func (c *Chat) runCommand(ctx context.Context, cmd, line string) bool {
 	case "/tools":
 		c.refreshTools(ctx)
 		c.printTools(out)
+		c.printToolSearch(ctx, out)
 	case "/mcp":
 		switch args := strings.Fields(line)[1:]; {
 		case len(args) == 0:

@@ -137,6 +137,9 @@ type turnObserver struct {
 	sink     *eventSink
 	tools    func() *agent.ToolSet // to find each tool's server
 	now      func() time.Time
+	// notes is where lines about the turn go that are not the answer (a
+	// cut result: cut.go).
+	notes io.Writer
 
 	mu    sync.Mutex
 	calls map[string]toolCall // by call id
@@ -161,7 +164,7 @@ func (o *turnObserver) confirmWait(tool string, args []byte, d time.Duration) {
 // newTurnObserver is the observer of one turn, without spinner, activity
 // lines or events; the caller adds those it shows.
 func (c *Chat) newTurnObserver() *turnObserver {
-	return &turnObserver{out: &lineWriter{w: c.cfg.Out}, inner: c.cfg.Observer, tools: c.currentTools, now: c.cfg.Now, calls: map[string]toolCall{}}
+	return &turnObserver{out: &lineWriter{w: c.cfg.Out}, inner: c.cfg.Observer, tools: c.currentTools, now: c.cfg.Now, calls: map[string]toolCall{}, notes: c.cfg.Err}
 }
 
 // call returns what the observer recorded of the call with that id.
@@ -228,7 +231,9 @@ func (o *turnObserver) event(ev host.Event) {
 		o.text(ev.Text)
 		return
 	}
+	o.recordCut(ev)
 	if o.sink == nil {
+		o.cutLine(ev)
 		return
 	}
 	server := ev.Server
@@ -244,7 +249,7 @@ func (o *turnObserver) event(ev host.Event) {
 		s := stepOf(*ev.Result, o.call(ev.Call.ID))
 		ms := s.DurationMS
 		o.sink.emit(Event{Type: "tool_result", Step: ev.Step, ID: ev.Call.ID, Tool: ev.Call.Name, Server: s.Server,
-			Output: s.Output, Error: s.Error, Denied: s.Denied, DurationMS: &ms})
+			Output: s.Output, Error: s.Error, Denied: s.Denied, DurationMS: &ms, Cut: cutOf(ev.Cut)})
 	case host.EventApprovalAsked:
 		req := ev.Approval.Request
 		o.sink.emit(Event{Type: "approval_asked", Tool: req.Tool, Server: req.Server, Input: jsonOrString(req.Args)})

@@ -86,6 +86,12 @@ type Config struct {
 	Tracing *telemetry.Tracing
 	// Hints name the switches behind some messages (see Hints).
 	Hints Hints
+	// Results cap the tool results the model sees (results.go); nil
+	// means the defaults.
+	Results *ResultOptions
+	// ToolSearch says when MCP tools are deferred behind searchTools
+	// (toolsearch.go); nil means auto.
+	ToolSearch *ToolSearchOptions
 
 	// closers are closed after the servers by Close, last first: what
 	// Open opened (the store, the audit trail).
@@ -100,6 +106,8 @@ type Host struct {
 	table    *Table
 	guards   *guard.Guards // cfg.Guards asking through confirm
 	sessions *SessionStore
+	results  *resultParts
+	search   *searchParts
 	// confirmer is the front end's (SetConfirmer), asked by the host's
 	// confirmer, which reports the question and the answer as events.
 	confirmer atomic.Pointer[guard.Confirmer]
@@ -139,6 +147,12 @@ func New(ctx context.Context, cfg Config) (h *Host, err error) {
 	}
 	h.guards = cfg.Guards.WithConfirmer(&eventConfirmer{h: h})
 	if h.sessions, err = OpenSessionStore(ctx, cfg.Store, cfg.Now); err != nil {
+		return nil, err
+	}
+	if h.results, err = newResultParts(ctx, &cfg); err != nil {
+		return nil, err
+	}
+	if h.search, err = newSearchParts(ctx, &cfg, h.log); err != nil {
 		return nil, err
 	}
 	if h.table, err = newTable(ctx, cfg.Local, cfg.Servers, cfg.Inactive, h.guards, notify, cfg.Connect, cfg.Hints); err != nil {

@@ -229,6 +229,7 @@ func serverLists(servers []Server) []serverTools {
 // the guards would take it for a local tool and let it through unguarded.
 func guardAndMerge(local []*agent.Tool, lists []serverTools, g *guard.Guards, hints Hints) (*agent.ToolSet, MergeReport, error) {
 	guarded := make([]serverTools, len(lists))
+	var cuts []string // descriptions over 2 KB (cutDescription)
 	for i, l := range lists {
 		wrapped := make([]*agent.Tool, len(l.tools))
 		for j, t := range l.tools {
@@ -238,9 +239,12 @@ func guardAndMerge(local []*agent.Tool, lists []serverTools, g *guard.Guards, hi
 			if t.IsLocal() {
 				return nil, MergeReport{}, fmt.Errorf("MCP server %q offered tool %q without an origin, so the guards could not tell it from a local tool; this is a bug in the server bridge", l.server, t.Name)
 			}
+			t = cutDescription(t, &cuts)
 			wrapped[j] = guard.Wrap(t, g)
 		}
 		guarded[i] = serverTools{server: l.server, tools: wrapped}
 	}
-	return merge(local, guarded, g.Config().MCPStrict, hints)
+	set, report, err := merge(local, guarded, g.Config().MCPStrict, hints)
+	report.Warnings = append(report.Warnings, cuts...)
+	return set, report, err
 }

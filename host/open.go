@@ -79,6 +79,11 @@ type Options struct {
 	Tracing     *telemetry.Tracing
 	// Hints name the switches behind some messages (see Hints).
 	Hints Hints
+	// MaxOutputTokens caps a tool result the model sees (0: the default);
+	// a server's maxOutputTokens in the config caps its own.
+	MaxOutputTokens int
+	// ToolSearch is as in Config.
+	ToolSearch *ToolSearchOptions
 }
 
 // ExtraServer is a server given apart from the config files.
@@ -204,6 +209,8 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 		Hints:       o.Hints,
 		Logger:      o.Logger,
 		Tracing:     o.Tracing,
+		Results:     &ResultOptions{MaxTokens: o.MaxOutputTokens, PerServer: serverCaps(cfgs)},
+		ToolSearch:  o.ToolSearch,
 		closers:     closers,
 	})
 }

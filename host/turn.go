@@ -90,6 +90,8 @@ type Event struct {
 	Approval *Approval
 	Done     *TurnResult
 	Err      error
+	// Cut is set on EventToolEnd when the result was over its cap.
+	Cut *ResultCut
 }
 
 // Approval is a confirmation a guarded call asked for; Decision is set on
@@ -196,6 +198,7 @@ type running struct {
 	calls   map[string]model.ToolCall
 	steps   []agent.StepEvent
 	step    int
+	cuts    map[string]*ResultCut // results.go
 }
 
 func turnFrom(ctx context.Context) *running {
@@ -245,7 +248,7 @@ func (t *running) Observe(ev agent.StepEvent) {
 	if !ok {
 		call = model.ToolCall{ID: ev.CallID, Name: ev.ToolName, Arguments: ev.Input}
 	}
-	t.emit(Event{Kind: EventToolEnd, Step: ev.Step, Call: call, Server: OriginOf(set, ev.ToolName), Result: &ev})
+	t.emit(Event{Kind: EventToolEnd, Step: ev.Step, Call: call, Server: OriginOf(set, ev.ToolName), Result: &ev, Cut: t.cutOf(ev)})
 }
 
 func (t *running) Done(*agent.Result, error) {}
@@ -299,7 +302,7 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 	turnCtx = context.WithValue(turnCtx, turnKey{}, rt)
 
 	m := &usageModel{Model: h.cfg.Model}
-	rt.set = h.table.Refresh(turnCtx)
+	rt.set = h.offered(turnCtx, t.Session, h.table.Refresh(turnCtx))
 	first := true
 	var obs agent.Observer = rt
 	if t.Observer != nil {
@@ -314,7 +317,7 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 				first = false
 				return nil
 			}
-			set := h.table.Refresh(ctx)
+			set := h.offered(ctx, t.Session, h.table.Refresh(ctx))
 			rt.mu.Lock()
 			rt.set = set
 			rt.mu.Unlock()

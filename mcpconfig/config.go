@@ -55,7 +55,13 @@ var knownFields = []string{
 	"sampling", "roots",
 	// Long-running calls (tasks.go).
 	"tasks", "taskTimeout",
+	// The cap on one tool result the model sees, in tokens.
+	"maxOutputTokens",
 }
+
+// MaxOutputTokensLimit bounds maxOutputTokens: a cap above it is no cap
+// for any model's window, so it is more likely a typo.
+const MaxOutputTokensLimit = 2_000_000
 
 // MaxToolPrefix bounds toolPrefix, so that prefixed names stay within the
 // 64 characters model providers accept for a function name.
@@ -381,6 +387,13 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 			return cfg, false, fail("timeout", "want a number of seconds greater than 0 (and at most a day), got %v", sec)
 		}
 		cfg.CallTimeout = time.Duration(sec * float64(time.Second))
+	}
+	if v, ok := obj.get("maxOutputTokens"); ok && !isNull(v) {
+		var n float64
+		if json.Unmarshal(v, &n) != nil || n != math.Trunc(n) || n < 1 || n > MaxOutputTokensLimit {
+			return cfg, false, fail("maxOutputTokens", "want a whole number of tokens from 1 to %d (a tool result larger than this is cut and the rest kept for the model to read), got %s", MaxOutputTokensLimit, v)
+		}
+		cfg.MaxOutputTokens = int(n)
 	}
 	for _, field := range []string{"allowedTools", "excludedTools"} {
 		l, _, err := strList(field)

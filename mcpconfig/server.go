@@ -60,6 +60,11 @@ type Server struct {
 	// ExcludedTools drops these tools (names before ToolPrefix).
 	ExcludedTools []string
 
+	// MaxOutputTokens caps one tool result of this server as the model
+	// sees it; above it the model gets the head and reads on through
+	// readToolResult. 0 means the host's cap.
+	MaxOutputTokens int
+
 	// Sampling says what becomes of the server's sampling/createMessage
 	// requests: SamplingAsk (also ""), SamplingAllow or SamplingDeny.
 	Sampling string

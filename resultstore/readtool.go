@@ -22,6 +22,10 @@ type ReadOptions struct {
 	PageTokens int
 	// Estimator counts tokens; nil means o200k's.
 	Estimator *budget.Estimator
+	// PageTokensFor, when set, bounds a page of a result of server
+	// further: a page of a server's result stays within that server's
+	// cap (Limits.For).
+	PageTokensFor func(server string) int
 }
 
 // readArgs are readToolResult's arguments.
@@ -103,7 +107,11 @@ func page(o ReadOptions, r Result, offset int64, limit *float64) string {
 			n = min(len(rest), utf8Len(rest))
 		}
 	} else {
-		n = headBytes(o.Estimator, rest, o.PageTokens)
+		pt := o.PageTokens
+		if o.PageTokensFor != nil {
+			pt = max(1, min(pt, o.PageTokensFor(r.Server)))
+		}
+		n = headBytes(o.Estimator, rest, pt)
 	}
 	if n == 0 { // a page always moves forward
 		n = min(len(rest), utf8Len(rest))

@@ -305,3 +305,34 @@ func BenchmarkCut3MB(b *testing.B) {
 		c.Apply(ctx, "s", "", "t", text)
 	}
 }
+
+// TestPageTokensFor: a page of a server's result stays within what
+// PageTokensFor gives that server; Memory.HasResults sees the result.
+func TestPageTokensFor(t *testing.T) {
+	ctx := agent.WithSession(context.Background(), "s")
+	st := NewMemory(nil)
+	text := bigResult()
+	id, err := st.Put(ctx, Result{Session: "s", Server: "small", Text: text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if has, _ := st.HasResults(ctx, "s"); !has {
+		t.Error("HasResults is false for a session with a result")
+	}
+	if has, _ := st.HasResults(ctx, "other"); has {
+		t.Error("HasResults is true for a session without results")
+	}
+	tool := NewReadTool(st, &ReadOptions{Estimator: est, PageTokensFor: func(server string) int {
+		if server == "small" {
+			return 500
+		}
+		return 10_000
+	}})
+	out, err := tool.Execute(ctx, json.RawMessage(fmt.Sprintf(`{"id":%q,"offset":0}`, id)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := est.Text(out.(string)); n > 500+60 || n < 300 {
+		t.Errorf("a page of the small server's result is %d tokens, want about 500", n)
+	}
+}

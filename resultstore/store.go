@@ -210,3 +210,18 @@ func (m *Memory) pruneLocked(now time.Time) {
 		delete(m.sessions, oldest)
 	}
 }
+
+// HasResults reports whether session has a stored result within MaxAge.
+func (m *Memory) HasResults(_ context.Context, sess string) (bool, error) {
+	now := m.opts.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s := m.sessions[sess]; s != nil {
+		for _, r := range s.results {
+			if now.Sub(r.Created) <= m.opts.MaxAge {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}

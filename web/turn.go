@@ -49,6 +49,9 @@ type StepEvent struct {
 	State  string          `json:"state"`
 	Output string          `json:"output,omitempty"`
 	Error  string          `json:"error,omitempty"`
+	// Cut is set when the result was over its cap: Output is then what
+	// the model saw, the head and a note (cut.go).
+	Cut *Cut `json:"cut,omitempty"`
 }
 
 // event receives the host's events of the turn: each tool call is shown
@@ -63,6 +66,7 @@ func (t *turn) event(ev host.Event, onText func(string)) {
 		}
 	case host.EventToolEnd:
 		se := stepOf(*ev.Result, ev.Server)
+		se.Cut = cutOf(ev.Cut)
 		label := ev.Call.Name
 		if se.Server == "" {
 			label = "unknown" // a name the model made up: not a label value

@@ -53,6 +53,7 @@ type chatFlags struct {
 	// The client half (mcp_clientside.go).
 	mcpLogLevel       string
 	samplingMaxTokens int64
+	limits            limitFlags // limits.go
 }
 
 func newChatCmd() *cobra.Command {
@@ -125,6 +126,7 @@ data directory), one JSON line each.`,
 	fl.DurationVar(&f.turnTimeout, "turn-timeout", chat.DefaultTurnTimeout, "time limit for one whole answer, tool calls included")
 	fl.StringVar(&f.mcpLogLevel, "mcp-log-level", defaultMCPLogLevel, "least severe MCP server log message shown on stderr: "+mcpLogLevelUsage())
 	fl.Int64Var(&f.samplingMaxTokens, "sampling-max-tokens", mcpclient.DefaultSamplingMaxTokens, "cap on the maxTokens of an MCP server's sampling request")
+	addLimitFlags(fl, &f.limits)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		if strings.Contains(err.Error(), "--mcp") {
 			err = fmt.Errorf("%v; give the MCP server's command line, e.g. %s", err, mcpExample)
@@ -270,11 +272,15 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 		// The trace shows every message; the server is asked for all.
 		connectOpts = append(connectOpts, mcpclient.WithServerLogs("debug", logs.print))
 	}
+	maxOut, toolSearch, err := limitOptions(&f.limits, chatConfigPath(f))
+	if err != nil {
+		return err
+	}
 	st, err := openStore(cmd)
 	if err != nil {
 		return err
 	}
-	h, err := openHost(ctx, intr, &host.Options{
+	h, err := openHost(ctx, intr, limited(maxOut, toolSearch, &host.Options{
 		Model:             m,
 		ConfigFile:        f.config,
 		DefaultConfigFile: defaultConfigFile,
@@ -298,7 +304,7 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 		Logger:         logger,
 		Tracing:        tr,
 		Hints:          hostHints(),
-	})
+	}))
 	if err != nil {
 		return err
 	}

@@ -106,6 +106,7 @@ too and they are required there as well.`,
 	fl.DurationVar(&f.turnTimeout, "turn-timeout", host.DefaultTurnTimeout, "time limit for one whole answer, tool calls included")
 	fl.BoolVar(&f.trace, "trace", false, "trace every turn's think/act/observe/done on stderr, each line labelled with its session (also AGENT_TRACE=1)")
 	fl.BoolVar(&f.strictMCP, "strict-mcp", false, "refuse to start when any MCP server fails to connect (by default the others are served and the failure is logged)")
+	addLimitFlags(fl, &f.limits)
 	return cmd
 }
 
@@ -194,13 +195,17 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	}
 	defer ln.Close()
 
+	maxOut, toolSearch, err := limitOptions(&f.limits, chatConfigPath(&f.chatFlags))
+	if err != nil {
+		return err
+	}
 	st, err := openStore(cmd)
 	if err != nil {
 		return err
 	}
 	// Stored OAuth logins are used as in the chat; a server that needs a
 	// browser login is reported, never logged into from here.
-	h, err := openHost(ctx, nil, &host.Options{
+	h, err := openHost(ctx, nil, limited(maxOut, toolSearch, &host.Options{
 		Model:             m,
 		ConfigFile:        f.config,
 		DefaultConfigFile: defaultConfigFile,
@@ -224,7 +229,7 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		TurnTimeout:    f.turnTimeout,
 		Logger:         logger,
 		Hints:          webHints(),
-	})
+	}))
 	if err != nil {
 		return err
 	}

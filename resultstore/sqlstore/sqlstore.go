@@ -44,6 +44,9 @@ type Options struct {
 	MaxSessionResults int
 	// MaxAge drops results older than this (default 24 hours).
 	MaxAge time.Duration
+	// MaxTotalBytes bounds the text kept across all sessions (default
+	// 1 GiB); Prune drops the oldest results over it.
+	MaxTotalBytes int64
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -71,6 +74,9 @@ func New(ctx context.Context, st *store.Store, opts *Options) (*Store, error) {
 	}
 	if o.MaxAge <= 0 {
 		o.MaxAge = 24 * time.Hour
+	}
+	if o.MaxTotalBytes <= 0 {
+		o.MaxTotalBytes = 1 << 30
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -153,9 +159,37 @@ func (s *Store) Get(ctx context.Context, session, id string) (resultstore.Result
 	return r, nil
 }
 
-// Prune implements resultstore.Store: it deletes results past MaxAge.
+// Prune implements resultstore.Store: it deletes results past MaxAge,
+// then the oldest results while all of them together are over
+// MaxTotalBytes.
 func (s *Store) Prune(ctx context.Context) error {
 	if _, err := s.st.DB.ExecContext(ctx, `DELETE FROM tool_results WHERE created < ?`, stamp(s.opts.Now().Add(-s.opts.MaxAge))); err != nil {
+		return fmt.Errorf("pruning tool results: %w", err)
+	}
+	var total sql.NullInt64
+	if err := s.st.DB.QueryRowContext(ctx, `SELECT CAST(COALESCE(SUM(bytes), 0) AS BIGINT) FROM tool_results`).Scan(&total); err != nil {
+		return fmt.Errorf("pruning tool results: %w", err)
+	}
+	if total.Int64 <= s.opts.MaxTotalBytes {
+		return nil
+	}
+	// The cut-off: the creation time of the newest result that has to go
+	// for the rest to fit.
+	rows, err := s.st.DB.QueryContext(ctx, `SELECT created, bytes FROM tool_results ORDER BY created`)
+	if err != nil {
+		return fmt.Errorf("pruning tool results: %w", err)
+	}
+	over, cutoff := total.Int64-s.opts.MaxTotalBytes, ""
+	for rows.Next() && over > 0 {
+		var size int64
+		if err := rows.Scan(&cutoff, &size); err != nil {
+			rows.Close()
+			return fmt.Errorf("pruning tool results: %w", err)
+		}
+		over -= size
+	}
+	rows.Close()
+	if _, err := s.st.DB.ExecContext(ctx, `DELETE FROM tool_results WHERE created <= ?`, cutoff); err != nil {
 		return fmt.Errorf("pruning tool results: %w", err)
 	}
 	return nil
@@ -167,4 +201,16 @@ func (s *Store) DropSession(ctx context.Context, session string) error {
 		return fmt.Errorf("deleting the session's tool results: %w", err)
 	}
 	return nil
+}
+
+// HasResults reports whether session has a stored result within MaxAge,
+// so the host offers readToolResult to a resumed session.
+func (s *Store) HasResults(ctx context.Context, session string) (bool, error) {
+	var n int
+	err := s.st.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM tool_results WHERE session = ? AND created >= ?`,
+		session, stamp(s.opts.Now().Add(-s.opts.MaxAge))).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("reading the tool results: %w", err)
+	}
+	return n > 0, nil
 }

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -110,5 +111,58 @@ func TestReadToolOnSQL(t *testing.T) {
 	r, err := s.Get(ctx, "s", cut.ID)
 	if err != nil || r.Text != text {
 		t.Errorf("stored whole differs: %v", err)
+	}
+}
+
+// TestHasResults: a session with a stored result within MaxAge has
+// results; another session, or the same one past MaxAge, has none.
+func TestHasResults(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	s, err := New(ctx, storetest.New(t).Open(), &Options{MaxAge: time.Hour, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(ctx, resultstore.Result{Session: "s1", Text: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		session string
+		later   time.Duration
+		want    bool
+	}{{"s1", 0, true}, {"s2", 0, false}, {"s1", 2 * time.Hour, false}} {
+		now = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC).Add(c.later)
+		if got, err := s.HasResults(ctx, c.session); err != nil || got != c.want {
+			t.Errorf("HasResults(%s) %v later = %v, %v; want %v", c.session, c.later, got, err, c.want)
+		}
+	}
+}
+
+// TestPruneTotal: Prune drops the oldest results, of any session, while
+// all of them together are over MaxTotalBytes.
+func TestPruneTotal(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	s, err := New(ctx, storetest.New(t).Open(), &Options{MaxTotalBytes: 250, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i := range 4 {
+		now = now.Add(time.Second)
+		id, err := s.Put(ctx, resultstore.Result{Session: fmt.Sprintf("s%d", i), Text: strings.Repeat("x", 100)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if err := s.Prune(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		_, err := s.Get(ctx, fmt.Sprintf("s%d", i), id)
+		if gone := errors.Is(err, resultstore.ErrNotFound); gone != (i < 2) {
+			t.Errorf("result %d: gone %v (%v); want the two oldest gone to fit 400 bytes into 250", i, gone, err)
+		}
 	}
 }

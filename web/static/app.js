@@ -70,6 +70,7 @@ function showStep(a, s) {
   li.textContent = "";
   li.append(el("span", "tool", s.tool), el("span", "server", " · " + (s.server || "?")));
   if (s.error) li.title = s.error;
+  if (s.cut) li.append(el("span", "cut", " ✂ " + s.cut.notice));
 }
 
 function showSources(a, sources) {

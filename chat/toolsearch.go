@@ -1,0 +1,37 @@
+package chat
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/agentapp/agentapp/internal/textsafe"
+)
+
+// maxListedDeferred bounds the deferred tools /tools names one by one.
+const maxListedDeferred = 30
+
+// printToolSearch says, under /tools, whether the MCP tools are deferred
+// behind searchTools, and which of them this session has loaded.
+func (c *Chat) printToolSearch(ctx context.Context, w io.Writer) {
+	st := c.h.ToolSearch(ctx, c.session)
+	if !st.Deferred {
+		fmt.Fprintf(w, "Tool search: off for now (%s); every tool is offered to the model.\n", textsafe.Escape(st.Reason))
+		return
+	}
+	fmt.Fprintf(w, "Tool search: on (%s). The model is offered the local tools, searchTools and the tools it loaded.\n", textsafe.Escape(st.Reason))
+	fmt.Fprintf(w, "  loaded in this session (%d): %s\n", len(st.Loaded), nameList(st.Loaded, len(st.Loaded)))
+	fmt.Fprintf(w, "  deferred, found by searchTools (%d): %s\n", len(st.Waiting), nameList(st.Waiting, maxListedDeferred))
+}
+
+func nameList(names []string, n int) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	s := strings.Join(names[:min(n, len(names))], ", ")
+	if len(names) > n {
+		s += fmt.Sprintf(", … and %d more", len(names)-n)
+	}
+	return textsafe.Escape(s)
+}

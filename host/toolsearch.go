@@ -1,0 +1,316 @@
+package host
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/budget"
+	"github.com/agentapp/agentapp/model"
+	"github.com/agentapp/agentapp/store"
+	"github.com/agentapp/agentapp/toolsearch"
+)
+
+// ToolSearchOptions say when the MCP tools are deferred behind
+// searchTools. A nil *ToolSearchOptions, or a zero field, means the
+// default.
+type ToolSearchOptions struct {
+	// Mode is auto (the default: defer when the MCP tool definitions take
+	// more than a tenth of the window or number more than 40), on or off.
+	Mode toolsearch.Mode
+	// Window is the model's context window in tokens; 0 looks the model
+	// up by name (budget.LookupModel).
+	Window int
+	// Defer are auto mode's thresholds.
+	Defer *toolsearch.DeferOptions
+}
+
+// maxLoadedPerSession bounds the tools a session keeps loaded; past it the
+// ones loaded first are dropped.
+const maxLoadedPerSession = 64
+
+// maxLoadedSessions bounds the sessions whose loaded tools are kept in
+// memory; the database keeps them all.
+const maxLoadedSessions = 10_000
+
+// loadedMaxAge is how long a session's loaded tools are kept: a session
+// resumed later searches again. It bounds the table for conversations
+// that are never resumed (each /v1 request is one).
+const loadedMaxAge = 30 * 24 * time.Hour
+
+// loadedPruneEvery spaces the deletions of loaded tools past loadedMaxAge.
+const loadedPruneEvery = 10 * time.Minute
+
+// searchMigrations are the steps of the host's "toolsearch" component:
+// the tools each session has loaded, so a resumed session keeps them.
+var searchMigrations = []string{
+	`CREATE TABLE tool_search_loaded (
+		session TEXT NOT NULL, name TEXT NOT NULL, server TEXT NOT NULL, loaded TEXT NOT NULL,
+		PRIMARY KEY (session, name))`,
+}
+
+// searchParts defer the MCP tools when they are too many or too large,
+// and keep the tools each session found.
+type searchParts struct {
+	opts   ToolSearchOptions
+	window int
+	est    *budget.Estimator
+	st     *store.Store // nil keeps loaded tools in memory only
+	log    *slog.Logger
+	now    func() time.Time
+	tool   *agent.Tool
+
+	mu       sync.Mutex
+	forSet   *agent.ToolSet // the table the fields below were built for
+	decision toolsearch.Decision
+	index    *toolsearch.Index
+	deferred map[string]bool
+	loaded   map[string][]string // session → loaded names, oldest first
+	pruned   time.Time           // when old loaded tools were last deleted
+}
+
+func newSearchParts(ctx context.Context, cfg *Config, log *slog.Logger) (*searchParts, error) {
+	var o ToolSearchOptions
+	if cfg.ToolSearch != nil {
+		o = *cfg.ToolSearch
+	}
+	mode, err := toolsearch.ParseMode(string(o.Mode))
+	if err != nil {
+		return nil, err
+	}
+	o.Mode = mode
+	info := budget.LookupModel(cfg.Model.Name())
+	s := &searchParts{opts: o, window: budget.Window(cfg.Model.Name(), o.Window), est: budget.NewEstimator(info.Family),
+		st: cfg.Store, log: log, now: cfg.Now, loaded: map[string][]string{}}
+	if s.st != nil {
+		if err := s.st.Migrate(ctx, "toolsearch", searchMigrations); err != nil {
+			return nil, fmt.Errorf("opening the table of loaded tools: %w", err)
+		}
+	}
+	s.tool = toolsearch.NewSearchTool(&toolsearch.ToolOptions{
+		Index:  s.currentIndex,
+		OnLoad: func(ctx context.Context, found []toolsearch.Entry) { s.load(ctx, agent.SessionFrom(ctx), found) },
+	})
+	return s, nil
+}
+
+// isDeferrable reports whether t is an MCP server's tool (the local tools
+// and the host's resource tools are always offered).
+func isDeferrable(t *agent.Tool) bool { return !t.IsLocal() && t.Origin != ResourceToolOrigin }
+
+// update decides again for a new table (s.mu held).
+func (s *searchParts) updateLocked(table *agent.ToolSet) {
+	if table == s.forSet && s.forSet != nil {
+		return
+	}
+	s.forSet = table
+	var specs []model.ToolSpec
+	var entries []toolsearch.Entry
+	for _, t := range table.Tools() {
+		if !isDeferrable(t) {
+			continue
+		}
+		specs = append(specs, model.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
+		entries = append(entries, toolsearch.EntryOf(t))
+	}
+	s.decision = toolsearch.Decide(s.opts.Mode, s.est.Tools(specs), len(specs), s.window, s.opts.Defer)
+	s.index, s.deferred = nil, nil
+	if !s.decision.Defer {
+		return
+	}
+	ix, err := toolsearch.NewIndex(entries)
+	if err != nil {
+		// Too many tools to index: offering them all would not fit
+		// either; the model gets the local ones and the error on search.
+		s.log.Warn("tool search: " + err.Error())
+		ix, _ = toolsearch.NewIndex(nil)
+	}
+	s.index = ix
+	s.deferred = make(map[string]bool, len(entries))
+	for _, e := range entries {
+		s.deferred[e.Name] = true
+	}
+}
+
+func (s *searchParts) currentIndex() *toolsearch.Index {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.index
+}
+
+// loadedLocked returns the names session has loaded, reading them from
+// the database the first time (s.mu held).
+func (s *searchParts) loadedLocked(ctx context.Context, session string) []string {
+	if names, ok := s.loaded[session]; ok {
+		return names
+	}
+	var names []string
+	if s.st != nil && session != "" {
+		rows, err := s.st.DB.QueryContext(ctx, `SELECT name FROM tool_search_loaded WHERE session = ? ORDER BY loaded, name`, session)
+		if err != nil {
+			s.log.Warn("tool search: reading the session's loaded tools: " + err.Error())
+			return nil // not cached: asked again next time
+		}
+		for rows.Next() {
+			var n string
+			if rows.Scan(&n) == nil {
+				names = append(names, n)
+			}
+		}
+		rows.Close()
+	}
+	if len(s.loaded) >= maxLoadedSessions {
+		clear(s.loaded)
+	}
+	s.loaded[session] = names
+	return names
+}
+
+// load adds what a search found to session's loaded tools, in memory and
+// in the database.
+func (s *searchParts) load(ctx context.Context, session string, found []toolsearch.Entry) {
+	s.mu.Lock()
+	names := slices.Clone(s.loadedLocked(ctx, session))
+	var added []toolsearch.Entry
+	for _, e := range found {
+		if !slices.Contains(names, e.Name) {
+			names = append(names, e.Name)
+			added = append(added, e)
+		}
+	}
+	if len(names) > maxLoadedPerSession {
+		names = names[len(names)-maxLoadedPerSession:]
+	}
+	s.loaded[session] = names
+	s.mu.Unlock()
+	if s.st == nil || session == "" || len(added) == 0 {
+		return
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	now := s.now()
+	s.mu.Lock()
+	prune := now.Sub(s.pruned) >= loadedPruneEvery
+	if prune {
+		s.pruned = now
+	}
+	s.mu.Unlock()
+	stamp := loadedStamp(now)
+	err := s.st.Tx(sctx, func(tx *sql.Tx) error {
+		if prune {
+			if _, err := tx.ExecContext(sctx, `DELETE FROM tool_search_loaded WHERE loaded < ?`, loadedStamp(now.Add(-loadedMaxAge))); err != nil {
+				return err
+			}
+		}
+		for _, e := range added {
+			if _, err := tx.ExecContext(sctx, `INSERT INTO tool_search_loaded (session, name, server, loaded) VALUES (?, ?, ?, ?) ON CONFLICT (session, name) DO NOTHING`,
+				session, e.Name, e.Server, stamp); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(sctx, `DELETE FROM tool_search_loaded WHERE session = ? AND name NOT IN
+			(SELECT name FROM tool_search_loaded WHERE session = ? ORDER BY loaded DESC, name LIMIT ?)`, session, session, maxLoadedPerSession)
+		return err
+	})
+	if err != nil {
+		s.log.Warn("tool search: the loaded tools are kept for this run only: " + err.Error())
+	}
+}
+
+// loadedStamp formats a time so that text order is time order.
+func loadedStamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000000Z") }
+
+// ToolSearchState is what /tools shows of the tool search for a session.
+type ToolSearchState struct {
+	// Deferred reports that the MCP tools are behind searchTools, and
+	// Reason says why (or why not).
+	Deferred bool
+	Reason   string
+	// Loaded are the deferred tools the session has loaded; Waiting are
+	// the ones it has not.
+	Loaded, Waiting []string
+}
+
+// ToolSearch returns the tool search's state for session, over the
+// current tool table.
+func (h *Host) ToolSearch(ctx context.Context, session string) ToolSearchState {
+	s := h.search
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.updateLocked(h.table.Current())
+	st := ToolSearchState{Deferred: s.decision.Defer, Reason: s.decision.Reason}
+	if !st.Deferred {
+		return st
+	}
+	loaded := s.loadedLocked(ctx, session)
+	for _, t := range s.forSet.Tools() {
+		if !s.deferred[t.Name] {
+			continue
+		}
+		if slices.Contains(loaded, t.Name) {
+			st.Loaded = append(st.Loaded, t.Name)
+		} else {
+			st.Waiting = append(st.Waiting, t.Name)
+		}
+	}
+	return st
+}
+
+// offered returns the tools the model is offered in session over table:
+// every tool cut to its result cap; with tool search deferring, the local
+// tools, searchTools and the tools the session loaded; readToolResult once
+// the session has a stored result.
+func (h *Host) offered(ctx context.Context, session string, table *agent.ToolSet) *agent.ToolSet {
+	// Asked before s.mu is taken: it may ask the database.
+	hasCut := h.results.sessionHasCut(ctx, session)
+	s := h.search
+	s.mu.Lock()
+	s.updateLocked(table)
+	defer s.mu.Unlock()
+	var loaded []string
+	if s.decision.Defer {
+		loaded = s.loadedLocked(ctx, session)
+	}
+	tools := make([]*agent.Tool, 0, table.Len()+2)
+	for _, t := range table.Tools() {
+		if s.deferred[t.Name] && !slices.Contains(loaded, t.Name) {
+			continue
+		}
+		tools = append(tools, h.wrapped(table, t))
+	}
+	if s.decision.Defer {
+		if _, taken := table.Get(toolsearch.SearchToolName); !taken {
+			tools = append(tools, s.tool)
+		}
+	}
+	if _, taken := table.Get(h.results.readTool.Name); !taken && hasCut {
+		tools = append(tools, h.results.readTool)
+	}
+	set, err := agent.NewToolSet(tools...)
+	if err != nil { // cannot happen: the names come from a set
+		h.log.Warn("tool table: " + err.Error())
+		return table
+	}
+	return set
+}
+
+// cutDescription returns t, or a copy of it whose description is cut to
+// toolsearch.MaxTextBytes with a warning naming the server added to
+// warnings: every request carries the descriptions, so one server may not
+// spend the context on one tool's essay. The server's own tool is left as
+// it is.
+func cutDescription(t *agent.Tool, warnings *[]string) *agent.Tool {
+	d, w := toolsearch.CutText(t.Origin, "the description of tool "+t.Name, t.Description)
+	if w == "" {
+		return t
+	}
+	*warnings = append(*warnings, w)
+	c := copyTool(t)
+	c.Description = d
+	return c
+}
