@@ -196,6 +196,9 @@ type toolCall struct {
 	server  string
 	started time.Time
 	dur     time.Duration
+	// ended is set once the call's end line is written (its result, or
+	// "cancelled" when Ctrl-C ended the turn first).
+	ended bool
 }
 
 // stepOf builds the Answer's step for ev.

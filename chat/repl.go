@@ -211,6 +211,7 @@ func (c *Chat) replRun(ctx context.Context, run func(*turnObserver) (turnResult,
 	obs.out.endLine()
 	switch {
 	case errors.Is(err, ErrInterrupted):
+		obs.cancelOpen()
 		fmt.Fprintln(c.cfg.Err, "^C turn cancelled (press Ctrl-C again at the prompt, or type /exit, to leave)")
 		return
 	case err != nil:
