@@ -85,6 +85,7 @@ func ptyHelper() int {
 		cfg.Guards = guard.New(guard.Config{Confirm: []string{"refund"}}, nil, nil)
 		cfg.confirmTimeout = d
 	}
+	cfg.Servers = append(cfg.Servers, ptyCatalogs()...) // ux_pty_test.go
 	c, err := New(context.Background(), cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)

@@ -3,8 +3,18 @@
 package chat
 
 import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/host"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestPTYCancelledToolLine: Ctrl-C while a tool runs ends the tool's "→"
@@ -32,6 +42,105 @@ func TestPTYCancelledToolLine(t *testing.T) {
 	term.expect("SLOW-STARTED")
 	term.send("\x03")
 	term.expect("slowTool cancelled after ")
+	term.expect("> ")
+	term.send("/exit\r")
+	term.expect("HELPER-EXIT")
+	if err := term.wait(); err != nil {
+		t.Fatalf("chat exited with %v", err)
+	}
+}
+
+// ptyCatalogEnv gives the helper chat MCP servers with resources and
+// prompts (fakeCatalog): "docs", and "slowdocs" whose listings never
+// answer.
+const ptyCatalogEnv = "AGENTAPP_CHAT_PTY_CATALOG"
+
+func ptyCatalogs() []host.Server {
+	if os.Getenv(ptyCatalogEnv) == "" {
+		return nil
+	}
+	return []host.Server{newDocsCatalog(), &fakeCatalog{fakeServer: fakeServer{name: "slowdocs"}, slow: true}}
+}
+
+// fakeCatalog is an MCP server stand-in with resources and prompts.
+type fakeCatalog struct {
+	fakeServer
+	resources map[string]string // uri → text
+	prompts   []*mcp.Prompt
+	slow      bool // listings wait until their context ends
+}
+
+// newDocsCatalog is "docs": two documents, a tool with a long description,
+// and a prompt.
+func newDocsCatalog() *fakeCatalog {
+	lookup := constTool("lookupDoc", "docs", "found")
+	lookup.Description = "Looks a document up by title. " + strings.Repeat("It searches every page of the guide and the FAQ. ", 8)
+	return &fakeCatalog{
+		fakeServer: fakeServer{name: "docs", tools: []*agent.Tool{lookup}},
+		resources: map[string]string{
+			"file:///guide.md": "# Guide\n" + strings.Repeat("All about the product. ", 60),
+			"file:///faq.md":   "# FAQ\nQ: Where is my order?\n",
+		},
+		prompts: []*mcp.Prompt{{Name: "summarise", Description: "Summarise a topic"}, {Name: "greet"}},
+	}
+}
+
+func (f *fakeCatalog) OffersResources() bool { return true }
+func (f *fakeCatalog) OffersPrompts() bool   { return true }
+
+func (f *fakeCatalog) Resources(ctx context.Context) ([]*mcp.Resource, error) {
+	if f.slow {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	var out []*mcp.Resource
+	for _, uri := range slices.Sorted(maps.Keys(f.resources)) {
+		out = append(out, &mcp.Resource{URI: uri, Name: path.Base(uri), MIMEType: "text/markdown"})
+	}
+	return out, nil
+}
+
+func (f *fakeCatalog) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+	text, ok := f.resources[uri]
+	if !ok {
+		return nil, fmt.Errorf("resource %s not found", uri)
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: text}}}, nil
+}
+
+func (f *fakeCatalog) Prompts(ctx context.Context) ([]*mcp.Prompt, error) {
+	if f.slow {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return f.prompts, nil
+}
+
+func (f *fakeCatalog) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "prompt " + name}}}}, nil
+}
+
+// TestPTYAttachments: @docs:URI says on a line of its own what it
+// attached (server, URI, size); a mistyped server or URI is refused with
+// the near names and the message is not sent.
+func TestPTYAttachments(t *testing.T) {
+	term := startTerminal(t, t.TempDir(), ptyCatalogEnv+"=1")
+	term.expect("Type a message.")
+	term.expect("> ")
+	term.send("read @docs:file:///faq.md please\r")
+	term.expect("Attached file:///faq.md from MCP server docs (28 bytes, text/markdown)")
+	term.expect("echo: read @docs:file:///faq.md please")
+	term.expect("> ")
+
+	term.send("read @doc:file:///faq.md\r")
+	term.expect("@doc:file:///faq.md: no connected MCP server is named doc; did you mean @docs:file:///faq.md? (the message was not sent")
+	term.expect("> ")
+	term.send("read @docs:file:///fak.md\r")
+	term.expect("attaching @docs:file:///fak.md: resource file:///fak.md not found; MCP server docs lists no such resource; did you mean @docs:file:///faq.md?; the message was not sent")
+	term.expect("> ")
+	// Not references: an e-mail address, a time.
+	term.send("mail me@example.com at @10:30\r")
+	term.expect("echo: mail me@example.com at @10:30")
 	term.expect("> ")
 	term.send("/exit\r")
 	term.expect("HELPER-EXIT")
