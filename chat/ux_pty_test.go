@@ -148,3 +148,53 @@ func TestPTYAttachments(t *testing.T) {
 		t.Fatalf("chat exited with %v", err)
 	}
 }
+
+// TestPTYToolsDescriptions: /tools gives each tool's description on its
+// line, cut to the terminal's width, and names no server that /mcp does
+// not list (the resource tools belong to no one server).
+func TestPTYToolsDescriptions(t *testing.T) {
+	term := startTerminal(t, t.TempDir(), ptyCatalogEnv+"=1")
+	term.expect("Type a message.")
+	term.expect("> ")
+	term.send("/tools\r")
+	term.expect("  lookupDoc ")
+	term.expect("> ")
+	var lines []string
+	for _, l := range render(term.output()) {
+		if strings.HasPrefix(l, "  ") {
+			lines = append(lines, l)
+		}
+	}
+	want := map[string]string{
+		"lookupDoc":        "MCP server docs  Looks a document up by title.",
+		"listMcpResources": "MCP resources ",
+		"getOrderStatus":   "local ",
+	}
+	for name, w := range want {
+		found := false
+		for _, l := range lines {
+			if f := strings.Fields(l); len(f) > 0 && f[0] == name {
+				found = true
+				if !strings.Contains(l, w) {
+					t.Errorf("/tools line of %s is %q, want it to hold %q", name, l, w)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("/tools lists no %s:\n%s", name, strings.Join(lines, "\n"))
+		}
+	}
+	for _, l := range lines {
+		if displayWidth(l) > 159 {
+			t.Errorf("a /tools line is %d columns wide on a 160-column terminal: %q", displayWidth(l), l)
+		}
+		if strings.Contains(l, "mcp-resources") {
+			t.Errorf("/tools names a server /mcp does not list: %q", l)
+		}
+	}
+	term.send("/exit\r")
+	term.expect("HELPER-EXIT")
+	if err := term.wait(); err != nil {
+		t.Fatalf("chat exited with %v", err)
+	}
+}
