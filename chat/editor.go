@@ -80,6 +80,9 @@ type termEditor struct {
 	hit        int
 	before     []string // the line before the search, for Ctrl-G
 	mainPrompt string
+
+	// complete proposes completions for Tab (nil: Tab does nothing).
+	complete completer
 }
 
 // newTermEditor edits lines on the terminal in, drawing on out, with the
@@ -395,6 +398,9 @@ func (e *termEditor) handleLocked(chunk []byte, histPos *int, draft *string) (er
 		case c == 0x0e:
 			flush()
 			e.historyLocked(1, histPos, draft)
+		case c == '\t':
+			flush()
+			e.completeLocked()
 		case c == 0x0c: // Ctrl-L
 			flush()
 			io.WriteString(e.out, "\x1b[H\x1b[2J")

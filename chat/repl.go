@@ -77,6 +77,7 @@ func (c *Chat) lineSource() (lineSource, bool, error) {
 	if term.IsTerminal(c.cfg.In) && term.IsTerminal(draw) {
 		src, err := newTermEditor(c.cfg.In.(*os.File), draw, c.cfg.Err, c.cfg.HistoryFile)
 		if err == nil {
+			src.complete = c.complete
 			return src, true, nil
 		}
 		fmt.Fprintf(c.cfg.Err, "agentapp: warning: no line editing (%v); reading plain lines\n", err)

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/host"
@@ -193,6 +194,57 @@ func TestPTYToolsDescriptions(t *testing.T) {
 		}
 	}
 	term.send("/exit\r")
+	term.expect("HELPER-EXIT")
+	if err := term.wait(); err != nil {
+		t.Fatalf("chat exited with %v", err)
+	}
+}
+
+// TestPTYTabCompletion: Tab completes slash commands, /SERVER:PROMPT and
+// @SERVER:URI (server names, then that server's resources); several
+// candidates are completed to what they share, then listed; a server that
+// does not list its resources in time is named, and the line is kept.
+func TestPTYTabCompletion(t *testing.T) {
+	term := startTerminal(t, t.TempDir(), ptyCatalogEnv+"=1")
+	term.expect("Type a message.")
+	term.expect("> ")
+	lastLine := func(want string) {
+		t.Helper()
+		term.out.Wait(20*time.Second, func(string) bool {
+			lines := render(term.output())
+			return len(lines) > 0 && lines[len(lines)-1] == want
+		})
+		if lines := render(term.output()); len(lines) == 0 || lines[len(lines)-1] != want {
+			t.Fatalf("the line is %q, want %q", lines[len(lines)-1], want)
+		}
+	}
+
+	term.send("/he\t")
+	lastLine("> /help")
+	term.send("\x15/docs:su\t") // Ctrl-U clears the line
+	lastLine("> /docs:summarise")
+	term.send("\x15/pr\t")
+	lastLine("> /prompts")
+
+	term.send("\x15read @d\t")
+	lastLine("> read @docs:")
+	term.send("fi\t")
+	lastLine("> read @docs:file:///")
+	term.send("\t") // nothing to add: the candidates are listed
+	term.expect("@docs:file:///faq.md  @docs:file:///guide.md")
+	lastLine("> read @docs:file:///")
+	term.send("f\t")
+	lastLine("> read @docs:file:///faq.md")
+	term.send("now\r")
+	term.expect("Attached file:///faq.md from MCP server docs")
+	term.expect("echo: read @docs:file:///faq.md now")
+	term.expect("> ")
+
+	// A server that does not answer: named after the bound, line kept.
+	term.send("@slowdocs:\t")
+	term.expect("MCP server slowdocs did not list its resources within 2s")
+	lastLine("> @slowdocs:")
+	term.send("\x15/exit\r")
 	term.expect("HELPER-EXIT")
 	if err := term.wait(); err != nil {
 		t.Fatalf("chat exited with %v", err)
