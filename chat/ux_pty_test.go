@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -248,5 +249,41 @@ func TestPTYTabCompletion(t *testing.T) {
 	term.expect("HELPER-EXIT")
 	if err := term.wait(); err != nil {
 		t.Fatalf("chat exited with %v", err)
+	}
+}
+
+// TestPTYMultiLinePaste: a bracketed paste of several lines stays several
+// lines (each further row under the first, after a continuation indent),
+// Alt-Enter adds a line break, the cursor stays exact with wide
+// characters on a later row, and Enter sends the lines as one message.
+// Typed ahead while a turn runs, Enter still sends (the terminal gives
+// it as LF then).
+func TestPTYMultiLinePaste(t *testing.T) {
+	dir := t.TempDir()
+	term := startTerminal(t, dir)
+	term.expect("Type a message.")
+	term.expect("> ")
+	term.send(pasteStart + "第一行 line one\r第二行\rthird" + pasteEnd)
+	term.cursorAt("  third", 7)
+	term.send("\x1b\r四五") // Alt-Enter, then two wide characters
+	term.cursorAt("  四五", 6)
+	term.send("\x1b[D") // left over 五
+	term.cursorAt("  四五", 4)
+	term.send("\x01") // Ctrl-A: the start of the message, on its first row
+	term.cursorAt("> 第一行 line one", 2)
+	term.send("\r")
+	term.expect("四五 (1 messages)")
+	term.expect("> ")
+	term.screenEndsWith("> 第一行 line one", "  第二行", "  third", "  四五", "echo: 第一行 line one", "第二行", "third", "四五 (1 messages)", "", ">")
+	// The history keeps it as one entry, line breaks included.
+	term.send("\x1b[A")
+	term.cursorAt("  四五", 6)
+	term.send("\x15\x15/exit\r")
+	term.expect("HELPER-EXIT")
+	if err := term.wait(); err != nil {
+		t.Fatalf("chat exited with %v", err)
+	}
+	if h := readFile(t, filepath.Join(dir, "history")); h != "第一行 line one\u2028第二行\u2028third\u2028四五\n/exit\n" {
+		t.Errorf("history file %q", h)
 	}
 }
