@@ -276,6 +276,29 @@ func (e *termEditor) startLocked(prompt string) error {
 	return nil
 }
 
+// suspendLocked is Ctrl-Z: the terminal is given back as it was (cooked
+// mode, no bracketed paste) while the job is stopped, and taken again, the
+// line drawn anew, when the shell continues it.
+func (e *termEditor) suspendLocked() {
+	if e.saved == nil {
+		return
+	}
+	e.moveToEndLocked()
+	io.WriteString(e.out, "\r\n\x1b[?2004l")
+	_ = setState(e.fd, e.saved)
+	e.saved = nil
+	err := stopSelf()
+	st, rerr := makeRaw(e.fd)
+	if rerr == nil {
+		e.saved = st
+	}
+	io.WriteString(e.out, "\x1b[?2004h")
+	e.row = 0
+	if err != nil {
+		e.writeAboveLocked([]byte(fmt.Sprintf("agentapp: the chat could not be suspended: %v\n", err)))
+	}
+}
+
 // finishLocked leaves the cursor after the line on a new row and restores
 // the terminal.
 func (e *termEditor) finishLocked() {
@@ -420,6 +443,9 @@ func (e *termEditor) handleLocked(chunk []byte, histPos *int, draft *string) (er
 		case c == '\t':
 			flush()
 			e.completeLocked()
+		case c == 0x1a: // Ctrl-Z
+			flush()
+			e.suspendLocked()
 		case c == 0x0c: // Ctrl-L
 			flush()
 			io.WriteString(e.out, "\x1b[H\x1b[2J")

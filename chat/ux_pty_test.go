@@ -287,3 +287,27 @@ func TestPTYMultiLinePaste(t *testing.T) {
 		t.Errorf("history file %q", h)
 	}
 }
+
+// TestPTYCtrlZGivesTheTerminalBack: Ctrl-Z at the prompt turns bracketed
+// paste off and restores the terminal before the job stops, then takes it
+// again and draws the line as it was. (The test's chat is an orphaned
+// process group, which the kernel does not stop, so it goes on at once.)
+func TestPTYCtrlZGivesTheTerminalBack(t *testing.T) {
+	term := startTerminal(t, t.TempDir())
+	term.expect("Type a message.")
+	term.expect("> ")
+	term.send("draft")
+	term.expect("draft")
+	term.send("\x1a")
+	term.expect("\x1b[?2004l")
+	term.expect("\x1b[?2004h")
+	term.expect("> draft")
+	term.send(" kept\r")
+	term.expect("echo: draft kept (1 messages)")
+	term.expect("> ")
+	term.send("/exit\r")
+	term.expect("HELPER-EXIT")
+	if err := term.wait(); err != nil {
+		t.Fatalf("chat exited with %v", err)
+	}
+}
