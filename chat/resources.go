@@ -263,13 +263,17 @@ func nearResources(ctx context.Context, cat host.Catalog, uri string) string {
 	for i, u := range near {
 		near[i] = "@" + cat.Name() + ":" + u
 	}
-	return fmt.Sprintf("; MCP server %s lists no such resource; did you mean %s?", cat.Name(), strings.Join(near, ", "))
+	return fmt.Sprintf("; MCP server %s lists no such resource (did you mean %s?)", cat.Name(), strings.Join(near, " or "))
 }
 
-// closest returns at most n of names within a third of want's length in
-// edits (at least 2), nearest first.
+// closest returns at most n of names within a few edits of want (2, or 3
+// for a name of 9 characters or more), nearest first: a typo, not any
+// name of the same shape.
 func closest(want string, names []string, n int) []string {
-	limit := max(2, utf8.RuneCountInString(want)/3)
+	limit := 2
+	if utf8.RuneCountInString(want) >= 9 {
+		limit = 3
+	}
 	type cand struct {
 		name string
 		d    int

@@ -138,7 +138,7 @@ func TestPTYAttachments(t *testing.T) {
 	term.expect("@doc:file:///faq.md: no connected MCP server is named doc; did you mean @docs:file:///faq.md? (the message was not sent")
 	term.expect("> ")
 	term.send("read @docs:file:///fak.md\r")
-	term.expect("attaching @docs:file:///fak.md: resource file:///fak.md not found; MCP server docs lists no such resource; did you mean @docs:file:///faq.md?; the message was not sent")
+	term.expect("attaching @docs:file:///fak.md: resource file:///fak.md not found; MCP server docs lists no such resource (did you mean @docs:file:///faq.md?); the message was not sent")
 	term.expect("> ")
 	// Not references: an e-mail address, a time.
 	term.send("mail me@example.com at @10:30\r")
