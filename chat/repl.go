@@ -329,6 +329,9 @@ func (c *Chat) AskAs(ctx context.Context, question string, format OutputFormat) 
 	tr, err := c.turn(ctx, question, obs, format != OutputJSON)
 	obs.spin.halt()
 	obs.out.endLine()
+	if errors.Is(err, ErrInterrupted) {
+		obs.cancelOpen()
+	}
 	text, srcs := "", []host.Source{}
 	if tr.res != nil && err == nil {
 		text, srcs = tr.res.Answer, tr.res.Sources
