@@ -92,6 +92,13 @@ func ptyHelper() int {
 		return 3
 	}
 	defer c.Close()
+	if q := os.Getenv(ptyAskEnv); q != "" { // ux_pty_test.go
+		if err := c.Ask(context.Background(), q, false); err != nil {
+			fmt.Fprintln(os.Stderr, "helper:", err)
+			return 1
+		}
+		return 0
+	}
 	if err := c.Run(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		return 1

@@ -311,3 +311,21 @@ func TestPTYCtrlZGivesTheTerminalBack(t *testing.T) {
 		t.Fatalf("chat exited with %v", err)
 	}
 }
+
+// ptyAskEnv makes the helper answer this one question (-p) instead of
+// running the REPL.
+const ptyAskEnv = "AGENTAPP_CHAT_PTY_ASK"
+
+// TestPTYOneShotCancelledToolLine: Ctrl-C during a one-shot question's
+// tool call ends the call's line as cancelled too.
+func TestPTYOneShotCancelledToolLine(t *testing.T) {
+	term := startTerminal(t, t.TempDir(), ptyAskEnv+"=please call:slowTool now")
+	term.expect("→ slowTool (local)")
+	term.expect("SLOW-STARTED")
+	term.send("\x03")
+	term.expect("slowTool cancelled after ")
+	term.expect("helper: ")
+	if err := term.wait(); err == nil {
+		t.Error("the cancelled question exited 0")
+	}
+}
