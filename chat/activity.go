@@ -75,6 +75,15 @@ func (a *activity) ended(tool string, d time.Duration, err error, refused string
 	}
 }
 
+// cancelled ends the line of a call that Ctrl-C cancelled before it
+// returned: without it the call's "→" line would be left open.
+func (a *activity) cancelled(tool string, d time.Duration) {
+	if a == nil {
+		return
+	}
+	fmt.Fprintf(a.w, "%s %s cancelled after %s\n", a.st.red("✗"), textsafe.Escape(tool), formatDuration(d))
+}
+
 // compactArgs is the arguments on one line: JSON as the model sent it,
 // with its line breaks dropped.
 func compactArgs(b []byte) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -65,6 +66,10 @@ func (c *Chat) callCommand(ctx context.Context, line string) {
 	res, err := runTool(ctx, t, raw)
 	dur := c.cfg.Now().Sub(start)
 	reason, refused := denial(res)
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+		act.cancelled(t.Name, dur) // Ctrl-C
+		return
+	}
 	act.ended(t.Name, dur, err, reason, refused)
 	if err != nil {
 		return

@@ -39,7 +39,7 @@ func TestREPLPipedBannerCommandsAndTurns(t *testing.T) {
 			"        audit log: /data/audit.log\n",
 		"echo: hello (1 messages)\n",
 		// /tools: the MCP tool overrode the local one.
-		"2 tools:\n  getOrderStatus   MCP server shop\n  searchKnowledge  MCP server shop\n",
+		"2 tools:\n  getOrderStatus   MCP server shop  test tool getOrderStatus\n  searchKnowledge  MCP server shop  test tool searchKnowledge\n",
 		"/tools             list the tools",
 		"/mcp restart NAME  restart an MCP server now",
 		"Unknown command /nope; type /help",

@@ -43,6 +43,16 @@ const (
 	pasteEnd   = "\x1b[201~"
 )
 
+// contPrompt starts each further row of a message of several lines (a
+// multi-line paste, or Alt-Enter): as wide as the prompt, so the
+// lines stay aligned under the first.
+const contPrompt = "  "
+
+// histBreak stands for a line break of a message in the history file,
+// which holds one message per line (U+2028 LINE SEPARATOR, which typed
+// text hardly ever holds).
+const histBreak = "\u2028"
+
 // width measures clusters: East Asian ambiguous characters are one column,
 // as most terminals draw them outside CJK locales.
 var width = &runewidth.Condition{EastAsianWidth: false}
@@ -80,6 +90,9 @@ type termEditor struct {
 	hit        int
 	before     []string // the line before the search, for Ctrl-G
 	mainPrompt string
+
+	// complete proposes completions for Tab (nil: Tab does nothing).
+	complete completer
 }
 
 // newTermEditor edits lines on the terminal in, drawing on out, with the
@@ -135,7 +148,7 @@ func (e *termEditor) loadHistory(path string) error {
 	var lines []string
 	for sc.Scan() {
 		if l := sc.Text(); l != "" {
-			lines = append(lines, l)
+			lines = append(lines, strings.ReplaceAll(l, histBreak, "\n"))
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -143,7 +156,11 @@ func (e *termEditor) loadHistory(path string) error {
 	}
 	if len(lines) > historyLimit {
 		lines = lines[len(lines)-historyLimit:]
-		if err := writePrivate(path, []byte(strings.Join(lines, "\n")+"\n")); err != nil {
+		kept := make([]string, len(lines))
+		for i, l := range lines {
+			kept[i] = strings.ReplaceAll(l, "\n", histBreak)
+		}
+		if err := writePrivate(path, []byte(strings.Join(kept, "\n")+"\n")); err != nil {
 			return err
 		}
 	}
@@ -177,7 +194,7 @@ func (e *termEditor) remember(line string) {
 	}
 	f, err := os.OpenFile(e.historyFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err == nil {
-		_, err = f.WriteString(line + "\n")
+		_, err = f.WriteString(strings.ReplaceAll(line, "\n", histBreak) + "\n")
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -257,6 +274,29 @@ func (e *termEditor) startLocked(prompt string) error {
 	io.WriteString(e.out, "\x1b[?2004h")
 	e.redrawLocked()
 	return nil
+}
+
+// suspendLocked is Ctrl-Z: the terminal is given back as it was (cooked
+// mode, no bracketed paste) while the job is stopped, and taken again, the
+// line drawn anew, when the shell continues it.
+func (e *termEditor) suspendLocked() {
+	if e.saved == nil {
+		return
+	}
+	e.moveToEndLocked()
+	io.WriteString(e.out, "\r\n\x1b[?2004l")
+	_ = setState(e.fd, e.saved)
+	e.saved = nil
+	err := stopSelf()
+	st, rerr := makeRaw(e.fd)
+	if rerr == nil {
+		e.saved = st
+	}
+	io.WriteString(e.out, "\x1b[?2004h")
+	e.row = 0
+	if err != nil {
+		e.writeAboveLocked([]byte(fmt.Sprintf("agentapp: the chat could not be suspended: %v\n", err)))
+	}
 }
 
 // finishLocked leaves the cursor after the line on a new row and restores
@@ -348,9 +388,14 @@ func (e *termEditor) handleLocked(chunk []byte, histPos *int, draft *string) (er
 				e.pos = e.wordStart()
 			case "wordright":
 				e.pos = e.wordEnd()
+			case "newline": // Alt-Enter
+				e.insertLocked("\n")
 			}
 			continue
 		case c == '\r' || c == '\n':
+			// Enter. LF is Enter too, not a line break (Ctrl-J): keys typed
+			// while a turn runs reach the terminal out of raw mode, where
+			// it turns Enter's CR into LF. Alt-Enter is the line break.
 			flush()
 			e.pending = nil
 			return nil, true
@@ -395,6 +440,12 @@ func (e *termEditor) handleLocked(chunk []byte, histPos *int, draft *string) (er
 		case c == 0x0e:
 			flush()
 			e.historyLocked(1, histPos, draft)
+		case c == '\t':
+			flush()
+			e.completeLocked()
+		case c == 0x1a: // Ctrl-Z
+			flush()
+			e.suspendLocked()
 		case c == 0x0c: // Ctrl-L
 			flush()
 			io.WriteString(e.out, "\x1b[H\x1b[2J")
@@ -489,6 +540,8 @@ func escapeKey(b []byte) (n int, key string) {
 			return 3, "left"
 		}
 		return 3, ""
+	case '\r', '\n':
+		return 2, "newline"
 	case 'b':
 		return 2, "wordleft"
 	case 'f':
@@ -498,11 +551,17 @@ func escapeKey(b []byte) (n int, key string) {
 }
 
 // insertLocked inserts s at the cursor, unless the line would grow past
-// maxEditorRunes. Line breaks and tabs become spaces: a message is one line.
+// maxEditorRunes. Line breaks are kept, as "\n" (a pasted text keeps its
+// lines); tabs become spaces.
 func (e *termEditor) insertLocked(s string) {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = strings.Map(func(r rune) rune {
 		switch {
-		case r == '\n' || r == '\r' || r == '\t':
+		case r == '\n':
+			return r
+		case r == '\r':
+			return '\n'
+		case r == '\t':
 			return ' '
 		case r < 0x20 || r == 0x7f:
 			return -1
@@ -572,10 +631,10 @@ func (e *termEditor) historyLocked(dir int, histPos *int, draft *string) {
 
 func (e *termEditor) wordStart() int {
 	i := e.pos
-	for i > 0 && e.line[i-1] == " " {
+	for i > 0 && blank(e.line[i-1]) {
 		i--
 	}
-	for i > 0 && e.line[i-1] != " " {
+	for i > 0 && !blank(e.line[i-1]) {
 		i--
 	}
 	return i
@@ -583,14 +642,17 @@ func (e *termEditor) wordStart() int {
 
 func (e *termEditor) wordEnd() int {
 	i := e.pos
-	for i < len(e.line) && e.line[i] == " " {
+	for i < len(e.line) && blank(e.line[i]) {
 		i++
 	}
-	for i < len(e.line) && e.line[i] != " " {
+	for i < len(e.line) && !blank(e.line[i]) {
 		i++
 	}
 	return i
 }
+
+// blank is a cluster that separates words: a space or a line break.
+func blank(c string) bool { return c == " " || c == "\n" }
 
 // clusters splits s into grapheme clusters.
 func clusters(s string) []string {
@@ -628,9 +690,17 @@ func (e *termEditor) layout(cols int) (crow, ccol, erow, ecol int) {
 	for i, c := range e.line {
 		if i == e.pos {
 			crow, ccol = row, col
-			if col == cols {
+			if col == cols && c != "\n" {
 				crow, ccol = row+1, 0
 			}
+		}
+		if c == "\n" {
+			// The drawing writes "\r\n" and the continuation prompt.
+			row, col = row+1, 0
+			for _, p := range clusters(contPrompt) {
+				place(clusterWidth(p))
+			}
+			continue
 		}
 		place(clusterWidth(c))
 	}
@@ -662,7 +732,7 @@ func (e *termEditor) redrawLocked() {
 	}
 	b.WriteString("\r\x1b[J")
 	b.WriteString(e.prompt)
-	b.WriteString(e.text())
+	b.WriteString(strings.ReplaceAll(e.text(), "\n", "\r\n"+contPrompt))
 	crow, ccol, erow, ecol := e.layout(cols)
 	if ecol == cols {
 		// The terminal holds the cursor on the last column until the

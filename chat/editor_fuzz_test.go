@@ -16,6 +16,7 @@ func FuzzEditorKeys(f *testing.F) {
 		pasteStart + "粘贴\n两行" + pasteEnd,
 		"\x1b[1;5D\x1b[1;5C\x1bb\x1bf\x1bOH\x1bOF\x1b[200~",
 		"\xe5\x87", "\x1b[", "\x1b[99999999999999999999999999999999999z",
+		pasteStart + "行一\r\n行二\rline 3\n" + pasteEnd + "\x1b\r四\x1b[D\x17\x7f",
 	} {
 		f.Add(seed, 3)
 	}

@@ -188,11 +188,11 @@ func TestMCPCountsToolsInUse(t *testing.T) {
 			"  beta: connected, 1 tool\n" +
 			"  gamma: connected, 1 tool (1 skipped: name clash with local createTicket)\n",
 		"5 tools:\n" +
-			"  getOrderStatus  local\n" +
-			"  createTicket    local\n" +
-			"  extra           MCP server alpha\n" +
-			"  shared          MCP server beta\n" +
-			"  lookup          MCP server gamma\n" +
+			"  getOrderStatus  local             test tool getOrderStatus\n" +
+			"  createTicket    local             test tool createTicket\n" +
+			"  extra           MCP server alpha  test tool extra\n" +
+			"  shared          MCP server beta   test tool shared\n" +
+			"  lookup          MCP server gamma  test tool lookup\n" +
 			"  (getOrderStatus from MCP server alpha is skipped: the local tool wins because AGENT_GUARD_MCP_STRICT is set)\n" +
 			"  (shared from MCP server alpha is skipped: MCP server beta's tool of that name is in use; set \"toolPrefix\" on one of them so both can be used)\n" +
 			"  (createTicket from MCP server gamma is skipped: the local tool wins because AGENT_GUARD_MCP_STRICT is set)\n",

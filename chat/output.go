@@ -202,6 +202,9 @@ type toolCall struct {
 	started time.Time
 	dur     time.Duration
 	cut     *Cut // the result was over its cap (cut.go)
+	// ended is set once the call's end line is written (its result, or
+	// "cancelled" when Ctrl-C ended the turn first).
+	ended bool
 }
 
 // stepOf builds the Answer's step for ev.

@@ -85,12 +85,20 @@ func ptyHelper() int {
 		cfg.Guards = guard.New(guard.Config{Confirm: []string{"refund"}}, nil, nil)
 		cfg.confirmTimeout = d
 	}
+	cfg.Servers = append(cfg.Servers, ptyCatalogs()...) // ux_pty_test.go
 	c, err := New(context.Background(), cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		return 3
 	}
 	defer c.Close()
+	if q := os.Getenv(ptyAskEnv); q != "" { // ux_pty_test.go
+		if err := c.Ask(context.Background(), q, false); err != nil {
+			fmt.Fprintln(os.Stderr, "helper:", err)
+			return 1
+		}
+		return 0
+	}
 	if err := c.Run(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		return 1

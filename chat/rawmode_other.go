@@ -13,3 +13,4 @@ var errNoRawMode = errors.New("line editing is not supported on this system")
 func getState(int) (*termState, error) { return nil, errNoRawMode }
 func setState(int, *termState) error   { return errNoRawMode }
 func makeRaw(int) (*termState, error)  { return nil, errNoRawMode }
+func stopSelf() error                  { return errNoRawMode }

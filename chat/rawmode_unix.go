@@ -41,3 +41,9 @@ func makeRaw(fd int) (*termState, error) {
 	}
 	return old, nil
 }
+
+// stopSelf stops the chat's process group as Ctrl-Z does in a shell (the
+// editor's raw mode reads Ctrl-Z as a key, not as the signal); it returns
+// once the shell continues the job (fg). An orphaned process group is not
+// stopped: it then returns at once.
+func stopSelf() error { return unix.Kill(0, unix.SIGTSTP) }

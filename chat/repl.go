@@ -10,7 +10,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/host"
@@ -78,6 +77,7 @@ func (c *Chat) lineSource() (lineSource, bool, error) {
 	if term.IsTerminal(c.cfg.In) && term.IsTerminal(draw) {
 		src, err := newTermEditor(c.cfg.In.(*os.File), draw, c.cfg.Err, c.cfg.HistoryFile)
 		if err == nil {
+			src.complete = c.complete
 			return src, true, nil
 		}
 		fmt.Fprintf(c.cfg.Err, "agentapp: warning: no line editing (%v); reading plain lines\n", err)
@@ -165,20 +165,31 @@ Anything else is a message to the assistant (at most 8000 characters).`)
 	return false
 }
 
+// printTools is /tools: one line per tool, its name, where it comes from
+// (as /mcp names the servers) and the first line of its description, cut
+// to the terminal's width (100 columns off a terminal).
 func (c *Chat) printTools(w io.Writer) {
 	table := c.h.Tools()
 	tools, servers, use := table.Current().Tools(), table.Servers(), table.Use()
-	width := 0
-	for _, t := range tools {
-		width = max(width, utf8.RuneCountInString(textsafe.Escape(t.Name)))
+	cols := termWidth(w)
+	if cols <= 0 {
+		cols = 100
+	}
+	nameW, originW := 0, 0
+	origins := make([]string, len(tools))
+	for i, t := range tools {
+		origins[i] = toolOrigin(t)
+		nameW = max(nameW, displayWidth(textsafe.Escape(t.Name)))
+		originW = max(originW, displayWidth(origins[i]))
 	}
 	fmt.Fprintf(w, "%d %s:\n", len(tools), plural(len(tools), "tool", "tools"))
-	for _, t := range tools {
-		origin := "local"
-		if !t.IsLocal() {
-			origin = "MCP server " + textsafe.Escape(t.Origin)
+	for i, t := range tools {
+		name := textsafe.Escape(t.Name)
+		line := "  " + name + strings.Repeat(" ", nameW-displayWidth(name)) + "  " + origins[i]
+		if d := strings.TrimSpace(firstLineOnly(t.Description)); d != "" {
+			line += strings.Repeat(" ", originW-displayWidth(origins[i])) + "  " + textsafe.Escape(d)
 		}
-		fmt.Fprintf(w, "  %-*s  %s\n", width, textsafe.Escape(t.Name), origin)
+		fmt.Fprintln(w, cutToWidth(line, cols-1))
 	}
 	for i, s := range servers {
 		if i >= len(use) {
@@ -188,6 +199,43 @@ func (c *Chat) printTools(w io.Writer) {
 			fmt.Fprintln(w, textsafe.Escape(fmt.Sprintf("  (%s from MCP server %s is skipped: %s)", sk.Name, s.Name(), sk.Why())))
 		}
 	}
+}
+
+// toolOrigin says where a tool comes from in the words of /mcp: "local",
+// "MCP server NAME", or, for the resource tools that read every server's
+// resources, "MCP resources" (no server is called mcp-resources).
+func toolOrigin(t *agent.Tool) string {
+	switch {
+	case t.IsLocal():
+		return "local"
+	case t.Origin == host.ResourceToolOrigin:
+		return "MCP resources"
+	}
+	return "MCP server " + textsafe.Escape(t.Origin)
+}
+
+func firstLineOnly(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+// cutToWidth cuts s to at most cols terminal columns, marking a cut with
+// "…"; wide characters are counted as the two columns they take.
+func cutToWidth(s string, cols int) string {
+	if cols < 10 || displayWidth(s) <= cols {
+		return s
+	}
+	var b strings.Builder
+	used := 0
+	for _, cl := range clusters(s) {
+		cw := clusterWidth(cl)
+		if used+cw > cols-1 {
+			break
+		}
+		b.WriteString(cl)
+		used += cw
+	}
+	return b.String() + "…"
 }
 
 // replTurn runs one message in the REPL and reports problems on Err.
@@ -212,6 +260,7 @@ func (c *Chat) replRun(ctx context.Context, run func(*turnObserver) (turnResult,
 	obs.out.endLine()
 	switch {
 	case errors.Is(err, ErrInterrupted):
+		obs.cancelOpen()
 		fmt.Fprintln(c.cfg.Err, "^C turn cancelled (press Ctrl-C again at the prompt, or type /exit, to leave)")
 		return
 	case err != nil:
@@ -281,6 +330,9 @@ func (c *Chat) AskAs(ctx context.Context, question string, format OutputFormat) 
 	tr, err := c.turn(ctx, question, obs, format != OutputJSON)
 	obs.spin.halt()
 	obs.out.endLine()
+	if errors.Is(err, ErrInterrupted) {
+		obs.cancelOpen()
+	}
 	text, srcs := "", []host.Source{}
 	if tr.res != nil && err == nil {
 		text, srcs = tr.res.Answer, tr.res.Sources

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentapp/agentapp/host"
+	"github.com/agentapp/agentapp/internal/editdist"
 	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/agentapp/agentapp/kb"
 )
@@ -157,6 +160,9 @@ func (c *Chat) attachments(ctx context.Context, text string) (string, error) {
 		ref := strings.TrimRight(word[1:], ",.;!?)")
 		cat, uri := c.splitServerURI(ref)
 		if cat == nil {
+			if err := c.unknownReference(ref); err != nil {
+				return "", err
+			}
 			continue
 		}
 		if n++; n > maxAttachments {
@@ -164,17 +170,141 @@ func (c *Chat) attachments(ctx context.Context, text string) (string, error) {
 		}
 		rctx, cancel := context.WithTimeout(ctx, catalogTimeout)
 		body, mime, err := host.ReadText(rctx, cat, uri)
-		cancel()
 		if err != nil {
-			return "", fmt.Errorf("attaching @%s: %w; the message was not sent", ref, err)
+			near := nearResources(rctx, cat, uri)
+			cancel()
+			return "", fmt.Errorf("attaching @%s: %w%s; the message was not sent", ref, err, near)
 		}
+		cancel()
 		fmt.Fprintf(&b, "\n\nAttached resource @%s", ref)
 		if mime != "" {
 			fmt.Fprintf(&b, " (%s)", mime)
 		}
 		b.WriteString(". " + host.ResourceNotice + "\n" + kb.Fence(body))
+		// One line says what went with the message, so the user knows
+		// the model has it (and how much of it).
+		note := fmt.Sprintf("Attached %s from MCP server %s (%s", uri, cat.Name(), sizeOf(body))
+		if mime != "" {
+			note += ", " + mime
+		}
+		fmt.Fprintln(c.cfg.Err, textsafe.Escape(note+")"))
 	}
 	return b.String(), nil
+}
+
+// refName is what may name a server in @SERVER:URI: a word that starts
+// with a letter, as the config's server names do; "@10:30" is text.
+func refName(s string) bool {
+	if s == "" || len(s) > 64 || !(s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') {
+		return false
+	}
+	return !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	})
+}
+
+// unknownReference refuses an @NAME:URI whose NAME is no connected server
+// offering resources, naming what is there (and the closest names), so a
+// mistyped reference is not sent to the model as plain text. Anything that
+// does not look like a reference (an e-mail handle, "@10:30") is nil.
+func (c *Chat) unknownReference(ref string) error {
+	name, uri, ok := strings.Cut(ref, ":")
+	if !ok || uri == "" || strings.HasPrefix(uri, "//") || !refName(name) {
+		return nil
+	}
+	var names []string
+	for _, cat := range c.catalogs(false) {
+		names = append(names, cat.Name())
+	}
+	why := "no connected MCP server is named " + name
+	for _, in := range c.h.Tools().Inactive() {
+		if in.Name == name {
+			why = "MCP server " + name + " is not connected (see /mcp)"
+		}
+	}
+	for _, s := range c.h.Tools().Servers() {
+		if s.Name() == name {
+			why = "MCP server " + name + " offers no resources"
+		}
+	}
+	msg := fmt.Sprintf("@%s: %s", ref, why)
+	switch near := closest(name, names, 3); {
+	case len(near) > 0:
+		for i, n := range near {
+			near[i] = "@" + n + ":" + uri
+		}
+		msg += "; did you mean " + strings.Join(near, " or ") + "?"
+	case len(names) > 0:
+		msg += "; servers with resources: " + strings.Join(names, ", ")
+	default:
+		msg += "; no connected server offers resources"
+	}
+	return errors.New(textsafe.Escape(msg + " (the message was not sent; /resources lists what can be attached)"))
+}
+
+// nearResources names the listed resources of cat closest to uri, as
+// "; near: @S:U, …", or "" when the listing fails or nothing is close.
+func nearResources(ctx context.Context, cat host.Catalog, uri string) string {
+	rs, err := cat.Resources(ctx)
+	if err != nil {
+		return ""
+	}
+	var uris []string
+	for i, r := range rs {
+		if i == maxListed {
+			break
+		}
+		uris = append(uris, r.URI)
+	}
+	near := closest(uri, uris, 3)
+	if len(near) == 0 {
+		return fmt.Sprintf("; MCP server %s lists no such resource (/resources %s lists its %d)", cat.Name(), cat.Name(), len(rs))
+	}
+	for i, u := range near {
+		near[i] = "@" + cat.Name() + ":" + u
+	}
+	return fmt.Sprintf("; MCP server %s lists no such resource (did you mean %s?)", cat.Name(), strings.Join(near, " or "))
+}
+
+// closest returns at most n of names within a few edits of want (2, or 3
+// for a name of 9 characters or more), nearest first: a typo, not any
+// name of the same shape.
+func closest(want string, names []string, n int) []string {
+	limit := 2
+	if utf8.RuneCountInString(want) >= 9 {
+		limit = 3
+	}
+	type cand struct {
+		name string
+		d    int
+	}
+	var cs []cand
+	for _, name := range names {
+		if d := editdist.Distance(want, name); d <= limit {
+			cs = append(cs, cand{name, d})
+		}
+	}
+	slices.SortStableFunc(cs, func(a, b cand) int { return a.d - b.d })
+	var out []string
+	for i, c := range cs {
+		if i == n {
+			break
+		}
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// sizeOf is the size of an attached text for a person: bytes, kB or MB.
+func sizeOf(s string) string {
+	switch n := len(s); {
+	case n < 1000:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1000*1000:
+		return fmt.Sprintf("%.1f kB", float64(n)/1000)
+	default:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	}
 }
 
 // catalogCommand runs /resources, /read and /prompts.

@@ -2,6 +2,8 @@ package chat
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"sync/atomic"
 
 	"io"
@@ -216,10 +218,45 @@ func (o *turnObserver) Observe(ev agent.StepEvent) {
 		call.dur = max(o.now().Sub(call.started)-o.waited[key], 0)
 		delete(o.waited, key)
 	}
+	wasEnded := call.ended
+	call.ended = true
 	o.calls[ev.CallID] = call
 	o.mu.Unlock()
+	if wasEnded {
+		return // its line was ended as cancelled
+	}
 	reason, refused := denial(ev.Output)
+	if ev.Err != nil && errors.Is(ev.Err, context.Canceled) {
+		o.activity.cancelled(ev.ToolName, call.dur)
+		return
+	}
 	o.activity.ended(ev.ToolName, call.dur, ev.Err, reason, refused)
+}
+
+// cancelOpen ends the line of every call of the turn that has not
+// reported its end: Ctrl-C cancelled the turn, and the loop does not wait
+// for a cancelled tool. A report that comes later writes nothing.
+func (o *turnObserver) cancelOpen() {
+	o.mu.Lock()
+	type open struct {
+		id   string
+		call toolCall
+	}
+	var calls []open
+	for id, call := range o.calls {
+		if call.ended || call.started.IsZero() {
+			continue
+		}
+		call.ended = true
+		call.dur = max(o.now().Sub(call.started), 0)
+		o.calls[id] = call
+		calls = append(calls, open{id, call})
+	}
+	o.mu.Unlock()
+	slices.SortFunc(calls, func(a, b open) int { return a.call.started.Compare(b.call.started) })
+	for _, c := range calls {
+		o.activity.cancelled(c.call.tool, c.call.dur)
+	}
 }
 
 // event receives the host's events of the turn: the answer's text, and

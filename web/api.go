@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -47,10 +49,39 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /metrics", s.metricsOnly(s.metrics.handler().ServeHTTP))
 	mux.Handle("GET /static/", staticFiles())
 	mux.HandleFunc("GET /{$}", servePage)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "no such endpoint: the chat page is /, the API /api/sessions, the OpenAI-compatible endpoint /v1/chat/completions")
+	return s.metrics.instrument(checkHost(crossOrigin(methodsOrNotFound(mux))))
+}
+
+// probedMethods are the methods tried on a path no route takes, to tell a
+// wrong method (405) from a wrong path (404).
+var probedMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// methodsOrNotFound answers what mux has no route for in JSON, like the
+// rest of the API: 405 with the Allow header when the path exists under
+// other methods (GET on a POST-only path, and the reverse), else 404. The
+// mux has no catch-all route, which would take every method of every path
+// and hide the 405s.
+func methodsOrNotFound(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern != "" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		var allow []string
+		for _, m := range probedMethods {
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			if _, pattern := mux.Handler(probe); pattern != "" {
+				allow = append(allow, m)
+			}
+		}
+		if len(allow) == 0 {
+			writeError(w, http.StatusNotFound, "no such endpoint: the chat page is /, the API /api/sessions, the OpenAI-compatible endpoint /v1/chat/completions")
+			return
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on this path; use %s", r.Method, strings.Join(allow, " or ")))
 	})
-	return s.metrics.instrument(checkHost(crossOrigin(mux)))
 }
 
 // writeJSON writes v as the JSON answer.
@@ -75,8 +106,28 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 // readJSON decodes a JSON body of at most limit bytes into v, answering
 // 413 or 400 itself when it cannot.
 func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any, fail func(http.ResponseWriter, int, string)) bool {
+	return decodeBody(w, r, limit, v, false, fail)
+}
+
+// readStrictJSON is readJSON for the page's own API, whose bodies are
+// small and fixed: a field it does not know (a typo, or {"text": …} for
+// {"content": …}) is refused with its name and the accepted ones, rather
+// than read as a missing field. The OpenAI endpoint stays lenient, as
+// its clients send fields this server does not use.
+func readStrictJSON(w http.ResponseWriter, r *http.Request, limit int64, v any, fail func(http.ResponseWriter, int, string)) bool {
+	return decodeBody(w, r, limit, v, true, fail)
+}
+
+func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any, strict bool, fail func(http.ResponseWriter, int, string)) bool {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	if strict {
+		dec.DisallowUnknownFields()
+	}
 	err := dec.Decode(v)
+	if field, ok := unknownField(err); ok {
+		fail(w, http.StatusBadRequest, fmt.Sprintf("unknown field %s in the body; the accepted fields are %s", field, strings.Join(jsonFields(v), ", ")))
+		return false
+	}
 	if err == nil && dec.More() {
 		err = errors.New("more than one JSON value")
 	}
@@ -92,6 +143,46 @@ func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any, fail f
 		fail(w, http.StatusBadRequest, "the body is not the JSON expected: "+err.Error())
 	}
 	return false
+}
+
+// unknownField reads the field name out of the decoder's error for an
+// unknown field (encoding/json has no typed error for it).
+func unknownField(err error) (string, bool) {
+	if err == nil {
+		return "", false
+	}
+	name, ok := strings.CutPrefix(err.Error(), "json: unknown field ")
+	if !ok || len(name) > 80 {
+		return "", false
+	}
+	return name, true
+}
+
+// jsonFields lists the JSON names of the fields of the struct v points to.
+func jsonFields(v any) []string {
+	t := reflect.TypeOf(v)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var names []string
+	if t.Kind() != reflect.Struct {
+		return names
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch name {
+		case "-":
+			continue
+		case "":
+			name = f.Name
+		}
+		names = append(names, strconv.Quote(name))
+	}
+	return names
 }
 
 // limited takes a token of lim for key, or answers 429 with Retry-After.
@@ -129,11 +220,22 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 }
 
 // currentSession is the session of the page's cookie, so that a reload
-// shows the conversation.
+// shows the conversation. Without one (a first visit, or a session that
+// is gone) the answer is 204 No Content: having no conversation yet is
+// not an error, and a 404 would be logged in the browser's console at
+// every first visit.
 func (s *Server) currentSession(w http.ResponseWriter, r *http.Request) {
 	c, err := r.Cookie(SessionCookie)
-	if err != nil || c.Value == "" {
-		writeError(w, http.StatusNotFound, "no session yet; POST /api/sessions starts one")
+	if err != nil || !validSessionID(c.Value) {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	ok, err := s.sessions.Exists(r.Context(), c.Value)
+	if err == nil && !ok {
+		// Forget the stale cookie; the page starts a session when the
+		// user writes.
+		http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
+		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	s.writeHistory(w, r, c.Value)
@@ -202,7 +304,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var in MessageRequest
-	if !readJSON(w, r, maxMessageBody, &in, writeError) {
+	if !readStrictJSON(w, r, maxMessageBody, &in, writeError) {
 		return
 	}
 	if n := utf8.RuneCountInString(in.Content); n > host.MaxMessageRunes {
@@ -347,7 +449,7 @@ func (s *Server) postApproval(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var in ApprovalRequest
-	if !readJSON(w, r, maxSmallBody, &in, writeError) {
+	if !readStrictJSON(w, r, maxSmallBody, &in, writeError) {
 		return
 	}
 	if in.Approved == nil {

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/agentapp/agentapp/support"
 )
@@ -50,7 +51,7 @@ func (s *Server) operatorPage(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src data:; form-action 'self'; frame-ancestors 'none'")
 	if err := operatorTemplate().Execute(w, q); err != nil {
 		s.log.Warn("operator page: " + err.Error())
 	}
@@ -91,31 +92,46 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request, mark func(ctx c
 // operatorTemplate is parsed on first use: package web is linked into
 // every agentapp command, and only the web server's operator page needs it.
 var operatorTemplate = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("operator").Parse(`<!doctype html>
+	return template.Must(template.New("operator").Funcs(template.FuncMap{"when": when}).Parse(`<!doctype html>
 <html lang="zh-CN"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>agentapp · operator</title>
 <link rel="stylesheet" href="/static/app.css">
+<link rel="icon" href="data:,">
+<script src="/static/operator.js" defer></script>
 </head><body class="operator">
 <header><h1>Operator · 人工坐席</h1><a href="/operator">Refresh / 刷新</a></header>
 <main>
 <section><h2>Hand-offs · 转人工 ({{len .Handoffs}})</h2>
 {{range .Handoffs}}<article class="card{{if .ResolvedAt}} resolved{{end}}" id="handoff-{{.TicketID}}">
-<h3>{{.TicketID}} <small>{{.CreatedAt}}</small></h3>
+<h3>{{.TicketID}} <small>{{when .CreatedAt}}</small></h3>
 <p><b>Reason / 原因:</b> {{.Reason}}</p>
 <details><summary>Transcript / 对话记录</summary><pre>{{.Transcript}}</pre></details>
 <p class="meta">session {{.Session}}</p>
-{{if .ResolvedAt}}<p class="done">✓ resolved {{.ResolvedAt}}</p>{{else}}<form method="post" action="/operator/handoffs/{{.TicketID}}/resolve"><button type="submit">Mark resolved / 标记已解决</button></form>{{end}}
+{{if .ResolvedAt}}<p class="done">✓ resolved {{when .ResolvedAt}}</p>{{else}}<form method="post" action="/operator/handoffs/{{.TicketID}}/resolve"><button type="submit">Mark resolved / 标记已解决</button></form>{{end}}
 </article>{{else}}<p class="empty">No hand-offs. / 暂无转人工。</p>{{end}}
 </section>
 <section><h2>Tickets · 工单 ({{len .Tickets}})</h2>
 {{range .Tickets}}<article class="card{{if .ResolvedAt}} resolved{{end}}" id="ticket-{{.TicketID}}">
-<h3>{{.TicketID}} <small>{{.CreatedAt}}</small></h3>
+<h3>{{.TicketID}} <small>{{when .CreatedAt}}</small></h3>
 <p><b>{{.Subject}}</b></p><p>{{.Description}}</p>
 <p class="meta">status {{.Status}} · session {{.Session}}</p>
-{{if .ResolvedAt}}<p class="done">✓ resolved {{.ResolvedAt}}</p>{{else}}<form method="post" action="/operator/tickets/{{.TicketID}}/resolve"><button type="submit">Mark resolved / 标记已解决</button></form>{{end}}
+{{if .ResolvedAt}}<p class="done">✓ resolved {{when .ResolvedAt}}</p>{{else}}<form method="post" action="/operator/tickets/{{.TicketID}}/resolve"><button type="submit">Mark resolved / 标记已解决</button></form>{{end}}
 </article>{{else}}<p class="empty">No tickets. / 暂无工单。</p>{{end}}
 </section>
 </main></body></html>
 `))
 })
+
+// when shows a stored RFC 3339 time (UTC, up to nanoseconds) readably, to
+// the minute in UTC, in a <time> element whose datetime attribute keeps
+// the exact instant; /static/operator.js rewrites it in the browser's time
+// zone. A value that does not parse is shown as stored.
+func when(stamp string) template.HTML {
+	t, err := time.Parse(time.RFC3339Nano, stamp)
+	if err != nil {
+		return template.HTML(template.HTMLEscapeString(stamp))
+	}
+	exact := t.UTC().Format(time.RFC3339)
+	return template.HTML(`<time datetime="` + exact + `" title="` + exact + `">` + t.UTC().Format("2006-01-02 15:04") + ` UTC</time>`)
+}

@@ -476,7 +476,8 @@ func TestHostileToolNames(t *testing.T) {
 		}
 		listed := 0
 		for _, line := range strings.Split(out, "\n") {
-			if name, ok := strings.CutSuffix(strings.TrimSpace(line), "MCP server testserver"); ok {
+			// NAME, the origin, then the description (/tools).
+			if name, _, ok := strings.Cut(strings.TrimSpace(line), "  MCP server testserver"); ok {
 				listed++
 				if name = strings.TrimSpace(name); !validName.MatchString(name) {
 					t.Errorf("/tools lists %q", name)

@@ -185,7 +185,8 @@ function post(text) {
 
 async function restore() {
   const r = await fetch("/api/sessions/current");
-  if (!r.ok) { $("#log").append(el("div", "msg assistant welcome", t("welcome"))); return; }
+  // 204: no conversation yet (a first visit); it starts with the first message.
+  if (r.status !== 200) { $("#log").append(el("div", "msg assistant welcome", t("welcome"))); return; }
   const s = await r.json();
   sessionId = s.id;
   for (const m of s.messages) {

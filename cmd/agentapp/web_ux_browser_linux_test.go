@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+)
+
+// TestBrowserPageDetails drives the page on a desktop-sized screen: the
+// first visit fetches nothing that fails (no 404 for a session it does not
+// have yet), a short question makes a short bubble and a long one a wide
+// bubble, and the operator view shows the hand-off's time in the
+// browser's time zone, not in UTC.
+func TestBrowserPageDetails(t *testing.T) {
+	chromium := chromiumPath(t)
+	base := startWeb(t)
+	shots := artifactsDir(t)
+
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("lang", "en-US"), chromedp.UserDataDir(profileDir(t)))
+	defer cancelAlloc()
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	defer cancelCtx()
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+
+	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	eval := func(expr string) string {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+		if err != nil {
+			t.Fatalf("evaluate %s: %v", expr, err)
+		}
+		return v
+	}
+	shot := func(name string) {
+		t.Helper()
+		buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(shots, name+".png"), buf, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ask := func(text string, n int) chromedp.Action[chromedp.Void] {
+		return chromedp.Steps(
+			chromedp.WaitEnabled(chromedp.CSS("#send")),
+			chromedp.SetValue(chromedp.CSS("#input"), text),
+			chromedp.Click(chromedp.CSS("#send")),
+			chromedp.Poll[chromedp.Void](`document.querySelectorAll('.msg.assistant[data-done]').length >= `+strconv.Itoa(n), chromedp.WithPollingTimeout(60*time.Second)),
+		)
+	}
+
+	do("open the page", chromedp.EmulateViewport(1200, 900), chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(".welcome")))
+	// Every fetch of the first visit succeeded (responseStatus is what the
+	// browser logs as "Failed to load resource" when it is 4xx or 5xx).
+	if failed := eval(`performance.getEntriesByType('resource').filter(e => e.responseStatus >= 400).map(e => e.responseStatus + ' ' + e.name).join('; ')`); failed != "" {
+		t.Errorf("the first visit fetched what failed: %s", failed)
+	}
+	if n := eval(`String(performance.getEntriesByType('resource').filter(e => e.name.endsWith('/api/sessions/current')).length)`); n != "1" {
+		t.Errorf("the page asked for the current session %s times, want once", n)
+	}
+
+	do("say hi", ask("hi", 1))
+	do("ask a long question", ask(strings.Repeat("where is my order and when will it arrive, ", 6), 2))
+	shot("bubbles")
+	widths := strings.Fields(eval(`[...document.querySelectorAll('.msg.user')].map(e => Math.round(e.getBoundingClientRect().width)).join(' ') + ' ' + Math.round(document.querySelector('#log').getBoundingClientRect().width)`))
+	if len(widths) != 3 {
+		t.Fatalf("bubble widths %v", widths)
+	}
+	short, _ := strconv.Atoi(widths[0])
+	long, _ := strconv.Atoi(widths[1])
+	log, _ := strconv.Atoi(widths[2])
+	t.Logf("bubble of %q: %d px; of the long line: %d px; the log: %d px", "hi", short, long, log)
+	if short <= 0 || short > 80 {
+		t.Errorf("the bubble of \"hi\" is %d px wide, want it to fit its text (≤ 80 px)", short)
+	}
+	if long < log*8/10 || long > log {
+		t.Errorf("the bubble of a long line is %d px wide in a log of %d px, want it near the max width", long, log)
+	}
+
+	do("ask for a person", ask("我要转人工", 3))
+	if _, err := chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "Asia/Shanghai"}); err != nil {
+		t.Fatalf("set the time zone: %v", err)
+	}
+	do("open the operator view", chromedp.Navigate(base+"/operator"), chromedp.WaitVisible(chromedp.CSS("article h3")))
+	shot("operator")
+	shown := eval(`document.querySelector('article h3 small').textContent`)
+	want := eval(`(() => {
+		const dt = document.querySelector('article time')?.getAttribute('datetime');
+		if (!dt) return 'a <time datetime> element';
+		return new Intl.DateTimeFormat(undefined, {dateStyle: 'medium', timeStyle: 'short', timeZone: 'Asia/Shanghai'}).format(new Date(dt));
+	})()`)
+	t.Logf("operator view time: %q (datetime %s)", shown, eval(`document.querySelector('article time')?.getAttribute('datetime') ?? 'none'`))
+	if shown != want || strings.Contains(shown, "UTC") || strings.Contains(shown, "T") {
+		t.Errorf("the hand-off's time reads %q, want %q (the browser's zone, Asia/Shanghai)", shown, want)
+	}
+}
