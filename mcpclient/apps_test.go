@@ -20,7 +20,9 @@ func TestWithAppsAdvertises(t *testing.T) {
 			},
 		})
 		srv.AddTool(&mcp.Tool{Name: "show", InputSchema: map[string]any{"type": "object"}, Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://s/v.html"}}},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
 		var opts []ConnectOption
 		if apps {
 			opts = append(opts, WithApps())

@@ -354,4 +354,3 @@ func TestAppsOffWithoutSandbox(t *testing.T) {
 		t.Errorf("a bad sandbox origin: %v", err)
 	}
 }
-
