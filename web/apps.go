@@ -139,9 +139,17 @@ type AppRequest struct {
 }
 
 // appGate checks what every apps request needs: views on, a session the
-// server issued and knows, the session's rate, a readable body naming a
-// server. It answers the refusal itself.
+// server issued and knows, the rate (lim, by key), a readable body naming
+// a server. It answers the refusal itself.
 func (s *Server) appGate(w http.ResponseWriter, r *http.Request, in *AppRequest) (string, bool) {
+	return s.appGateLimited(w, r, in, s.appLim, "")
+}
+
+// appGateLimited is appGate with another limiter: loading a view counts
+// against the client address's rate, not the session's views' rate, so
+// that a reload showing many views does not run out of it. An empty key
+// means the session.
+func (s *Server) appGateLimited(w http.ResponseWriter, r *http.Request, in *AppRequest, lim *limiter, key string) (string, bool) {
 	if s.opts.SandboxOrigin == "" {
 		writeError(w, http.StatusNotFound, "views are off on this server (no sandbox origin)")
 		return "", false
@@ -151,7 +159,10 @@ func (s *Server) appGate(w http.ResponseWriter, r *http.Request, in *AppRequest)
 		writeError(w, http.StatusNotFound, "no such session; POST /api/sessions starts one")
 		return "", false
 	}
-	if limited(w, s.appLim, id, "from this session's views", writeError) {
+	if key == "" {
+		key = id
+	}
+	if limited(w, lim, key, "from this session's views", writeError) {
 		return "", false
 	}
 	if !readJSON(w, r, maxAppBody, in, writeError) {
@@ -173,7 +184,7 @@ func (s *Server) appGate(w http.ResponseWriter, r *http.Request, in *AppRequest)
 
 func (s *Server) appView(w http.ResponseWriter, r *http.Request) {
 	var in AppRequest
-	if _, ok := s.appGate(w, r, &in); !ok {
+	if _, ok := s.appGateLimited(w, r, &in, s.addrLim, clientAddr(r)); !ok {
 		return
 	}
 	if !strings.HasPrefix(in.URI, "ui://") || len(in.URI) > 2048 {

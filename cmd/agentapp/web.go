@@ -78,6 +78,11 @@ It uses the chat's tools, MCP servers (--mcp, --config), model (--model) and
 guards (AGENT_GUARD_*); a tool in AGENT_GUARD_CONFIRM is approved with the
 page's Allow / Deny buttons, and refused after 60 s without an answer.
 
+A tool that links an MCP Apps view (a ui:// resource) gets the view beside
+its step, run from a second listener (--sandbox-addr) so that it never
+shares the page's origin; --sandbox-origin names that listener's public
+origin behind a reverse proxy.
+
 It listens on a loopback address by default. Bound to any other address it
 needs a token for the operator view in ` + webTokenEnv + ` and the keys of
 /v1 in ` + apiKeysEnv + ` (comma-separated; clients send
@@ -199,7 +204,7 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		return fmt.Errorf("cannot listen on %s: %w (is another server using the port? try another port, or port 0 for a free one)", f.http, err)
 	}
 	defer ln.Close()
-	sandboxLn, sandboxOrigin, err := listenSandbox(f)
+	sandboxLn, sandboxOrigin, err := listenSandbox(f, ln.Addr().String())
 	if err != nil {
 		return err
 	}

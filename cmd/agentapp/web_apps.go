@@ -16,8 +16,9 @@ import (
 
 // listenSandbox opens the listener of the MCP Apps views' sandbox and
 // works out its origin: --sandbox-origin, else http:// and the listener's
-// address. "off" opens nothing and turns views off.
-func listenSandbox(f *webFlags) (net.Listener, string, error) {
+// address; pageAddr is the page's listener, whose origin it must not be.
+// "off" opens nothing and turns views off.
+func listenSandbox(f *webFlags, pageAddr string) (net.Listener, string, error) {
 	if strings.EqualFold(strings.TrimSpace(f.sandboxOrigin), "off") {
 		return nil, "", nil
 	}
@@ -36,6 +37,10 @@ func listenSandbox(f *webFlags) (net.Listener, string, error) {
 	origin := strings.TrimSuffix(f.sandboxOrigin, "/")
 	if origin == "" {
 		origin = "http://" + ln.Addr().String()
+	}
+	if page := "http://" + pageAddr; strings.EqualFold(origin, page) {
+		ln.Close()
+		return nil, "", usageError("--sandbox-origin %s is the page's origin; views must run on another origin (another host name or port)", origin)
 	}
 	return ln, origin, nil
 }
