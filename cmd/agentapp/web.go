@@ -211,6 +211,9 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	if sandboxLn != nil {
 		defer sandboxLn.Close()
 	}
+	if w := sandboxWarning(f.http, sandboxOrigin); w != "" {
+		logger.Warn(w)
+	}
 
 	st, err := openStore(cmd)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -43,6 +44,33 @@ func listenSandbox(f *webFlags, pageAddr string) (net.Listener, string, error) {
 		return nil, "", usageError("--sandbox-origin %s is the page's origin; views must run on another origin (another host name or port)", origin)
 	}
 	return ln, origin, nil
+}
+
+// sandboxWarning says why browsers on other machines would not show the
+// views: the page is reachable from them, its sandbox's origin is a
+// loopback address of this machine. Empty when there is nothing to say.
+func sandboxWarning(httpAddr, origin string) string {
+	if origin == "" || isLoopbackAddr(httpAddr) {
+		return ""
+	}
+	u, err := url.Parse(origin)
+	if err != nil || !isLoopbackAddr(u.Host) {
+		return ""
+	}
+	return fmt.Sprintf("--http %s is reachable from other machines, but the MCP Apps views' sandbox is at %s, which only this machine reaches; set --sandbox-addr and --sandbox-origin (e.g. a second host name behind your proxy) or --sandbox-origin off", httpAddr, origin)
+}
+
+// isLoopbackAddr reports whether HOST:PORT names a loopback host.
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
 }
 
 // webConnectOptions are the MCP clients' options of the web host: with

@@ -36,3 +36,24 @@ func TestListenSandbox(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxWarning: a page reachable from other machines with its
+// views' sandbox on loopback gets a warning naming the flags; loopback
+// pages and public sandbox origins get none.
+func TestSandboxWarning(t *testing.T) {
+	for _, c := range []struct {
+		http, origin string
+		warn         bool
+	}{
+		{"0.0.0.0:8080", "http://127.0.0.1:39000", true},
+		{":8080", "http://localhost:39000", true},
+		{"127.0.0.1:8080", "http://127.0.0.1:39000", false},
+		{"0.0.0.0:8080", "https://sandbox.example.com", false},
+		{"0.0.0.0:8080", "", false},
+	} {
+		w := sandboxWarning(c.http, c.origin)
+		if (w != "") != c.warn || (c.warn && !strings.Contains(w, "--sandbox-origin")) {
+			t.Errorf("--http %s, sandbox %q: warning %q", c.http, c.origin, w)
+		}
+	}
+}
