@@ -43,8 +43,9 @@ func appPeer(t *testing.T, name string) string {
 // the page's approval (Deny honoured, Allow answered); a hostile view
 // (testdata/appview) gets nothing from another server's tool, a tool
 // hidden from views, an outside address, the page's cookies or DOM, and
-// is cut off when it floods; its ui/message lands in the history; and a
-// reload shows the views again.
+// is cut off when it floods; its ui/message lands in the history; the
+// view of a failed call is told it was cancelled; and a reload shows the
+// views again.
 func TestBrowserApps(t *testing.T) {
 	chromium := chromiumPath(t)
 	basic, budget := appPeer(t, "mcp-server-basic-vanillajs"), appPeer(t, "mcp-budget-allocator-server")
@@ -244,11 +245,19 @@ func TestBrowserApps(t *testing.T) {
 		t.Errorf("the model called the view-only tool (%s steps)", n)
 	}
 
+	// A failed call's view is told the call was cancelled.
+	do("show the failing probe", ask("use failing_probe"), answered(6),
+		chromedp.Poll[chromedp.Void](`[...document.querySelectorAll('.msg.user')].some(e => /^PROBE-CANCELLED [1-9]/.test(e.innerText))`, chromedp.WithPollingTimeout(60*time.Second)),
+		answered(7)) // the message's turn is stored before the reload below
+	if st := eval(`document.querySelector('.step[data-tool="failing_probe"]').dataset.state`); st != "error" {
+		t.Errorf("the failing probe's step is %q, want error", st)
+	}
+
 	// 5. A reload shows the views again, with their results.
-	do("reload", chromedp.Reload(), answered(5), ready("get-time"), ready("get-budget-data"))
+	do("reload", chromedp.Reload(), answered(7), ready("get-time"), ready("get-budget-data"))
 	waitViewText("get-time", "#server-time", "no time after the reload", isTime)
 	shot("6-reloaded")
-	if n := eval(`String(document.querySelectorAll('.view').length)`); n != "3" {
-		t.Errorf("%s views after the reload, want 3", n)
+	if n := eval(`String(document.querySelectorAll('.view').length)`); n != "4" {
+		t.Errorf("%s views after the reload, want 4", n)
 	}
 }

@@ -36,6 +36,11 @@ func main() {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return result(map[string]any{"probe": "ready"}), nil
 		})
+	s.AddTool(&mcp.Tool{Name: "failing_probe", Description: "Shows the probe view, and fails.", InputSchema: obj,
+		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": viewURI}}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the probe broke on purpose"}}}, nil
+		})
 	s.AddTool(&mcp.Tool{Name: "probe_app_only", Description: "Callable from the view only.", InputSchema: obj,
 		Meta: mcp.Meta{"ui": map[string]any{"visibility": []any{"app"}}}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -72,6 +77,12 @@ addEventListener("message", (e) => {
   const m = e.data;
   if (!m || typeof m !== "object") return;
   if (m.method === "ui/notifications/tool-result") gotResult(m.params);
+  if (m.method === "ui/notifications/tool-cancelled") {
+    // Only a fixed word and the reason's length: the reason names the tool,
+    // and the offline model would call a tool the message names.
+    const n = String(m.params && m.params.reason || "").length;
+    rpc("ui/message", { role: "user", content: [{ type: "text", text: "PROBE-CANCELLED " + n }] });
+  }
   if (!m.method && pending.has(m.id)) { const r = pending.get(m.id); pending.delete(m.id); r(m); }
 });
 const outcome = (m) => m.error ? "error " + m.error.code : m.timeout ? "timeout" : (m.result && m.result.isError) ? "isError" : "result " + JSON.stringify(m.result && (m.result.structuredContent || m.result));
