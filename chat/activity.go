@@ -84,6 +84,15 @@ func (a *activity) cancelled(tool string, d time.Duration) {
 	fmt.Fprintf(a.w, "%s %s cancelled after %s\n", a.st.red("✗"), textsafe.Escape(tool), formatDuration(d))
 }
 
+// viewOnWeb says, after a call ended well, that its tool has an MCP Apps
+// view: the terminal shows the text result only, the web page the view.
+func (a *activity) viewOnWeb(tool string, has bool) {
+	if a == nil || !has {
+		return
+	}
+	fmt.Fprintln(a.w, a.st.dim(fmt.Sprintf("  %s has an interactive view; agentapp web shows it", textsafe.Escape(tool))))
+}
+
 // compactArgs is the arguments on one line: JSON as the model sent it,
 // with its line breaks dropped.
 func compactArgs(b []byte) string {

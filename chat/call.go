@@ -74,6 +74,7 @@ func (c *Chat) callCommand(ctx context.Context, line string) {
 	if err != nil {
 		return
 	}
+	act.viewOnWeb(t.Name, !refused && c.hasView(t.Origin, t.Name))
 	fmt.Fprintln(out, escapeLines(showResult(res)))
 }
 

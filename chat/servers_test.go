@@ -206,3 +206,32 @@ func TestDurationLeavesOutTheQuestion(t *testing.T) {
 		t.Errorf("duration %d ms, want 2000 (3 s less the 1 s question)", a.Steps[0].DurationMS)
 	}
 }
+
+// viewServer is a fakeServer whose tools have _meta (host.ToolMetaServer).
+type viewServer struct {
+	fakeServer
+	meta map[string]map[string]any
+}
+
+func (s *viewServer) ToolMeta(name string) map[string]any { return s.meta[name] }
+
+// TestViewOnWeb: a call of a tool that links an MCP Apps view, by /call
+// or by the model, shows its text result and one line saying the web
+// shows the view; other tools get no such line.
+func TestViewOnWeb(t *testing.T) {
+	st := openTestStore(t)
+	srv := &viewServer{
+		fakeServer: fakeServer{name: "apps", tools: []*agent.Tool{constTool("get_time", "apps", `{"time":"12:00"}`), constTool("plain", "apps", "plain result")}},
+		meta:       map[string]map[string]any{"get_time": {"ui": map[string]any{"resourceUri": "ui://apps/clock.html"}}},
+	}
+	h := newHarness(t, &ruleModel{}, st, "/call get_time\n/call plain\nplease call:get_time now\ncall:plain\n/exit\n")
+	h.cfg.Servers = []host.Server{srv}
+	h.run(t)
+	out, errOut := h.out.String(), h.err.String()
+	if !strings.Contains(out, `"time": "12:00"`) || !strings.Contains(out, "plain result") {
+		t.Errorf("stdout lacks the text results:\n%s", out)
+	}
+	if n := strings.Count(errOut, "has an interactive view; agentapp web shows it"); n != 2 || !strings.Contains(errOut, "get_time has an interactive view") {
+		t.Errorf("want a view line for each call of get_time (/call and the model's):\n%s", errOut)
+	}
+}

@@ -138,6 +138,7 @@ type turnObserver struct {
 	activity *activity
 	sink     *eventSink
 	tools    func() *agent.ToolSet // to find each tool's server
+	hasView  func(server, tool string) bool
 	now      func() time.Time
 	// notes is where lines about the turn go that are not the answer (a
 	// cut result: cut.go).
@@ -166,7 +167,16 @@ func (o *turnObserver) confirmWait(tool string, args []byte, d time.Duration) {
 // newTurnObserver is the observer of one turn, without spinner, activity
 // lines or events; the caller adds those it shows.
 func (c *Chat) newTurnObserver() *turnObserver {
-	return &turnObserver{out: &lineWriter{w: c.cfg.Out}, inner: c.cfg.Observer, tools: c.currentTools, now: c.cfg.Now, calls: map[string]toolCall{}, notes: c.cfg.Err}
+	return &turnObserver{out: &lineWriter{w: c.cfg.Out}, inner: c.cfg.Observer, tools: c.currentTools, hasView: c.hasView, now: c.cfg.Now, calls: map[string]toolCall{}, notes: c.cfg.Err}
+}
+
+// hasView reports whether a server's tool links an MCP Apps view.
+func (c *Chat) hasView(server, tool string) bool {
+	if server == "" {
+		return false
+	}
+	u, _ := c.h.ToolUIOf(server, tool)
+	return u.ResourceURI != ""
 }
 
 // call returns what the observer recorded of the call with that id.
@@ -231,6 +241,9 @@ func (o *turnObserver) Observe(ev agent.StepEvent) {
 		return
 	}
 	o.activity.ended(ev.ToolName, call.dur, ev.Err, reason, refused)
+	if ev.Err == nil && !refused && o.hasView != nil {
+		o.activity.viewOnWeb(ev.ToolName, o.hasView(call.server, ev.ToolName))
+	}
 }
 
 // cancelOpen ends the line of every call of the turn that has not

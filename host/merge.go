@@ -212,7 +212,7 @@ func BuildTools(local []*agent.Tool, servers []Server, g *guard.Guards) (*agent.
 func serverLists(servers []Server) []serverTools {
 	lists := make([]serverTools, len(servers))
 	for i, s := range servers {
-		lists[i] = serverTools{server: s.Name(), tools: s.Tools()}
+		lists[i] = serverTools{server: s.Name(), tools: modelTools(s, s.Tools())}
 	}
 	return lists
 }

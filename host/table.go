@@ -501,6 +501,9 @@ func buildLive(local []*agent.Tool, servers []Server, g *guard.Guards, hints Hin
 				continue
 			}
 			seen[t.Name] = true
+			if len(modelTools(s, []*agent.Tool{t})) == 0 {
+				continue // a view's tool only (apps.go)
+			}
 			offered[i] = append(offered[i], t)
 			owners[t.Name] = append(owners[t.Name], i)
 		}

@@ -72,6 +72,9 @@ type connectOptions struct {
 	// sdkToolCalls sends every tools/call through the SDK's session, also
 	// on stdio (WithSDKToolCalls).
 	sdkToolCalls bool
+
+	// apps advertises the MCP Apps extension (WithApps, apps.go).
+	apps bool
 }
 
 // WithGracePeriods sets the close sequence's waits after stdin EOF and after
@@ -630,6 +633,9 @@ type toolList struct {
 	remote map[string]string
 	// readOnly holds the server's names of the tools with readOnlyHint.
 	readOnly map[string]bool
+	// meta holds each offered tool's _meta, as the server listed it
+	// (apps.go reads its "ui" entry).
+	meta map[string]map[string]any
 }
 
 // listTools reads every page of tools/list on c (within the ListLimits)
@@ -690,7 +696,7 @@ func (b *Bridge) listTools(ctx context.Context, c *conn) (toolList, error) {
 			"server", b.name, "tool", textsafe.Preview(t.Name, 100), "as", name)
 		taken[name], names[i] = true, name
 	}
-	tl := toolList{remote: map[string]string{}, readOnly: map[string]bool{}}
+	tl := toolList{remote: map[string]string{}, readOnly: map[string]bool{}, meta: map[string]map[string]any{}}
 	for i, t := range listed {
 		if names[i] == "" {
 			continue
@@ -702,6 +708,9 @@ func (b *Bridge) listTools(ctx context.Context, c *conn) (toolList, error) {
 		}
 		tl.tools = append(tl.tools, adaptTool(b, b.name, t, names[i], in, out, timeout))
 		tl.remote[names[i]] = t.Name
+		if len(t.Meta) > 0 {
+			tl.meta[names[i]] = t.Meta
+		}
 		if t.Annotations != nil && t.Annotations.ReadOnlyHint {
 			tl.readOnly[t.Name] = true
 		}

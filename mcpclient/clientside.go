@@ -284,6 +284,9 @@ func (b *Bridge) clientOptions(c *conn) *mcp.ClientOptions {
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { b.side.resources.stale.Store(true) },
 		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { b.side.prompts.stale.Store(true) },
 	}
+	if b.opts.apps {
+		caps.AddExtension(AppsExtension, map[string]any{"mimeTypes": []any{AppMIMEType}})
+	}
 	if b.opts.sampler != nil {
 		o.CreateMessageHandler = b.onCreateMessage
 	}

@@ -44,11 +44,12 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /operator/handoffs/{id}/resolve", s.operatorOnly(s.resolveHandoff))
 	mux.HandleFunc("POST /operator/tickets/{id}/resolve", s.operatorOnly(s.resolveTicket))
 	s.registerRefunds(mux) // refunds.go
+	s.registerApps(mux)    // apps.go
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.HandleFunc("GET /metrics", s.metricsOnly(s.metrics.handler().ServeHTTP))
 	mux.Handle("GET /static/", staticFiles())
-	mux.HandleFunc("GET /{$}", servePage)
+	mux.HandleFunc("GET /{$}", s.servePage)
 	return s.metrics.instrument(checkHost(crossOrigin(methodsOrNotFound(mux))))
 }
 
@@ -346,7 +347,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	t := &turn{s: s, session: id, client: clientAddr(r), api: "chat", emit: ev.send}
 	var once sync.Once
 	user := model.Message{Role: model.RoleUser, Content: text}
-	res, err := s.runTurn(ctx, t, host.Turn{Messages: []model.Message{user}}, func(delta string) {
+	res, err := s.runTurn(ctx, t, host.Turn{Messages: append(s.takeAppContext(id), user)}, func(delta string) {
 		once.Do(func() { s.metrics.firstEvent.WithLabelValues("chat").Observe(time.Since(received).Seconds()) })
 		ev.send("token", map[string]string{"text": delta})
 	})

@@ -29,6 +29,8 @@ type ApprovalEvent struct {
 	Decision string `json:"decision"`
 	// TimeoutSeconds is how long the approval waits for an answer.
 	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
+	// By is "view" when a tool's view asked for the call, not the model.
+	By string `json:"by,omitempty"`
 }
 
 // confirmer is the guard.Confirmer of the web: it raises an approval event
@@ -75,6 +77,9 @@ func (c *confirmer) Confirm(ctx context.Context, req guard.ConfirmRequest) guard
 
 	ev := ApprovalEvent{ID: a.id, Tool: req.Tool, Server: req.Server, Preview: req.ArgsPreview(),
 		Decision: "pending", TimeoutSeconds: int(wait.Seconds())}
+	if t.api == "app" {
+		ev.By = "view"
+	}
 	// The timer starts before the question is shown, so the wait is
 	// bounded whatever happens to the stream.
 	timeout := s.clock.After(wait)

@@ -45,9 +45,13 @@ func (s *Server) history(ctx context.Context, id string) ([]HistoryEntry, bool, 
 				step++
 				for _, c := range m.ToolCalls {
 					index[c.ID] = len(steps)
-					steps = append(steps, StepEvent{ID: c.ID, Step: step, Tool: c.Name, Server: host.OriginOf(set, c.Name), Input: jsonOrString(c.Arguments), State: "ok"})
+					server := host.OriginOf(set, c.Name)
+					steps = append(steps, StepEvent{ID: c.ID, Step: step, Tool: c.Name, Server: server, Input: jsonOrString(c.Arguments), State: "ok"})
 				}
 				continue
+			}
+			for i := range steps {
+				s.withUI(&steps[i])
 			}
 			out = append(out, HistoryEntry{Role: "assistant", Content: m.Content, Steps: steps, Sources: host.Sources(m.Content, outputs)})
 			steps, outputs = nil, nil

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -167,6 +168,15 @@ type Options struct {
 	// ModelID is the model name of the OpenAI-compatible endpoint; empty
 	// means DefaultModelID.
 	ModelID string
+
+	// SandboxOrigin is the origin (scheme, host, port) where
+	// SandboxHandler is served, another origin than the page's: the page
+	// renders MCP Apps views through it. Empty turns views off (steps show
+	// their text only).
+	SandboxOrigin string
+	// AppRate limits a session's requests from views; the zero value
+	// means DefaultAppRate.
+	AppRate Rate
 }
 
 // Server is the web front end. Create it with New, serve Handler (or call
@@ -185,6 +195,7 @@ type Server struct {
 	streams  chan struct{} // one token per running turn
 	addrLim  *limiter
 	sessLim  *limiter
+	appLim   *limiter // views' requests per session (apps.go)
 	draining atomic.Bool
 	// drained is closed when a shutdown begins: pending approvals are
 	// refused then, so their turns can finish within the drain.
@@ -198,6 +209,9 @@ type Server struct {
 	// unread holds the clients whose last approval ran out unanswered:
 	// theirs get UnreadApprovalTimeout until they answer one.
 	unread map[string]bool
+	// appContexts holds, by session, what a view asked the model to know
+	// at the next message (apps.go).
+	appContexts map[string]string
 
 	// hardStop is cancelled when the drain at shutdown runs out: the
 	// turns still running are cancelled then.
@@ -266,6 +280,15 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	if opts.SessionRate == (Rate{}) {
 		opts.SessionRate = DefaultSessionRate
 	}
+	if opts.AppRate == (Rate{}) {
+		opts.AppRate = DefaultAppRate
+	}
+	if opts.SandboxOrigin != "" {
+		if err := CheckSandboxOrigin(opts.SandboxOrigin); err != nil {
+			return nil, err
+		}
+		opts.SandboxOrigin = strings.TrimSuffix(opts.SandboxOrigin, "/")
+	}
 	s = &Server{
 		opts:      opts,
 		log:       opts.Logger,
@@ -276,7 +299,9 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 		approvals: map[string]*approval{},
 		waiting:   map[string]int{},
 		unread:    map[string]bool{},
-		metrics:   newMetrics(),
+
+		appContexts: map[string]string{},
+		metrics:     newMetrics(),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -293,6 +318,7 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	}
 	s.addrLim = newLimiter(opts.AddressRate, s.clock)
 	s.sessLim = newLimiter(opts.SessionRate, s.clock)
+	s.appLim = newLimiter(opts.AppRate, s.clock)
 	s.hardStop, s.cancelHard = context.WithCancel(context.Background())
 	if h == nil {
 		hostTried = true

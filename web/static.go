@@ -26,8 +26,13 @@ func staticFiles() http.Handler {
 	})
 }
 
-func servePage(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Security-Policy", pageCSP)
+func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
+	csp := pageCSP
+	if s.opts.SandboxOrigin != "" {
+		// The views' proxy, and nothing else, may be framed.
+		csp += "; frame-src " + s.opts.SandboxOrigin
+	}
+	w.Header().Set("Content-Security-Policy", csp)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-cache")
 	http.ServeFileFS(w, r, staticRoot, "index.html")

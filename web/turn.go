@@ -52,6 +52,9 @@ type StepEvent struct {
 	// Cut is set when the result was over its cap: Output is then what
 	// the model saw, the head and a note (cut.go).
 	Cut *Cut `json:"cut,omitempty"`
+	// UI is set when the tool links a view (MCP Apps) and views are on:
+	// the page renders it with Input and Output.
+	UI *StepUI `json:"ui,omitempty"`
 }
 
 // event receives the host's events of the turn: each tool call is shown
@@ -62,7 +65,7 @@ func (t *turn) event(ev host.Event, onText func(string)) {
 	switch ev.Kind {
 	case host.EventToolStart:
 		if t.emit != nil {
-			t.emit("step", StepEvent{ID: ev.Call.ID, Step: ev.Step, Tool: ev.Call.Name, Server: ev.Server, Input: jsonOrString(ev.Call.Arguments), State: "running"})
+			t.emit("step", StepEvent{ID: ev.Call.ID, Step: ev.Step, Tool: ev.Call.Name, Server: ev.Server, Input: jsonOrString(ev.Call.Arguments), State: "running", UI: t.s.stepUI(ev.Server, ev.Call.Name)})
 		}
 	case host.EventToolEnd:
 		se := stepOf(*ev.Result, ev.Server)
@@ -73,6 +76,7 @@ func (t *turn) event(ev host.Event, onText func(string)) {
 		}
 		t.s.metrics.toolCalls.WithLabelValues(label, se.State).Inc()
 		if t.emit != nil {
+			t.s.withUI(&se)
 			t.emit("step", se)
 		}
 	case host.EventText:

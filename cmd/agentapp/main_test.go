@@ -25,6 +25,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	agentappBinary.Remove()
 	mcpTestServer.Remove()
+	appViewServer.Remove()
 	// The in-process commands (chat, web) must leave no goroutine behind:
 	// a server, a turn or a connect that outlives its command is a leak.
 	if code == 0 {

@@ -53,6 +53,10 @@ type webFlags struct {
 	// openV1 leaves /v1 without a key off loopback (a trusted network, or
 	// a proxy that authenticates).
 	openV1 bool
+	// sandboxAddr is where the MCP Apps views' proxy listens, and
+	// sandboxOrigin the origin the browser reaches it at ("" derives it
+	// from the listener; "off" turns views off).
+	sandboxAddr, sandboxOrigin string
 }
 
 func newWebCmd() *cobra.Command {
@@ -73,6 +77,11 @@ func newWebCmd() *cobra.Command {
 It uses the chat's tools, MCP servers (--mcp, --config), model (--model) and
 guards (AGENT_GUARD_*); a tool in AGENT_GUARD_CONFIRM is approved with the
 page's Allow / Deny buttons, and refused after 60 s without an answer.
+
+A tool that links an MCP Apps view (a ui:// resource) gets the view beside
+its step, run from a second listener (--sandbox-addr) so that it never
+shares the page's origin; --sandbox-origin names that listener's public
+origin behind a reverse proxy.
 
 It listens on a loopback address by default. Bound to any other address it
 needs a token for the operator view in ` + webTokenEnv + ` and the keys of
@@ -98,6 +107,8 @@ too and they are required there as well.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.http, "http", "127.0.0.1:8080", "listen on `ADDR` (port 0 picks a free port); a non-loopback address needs "+webTokenEnv+" and "+apiKeysEnv)
+	fl.StringVar(&f.sandboxAddr, "sandbox-addr", "127.0.0.1:0", "listen on `ADDR` for the sandbox of MCP Apps views, another origin than the page's (port 0 picks a free port)")
+	fl.StringVar(&f.sandboxOrigin, "sandbox-origin", "", `the origin browsers reach --sandbox-addr at, e.g. https://sandbox.example.com behind a reverse proxy (default http://ADDR of --sandbox-addr; "off" turns views off)`)
 	fl.BoolVar(&f.openV1, "open-v1", false, "serve /v1 without an API key off loopback (behind a proxy that authenticates); by default "+apiKeysEnv+" is required there")
 	fl.StringVar(&f.model, "model", "", `"offline" for the offline demo model, or a model name for the OpenAI-compatible provider (default: offline without an API key)`)
 	fl.StringArrayVar(&f.mcp, "mcp", nil, `connect an MCP server started by this command line (repeatable), as in agentapp chat`)
@@ -194,6 +205,16 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		return fmt.Errorf("cannot listen on %s: %w (is another server using the port? try another port, or port 0 for a free one)", f.http, err)
 	}
 	defer ln.Close()
+	sandboxLn, sandboxOrigin, err := listenSandbox(f, ln.Addr().String())
+	if err != nil {
+		return err
+	}
+	if sandboxLn != nil {
+		defer sandboxLn.Close()
+	}
+	if w := sandboxWarning(f.http, sandboxOrigin); w != "" {
+		logger.Warn(w)
+	}
 
 	maxOut, toolSearch, err := limitOptions(&f.limits, chatConfigPath(&f.chatFlags))
 	if err != nil {
@@ -221,7 +242,7 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		Store:          st,
 		AuditToFile:    strings.TrimSpace(os.Getenv(guard.EnvAuditLog)) != "",
 		LocalTools:     assistant.LocalTools,
-		ConnectOptions: []mcpclient.ConnectOption{mcpclient.WithLogger(logger), chatOAuth(dir, chatConfigPath(&f.chatFlags))},
+		ConnectOptions: webConnectOptions(sandboxOrigin != "", mcpclient.WithLogger(logger), chatOAuth(dir, chatConfigPath(&f.chatFlags))),
 		Strict:         f.strictMCP,
 		Reason:         connectReason,
 		System:         assistant.SystemPrompt,
@@ -258,6 +279,8 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		Logger:       logger,
 		Trace:        traceTo,
 		Tracing:      tr,
+
+		SandboxOrigin: sandboxOrigin,
 	})
 	if err != nil {
 		return err
@@ -284,11 +307,18 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	if active := h.Guards().Config().Active(); len(active) > 0 {
 		b.add("guards", "guards", active)
 	}
+	if sandboxOrigin != "" {
+		b.add("apps", "MCP Apps", "views sandboxed at "+sandboxOrigin+"/proxy")
+	}
 	if traceTo != nil {
 		b.add("trace", "trace", "every turn's steps on stderr, labelled with its session")
 	}
 	b.write(cmd, stderr)
 	start := time.Now()
+	if sandboxLn != nil {
+		stopSandbox := serveSandbox(srv, sandboxLn, logger)
+		defer stopSandbox()
+	}
 	if err := srv.Serve(ctx, ln); err != nil {
 		return err
 	}

@@ -53,8 +53,14 @@ func artifactsDir(t *testing.T) string {
 // SIGTERM at cleanup and must exit cleanly.
 func startWeb(t *testing.T, env ...string) string {
 	t.Helper()
+	return startWebWith(t, []string{"--mcp", "shop=" + agentappBin(t) + " serve"}, env...)
+}
+
+// startWebWith is startWeb with other arguments than the shop server.
+func startWebWith(t *testing.T, args []string, env ...string) string {
+	t.Helper()
 	bin := agentappBin(t)
-	cmd := exec.Command(bin, "web", "--http", "127.0.0.1:0", "--model", "offline", "--mcp", "shop="+bin+" serve")
+	cmd := exec.Command(bin, append([]string{"web", "--http", "127.0.0.1:0", "--model", "offline"}, args...)...)
 	cmd.Env = append(os.Environ(), append([]string{"AGENTAPP_DATA_DIR=" + t.TempDir(), "OPENAI_API_KEY="}, env...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()

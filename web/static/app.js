@@ -71,6 +71,7 @@ function showStep(a, s) {
   li.append(el("span", "tool", s.tool), el("span", "server", " · " + (s.server || "?")));
   if (s.error) li.title = s.error;
   if (s.cut) li.append(el("span", "cut", " ✂ " + s.cut.notice));
+  apps.step(a, s); // apps.js: the tool's view, if it links one
 }
 
 function showSources(a, sources) {
@@ -202,8 +203,8 @@ async function restore() {
 
 document.addEventListener("DOMContentLoaded", () => {
   applyLang();
-  $("#lang").onclick = () => { lang = lang === "zh" ? "en" : "zh"; localStorage.setItem("lang", lang); applyLang(); };
-  $("#new").onclick = async () => { await newSession(); $("#log").textContent = ""; $("#log").append(el("div", "msg assistant welcome", t("welcome"))); };
+  $("#lang").onclick = () => { lang = lang === "zh" ? "en" : "zh"; localStorage.setItem("lang", lang); applyLang(); apps.languageChanged(); };
+  $("#new").onclick = async () => { await apps.teardownAll(); await newSession(); $("#log").textContent = ""; $("#log").append(el("div", "msg assistant welcome", t("welcome"))); };
   $("#ask").onsubmit = (e) => {
     e.preventDefault();
     const text = $("#input").value.trim();

@@ -1,0 +1,33 @@
+package mcpclient
+
+// MCP Apps (the io.modelcontextprotocol/ui extension): a tool may link an
+// interactive view, a ui:// resource of AppMIMEType, through its
+// _meta.ui.resourceUri. The bridge only advertises the extension and keeps
+// each tool's _meta; rendering the view is the host's business (package
+// web), which is why only a host that renders views asks for WithApps.
+
+import "maps"
+
+// The extension's identifiers.
+const (
+	// AppsExtension is the key of the extension in the client's
+	// capabilities.
+	AppsExtension = "io.modelcontextprotocol/ui"
+	// AppMIMEType is the MIME type of a view's HTML resource.
+	AppMIMEType = "text/html;profile=mcp-app"
+)
+
+// WithApps advertises the MCP Apps extension in initialize, so that a
+// server may link views to its tools. Give it only from a host that
+// renders them: a server may then leave a tool's text result terse.
+func WithApps() ConnectOption {
+	return func(o *connectOptions) { o.apps = true }
+}
+
+// ToolMeta returns the _meta the server listed for the tool the bridge
+// offers as name (a copy), or nil when it has none or no such tool.
+func (b *Bridge) ToolMeta(name string) map[string]any {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return maps.Clone(b.tools.meta[name])
+}
