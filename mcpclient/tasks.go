@@ -322,6 +322,22 @@ func (b *Bridge) taskTool(ctx context.Context, p *mcp.CallToolParams) bool {
 	return forcedTask(ctx) || b.RunsAsTask(p.Name) || b.TaskSupport(p.Name) == TaskRequired
 }
 
+type statusHookKey struct{}
+
+// WithTaskStatus returns a context under which every status report of a
+// tool call that runs as a task (the same Progress the connection's
+// WithProgress hook gets) also goes to f, with the call's ctx. It lets
+// the one turn that made a call show its task's stages, where the
+// connection's hook is shared by all turns. f must return quickly.
+func WithTaskStatus(ctx context.Context, f func(context.Context, Progress)) context.Context {
+	return context.WithValue(ctx, statusHookKey{}, f)
+}
+
+func taskStatusHook(ctx context.Context) func(context.Context, Progress) {
+	f, _ := ctx.Value(statusHookKey{}).(func(context.Context, Progress))
+	return f
+}
+
 type asTaskKey struct{}
 
 // AsTask returns a context under which a tool call must run as a task
@@ -557,7 +573,7 @@ func (r *taskRun) run(ctx context.Context, t *Task) (*mcp.CallToolResult, error)
 		<-timer.C
 	}
 	for {
-		if r.report(t) {
+		if r.report(ctx, t) {
 			wait = interval
 		}
 		switch {
@@ -613,15 +629,19 @@ func (r *taskRun) run(ctx context.Context, t *Task) (*mcp.CallToolResult, error)
 
 // report passes a new status or status message to the progress hook and
 // reports whether there was one.
-func (r *taskRun) report(t *Task) bool {
+func (r *taskRun) report(ctx context.Context, t *Task) bool {
 	key := t.Status + "\x00" + t.StatusMessage
 	if key == r.last {
 		return false
 	}
 	r.last, r.still = key, 0
 	r.updates++
+	p := Progress{Server: r.b.name, Tool: r.tool, Progress: float64(r.updates), Task: r.id, Status: t.Status, Message: textsafe.Preview(t.StatusMessage, 200)}
 	if r.b.opts.progress != nil {
-		r.b.opts.progress(Progress{Server: r.b.name, Tool: r.tool, Progress: float64(r.updates), Task: r.id, Status: t.Status, Message: textsafe.Preview(t.StatusMessage, 200)})
+		r.b.opts.progress(p)
+	}
+	if f := taskStatusHook(ctx); f != nil {
+		f(ctx, p)
 	}
 	return true
 }
