@@ -85,6 +85,15 @@ func ptyHelper() int {
 		cfg.Guards = guard.New(guard.Config{Confirm: []string{"refund"}}, nil, nil)
 		cfg.confirmTimeout = d
 	}
+	if bin := os.Getenv(ptyEverythingEnv); bin != "" {
+		b, cs, err := ptyEverything(bin, os.Getenv(ptyWireLogEnv))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "helper:", err)
+			return 3
+		}
+		cfg.Servers = []host.Server{b}
+		cfg.ClientSide = cs
+	}
 	c, err := New(context.Background(), cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
