@@ -601,6 +601,11 @@ func ConnectInMemory(ctx context.Context, name string, srv InProcessServer, opts
 
 // open runs initialize over t and stores the session in c.
 func (b *Bridge) open(ctx context.Context, c *conn, t mcp.Transport, version string) error {
+	if ct, ok := t.(*captureTransport); ok {
+		// The server's sampling and elicitation may run as tasks of ours
+		// where the connection can serve them (requesttasks.go).
+		ct.cap.serving = newRequestTasks(b.opts.sampler != nil, b.opts.elicitor != nil)
+	}
 	client := mcp.NewClient(clientImpl, b.clientOptions(c))
 	registerTaskMethods(client)
 	client.AddSendingMiddleware(b.tracingMiddleware(c))
