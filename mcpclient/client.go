@@ -738,6 +738,18 @@ func (b *Bridge) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Call
 		return nil, err
 	}
 	defer done()
+	if b.extOn(b.current()) {
+		// The server decides which calls become tasks (tasks_ext.go).
+		rctx, cancel, _ := b.bound(ctx)
+		c, err := b.ready(rctx)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		if b.extOn(c) {
+			return b.callExt(ctx, c, p)
+		}
+	}
 	if b.taskTool(ctx, p) {
 		return b.callTask(ctx, p)
 	}

@@ -167,11 +167,12 @@ func registerTaskMethods(client *mcp.Client) {
 	}
 	_ = mcp.AddSendingCustomMethod[*listTasksParams, *rawResult](client, "tasks/list")
 	_ = mcp.AddSendingCustomMethod[*taskToolCallParams, *rawResult](client, taskCallMethod)
+	registerExtMethods(client)
 }
 
 // renameTaskCall gives a message sent under taskCallMethod its real name.
 func renameTaskCall(msg jsonrpc.Message) jsonrpc.Message {
-	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == taskCallMethod {
+	if req, ok := msg.(*jsonrpc.Request); ok && (req.Method == taskCallMethod || req.Method == extCallMethod) {
 		cp := *req
 		cp.Method = "tools/call"
 		return &cp
@@ -179,10 +180,25 @@ func renameTaskCall(msg jsonrpc.Message) jsonrpc.Message {
 	return msg
 }
 
-// renameTaskCallHTTP does renameTaskCall on a POST body the SDK encoded.
+// renameTaskCallHTTP does renameTaskCall on a POST body the SDK encoded,
+// and gives the requests of protocol 2026-07-28 (which carry Mcp-Method)
+// the Mcp-Name header the SDK sets only for the methods it knows: the
+// tool's name on a renamed tools/call, the task's id on the extension's
+// task methods (tasks_ext.go), by which a load balancer routes them.
 func renameTaskCallHTTP(req *http.Request, method string) {
-	if method != taskCallMethod || req.GetBody == nil {
+	modern := req.Header.Get("Mcp-Method") != ""
+	if modern && (method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel") && req.GetBody != nil {
+		if p := peekParams(req); p.TaskID != "" {
+			req.Header.Set("Mcp-Name", p.TaskID)
+		}
+	}
+	if method != taskCallMethod && method != extCallMethod || req.GetBody == nil {
 		return
+	}
+	if modern {
+		if p := peekParams(req); p.Name != "" {
+			req.Header.Set("Mcp-Name", p.Name)
+		}
 	}
 	body, err := req.GetBody()
 	if err != nil {
@@ -204,6 +220,25 @@ func renameTaskCallHTTP(req *http.Request, method string) {
 	if req.Header.Get("Mcp-Method") != "" {
 		req.Header.Set("Mcp-Method", "tools/call")
 	}
+}
+
+// peekParams reads the name and taskId of a POST body's params.
+func peekParams(req *http.Request) (p struct {
+	Name   string `json:"name"`
+	TaskID string `json:"taskId"`
+}) {
+	body, err := req.GetBody()
+	if err != nil {
+		return p
+	}
+	defer body.Close()
+	var m struct {
+		Params json.RawMessage `json:"params"`
+	}
+	if json.NewDecoder(io.LimitReader(body, 64<<20)).Decode(&m) == nil {
+		_ = json.Unmarshal(m.Params, &p)
+	}
+	return p
 }
 
 // recordTaskSupport notes each tool's execution.taskSupport from a
@@ -424,11 +459,28 @@ func getTask(ctx context.Context, s *mcp.ClientSession, method, id string) (*Tas
 	if err != nil {
 		return nil, err
 	}
-	var t Task
-	if err := json.Unmarshal(res.raw, &t); err != nil || t.Status == "" {
+	var t struct {
+		Task
+		// The extension's names (tasks_ext.go).
+		TTLMs          *float64 `json:"ttlMs"`
+		PollIntervalMs float64  `json:"pollIntervalMs"`
+	}
+	err = json.Unmarshal(res.raw, &t)
+	if err == nil && t.Status == "" && method == "tasks/cancel" {
+		// The extension acknowledges a cancel with an empty result; the
+		// task's state is tasks/get's.
+		return getTask(ctx, s, "tasks/get", id)
+	}
+	if err != nil || t.Status == "" {
 		return nil, fmt.Errorf("the server's answer to %s is not a task (%s)", method, textsafe.Preview(string(res.raw), 200))
 	}
-	return &t, nil
+	if t.TTL == nil {
+		t.TTL = t.TTLMs
+	}
+	if t.PollInterval == 0 {
+		t.PollInterval = t.PollIntervalMs
+	}
+	return &t.Task, nil
 }
 
 // TaskResult sends tasks/result: it waits until the task ends and returns
