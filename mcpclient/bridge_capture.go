@@ -203,11 +203,8 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // run for it: it answers it, and returns what the SDK must get instead
 // (nil: nothing).
 func (c *captureConn) serveTask(rt *requestTasks, req *jsonrpc.Request) (jsonrpc.Message, bool) {
-	send := func(resp *jsonrpc.Response) {
-		if err := writeDetached(c.Connection, resp); err != nil {
-			_ = err // the connection is gone; the server sees that
-		}
-	}
+	// A failed write means the connection is gone, which the server sees.
+	send := func(resp *jsonrpc.Response) { _ = writeDetached(c.Connection, resp) }
 	switch {
 	case rt.runsAsTask(req) && hasTask(req.Params):
 		forSDK, answer := rt.start(req)

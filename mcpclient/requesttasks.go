@@ -57,15 +57,14 @@ type requestTasks struct {
 }
 
 type requestTask struct {
-	id, method     string
-	status, msg    string
-	created, upd   time.Time
-	ttl            time.Duration
-	result         json.RawMessage
-	rpcErr         *jsonrpc.Error
-	done           chan struct{} // closed when the task ends
-	sdkID          jsonrpc.ID
-	cancelledByReq bool
+	id, method   string
+	status, msg  string
+	created, upd time.Time
+	ttl          time.Duration
+	result       json.RawMessage
+	rpcErr       *jsonrpc.Error
+	done         chan struct{} // closed when the task ends
+	sdkID        jsonrpc.ID    // the id the SDK got the request under
 }
 
 func newRequestTasks(sampling, elicitation bool) *requestTasks {
@@ -288,7 +287,7 @@ func (rt *requestTasks) answer(req *jsonrpc.Request, send func(*jsonrpc.Response
 			return errorResponse(req.ID, jsonrpc.CodeInvalidParams, fmt.Sprintf("task %q has ended (%s) and cannot be cancelled", t.id, t.status)), nil
 		default:
 		}
-		t.status, t.msg, t.upd, t.cancelledByReq = TaskCancelled, "the server cancelled it", rt.now(), true
+		t.status, t.msg, t.upd = TaskCancelled, "the server cancelled it", rt.now()
 		close(t.done)
 		params, _ := json.Marshal(map[string]any{"requestId": t.sdkID.Raw(), "reason": "the server cancelled the task"})
 		return resultResponse(req.ID, t.wire()), &jsonrpc.Request{Method: "notifications/cancelled", Params: params}
