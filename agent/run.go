@@ -221,7 +221,7 @@ func callTool(ctx context.Context, tools *ToolSet, c model.ToolCall) (string, er
 			}
 			done <- o
 		}()
-		o.out, o.err = t.Execute(ctx, c.Arguments)
+		o.out, o.err = t.Execute(withCallID(ctx, c.ID), c.Arguments)
 	}()
 	var o outcome
 	select {

@@ -356,3 +356,29 @@ func TestArgsErrorIsBounded(t *testing.T) {
 		t.Fatalf("error is %d runes: %.200s", n, err.Error())
 	}
 }
+
+// TestRunToolSeesItsCallID checks that each call's Execute can tell which
+// of the model's calls it runs (what a task's status reports are tied to).
+func TestRunToolSeesItsCallID(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]string{}
+	who := &agent.Tool{Name: "who", Execute: func(ctx context.Context, args json.RawMessage) (any, error) {
+		mu.Lock()
+		seen[string(args)] = agent.CallIDFrom(ctx)
+		mu.Unlock()
+		return "ok", nil
+	}}
+	m := scripted.New(
+		scripted.Turn{Calls: []model.ToolCall{scripted.Call("call-1", "who", map[string]any{"n": 1}), scripted.Call("call-2", "who", map[string]any{"n": 2})}},
+		scripted.Turn{Text: "done"},
+	)
+	if _, err := agent.Run(context.Background(), agent.Options{Model: m, Messages: user("go"), Tools: tools(t, who)}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{`{"n":1}`: "call-1", `{"n":2}`: "call-2"}, seen); diff != "" {
+		t.Fatalf("call ids seen by Execute (-want +got):\n%s", diff)
+	}
+	if got := agent.CallIDFrom(context.Background()); got != "" {
+		t.Fatalf("CallIDFrom outside a call = %q, want empty", got)
+	}
+}

@@ -20,3 +20,21 @@ func SessionFrom(ctx context.Context) string {
 	id, _ := ctx.Value(sessionKey{}).(string)
 	return id
 }
+
+type callKey struct{}
+
+// CallIDFrom returns the model's id of the tool call whose Execute ctx
+// belongs to, or "" outside a call. The engine sets it so that what a
+// tool reports while it runs (an MCP task's status) can be tied to the
+// call a front end shows.
+func CallIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(callKey{}).(string)
+	return id
+}
+
+func withCallID(ctx context.Context, id string) context.Context {
+	if id == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, callKey{}, id)
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/term"
 	"github.com/agentapp/agentapp/internal/textsafe"
 	xterm "golang.org/x/term"
@@ -53,6 +54,19 @@ func (a *activity) started(tool, server string, input []byte) {
 		from = "MCP server " + server
 	}
 	line := fmt.Sprintf("→ %s (%s) %s", textsafe.Escape(tool), textsafe.Escape(from), textsafe.Preview(compactArgs(input), argsPreview))
+	fmt.Fprintln(a.w, a.st.dim(line))
+}
+
+// status writes one line per status change of a call that runs as an MCP
+// task: the task's status and the server's message.
+func (a *activity) status(tool string, st *host.ToolStatus) {
+	if a == nil || st == nil {
+		return
+	}
+	line := fmt.Sprintf("  ⋯ %s %s", textsafe.Escape(tool), textsafe.Escape(st.Status))
+	if st.Message != "" {
+		line += ": " + textsafe.Preview(st.Message, 120)
+	}
 	fmt.Fprintln(a.w, a.st.dim(line))
 }
 

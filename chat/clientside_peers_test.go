@@ -2,9 +2,11 @@ package chat
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -405,5 +407,55 @@ func TestCtrlCEndsAServerQuestion(t *testing.T) {
 	}
 	if strings.Contains(errOut.String(), "refused\n") && !strings.Contains(errOut.String(), "no answer: refused") {
 		t.Errorf("the REPL's next line answered the abandoned question:\n%s", errOut.String())
+	}
+}
+
+// With stream-json output a tool call that runs as an MCP task reports
+// each status change as a tool_status event of its call, between the
+// call and its result.
+func TestStreamJSONTaskStatus(t *testing.T) {
+	bin := everythingBin(t)
+	cs := &ClientSide{}
+	opts := append(cs.ConnectOptions(0), mcpclient.WithGracePeriods(2*time.Second, 2*time.Second))
+	b, err := mcpclient.Connect(context.Background(), mcpconfig.Server{Name: "everything", Command: bin, Args: []string{"stdio"}}, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, &ruleModel{}, openTestStore(t), "")
+	h.cfg.Servers = []host.Server{b}
+	h.cfg.ClientSide = cs
+	c, err := New(context.Background(), h.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := c.AskAs(ctx, `call:simulate-research-query {"topic":"gophers"}`, OutputStreamJSON); err != nil {
+		t.Fatalf("AskAs: %v\nstderr:\n%s", err, h.err.String())
+	}
+	var types, stages []string
+	for _, line := range strings.Split(strings.TrimSpace(h.out.String()), "\n") {
+		var ev Event
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		types = append(types, ev.Type)
+		if ev.Type == "tool_status" {
+			if ev.ID != "c1" || ev.Tool != "simulate-research-query" || ev.Server != "everything" || ev.Task == "" || ev.Status == "" {
+				t.Errorf("tool_status event %+v: want call c1 of everything's simulate-research-query, with its task and status", ev)
+			}
+			stages = append(stages, ev.Status+": "+ev.Message)
+		}
+	}
+	all := strings.Join(stages, "\n")
+	for _, want := range []string{"working: Gathering sources...", "working: Synthesizing findings...", "completed"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("tool_status events:\n%s\nwant %q", all, want)
+		}
+	}
+	call, first, result := slices.Index(types, "tool_call"), slices.Index(types, "tool_status"), slices.Index(types, "tool_result")
+	if call < 0 || first < call || result < 0 || slices.Contains(types[result:], "tool_status") {
+		t.Errorf("event order %v: want the statuses between tool_call and tool_result", types)
 	}
 }

@@ -58,8 +58,13 @@ func (m *ruleModel) Stream(ctx context.Context, req *model.Request, onText func(
 		text = "tool said: " + strings.Join(outs, " | ")
 	case strings.Contains(last.Content, "call:"):
 		_, rest, _ := strings.Cut(last.Content, "call:")
-		name, _, _ := strings.Cut(rest, " ")
-		calls = []model.ToolCall{{ID: "c1", Name: name, Arguments: json.RawMessage(`{"q":"x"}`)}}
+		name, argText, _ := strings.Cut(rest, " ")
+		// "call:tool {json}" calls tool with those arguments.
+		args := json.RawMessage(`{"q":"x"}`)
+		if argText = strings.TrimSpace(argText); strings.HasPrefix(argText, "{") && json.Valid([]byte(argText)) {
+			args = json.RawMessage(argText)
+		}
+		calls = []model.ToolCall{{ID: "c1", Name: name, Arguments: args}}
 	default:
 		text = fmt.Sprintf("echo: %s (%d messages)", last.Content, len(req.Messages))
 	}

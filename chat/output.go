@@ -109,6 +109,8 @@ type Source = host.Source
 //	step_start        step
 //	token             text
 //	tool_call         step, id, tool, server, input
+//	tool_status       step, id, tool, server, task, status, message (a call
+//	                  that runs as an MCP task: one per status change)
 //	tool_result       step, id, tool, server, output or error, denied, duration_ms
 //	approval_asked    tool, server, input
 //	approval_answered tool, server, approved, reason
@@ -129,6 +131,9 @@ type Event struct {
 	DurationMS *int64          `json:"duration_ms,omitempty"`
 	Approved   *bool           `json:"approved,omitempty"`
 	Reason     string          `json:"reason,omitempty"`
+	Task       string          `json:"task,omitempty"`
+	Status     string          `json:"status,omitempty"`
+	Message    string          `json:"message,omitempty"`
 	Answer     *string         `json:"answer,omitempty"`
 	Sources    []Source        `json:"sources,omitempty"`
 	Error      string          `json:"error,omitempty"`

@@ -86,6 +86,15 @@ func ptyHelper() int {
 		cfg.confirmTimeout = d
 	}
 	cfg.Servers = append(cfg.Servers, ptyCatalogs()...) // ux_pty_test.go
+	if bin := os.Getenv(ptyEverythingEnv); bin != "" {
+		b, cs, err := ptyEverything(bin, os.Getenv(ptyWireLogEnv))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "helper:", err)
+			return 3
+		}
+		cfg.Servers = []host.Server{b}
+		cfg.ClientSide = cs
+	}
 	c, err := New(context.Background(), cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)

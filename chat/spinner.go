@@ -40,7 +40,10 @@ func (s *spinner) start(label string) {
 	if s == nil {
 		return
 	}
-	label = textsafe.Escape(label)
+	s.startEscaped(textsafe.Escape(label))
+}
+
+func (s *spinner) startEscaped(label string) {
 	s.halt()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -76,6 +79,31 @@ func (s *spinner) relabel(label string) {
 	defer s.mu.Unlock()
 	if s.stop != nil {
 		s.label = textsafe.Escape(label)
+	}
+}
+
+// around runs f (which writes whole lines) with the spinner's line erased,
+// and starts the spinner again afterwards if it was running. A stopped
+// spinner stays stopped, as with relabel.
+func (s *spinner) around(f func()) {
+	if s == nil {
+		f()
+		return
+	}
+	s.mu.Lock()
+	running, label := s.stop != nil, s.label
+	s.mu.Unlock()
+	if !running {
+		f()
+		return
+	}
+	s.halt()
+	f()
+	s.mu.Lock()
+	restarted := s.stop != nil
+	s.mu.Unlock()
+	if !restarted {
+		s.startEscaped(label)
 	}
 }
 
@@ -282,6 +310,9 @@ func (o *turnObserver) event(ev host.Event) {
 		return
 	}
 	o.recordCut(ev)
+	if ev.Kind == host.EventToolStatus && o.activity != nil {
+		o.spin.around(func() { o.activity.status(ev.Call.Name, ev.Status) })
+	}
 	if o.sink == nil {
 		o.cutLine(ev)
 		return
@@ -300,6 +331,9 @@ func (o *turnObserver) event(ev host.Event) {
 		ms := s.DurationMS
 		o.sink.emit(Event{Type: "tool_result", Step: ev.Step, ID: ev.Call.ID, Tool: ev.Call.Name, Server: s.Server,
 			Output: s.Output, Error: s.Error, Denied: s.Denied, DurationMS: &ms, Cut: cutOf(ev.Cut)})
+	case host.EventToolStatus:
+		o.sink.emit(Event{Type: "tool_status", Step: ev.Step, ID: ev.Call.ID, Tool: ev.Call.Name, Server: server,
+			Task: ev.Status.Task, Status: ev.Status.Status, Message: ev.Status.Message})
 	case host.EventApprovalAsked:
 		req := ev.Approval.Request
 		o.sink.emit(Event{Type: "approval_asked", Tool: req.Tool, Server: req.Server, Input: jsonOrString(req.Args)})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/telemetry"
 )
@@ -60,6 +61,10 @@ const (
 	EventToolStart EventKind = "tool_start"
 	// EventToolEnd: a tool call ended (Step, Call, Server, Result).
 	EventToolEnd EventKind = "tool_end"
+	// EventToolStatus: a running tool call reported a new state (Step,
+	// Call, Server, Status): an MCP task's status and status message,
+	// one event per change.
+	EventToolStatus EventKind = "tool_status"
 	// EventText: a piece of the answer (Text), with Turn.Stream.
 	EventText EventKind = "text"
 	// EventApprovalAsked: a guarded call waits for the user (Approval).
@@ -85,6 +90,8 @@ type Event struct {
 	Server string
 	// Result is the outcome of EventToolEnd.
 	Result *agent.StepEvent
+	// Status is EventToolStatus's report.
+	Status *ToolStatus
 	// Text is EventText's piece of the answer.
 	Text     string
 	Approval *Approval
@@ -92,6 +99,15 @@ type Event struct {
 	Err      error
 	// Cut is set on EventToolEnd when the result was over its cap.
 	Cut *ResultCut
+}
+
+// ToolStatus is what a running tool call reported of itself: the MCP
+// task it runs as, the task's status ("working", "input_required",
+// "completed", …) and the server's message, if any.
+type ToolStatus struct {
+	Task    string
+	Status  string
+	Message string
 }
 
 // Approval is a confirmation a guarded call asked for; Decision is set on
@@ -253,6 +269,21 @@ func (t *running) Observe(ev agent.StepEvent) {
 
 func (t *running) Done(*agent.Result, error) {}
 
+// taskStatus turns a task's status report into an EventToolStatus of the
+// call it belongs to (ctx is the call's).
+func (t *running) taskStatus(ctx context.Context, p mcpclient.Progress) {
+	id := agent.CallIDFrom(ctx)
+	t.mu.Lock()
+	call, ok := t.calls[id]
+	step, set := t.step, t.set
+	t.mu.Unlock()
+	if !ok {
+		return // not a call of this turn's model
+	}
+	t.emit(Event{Kind: EventToolStatus, Step: step, Call: call, Server: OriginOf(set, call.Name),
+		Status: &ToolStatus{Task: p.Task, Status: p.Status, Message: p.Message}})
+}
+
 // Run runs one turn: it checks the user's message, reads the session's
 // window, runs the loop within the turn's time limit over the live tool
 // table, and stores the turn when it succeeded. A failed or cancelled turn
@@ -300,6 +331,7 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 	defer cancel()
 	turnCtx = agent.WithSession(turnCtx, t.Session)
 	turnCtx = context.WithValue(turnCtx, turnKey{}, rt)
+	turnCtx = mcpclient.WithTaskStatus(turnCtx, rt.taskStatus)
 
 	m := &usageModel{Model: h.cfg.Model}
 	rt.set = h.offered(turnCtx, t.Session, h.table.Refresh(turnCtx))

@@ -33,6 +33,9 @@ type capture struct {
 	// taskSupport and tasks: tasks.go.
 	taskSupport map[string]string
 	tasks       TaskCapabilities
+	// serving runs the server's task requests (requesttasks.go); nil
+	// when we run none.
+	serving *requestTasks
 }
 
 func newCapture() *capture {
@@ -147,6 +150,22 @@ type captureConn struct {
 
 func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	msg = renameTaskCall(msg)
+	if rt := c.cap.serving; rt != nil {
+		switch m := msg.(type) {
+		case *jsonrpc.Response:
+			if rt.finish(m) {
+				return nil // the result of a task the server polls for
+			}
+		case *jsonrpc.Request:
+			if m.Method == "initialize" {
+				if p, ok := rt.withCapability(m.Params); ok {
+					cp := *m
+					cp.Params = p
+					msg = &cp
+				}
+			}
+		}
+	}
 	req, ok := msg.(*jsonrpc.Request)
 	watch := ok && req.IsCall() && (req.Method == "tools/list" || req.Method == "tools/call" || req.Method == "initialize")
 	if watch {
@@ -161,10 +180,58 @@ func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if err != nil {
-		return msg, err
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			return msg, err
+		}
+		if rt := c.cap.serving; rt != nil {
+			if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+				if next, handled := c.serveTask(rt, req); handled {
+					if next == nil {
+						continue
+					}
+					msg = next
+				}
+			}
+		}
+		return c.read(msg)
 	}
+}
+
+// serveTask handles a request of the server that concerns the tasks we
+// run for it: it answers it, and returns what the SDK must get instead
+// (nil: nothing).
+func (c *captureConn) serveTask(rt *requestTasks, req *jsonrpc.Request) (jsonrpc.Message, bool) {
+	// A failed write means the connection is gone, which the server sees.
+	send := func(resp *jsonrpc.Response) { _ = writeDetached(c.Connection, resp) }
+	switch {
+	case rt.runsAsTask(req) && hasTask(req.Params):
+		forSDK, answer := rt.start(req)
+		send(answer)
+		if forSDK == nil {
+			return nil, true
+		}
+		return forSDK, true
+	case isTaskMethod(req.Method):
+		resp, cancelSDK := rt.answer(req, send)
+		if resp != nil {
+			send(resp)
+		}
+		if cancelSDK != nil {
+			return cancelSDK, true
+		}
+		return nil, true
+	}
+	return nil, false
+}
+
+func (c *captureConn) Close() error {
+	c.cap.serving.close()
+	return c.Connection.Close()
+}
+
+func (c *captureConn) read(msg jsonrpc.Message) (jsonrpc.Message, error) {
 	resp, ok := msg.(*jsonrpc.Response)
 	if !ok || !resp.ID.IsValid() {
 		return msg, nil

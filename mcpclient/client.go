@@ -604,6 +604,11 @@ func ConnectInMemory(ctx context.Context, name string, srv InProcessServer, opts
 
 // open runs initialize over t and stores the session in c.
 func (b *Bridge) open(ctx context.Context, c *conn, t mcp.Transport, version string) error {
+	if ct, ok := t.(*captureTransport); ok {
+		// The server's sampling and elicitation may run as tasks of ours
+		// where the connection can serve them (requesttasks.go).
+		ct.cap.serving = newRequestTasks(b.opts.sampler != nil, b.opts.elicitor != nil)
+	}
 	client := mcp.NewClient(clientImpl, b.clientOptions(c))
 	registerTaskMethods(client)
 	client.AddSendingMiddleware(b.tracingMiddleware(c))
@@ -742,6 +747,18 @@ func (b *Bridge) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Call
 		return nil, err
 	}
 	defer done()
+	if b.extOn(b.current()) {
+		// The server decides which calls become tasks (tasks_ext.go).
+		rctx, cancel, _ := b.bound(ctx)
+		c, err := b.ready(rctx)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		if b.extOn(c) {
+			return b.callExt(ctx, c, p)
+		}
+	}
 	if b.taskTool(ctx, p) {
 		return b.callTask(ctx, p)
 	}

@@ -294,6 +294,7 @@ func (b *Bridge) clientOptions(c *conn) *mcp.ClientOptions {
 		caps.Elicitation = &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}
 		o.ElicitationHandler = b.onElicit
 	}
+	b.declareExtTasks(c, caps)
 	if b.opts.progress != nil {
 		o.ProgressNotificationHandler = b.onProgress
 	}

@@ -167,11 +167,12 @@ func registerTaskMethods(client *mcp.Client) {
 	}
 	_ = mcp.AddSendingCustomMethod[*listTasksParams, *rawResult](client, "tasks/list")
 	_ = mcp.AddSendingCustomMethod[*taskToolCallParams, *rawResult](client, taskCallMethod)
+	registerExtMethods(client)
 }
 
 // renameTaskCall gives a message sent under taskCallMethod its real name.
 func renameTaskCall(msg jsonrpc.Message) jsonrpc.Message {
-	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == taskCallMethod {
+	if req, ok := msg.(*jsonrpc.Request); ok && (req.Method == taskCallMethod || req.Method == extCallMethod) {
 		cp := *req
 		cp.Method = "tools/call"
 		return &cp
@@ -179,10 +180,25 @@ func renameTaskCall(msg jsonrpc.Message) jsonrpc.Message {
 	return msg
 }
 
-// renameTaskCallHTTP does renameTaskCall on a POST body the SDK encoded.
+// renameTaskCallHTTP does renameTaskCall on a POST body the SDK encoded,
+// and gives the requests of protocol 2026-07-28 (which carry Mcp-Method)
+// the Mcp-Name header the SDK sets only for the methods it knows: the
+// tool's name on a renamed tools/call, the task's id on the extension's
+// task methods (tasks_ext.go), by which a load balancer routes them.
 func renameTaskCallHTTP(req *http.Request, method string) {
-	if method != taskCallMethod || req.GetBody == nil {
+	modern := req.Header.Get("Mcp-Method") != ""
+	if modern && (method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel") && req.GetBody != nil {
+		if p := peekParams(req); p.TaskID != "" {
+			req.Header.Set("Mcp-Name", p.TaskID)
+		}
+	}
+	if method != taskCallMethod && method != extCallMethod || req.GetBody == nil {
 		return
+	}
+	if modern {
+		if p := peekParams(req); p.Name != "" {
+			req.Header.Set("Mcp-Name", p.Name)
+		}
 	}
 	body, err := req.GetBody()
 	if err != nil {
@@ -204,6 +220,25 @@ func renameTaskCallHTTP(req *http.Request, method string) {
 	if req.Header.Get("Mcp-Method") != "" {
 		req.Header.Set("Mcp-Method", "tools/call")
 	}
+}
+
+// peekParams reads the name and taskId of a POST body's params.
+func peekParams(req *http.Request) (p struct {
+	Name   string `json:"name"`
+	TaskID string `json:"taskId"`
+}) {
+	body, err := req.GetBody()
+	if err != nil {
+		return p
+	}
+	defer body.Close()
+	var m struct {
+		Params json.RawMessage `json:"params"`
+	}
+	if json.NewDecoder(io.LimitReader(body, 64<<20)).Decode(&m) == nil {
+		_ = json.Unmarshal(m.Params, &p)
+	}
+	return p
 }
 
 // recordTaskSupport notes each tool's execution.taskSupport from a
@@ -322,6 +357,22 @@ func (b *Bridge) taskTool(ctx context.Context, p *mcp.CallToolParams) bool {
 	return forcedTask(ctx) || b.RunsAsTask(p.Name) || b.TaskSupport(p.Name) == TaskRequired
 }
 
+type statusHookKey struct{}
+
+// WithTaskStatus returns a context under which every status report of a
+// tool call that runs as a task (the same Progress the connection's
+// WithProgress hook gets) also goes to f, with the call's ctx. It lets
+// the one turn that made a call show its task's stages, where the
+// connection's hook is shared by all turns. f must return quickly.
+func WithTaskStatus(ctx context.Context, f func(context.Context, Progress)) context.Context {
+	return context.WithValue(ctx, statusHookKey{}, f)
+}
+
+func taskStatusHook(ctx context.Context) func(context.Context, Progress) {
+	f, _ := ctx.Value(statusHookKey{}).(func(context.Context, Progress))
+	return f
+}
+
 type asTaskKey struct{}
 
 // AsTask returns a context under which a tool call must run as a task
@@ -408,11 +459,28 @@ func getTask(ctx context.Context, s *mcp.ClientSession, method, id string) (*Tas
 	if err != nil {
 		return nil, err
 	}
-	var t Task
-	if err := json.Unmarshal(res.raw, &t); err != nil || t.Status == "" {
+	var t struct {
+		Task
+		// The extension's names (tasks_ext.go).
+		TTLMs          *float64 `json:"ttlMs"`
+		PollIntervalMs float64  `json:"pollIntervalMs"`
+	}
+	err = json.Unmarshal(res.raw, &t)
+	if err == nil && t.Status == "" && method == "tasks/cancel" {
+		// The extension acknowledges a cancel with an empty result; the
+		// task's state is tasks/get's.
+		return getTask(ctx, s, "tasks/get", id)
+	}
+	if err != nil || t.Status == "" {
 		return nil, fmt.Errorf("the server's answer to %s is not a task (%s)", method, textsafe.Preview(string(res.raw), 200))
 	}
-	return &t, nil
+	if t.TTL == nil {
+		t.TTL = t.TTLMs
+	}
+	if t.PollInterval == 0 {
+		t.PollInterval = t.PollIntervalMs
+	}
+	return &t.Task, nil
 }
 
 // TaskResult sends tasks/result: it waits until the task ends and returns
@@ -557,7 +625,7 @@ func (r *taskRun) run(ctx context.Context, t *Task) (*mcp.CallToolResult, error)
 		<-timer.C
 	}
 	for {
-		if r.report(t) {
+		if r.report(ctx, t) {
 			wait = interval
 		}
 		switch {
@@ -613,15 +681,19 @@ func (r *taskRun) run(ctx context.Context, t *Task) (*mcp.CallToolResult, error)
 
 // report passes a new status or status message to the progress hook and
 // reports whether there was one.
-func (r *taskRun) report(t *Task) bool {
+func (r *taskRun) report(ctx context.Context, t *Task) bool {
 	key := t.Status + "\x00" + t.StatusMessage
 	if key == r.last {
 		return false
 	}
 	r.last, r.still = key, 0
 	r.updates++
+	p := Progress{Server: r.b.name, Tool: r.tool, Progress: float64(r.updates), Task: r.id, Status: t.Status, Message: textsafe.Preview(t.StatusMessage, 200)}
 	if r.b.opts.progress != nil {
-		r.b.opts.progress(Progress{Server: r.b.name, Tool: r.tool, Progress: float64(r.updates), Task: r.id, Status: t.Status, Message: textsafe.Preview(t.StatusMessage, 200)})
+		r.b.opts.progress(p)
+	}
+	if f := taskStatusHook(ctx); f != nil {
+		f(ctx, p)
 	}
 	return true
 }

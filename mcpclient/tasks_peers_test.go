@@ -98,10 +98,29 @@ func TestTaskPeerResearchQuery(t *testing.T) {
 		t.Fatal("RunsAsTask: want true for simulate-research-query, false for echo")
 	}
 	tl := adTool(t, b, "simulate-research-query")
-	got, err := execWithin(t, context.Background(), tl, `{"topic":"gophers"}`)
+	// The call's own hook (WithTaskStatus) gets the same reports, with the
+	// call's context.
+	type mark struct{}
+	var (
+		hookMu  sync.Mutex
+		hooked  []string
+		ownCtxs = true
+	)
+	ctx := WithTaskStatus(context.WithValue(context.Background(), mark{}, "this call"), func(ctx context.Context, p Progress) {
+		hookMu.Lock()
+		defer hookMu.Unlock()
+		hooked = append(hooked, p.Status+": "+p.Message)
+		ownCtxs = ownCtxs && ctx.Value(mark{}) == "this call"
+	})
+	got, err := execWithin(t, ctx, tl, `{"topic":"gophers"}`)
 	if err != nil {
 		t.Fatalf("simulate-research-query: %v", err)
 	}
+	hookMu.Lock()
+	if len(hooked) != len(log.lines()) || len(hooked) < 3 || !ownCtxs {
+		t.Errorf("the call's hook got %q (own contexts: %v); want the %d reports the connection's hook got", hooked, ownCtxs, len(log.lines()))
+	}
+	hookMu.Unlock()
 	if !strings.Contains(got, "# Research Report: gophers") {
 		t.Errorf("the model sees %.200q; want the report", got)
 	}

@@ -167,6 +167,11 @@ func New(opts *Options) *Server {
 		// promises only that every resources/list is current.
 		caps.Resources = &mcp.ResourceCapabilities{ListChanged: opts.DocsChange}
 	}
+	if opts.Tasks != nil {
+		// The tasks extension of protocol 2026-07-28 (tasks_ext.go), in
+		// the capabilities server/discover and initialize report.
+		caps.AddExtension(ExtTasks, map[string]any{})
+	}
 	s := &Server{
 		mcp: mcp.NewServer(&mcp.Implementation{Name: name, Title: opts.Title, Version: opts.Version}, &mcp.ServerOptions{
 			Instructions: opts.Instructions,

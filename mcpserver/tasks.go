@@ -121,15 +121,6 @@ func toWire(t *Task) wireTask {
 	return w
 }
 
-// taskResult is the answer of tasks/get and tasks/cancel: the task's
-// fields at the top level.
-type taskResult struct {
-	mcp.ResultBase
-	wireTask
-}
-
-func (r *taskResult) MarshalJSON() ([]byte, error) { return json.Marshal(r.wireTask) }
-
 // createTaskResult is the answer of a task-augmented tools/call.
 type createTaskResult struct {
 	mcp.ResultBase
@@ -203,23 +194,41 @@ func (s *Server) installTasks(b TaskBackend) []mcp.Middleware {
 			s.taskTools[name] = true
 		}
 	}
-	_ = mcp.AddReceivingCustomMethod(s.mcp, "tasks/get", func(ctx context.Context, _ *mcp.ServerSession, p *taskIDParams) (*taskResult, error) {
+	// tasks/get and tasks/cancel answer in the shape of the generation the
+	// request speaks: the extension's when it declares it (tasks_ext.go).
+	_ = mcp.AddReceivingCustomMethod(s.mcp, "tasks/get", func(ctx context.Context, _ *mcp.ServerSession, p *taskIDParams) (*extResult, error) {
+		if p != nil && extAsked(p.Meta) {
+			res, err := s.extGet(ctx, p)
+			if err != nil {
+				return nil, err
+			}
+			return res.(*extResult), nil
+		}
 		t, err := s.taskOf(ctx, p)
 		if err != nil {
 			return nil, err
 		}
-		return &taskResult{wireTask: toWire(t)}, nil
+		return &extResult{v: toWire(t)}, nil
 	})
-	_ = mcp.AddReceivingCustomMethod(s.mcp, "tasks/cancel", func(ctx context.Context, _ *mcp.ServerSession, p *taskIDParams) (*taskResult, error) {
+	_ = mcp.AddReceivingCustomMethod(s.mcp, "tasks/cancel", func(ctx context.Context, _ *mcp.ServerSession, p *taskIDParams) (*extResult, error) {
 		if p == nil || p.TaskID == "" {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tasks/cancel needs params.taskId"}
 		}
+		ext := extAsked(p.Meta)
 		t, err := b.CancelTask(ctx, CallerFrom(ctx), p.TaskID)
-		if err != nil {
+		switch {
+		case ext && errors.Is(err, ErrTaskEnded):
+			// Cancelling is a wish under the extension: the task ended
+			// first, which tasks/get shows.
+			return &extResult{v: ack}, nil
+		case err != nil:
 			return nil, taskError(p.TaskID, err)
+		case ext:
+			return &extResult{v: ack}, nil
 		}
-		return &taskResult{wireTask: toWire(t)}, nil
+		return &extResult{v: toWire(t)}, nil
 	})
+	s.installExtTasks()
 	_ = mcp.AddReceivingCustomMethod(s.mcp, "tasks/list", func(ctx context.Context, _ *mcp.ServerSession, _ *listTasksParams) (*listTasksResult, error) {
 		ts, err := b.Tasks(ctx, CallerFrom(ctx))
 		if err != nil {
@@ -310,6 +319,11 @@ func (s *Server) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil {
 				if ttl, asked := taskAsked(r.Params.Meta); asked {
 					return s.startTask(ctx, r, ttl, next)
+				}
+				// The extension: the server decides, for a client that
+				// declared it and a caller that can come back.
+				if s.taskTools[r.Params.Name] && CallerFrom(ctx) != "" && extAsked(r.Params.Meta) {
+					return s.startExtTask(agent.WithSession(ctx, s.sessions.of(r.Session)), r)
 				}
 			}
 		case "initialize":

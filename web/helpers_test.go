@@ -320,3 +320,16 @@ func blockingTool(started, cancelled chan<- struct{}) *agent.Tool {
 }
 
 func asError[T error](err error, target *T) bool { return errors.As(err, target) }
+
+// nextWithin is next with a longer bound, for a turn that runs a real
+// MCP server's task.
+func (s *sseStream) nextWithin(t *testing.T, d time.Duration) (sseEvent, bool) {
+	t.Helper()
+	select {
+	case ev, ok := <-s.events:
+		return ev, ok
+	case <-time.After(d):
+		t.Fatalf("no event within %s", d)
+		return sseEvent{}, false
+	}
+}

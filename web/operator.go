@@ -42,6 +42,41 @@ func (s *Server) operatorQueue(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, q)
 }
 
+// operatorView is what the operator page shows: the queue and the refund
+// requests (web/refunds.go), each with its times made readable.
+type operatorView struct {
+	Queue
+	Refunds []refundRow
+}
+
+// refundRow is a refund request on the page. Its times are shown in the
+// server's zone and carried as RFC 3339 in <time datetime>, which
+// operator.js rewrites into the browser's own zone and locale.
+type refundRow struct {
+	support.QueuedRefund
+	Pending                bool
+	Created, Decided       string
+	CreatedISO, DecidedISO string
+}
+
+func newRefundRow(q support.QueuedRefund) refundRow {
+	row := refundRow{QueuedRefund: q, Pending: q.Status == support.RefundPending}
+	row.Created, row.CreatedISO = readableTime(q.CreatedAt)
+	row.Decided, row.DecidedISO = readableTime(q.DecidedAt)
+	return row
+}
+
+// readableTime turns a stored RFC 3339 time into "2006-01-02 15:04:05 MST"
+// in the server's zone, and back to RFC 3339 for the page's script; a
+// value that does not parse is shown as it is.
+func readableTime(stamp string) (readable, iso string) {
+	t, err := time.Parse(time.RFC3339Nano, stamp)
+	if err != nil {
+		return stamp, ""
+	}
+	return t.In(time.Local).Format("2006-01-02 15:04:05 MST"), t.UTC().Format(time.RFC3339)
+}
+
 func (s *Server) operatorPage(w http.ResponseWriter, r *http.Request) {
 	q, err := s.queue(r)
 	if err != nil {
@@ -49,10 +84,20 @@ func (s *Server) operatorPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the queue could not be read; try again", http.StatusInternalServerError)
 		return
 	}
+	refunds, err := s.support.Refunds(r.Context(), operatorList)
+	if err != nil {
+		s.log.Error(err.Error())
+		http.Error(w, "the refund requests could not be read; try again", http.StatusInternalServerError)
+		return
+	}
+	view := operatorView{Queue: q, Refunds: make([]refundRow, 0, len(refunds))}
+	for _, rf := range refunds {
+		view.Refunds = append(view.Refunds, newRefundRow(rf))
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src data:; form-action 'self'; frame-ancestors 'none'")
-	if err := operatorTemplate().Execute(w, q); err != nil {
+	if err := operatorTemplate().Execute(w, view); err != nil {
 		s.log.Warn("operator page: " + err.Error())
 	}
 }
@@ -102,6 +147,17 @@ var operatorTemplate = sync.OnceValue(func() *template.Template {
 </head><body class="operator">
 <header><h1>Operator · 人工坐席</h1><a href="/operator">Refresh / 刷新</a></header>
 <main>
+<section><h2>Refunds · 退款申请 ({{len .Refunds}})</h2>
+{{range .Refunds}}<article class="card refund{{if not .Pending}} resolved{{end}}" id="refund-{{.RefundID}}" data-status="{{.Status}}">
+<h3>{{.RefundID}} <small><time datetime="{{.CreatedISO}}">{{.Created}}</time></small></h3>
+<p><b>Order / 订单:</b> {{.OrderID}}</p>
+<p><b>Reason / 原因:</b> {{.Reason}}</p>
+<p class="meta">status {{.Status}} · caller {{.Caller}}</p>
+{{if .Pending}}<form method="post" action="/operator/refunds/{{.RefundID}}/approve"><input name="note" maxlength="2000" placeholder="Note (optional) / 备注（可选）"> <button type="submit" class="approve">Approve / 批准</button></form>
+<form method="post" action="/operator/refunds/{{.RefundID}}/decline"><input name="note" maxlength="2000" placeholder="Note (optional) / 备注（可选）"> <button type="submit" class="decline">Decline / 拒绝</button></form>
+{{else}}<p class="done">{{if eq .Status "approved"}}✓{{else}}✗{{end}} {{.Status}} <time datetime="{{.DecidedISO}}">{{.Decided}}</time>{{if .Note}} · {{.Note}}{{end}}</p>{{end}}
+</article>{{else}}<p class="empty">No refund requests. / 暂无退款申请。</p>{{end}}
+</section>
 <section><h2>Hand-offs · 转人工 ({{len .Handoffs}})</h2>
 {{range .Handoffs}}<article class="card{{if .ResolvedAt}} resolved{{end}}" id="handoff-{{.TicketID}}">
 <h3>{{.TicketID}} <small>{{when .CreatedAt}}</small></h3>

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -71,5 +73,90 @@ func TestOperatorRefunds(t *testing.T) {
 	r, err := e.srv.support.Refund(ctx, "token:abc", ids[0])
 	if err != nil || r.Status != support.RefundApproved {
 		t.Errorf("after approval the caller reads %+v, %v", r, err)
+	}
+}
+
+// The operator page lists the refund requests, newest first, with readable
+// times; a pending one has approve and decline forms that post (as the
+// browser does, with the operator's Basic credentials) to the refund API,
+// which records the decision and sends the browser back to the page.
+func TestOperatorPageRefunds(t *testing.T) {
+	e := newEnv(t, offline.New(), func(o *Options) { o.Token = "s3cret" })
+	ctx := support.WithCaller(context.Background(), "token:abc")
+	var ids []string
+	for _, order := range []string{"A-1024", "A-2048"} {
+		r, err := e.srv.support.RequestRefund(ctx, "token:abc", order, "broken <script>alert(1)</script>")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.RefundID)
+	}
+	page := func() string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, e.url("/operator"), nil)
+		req.SetBasicAuth("operator", "s3cret")
+		resp, err := e.ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET /operator: %d %s", resp.StatusCode, b)
+		}
+		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "form-action 'self'") {
+			t.Errorf("CSP %q", csp)
+		}
+		return string(b)
+	}
+	html := page()
+	for _, want := range []string{
+		"Refunds · 退款申请 (2)",
+		`action="/operator/refunds/` + ids[0] + `/approve"`,
+		`action="/operator/refunds/` + ids[1] + `/decline"`,
+		"broken &lt;script&gt;alert(1)&lt;/script&gt;",
+		`<script src="/static/operator.js"></script>`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if strings.Contains(html, "<script>alert(1)") {
+		t.Error("the reason is not escaped")
+	}
+	if strings.Index(html, "refund-"+ids[1]) > strings.Index(html, "refund-"+ids[0]) {
+		t.Error("the newest request is not first")
+	}
+	// A readable time, and its RFC 3339 form for the browser's zone.
+	if !regexp.MustCompile(`<time datetime="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [A-Z+\-0-9]+</time>`).MatchString(html) {
+		t.Errorf("no readable time in the page:\n%s", html)
+	}
+
+	// The browser's form post, with a note; the redirect is not followed.
+	client := *e.ts.Client()
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	req, _ := http.NewRequest(http.MethodPost, e.url("/operator/refunds/"+ids[0]+"/approve"), strings.NewReader(url.Values{"note": {"sent back"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth("operator", "s3cret")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/operator" {
+		t.Fatalf("form approve: %d to %q, want 303 to /operator", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	q, err := e.srv.support.Refund(ctx, "token:abc", ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Status != support.RefundApproved || q.Note != "sent back" {
+		t.Errorf("after the form: %+v", q)
+	}
+	html = page()
+	card := html[strings.Index(html, `id="refund-`+ids[0]):]
+	card = card[:strings.Index(card, "</article>")]
+	if strings.Contains(card, "<form") || !strings.Contains(card, "✓ approved") || !strings.Contains(card, "sent back") {
+		t.Errorf("the decided request's card:\n%s", card)
 	}
 }

@@ -57,6 +57,22 @@ type StepEvent struct {
 	UI *StepUI `json:"ui,omitempty"`
 }
 
+// StatusEvent is the data of a "status" event: a running tool call that
+// runs as an MCP task changed its status (one event per change, between
+// the call's two "step" events, sharing their ID).
+type StatusEvent struct {
+	ID     string `json:"id"`
+	Step   int    `json:"step"`
+	Tool   string `json:"tool"`
+	Server string `json:"server"`
+	// Task is the server's id of the task; Status its status (working,
+	// input_required, completed, failed, cancelled); Message the
+	// server's status message, if any.
+	Task    string `json:"task"`
+	Status  string `json:"status"`
+	Message string `json:"message,omitempty"`
+}
+
 // event receives the host's events of the turn: each tool call is shown
 // when it starts and when it ends (and counted), the answer's text as it
 // comes. Approvals have events of their own (confirmer), which carry the id
@@ -78,6 +94,11 @@ func (t *turn) event(ev host.Event, onText func(string)) {
 		if t.emit != nil {
 			t.s.withUI(&se)
 			t.emit("step", se)
+		}
+	case host.EventToolStatus:
+		if t.emit != nil {
+			st := ev.Status
+			t.emit("status", StatusEvent{ID: ev.Call.ID, Step: ev.Step, Tool: ev.Call.Name, Server: ev.Server, Task: st.Task, Status: st.Status, Message: st.Message})
 		}
 	case host.EventText:
 		if onText != nil {

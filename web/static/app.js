@@ -74,6 +74,19 @@ function showStep(a, s) {
   apps.step(a, s); // apps.js: the tool's view, if it links one
 }
 
+// A task's status on its step's line, until the step ends (showStep
+// redraws the line).
+function showStatus(a, s) {
+  const li = a.stepEls.get(s.id);
+  if (!li) return;
+  let span = li.querySelector(".status");
+  if (!span) {
+    span = el("span", "status");
+    li.append(span);
+  }
+  span.textContent = " · " + s.status + (s.message ? ": " + s.message : "");
+}
+
 function showSources(a, sources) {
   if (!sources || sources.length === 0) return;
   const ol = el("ul", "sources");
@@ -163,6 +176,7 @@ async function send(text) {
     await readEvents(r.body, (event, data) => {
       switch (event) {
         case "step": showStep(a, data); break;
+        case "status": showStatus(a, data); break;
         case "token": streamed += data.text; a.text.textContent = streamed; scrollDown(); break;
         case "approval": showApproval(a, data); break;
         case "done": a.text.textContent = data.answer; showSources(a, data.sources); a.box.dataset.done = "1"; break;

@@ -1,0 +1,319 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentapp/agentapp/internal/textsafe"
+	"github.com/agentapp/agentapp/mcpconfig"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The tasks extension of protocol 2026-07-28 (io.modelcontextprotocol/tasks)
+// on the client side. We declare it in our capabilities (which a
+// 2026-07-28 session sends with every request) where the server can be
+// reached over HTTP, the transport on which that protocol is negotiated,
+// unless the server's "tasks" setting is "never". With a server that
+// declares it too, the server decides: any tools/call may come back as a
+// task (resultType "task"). We then poll tasks/get, whose answer carries
+// the result once the task is completed, answer the task's inputRequests
+// (elicitation, sampling, roots) with tasks/update, and send tasks/cancel
+// when the call is abandoned.
+//
+// The SDK's CallTool would decode such an answer into an empty
+// CallToolResult, so on such a session a tools/call is sent under an
+// alias of ours (extCallMethod, renamed on the wire like taskCallMethod)
+// and its answer read raw.
+
+// ExtTasks is the identifier of the tasks extension.
+const ExtTasks = "io.modelcontextprotocol/tasks"
+
+// extCallMethod is the alias of a tools/call that may be answered with a
+// task of the extension; the connection renames it to tools/call.
+const extCallMethod = "agentapp/ext-tasks/tools/call"
+
+// maxInputRounds caps the inputRequests one task may ask us to answer.
+const maxInputRounds = 20
+
+// extToolCallParams are the params of a tools/call sent under
+// extCallMethod: those of a plain call (no params.task: the server
+// decides).
+type extToolCallParams struct {
+	mcp.ParamsBase
+	Name      string `json:"name"`
+	Arguments any    `json:"arguments,omitempty"`
+}
+
+type updateTaskParams struct {
+	mcp.ParamsBase
+	TaskID         string         `json:"taskId"`
+	InputResponses map[string]any `json:"inputResponses"`
+}
+
+// extTask is a task as the extension's tasks/get (and the answer that
+// creates it) carries it.
+type extTask struct {
+	ResultType     string                  `json:"resultType"`
+	TaskID         string                  `json:"taskId"`
+	Status         string                  `json:"status"`
+	StatusMessage  string                  `json:"statusMessage"`
+	TTLMs          *float64                `json:"ttlMs"`
+	PollIntervalMs float64                 `json:"pollIntervalMs"`
+	InputRequests  map[string]inputRequest `json:"inputRequests"`
+	Result         json.RawMessage         `json:"result"`
+	Error          *jsonrpc.Error          `json:"error"`
+}
+
+type inputRequest struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+func (t *extTask) task() *Task {
+	return &Task{TaskID: t.TaskID, Status: t.Status, StatusMessage: t.StatusMessage, TTL: t.TTLMs, PollInterval: t.PollIntervalMs}
+}
+
+func registerExtMethods(client *mcp.Client) {
+	_ = mcp.AddSendingCustomMethod[*extToolCallParams, *rawResult](client, extCallMethod)
+	_ = mcp.AddSendingCustomMethod[*updateTaskParams, *rawResult](client, "tasks/update")
+}
+
+// declareExtTasks adds the extension to the capabilities of a connection
+// that may speak 2026-07-28 (HTTP).
+func (b *Bridge) declareExtTasks(c *conn, caps *mcp.ClientCapabilities) {
+	if c.ht != nil && b.cfg.Tasks != mcpconfig.TasksNever {
+		caps.AddExtension(ExtTasks, map[string]any{})
+	}
+}
+
+// ExtTasksOn reports whether the bridge's session speaks the tasks
+// extension: protocol 2026-07-28 or later, and both sides declared it.
+func (b *Bridge) ExtTasksOn() bool { return b.extOn(b.current()) }
+
+func (b *Bridge) extOn(c *conn) bool {
+	if c == nil || c.ht == nil || c.session == nil || b.cfg.Tasks == mcpconfig.TasksNever {
+		return false
+	}
+	ir := c.session.InitializeResult()
+	if ir == nil || ir.ProtocolVersion < newProtocolVersion || ir.Capabilities == nil {
+		return false
+	}
+	_, ok := ir.Capabilities.Extensions[ExtTasks]
+	return ok
+}
+
+// callExt is CallTool on a session of the extension; the call is tracked
+// already.
+func (b *Bridge) callExt(ctx context.Context, c *conn, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	p, retire := b.withProgressToken(p)
+	defer retire()
+	ep := &extToolCallParams{Name: p.Name, Arguments: p.Arguments}
+	if len(p.Meta) > 0 {
+		ep.Meta = p.Meta
+	}
+	// The call itself has the call timeout; a task, once created, has
+	// its own bound.
+	cctx, cancel, _ := b.bound(ctx)
+	raw, err := mcp.CallCustomMethod[*extToolCallParams, *rawResult](cctx, c.session, extCallMethod, ep)
+	cancel()
+	if err != nil {
+		return nil, b.callFailed(ctx, c, err)
+	}
+	var head struct {
+		ResultType string `json:"resultType"`
+	}
+	_ = json.Unmarshal(raw.raw, &head)
+	switch head.ResultType {
+	case "task":
+		var t extTask
+		if err := json.Unmarshal(raw.raw, &t); err != nil || t.TaskID == "" || t.Status == "" {
+			return nil, fmt.Errorf("server %s answered tools/call %s with a task that has no taskId or status (%s)", b.name, p.Name, textsafe.Preview(string(raw.raw), 200))
+		}
+		bound := b.TaskTimeout()
+		if t.TTLMs != nil && *t.TTLMs > 0 {
+			bound = min(bound, time.Duration(*t.TTLMs)*time.Millisecond)
+		}
+		r := &taskRun{b: b, c: c, tool: p.Name, id: t.TaskID, bound: bound}
+		return r.runExt(ctx, &t)
+	case "input_required":
+		// A multi-round-trip answer: the SDK's own path runs that loop.
+		cctx, cancel, _ := b.bound(ctx)
+		defer cancel()
+		res, err := c.session.CallTool(cctx, p)
+		if err != nil {
+			return nil, b.callFailed(ctx, c, err)
+		}
+		return res, nil
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(raw.raw, &res); err != nil {
+		return nil, fmt.Errorf("server %s answered tools/call %s with neither a tool result nor a task: %v", b.name, p.Name, err)
+	}
+	return &res, nil
+}
+
+// runExt watches a task of the extension to its end.
+func (r *taskRun) runExt(ctx context.Context, t *extTask) (*mcp.CallToolResult, error) {
+	tctx, cancel := context.WithTimeout(ctx, r.bound)
+	defer cancel()
+	interval := pollInterval(t.task())
+	wait := interval
+	answered := map[string]bool{}
+	rounds, failures := 0, 0
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	if !timer.Stop() {
+		<-timer.C
+	}
+	for {
+		if r.report(ctx, t.task()) {
+			wait = interval
+		}
+		switch t.Status {
+		case TaskCompleted:
+			var res mcp.CallToolResult
+			if err := json.Unmarshal(t.Result, &res); err != nil || len(t.Result) == 0 {
+				return nil, r.fail(err, "tool %s ran as task %s on server %s, which completed it without a tool result", r.tool, r.id, r.b.name)
+			}
+			if res.Meta == nil {
+				res.Meta = mcp.Meta{}
+			}
+			res.Meta[taskMetaKey] = r.id
+			return &res, nil
+		case TaskFailed:
+			msg := t.StatusMessage
+			if t.Error != nil {
+				msg = t.Error.Message
+			}
+			return nil, r.fail(t.Error, "tool %s ran as task %s on server %s, which failed it%s; it has no result", r.tool, r.id, r.b.name, because(msg))
+		case TaskCancelled:
+			return nil, r.fail(nil, "tool %s ran as task %s on server %s, which cancelled it%s; it has no result", r.tool, r.id, r.b.name, because(t.StatusMessage))
+		case TaskInputRequired:
+			if err := r.answerInputs(tctx, t, answered, &rounds); err != nil {
+				r.cancelExt(ctx)
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				return nil, err
+			}
+		}
+		timer.Reset(wait)
+		select {
+		case <-tctx.Done():
+			r.cancelExt(ctx)
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, r.fail(context.DeadlineExceeded, "tool %s ran as task %s on server %s for %s, its bound (the server's TTL for the task, capped by the config's \"taskTimeout\"), and was cancelled; ask the user whether to start it again", r.tool, r.id, r.b.name, r.bound)
+		case <-timer.C:
+		}
+		nt, err := getExtTask(tctx, r.c.session, r.id)
+		if err != nil {
+			if tctx.Err() != nil {
+				continue
+			}
+			if _, rejected := serverRejected(err); rejected || failures+1 >= maxPollFailures || !r.c.alive() {
+				r.cancelExt(ctx)
+				return nil, r.fail(err, "tool %s ran as task %s on server %s, and asking for its state failed: %s; it was cancelled", r.tool, r.id, r.b.name, safeText(err))
+			}
+			failures++
+			wait = min(wait*2, maxPollInterval)
+			continue
+		}
+		failures = 0
+		t = nt
+		if p := pollInterval(t.task()); p != interval {
+			interval, wait = p, p
+		} else if r.still++; r.still > patientPolls {
+			wait = min(wait*3/2, interval*5, maxPollInterval)
+		}
+	}
+}
+
+func getExtTask(ctx context.Context, s *mcp.ClientSession, id string) (*extTask, error) {
+	res, err := mcp.CallCustomMethod[*taskIDParams, *rawResult](ctx, s, "tasks/get", &taskIDParams{TaskID: id})
+	if err != nil {
+		return nil, err
+	}
+	var t extTask
+	if err := json.Unmarshal(res.raw, &t); err != nil || t.Status == "" {
+		return nil, fmt.Errorf("the server's answer to tasks/get is not a task (%s)", textsafe.Preview(string(res.raw), 200))
+	}
+	return &t, nil
+}
+
+// answerInputs answers the task's inputRequests not answered yet (the
+// same key comes back on every poll until the server has the answer) and
+// sends the answers with tasks/update.
+func (r *taskRun) answerInputs(ctx context.Context, t *extTask, answered map[string]bool, rounds *int) error {
+	responses := map[string]any{}
+	for key, req := range t.InputRequests {
+		if answered[key] {
+			continue
+		}
+		if *rounds++; *rounds > maxInputRounds {
+			return r.fail(nil, "tool %s ran as task %s on server %s, which asked for input more than %d times; it was cancelled", r.tool, r.id, r.b.name, maxInputRounds)
+		}
+		res, err := r.b.answerInput(ctx, req)
+		if err != nil {
+			return r.fail(err, "tool %s ran as task %s on server %s, which asked for input (%s) the client could not give: %s; it was cancelled", r.tool, r.id, r.b.name, textsafe.Escape(req.Method), safeText(err))
+		}
+		responses[key] = res
+		answered[key] = true
+	}
+	if len(responses) == 0 {
+		return nil
+	}
+	_, err := mcp.CallCustomMethod[*updateTaskParams, *rawResult](ctx, r.c.session, "tasks/update", &updateTaskParams{TaskID: r.id, InputResponses: responses})
+	if err != nil {
+		return r.fail(err, "tool %s ran as task %s on server %s, and sending the input it asked for failed: %s; it was cancelled", r.tool, r.id, r.b.name, safeText(err))
+	}
+	return nil
+}
+
+// answerInput answers one of a task's inputRequests as the bridge answers
+// the same request sent on its own.
+func (b *Bridge) answerInput(ctx context.Context, req inputRequest) (any, error) {
+	switch req.Method {
+	case "elicitation/create":
+		if b.opts.elicitor == nil {
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		}
+		var p mcp.ElicitParams
+		if err := json.Unmarshal(req.Params, &p); err != nil {
+			return nil, fmt.Errorf("its elicitation/create params do not decode: %v", err)
+		}
+		return b.onElicit(ctx, &mcp.ElicitRequest{Params: &p})
+	case "sampling/createMessage":
+		if b.opts.sampler == nil {
+			return nil, errors.New("this client does not offer sampling")
+		}
+		var p mcp.CreateMessageParams
+		if err := json.Unmarshal(req.Params, &p); err != nil {
+			return nil, fmt.Errorf("its sampling/createMessage params do not decode: %v", err)
+		}
+		return b.onCreateMessage(ctx, &mcp.CreateMessageRequest{Params: &p})
+	case "roots/list":
+		roots := b.Roots()
+		if roots == nil {
+			roots = []*mcp.Root{}
+		}
+		return &mcp.ListRootsResult{Roots: roots}, nil
+	}
+	return nil, fmt.Errorf("%q is not a request the client answers", req.Method)
+}
+
+// cancelExt sends the extension's tasks/cancel for an abandoned task,
+// bounded and detached from the context that ended; its answer is an
+// acknowledgement only.
+func (r *taskRun) cancelExt(ctx context.Context) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskCancelTimeout)
+	defer cancel()
+	if _, err := mcp.CallCustomMethod[*taskIDParams, *rawResult](cctx, r.c.session, "tasks/cancel", &taskIDParams{TaskID: r.id}); err != nil {
+		r.b.opts.logger.Warn("mcp: cancelling an abandoned task failed; the server may run it to its end", "server", r.b.name, "tool", r.tool, "task", r.id, "error", safeText(err))
+	}
+}
