@@ -115,7 +115,7 @@ func TestOperatorPageRefunds(t *testing.T) {
 		`action="/operator/refunds/` + ids[0] + `/approve"`,
 		`action="/operator/refunds/` + ids[1] + `/decline"`,
 		"broken &lt;script&gt;alert(1)&lt;/script&gt;",
-		`<script src="/static/operator.js"></script>`,
+		`<script src="/static/operator.js" defer></script>`,
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("the page lacks %q", want)
