@@ -125,12 +125,23 @@ func TestBenchQueries(t *testing.T) {
 
 // TestBenchQueriesSecond runs the second query set, written blind after
 // the glossary was tuned on the first: its first run (top 5 88.1 %, top 1
-// 59.5 %) is the honest figure for requests nobody tuned for. Thirteen
-// glossary words were then added for its misses (marked in glossary.go),
-// so it is no longer blind. Its bound is lower, as the set is smaller
+// 59.5 %) is the honest figure for requests nobody tuned for. Glossary
+// words, stemming of -tion/-sion and -ied, and "where is" were then added
+// for the causes of its misses (marked in glossary.go), so it is no
+// longer blind. Its bound is lower, as the set is smaller
 // (42 queries: one miss is 2.4 %) and harder.
 func TestBenchQueriesSecond(t *testing.T) {
 	benchQueries(t, loadQueryFile(t, "testdata/queries_second.json"), 85)
+}
+
+// TestBenchQueriesThird runs the third query set (50 queries), written
+// against the fixtures' tool lists before the ranking changes made for
+// the second set's misses were run on it, and not tuned on since: its
+// figure is the one for requests nobody tuned for. Its first run, 84.0 %
+// top 5 (en 80.6 %, zh 92.9 %), misses the 95 % target; the bound only
+// keeps it from getting worse.
+func TestBenchQueriesThird(t *testing.T) {
+	benchQueries(t, loadQueryFile(t, "testdata/queries_third.json"), 80)
 }
 
 func benchQueries(t *testing.T, qs []query, minTop5 float64) {

@@ -20,7 +20,8 @@ func TestSplitAndStem(t *testing.T) {
 			t.Errorf("splitName(%q) = %q, want %q", in, got, want)
 		}
 	}
-	for _, group := range [][]string{{"file", "files", "filed"}, {"create", "created", "creating", "creates"}, {"search", "searches", "searching", "searched"}, {"run", "running"}, {"directory", "directories"}} {
+	for _, group := range [][]string{{"file", "files", "filed"}, {"create", "created", "creating", "creates"}, {"search", "searches", "searching", "searched"}, {"run", "running"}, {"directory", "directories"},
+		{"create", "creation"}, {"locate", "location", "locations"}, {"relation", "related", "relations"}, {"modify", "modified", "modifies"}} {
 		for _, w := range group[1:] {
 			if stem(w) != stem(group[0]) {
 				t.Errorf("stem(%q) = %q, stem(%q) = %q; want equal", w, stem(w), group[0], stem(group[0]))
@@ -222,5 +223,32 @@ func TestCutText(t *testing.T) {
 	ws := CutTools(tools)
 	if len(ws) != 1 || len(tools[0].Description) > MaxTextBytes || tools[1].Description != "short" || !strings.Contains(ws[0], "tool a") {
 		t.Errorf("CutTools: %v", ws)
+	}
+}
+
+// TestSearchSecondSetCauses checks the general fixes made for the second
+// query set's misses on tools of their own: a noun in -tion meets its verb,
+// "where is" asks to find, and latitude and longitude ask for geocoding.
+func TestSearchSecondSetCauses(t *testing.T) {
+	ix, err := NewIndex([]Entry{
+		{Server: "fs", Name: "stat", Description: "Returns the creation time and size of a path."},
+		{Server: "fs", Name: "make_dir", Description: "Create a directory."},
+		{Server: "fs", Name: "glob", Description: "Find paths that match a pattern."},
+		{Server: "fs", Name: "list", Description: "List the entries of a path."},
+		{Server: "geo", Name: "to_coordinates", Description: "Geocode an address."},
+		{Server: "geo", Name: "weather", Description: "Weather at an address."},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{
+		"when was this path created":              "stat",
+		"where is the package.json":               "glob",
+		"latitude and longitude of 10 Downing St": "to_coordinates",
+		"package.json 在哪":                         "glob",
+	} {
+		if hits := ix.Search(q, 1); len(hits) == 0 || hits[0].Name != want {
+			t.Errorf("Search(%q) = %v, want %s first", q, hits, want)
+		}
 	}
 }
