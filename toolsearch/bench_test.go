@@ -248,7 +248,8 @@ func TestBenchToolTokens(t *testing.T) {
 }
 
 // TestBenchSearchToolLoads runs the searchTools tool on the fixtures: it
-// lists the tools found and hands them to OnLoad.
+// lists the tools found and hands them to OnLoad; a search by exact name
+// hands over that tool only and lists the others as not loaded.
 func TestBenchSearchToolLoads(t *testing.T) {
 	ix, _ := fixtureIndex(t)
 	var loaded []string
@@ -265,11 +266,20 @@ func TestBenchSearchToolLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := out.(string)
-	if !strings.HasPrefix(s, "Found 5 tools") || !strings.Contains(s, "\n- create_issue (github): Create a new issue in a GitHub repository\n") {
-		t.Errorf("searchTools output:\n%s", s)
+	if !strings.HasPrefix(s, "Found 1 tool, now loaded (call it by name):\n- create_issue (github): Create a new issue in a GitHub repository\nOther matches, not loaded") ||
+		strings.Count(s, "\n- ") != 5 {
+		t.Errorf("searchTools output for an exact name:\n%s", s)
 	}
-	if len(loaded) != 5 || loaded[0] != "github:create_issue" {
-		t.Errorf("loaded %v, want 5 with github:create_issue first", loaded)
+	if len(loaded) != 1 || loaded[0] != "github:create_issue" {
+		t.Errorf("an exact name loaded %v, want github:create_issue only", loaded)
+	}
+	loaded = nil
+	out, err = tool.Execute(agent.WithSession(context.Background(), "s1"), json.RawMessage(`{"query":"open a new issue on GitHub"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := out.(string); !strings.HasPrefix(s, "Found 5 tools, now loaded") || strings.Contains(s, "not loaded") || len(loaded) != 5 {
+		t.Errorf("a described tool: loaded %v, output:\n%s", loaded, s)
 	}
 }
 

@@ -152,7 +152,7 @@ func TestSearchTool(t *testing.T) {
 		t.Errorf("no match: %q %v, loaded %v", out, err, got)
 	}
 	out, err = run(`{"query":"write_file"}`)
-	if err != nil || !strings.Contains(out, "- write_file (fs): Write a file.\n") || len(got) != 1 || got[0][0].Name != "write_file" || len(got[0]) > 2 {
+	if err != nil || !strings.Contains(out, "- write_file (fs): Write a file.\n") || len(got) != 1 || got[0][0].Name != "write_file" || len(got[0]) != 1 {
 		t.Errorf("found: %q %v, loaded %v", out, err, got)
 	}
 	none := NewSearchTool(nil)
