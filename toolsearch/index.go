@@ -153,6 +153,21 @@ func NewIndex(entries []Entry) (*Index, error) {
 // Len returns the number of entries.
 func (ix *Index) Len() int { return len(ix.entries) }
 
+// Lookup returns the entry a tool call's name means: a tool's exact name,
+// or its name with its server (server__tool, server:tool, server/tool,
+// server.tool), case-insensitive. A name that two entries answer to is
+// not resolved: running the wrong tool is worse than asking.
+func (ix *Index) Lookup(name string) (Entry, bool) {
+	if len(name) > MaxQueryBytes {
+		return Entry{}, false
+	}
+	is := ix.exact[strings.ToLower(strings.TrimSpace(name))]
+	if len(is) != 1 {
+		return Entry{}, false
+	}
+	return ix.entries[is[0]], true
+}
+
 // Hit is one search result.
 type Hit struct {
 	Entry

@@ -252,3 +252,23 @@ func TestSearchSecondSetCauses(t *testing.T) {
 		}
 	}
 }
+
+func TestLookup(t *testing.T) {
+	ix, err := NewIndex([]Entry{{Server: "fs", Name: "read_file"}, {Server: "gh", Name: "get_issue"}, {Server: "a", Name: "dup"}, {Server: "b", Name: "dup"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"read_file": "fs:read_file", "fs__read_file": "fs:read_file", "FS:Read_File": "fs:read_file", "gh/get_issue": "gh:get_issue",
+		"gh.get_issue": "gh:get_issue", "b__dup": "b:dup", "dup": "", "fs__get_issue": "", "read": "", "": "", strings.Repeat("x", 2000): "",
+	} {
+		e, ok := ix.Lookup(name)
+		got := ""
+		if ok {
+			got = e.Server + ":" + e.Name
+		}
+		if got != want {
+			t.Errorf("Lookup(%.20q) = %q, want %q", name, got, want)
+		}
+	}
+}
