@@ -272,3 +272,21 @@ func TestLookup(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchDeprecatedLast: a tool its server calls deprecated ranks after
+// the one that replaces it, and its exact name still finds it first.
+func TestSearchDeprecatedLast(t *testing.T) {
+	ix, err := NewIndex([]Entry{
+		{Server: "fs", Name: "read_file", Description: "Read a file as text. DEPRECATED: use read_text_file instead.", Params: []string{"path"}},
+		{Server: "fs", Name: "read_text_file", Description: "Read the contents of a file from the file system as text, with its encoding.", Params: []string{"path"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hits := ix.Search("read a file", 2); len(hits) != 2 || hits[0].Name != "read_text_file" {
+		t.Errorf("read a file: %v, want read_text_file first", hits)
+	}
+	if hits := ix.Search("read_file", 2); len(hits) == 0 || hits[0].Name != "read_file" || !hits[0].Exact {
+		t.Errorf("read_file by name: %v, want it first", hits)
+	}
+}
