@@ -299,6 +299,79 @@ func (h *Host) offered(ctx context.Context, session string, table *agent.ToolSet
 	return set
 }
 
+// loadCalled lets a model call a deferred tool it has not searched for by
+// the tool's exact name or its server-prefixed name (github__create_issue):
+// the tool is loaded for the session, as a search for that name would have
+// loaded it, and the call runs. The alternative, an error telling the
+// model to call searchTools with the name first, costs a whole extra model
+// round trip to reach the same state, and a model that names a tool
+// exactly has usually seen it (an earlier turn of a resumed session, the
+// user, the server's instructions). The call gains no rights by skipping
+// the search: the tool added is the table's own, wrapped with the guards,
+// approvals and result cap of any call. A model that guessed the arguments
+// wrong gets the server's error, and the tool's schema is in its next
+// request.
+//
+// It runs on the reply, before the engine runs the calls: the engine runs
+// them against the turn's tool set, which offered built for this turn
+// alone, so the tool is added to that set, and a server-prefixed call is
+// renamed to the name the tool is called by, so that the history and the
+// events show the tool that ran.
+func (h *Host) loadCalled(ctx context.Context, session string, rt *running, r *model.Response) *model.Response {
+	if r == nil || len(r.Message.ToolCalls) == 0 {
+		return r
+	}
+	set := rt.tools()
+	s := h.search
+	type call struct {
+		i    int
+		tool *agent.Tool
+	}
+	var resolved []call
+	var found []toolsearch.Entry
+	s.mu.Lock()
+	table := s.forSet
+	if s.decision.Defer && s.index != nil && set != table {
+		for i, c := range r.Message.ToolCalls {
+			if _, ok := set.Get(c.Name); ok {
+				continue
+			}
+			e, ok := s.index.Lookup(c.Name)
+			if !ok || !s.deferred[e.Name] {
+				continue
+			}
+			t, ok := table.Get(e.Name)
+			if !ok {
+				continue
+			}
+			resolved = append(resolved, call{i, t})
+			found = append(found, e)
+		}
+	}
+	s.mu.Unlock()
+	if len(resolved) == 0 {
+		return r
+	}
+	s.load(ctx, session, found)
+	out := *r
+	out.Message.ToolCalls = slices.Clone(r.Message.ToolCalls)
+	rt.mu.Lock()
+	for _, c := range resolved {
+		if _, ok := set.Get(c.tool.Name); !ok {
+			if err := set.Add(h.wrapped(table, c.tool)); err != nil { // cannot happen: checked above
+				h.log.Warn("tool search: " + err.Error())
+				continue
+			}
+		}
+		if name := out.Message.ToolCalls[c.i].Name; name != c.tool.Name {
+			h.log.Debug("tool search: a call of "+name+" runs "+c.tool.Name, "server", c.tool.Origin)
+		}
+		out.Message.ToolCalls[c.i].Name = c.tool.Name
+	}
+	rt.mu.Unlock()
+	return &out
+}
+
 // cutDescription returns t, or a copy of it whose description is cut to
 // toolsearch.MaxTextBytes with a warning naming the server added to
 // warnings: every request carries the descriptions, so one server may not

@@ -333,7 +333,9 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 	turnCtx = context.WithValue(turnCtx, turnKey{}, rt)
 	turnCtx = mcpclient.WithTaskStatus(turnCtx, rt.taskStatus)
 
-	m := &usageModel{Model: h.cfg.Model}
+	m := &usageModel{Model: h.cfg.Model, onReply: func(ctx context.Context, r *model.Response) *model.Response {
+		return h.loadCalled(ctx, t.Session, rt, r) // toolsearch.go
+	}}
 	rt.set = h.offered(turnCtx, t.Session, h.table.Refresh(turnCtx))
 	first := true
 	var obs agent.Observer = rt
@@ -440,11 +442,13 @@ func toolOutputs(msgs []model.Message) []string {
 	return outs
 }
 
-// usageModel adds up the usage of every call of a turn.
+// usageModel adds up the usage of every call of a turn, and passes each
+// reply through onReply (when set) before the engine acts on it.
 type usageModel struct {
 	model.Model
-	mu  sync.Mutex
-	sum model.Usage
+	onReply func(context.Context, *model.Response) *model.Response
+	mu      sync.Mutex
+	sum     model.Usage
 }
 
 func (m *usageModel) add(r *model.Response) {
@@ -466,12 +470,18 @@ func (m *usageModel) total() model.Usage {
 func (m *usageModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	r, err := m.Model.Generate(ctx, req)
 	m.add(r)
+	if err == nil && m.onReply != nil {
+		r = m.onReply(ctx, r)
+	}
 	return r, err
 }
 
 func (m *usageModel) Stream(ctx context.Context, req *model.Request, onText func(string)) (*model.Response, error) {
 	r, err := m.Model.Stream(ctx, req, onText)
 	m.add(r)
+	if err == nil && m.onReply != nil {
+		r = m.onReply(ctx, r)
+	}
 	return r, err
 }
 

@@ -125,12 +125,22 @@ func TestBenchQueries(t *testing.T) {
 
 // TestBenchQueriesSecond runs the second query set, written blind after
 // the glossary was tuned on the first: its first run (top 5 88.1 %, top 1
-// 59.5 %) is the honest figure for requests nobody tuned for. Thirteen
-// glossary words were then added for its misses (marked in glossary.go),
-// so it is no longer blind. Its bound is lower, as the set is smaller
-// (42 queries: one miss is 2.4 %) and harder.
+// 59.5 %) is the honest figure for requests nobody tuned for. Glossary
+// words, stemming of -tion/-sion and -ied, and "where is" were then added
+// for the causes of its misses (marked in glossary.go), so it is no
+// longer blind and is held to the target like the first.
 func TestBenchQueriesSecond(t *testing.T) {
-	benchQueries(t, loadQueryFile(t, "testdata/queries_second.json"), 85)
+	benchQueries(t, loadQueryFile(t, "testdata/queries_second.json"), 95)
+}
+
+// TestBenchQueriesThird runs the third query set (50 queries), written
+// against the fixtures' tool lists before the ranking changes made for
+// the second set's misses were run on it, and not tuned on since: its
+// figure is the one for requests nobody tuned for. Its first run, 84.0 %
+// top 5 (en 80.6 %, zh 92.9 %), misses the 95 % target; the bound only
+// keeps it from getting worse.
+func TestBenchQueriesThird(t *testing.T) {
+	benchQueries(t, loadQueryFile(t, "testdata/queries_third.json"), 80)
 }
 
 func benchQueries(t *testing.T, qs []query, minTop5 float64) {
@@ -237,7 +247,8 @@ func TestBenchToolTokens(t *testing.T) {
 }
 
 // TestBenchSearchToolLoads runs the searchTools tool on the fixtures: it
-// lists the tools found and hands them to OnLoad.
+// lists the tools found and hands them to OnLoad; a search by exact name
+// hands over that tool only and lists the others as not loaded.
 func TestBenchSearchToolLoads(t *testing.T) {
 	ix, _ := fixtureIndex(t)
 	var loaded []string
@@ -254,11 +265,20 @@ func TestBenchSearchToolLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := out.(string)
-	if !strings.HasPrefix(s, "Found 5 tools") || !strings.Contains(s, "\n- create_issue (github): Create a new issue in a GitHub repository\n") {
-		t.Errorf("searchTools output:\n%s", s)
+	if !strings.HasPrefix(s, "Found 1 tool, now loaded (call it by name):\n- create_issue (github): Create a new issue in a GitHub repository\nOther matches, not loaded") ||
+		strings.Count(s, "\n- ") != 5 {
+		t.Errorf("searchTools output for an exact name:\n%s", s)
 	}
-	if len(loaded) != 5 || loaded[0] != "github:create_issue" {
-		t.Errorf("loaded %v, want 5 with github:create_issue first", loaded)
+	if len(loaded) != 1 || loaded[0] != "github:create_issue" {
+		t.Errorf("an exact name loaded %v, want github:create_issue only", loaded)
+	}
+	loaded = nil
+	out, err = tool.Execute(agent.WithSession(context.Background(), "s1"), json.RawMessage(`{"query":"open a new issue on GitHub"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := out.(string); !strings.HasPrefix(s, "Found 5 tools, now loaded") || strings.Contains(s, "not loaded") || len(loaded) != 5 {
+		t.Errorf("a described tool: loaded %v, output:\n%s", loaded, s)
 	}
 }
 

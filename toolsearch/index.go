@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -96,7 +97,19 @@ type Index struct {
 	// names maps a lower-case name to entries, for names quoted inside a
 	// longer query.
 	names map[string][]int
+	// deprecated marks entries whose description says they are
+	// deprecated.
+	deprecated []bool
 }
+
+// deprecatedFactor scales the ranked score of a deprecated tool: its
+// server says to use another one, which usually matches the same words
+// ("read_file: DEPRECATED, use read_text_file"), so it should come after
+// it. A query that names it still finds it first.
+const deprecatedFactor = 0.5
+
+// deprecatedRE finds a description that calls its tool deprecated.
+var deprecatedRE = regexp.MustCompile(`(?i)\bdeprecated\b`)
 
 // NewIndex indexes entries. More than MaxEntries is an error.
 func NewIndex(entries []Entry) (*Index, error) {
@@ -104,11 +117,12 @@ func NewIndex(entries []Entry) (*Index, error) {
 		return nil, fmt.Errorf("%d tools to index, more than the %d the tool search takes: connect fewer servers or narrow their tools", len(entries), MaxEntries)
 	}
 	ix := &Index{
-		entries:  append([]Entry(nil), entries...),
-		postings: map[string][]posting{},
-		lens:     make([][nFields]int, len(entries)),
-		exact:    map[string][]int{},
-		names:    map[string][]int{},
+		entries:    append([]Entry(nil), entries...),
+		postings:   map[string][]posting{},
+		lens:       make([][nFields]int, len(entries)),
+		exact:      map[string][]int{},
+		names:      map[string][]int{},
+		deprecated: make([]bool, len(entries)),
 	}
 	var total [nFields]int
 	for i, e := range ix.entries {
@@ -141,6 +155,7 @@ func NewIndex(entries []Entry) (*Index, error) {
 			ix.exact[k] = append(ix.exact[k], i)
 		}
 		ix.names[name] = append(ix.names[name], i)
+		ix.deprecated[i] = deprecatedRE.MatchString(e.Description)
 	}
 	for f := range total {
 		if len(entries) > 0 {
@@ -152,6 +167,21 @@ func NewIndex(entries []Entry) (*Index, error) {
 
 // Len returns the number of entries.
 func (ix *Index) Len() int { return len(ix.entries) }
+
+// Lookup returns the entry a tool call's name means: a tool's exact name,
+// or its name with its server (server__tool, server:tool, server/tool,
+// server.tool), case-insensitive. A name that two entries answer to is
+// not resolved: running the wrong tool is worse than asking.
+func (ix *Index) Lookup(name string) (Entry, bool) {
+	if len(name) > MaxQueryBytes {
+		return Entry{}, false
+	}
+	is := ix.exact[strings.ToLower(strings.TrimSpace(name))]
+	if len(is) != 1 {
+		return Entry{}, false
+	}
+	return ix.entries[is[0]], true
+}
 
 // Hit is one search result.
 type Hit struct {
@@ -224,6 +254,7 @@ func (ix *Index) Search(query string, n int) []Hit {
 		weight[t] = 1 // a term repeated in the query counts once
 	}
 	N := float64(len(ix.entries))
+	ranked := map[int]float64{}
 	for t, w := range weight {
 		ps := ix.postings[t]
 		if len(ps) == 0 {
@@ -240,25 +271,31 @@ func (ix *Index) Search(query string, n int) []Hit {
 				norm := 1 - bm25B + bm25B*float64(ix.lens[p.doc][f])/ix.avgLen[f]
 				s += fieldWeights[f] * float64(tf) * (bm25K + 1) / (float64(tf) + bm25K*norm)
 			}
-			scores[p.doc] += w * idf * s
+			ranked[p.doc] += w * idf * s
 		}
+	}
+	for i, s := range ranked {
+		if ix.deprecated[i] {
+			s *= deprecatedFactor
+		}
+		scores[i] += s
 	}
 	type scored struct {
 		i int
 		s float64
 	}
-	ranked := make([]scored, 0, len(scores))
+	order := make([]scored, 0, len(scores))
 	for i, s := range scores {
-		ranked = append(ranked, scored{i, s})
+		order = append(order, scored{i, s})
 	}
-	sort.Slice(ranked, func(a, b int) bool {
-		if ranked[a].s != ranked[b].s {
-			return ranked[a].s > ranked[b].s
+	sort.Slice(order, func(a, b int) bool {
+		if order[a].s != order[b].s {
+			return order[a].s > order[b].s
 		}
-		return ranked[a].i < ranked[b].i
+		return order[a].i < order[b].i
 	})
-	hits := make([]Hit, 0, min(n, len(ranked)))
-	for _, r := range ranked[:min(n, len(ranked))] {
+	hits := make([]Hit, 0, min(n, len(order)))
+	for _, r := range order[:min(n, len(order))] {
 		hits = append(hits, Hit{Entry: ix.entries[r.i], Score: r.s, Exact: exact[r.i]})
 	}
 	return hits

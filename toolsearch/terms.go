@@ -35,8 +35,12 @@ func splitName(s string) string {
 func stem(w string) string {
 	n := len(w)
 	switch {
-	case n > 4 && strings.HasSuffix(w, "ies"):
-		w = w[:n-3] + "y"
+	case n > 4 && (strings.HasSuffix(w, "ies") || strings.HasSuffix(w, "ied")):
+		w = w[:n-3] + "y" // modifies, modified: modify
+	case n > 6 && (strings.HasSuffix(w, "tions") || strings.HasSuffix(w, "sions")):
+		w = w[:n-4] // locations: locat(e)
+	case n > 5 && (strings.HasSuffix(w, "tion") || strings.HasSuffix(w, "sion")):
+		w = w[:n-3] // creation meets create(d), location locate, relation related
 	case n > 5 && strings.HasSuffix(w, "ing"):
 		w = w[:n-3]
 	case n > 4 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed"):

@@ -34,7 +34,9 @@ const maxSummaryRunes = 160
 
 // NewSearchTool returns the searchTools tool. Its result lists the tools
 // found, best first (name, server, one line of description), and says that
-// they are loaded; errors are written for the model.
+// they are loaded; a query that is a tool's exact name loads that tool
+// only and lists the other hits as not loaded. Errors are written for the
+// model.
 func NewSearchTool(opts *ToolOptions) *agent.Tool {
 	var o ToolOptions
 	if opts != nil {
@@ -76,24 +78,52 @@ func NewSearchTool(opts *ToolOptions) *agent.Tool {
 			if len(hits) == 0 {
 				return fmt.Sprintf("No tool matches %q. Try other words (what the tool does, in English if the first try was Chinese), or a tool name.", clipRunes(a.Query, 100)), nil
 			}
-			found := make([]Entry, len(hits))
-			for i, h := range hits {
-				found[i] = h.Entry
+			// A query that names a tool asks for that tool: only it is
+			// loaded, so one lookup by name does not add four unwanted
+			// definitions to every later request. The other hits are still
+			// listed, for a model that meant something else.
+			var found, others []Hit
+			for _, h := range hits {
+				if h.Exact {
+					found = append(found, h)
+				} else {
+					others = append(others, h)
+				}
+			}
+			if len(found) == 0 {
+				found, others = hits, nil
 			}
 			if o.OnLoad != nil {
-				o.OnLoad(ctx, found)
+				entries := make([]Entry, len(found))
+				for i, h := range found {
+					entries[i] = h.Entry
+				}
+				o.OnLoad(ctx, entries)
 			}
 			var b strings.Builder
-			fmt.Fprintf(&b, "Found %d tools, now loaded (call them by name):\n", len(hits))
-			for _, h := range hits {
-				server := h.Server
-				if server == "" {
-					server = "local"
-				}
-				fmt.Fprintf(&b, "- %s (%s): %s\n", h.Name, server, oneLine(h.Description))
+			if len(found) == 1 {
+				fmt.Fprintf(&b, "Found 1 tool, now loaded (call it by name):\n")
+			} else {
+				fmt.Fprintf(&b, "Found %d tools, now loaded (call them by name):\n", len(found))
+			}
+			writeHits(&b, found)
+			if len(others) > 0 {
+				fmt.Fprintf(&b, "Other matches, not loaded (search for one by its name to load it):\n")
+				writeHits(&b, others)
 			}
 			return b.String(), nil
 		},
+	}
+}
+
+// writeHits lists hits one a line: name, server, one line of description.
+func writeHits(b *strings.Builder, hits []Hit) {
+	for _, h := range hits {
+		server := h.Server
+		if server == "" {
+			server = "local"
+		}
+		fmt.Fprintf(b, "- %s (%s): %s\n", h.Name, server, oneLine(h.Description))
 	}
 }
 

@@ -20,7 +20,8 @@ func TestSplitAndStem(t *testing.T) {
 			t.Errorf("splitName(%q) = %q, want %q", in, got, want)
 		}
 	}
-	for _, group := range [][]string{{"file", "files", "filed"}, {"create", "created", "creating", "creates"}, {"search", "searches", "searching", "searched"}, {"run", "running"}, {"directory", "directories"}} {
+	for _, group := range [][]string{{"file", "files", "filed"}, {"create", "created", "creating", "creates"}, {"search", "searches", "searching", "searched"}, {"run", "running"}, {"directory", "directories"},
+		{"create", "creation"}, {"locate", "location", "locations"}, {"relation", "related", "relations"}, {"modify", "modified", "modifies"}} {
 		for _, w := range group[1:] {
 			if stem(w) != stem(group[0]) {
 				t.Errorf("stem(%q) = %q, stem(%q) = %q; want equal", w, stem(w), group[0], stem(group[0]))
@@ -151,7 +152,7 @@ func TestSearchTool(t *testing.T) {
 		t.Errorf("no match: %q %v, loaded %v", out, err, got)
 	}
 	out, err = run(`{"query":"write_file"}`)
-	if err != nil || !strings.Contains(out, "- write_file (fs): Write a file.\n") || len(got) != 1 || got[0][0].Name != "write_file" || len(got[0]) > 2 {
+	if err != nil || !strings.Contains(out, "- write_file (fs): Write a file.\n") || len(got) != 1 || got[0][0].Name != "write_file" || len(got[0]) != 1 {
 		t.Errorf("found: %q %v, loaded %v", out, err, got)
 	}
 	none := NewSearchTool(nil)
@@ -222,5 +223,70 @@ func TestCutText(t *testing.T) {
 	ws := CutTools(tools)
 	if len(ws) != 1 || len(tools[0].Description) > MaxTextBytes || tools[1].Description != "short" || !strings.Contains(ws[0], "tool a") {
 		t.Errorf("CutTools: %v", ws)
+	}
+}
+
+// TestSearchSecondSetCauses checks the general fixes made for the second
+// query set's misses on tools of their own: a noun in -tion meets its verb,
+// "where is" asks to find, and latitude and longitude ask for geocoding.
+func TestSearchSecondSetCauses(t *testing.T) {
+	ix, err := NewIndex([]Entry{
+		{Server: "fs", Name: "stat", Description: "Returns the creation time and size of a path."},
+		{Server: "fs", Name: "make_dir", Description: "Create a directory."},
+		{Server: "fs", Name: "glob", Description: "Find paths that match a pattern."},
+		{Server: "fs", Name: "list", Description: "List the entries of a path."},
+		{Server: "geo", Name: "to_coordinates", Description: "Geocode an address."},
+		{Server: "geo", Name: "weather", Description: "Weather at an address."},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{
+		"when was this path created":              "stat",
+		"where is the package.json":               "glob",
+		"latitude and longitude of 10 Downing St": "to_coordinates",
+		"package.json 在哪":                         "glob",
+	} {
+		if hits := ix.Search(q, 1); len(hits) == 0 || hits[0].Name != want {
+			t.Errorf("Search(%q) = %v, want %s first", q, hits, want)
+		}
+	}
+}
+
+func TestLookup(t *testing.T) {
+	ix, err := NewIndex([]Entry{{Server: "fs", Name: "read_file"}, {Server: "gh", Name: "get_issue"}, {Server: "a", Name: "dup"}, {Server: "b", Name: "dup"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"read_file": "fs:read_file", "fs__read_file": "fs:read_file", "FS:Read_File": "fs:read_file", "gh/get_issue": "gh:get_issue",
+		"gh.get_issue": "gh:get_issue", "b__dup": "b:dup", "dup": "", "fs__get_issue": "", "read": "", "": "", strings.Repeat("x", 2000): "",
+	} {
+		e, ok := ix.Lookup(name)
+		got := ""
+		if ok {
+			got = e.Server + ":" + e.Name
+		}
+		if got != want {
+			t.Errorf("Lookup(%.20q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+// TestSearchDeprecatedLast: a tool its server calls deprecated ranks after
+// the one that replaces it, and its exact name still finds it first.
+func TestSearchDeprecatedLast(t *testing.T) {
+	ix, err := NewIndex([]Entry{
+		{Server: "fs", Name: "read_file", Description: "Read a file as text. DEPRECATED: use read_text_file instead.", Params: []string{"path"}},
+		{Server: "fs", Name: "read_text_file", Description: "Read the contents of a file from the file system as text, with its encoding.", Params: []string{"path"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hits := ix.Search("read a file", 2); len(hits) != 2 || hits[0].Name != "read_text_file" {
+		t.Errorf("read a file: %v, want read_text_file first", hits)
+	}
+	if hits := ix.Search("read_file", 2); len(hits) == 0 || hits[0].Name != "read_file" || !hits[0].Exact {
+		t.Errorf("read_file by name: %v, want it first", hits)
 	}
 }

@@ -1,0 +1,99 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/model"
+	"github.com/agentapp/agentapp/toolsearch"
+)
+
+// refuseAll refuses every call it is asked about.
+type refuseAll struct{}
+
+func (refuseAll) Confirm(context.Context, guard.ConfirmRequest) guard.Decision {
+	return guard.Decision{Reason: "the test says no"}
+}
+
+// TestToolSearchCallByName: a model that calls deferred tools by name
+// without searching, plain or server-prefixed, gets them loaded for the
+// session and run, through the same guards as any call; a name no tool
+// has is still the engine's unknown-tool error.
+func TestToolSearchCallByName(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) { testCallByName(t, stream) })
+	}
+}
+
+func testCallByName(t *testing.T, stream bool) {
+	ctx := context.Background()
+	srv := &liveServer{name: "big"}
+	var names []string
+	for i := range 60 {
+		names = append(names, fmt.Sprintf("tool_%02d", i))
+	}
+	srv.offer(names...)
+	m := &scriptModel{turns: [][]model.ToolCall{{
+		{ID: "1", Name: "tool_07", Arguments: json.RawMessage(`{}`)},
+		{ID: "2", Name: "big__tool_09", Arguments: json.RawMessage(`{}`)},
+		{ID: "3", Name: "tool_99", Arguments: json.RawMessage(`{}`)},
+	}}}
+	g := guard.New(guard.Config{Confirm: []string{"tool_09"}}, refuseAll{}, nil)
+	h, err := New(ctx, Config{Model: m, Servers: []Server{srv}, Guards: g, Store: openTestStore(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	var asked []string
+	var mu sync.Mutex
+	res, err := h.Run(ctx, Turn{Session: "s1", Messages: []model.Message{{Role: model.RoleUser, Content: "go"}}, Stream: stream,
+		OnEvent: func(ev Event) {
+			if ev.Kind == EventApprovalAsked {
+				mu.Lock()
+				asked = append(asked, ev.Approval.Request.Tool)
+				mu.Unlock()
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 3 {
+		t.Fatalf("steps %+v, want 3", res.Steps)
+	}
+	if s := res.Steps[0]; s.Err != nil || s.Output != "big:tool_07" {
+		t.Errorf("tool_07 called by name: %v %q, want it run", s.Err, s.Output)
+	}
+	if s := res.Steps[1]; s.ToolName != "tool_09" || s.Err != nil || !strings.Contains(s.Output, "did not approve") {
+		t.Errorf("big__tool_09 called by name: %s %v %q, want tool_09 refused by its confirmation guard", s.ToolName, s.Err, s.Output)
+	}
+	if !slices.Equal(asked, []string{"tool_09"}) {
+		t.Errorf("approvals asked for %v, want tool_09", asked)
+	}
+	if s := res.Steps[2]; s.Err == nil || !errors.Is(s.Err, agent.ErrToolNotFound) {
+		t.Errorf("tool_99, which no server has: %v %q, want the unknown-tool error", s.Err, s.Output)
+	}
+	var called []string
+	for _, msg := range res.Added {
+		for _, c := range msg.ToolCalls {
+			called = append(called, c.Name)
+		}
+	}
+	if !slices.Equal(called, []string{"tool_07", "tool_09", "tool_99"}) {
+		t.Errorf("the history records calls of %v, want the tools' own names", called)
+	}
+	reqs := m.requests()
+	if got := toolNames(reqs[1].Tools); !slices.Equal(got, []string{"tool_07", "tool_09", toolsearch.SearchToolName}) {
+		t.Errorf("the next request offers %v, want the two tools called and searchTools", got)
+	}
+	if st := h.ToolSearch(ctx, "s1"); !slices.Equal(st.Loaded, []string{"tool_07", "tool_09"}) {
+		t.Errorf("loaded %v, want tool_07 and tool_09", st.Loaded)
+	}
+}
