@@ -352,6 +352,9 @@ type mcpToolJSON struct {
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	ReadOnly     bool            `json:"readOnly,omitempty"`
 	Idempotent   bool            `json:"idempotent,omitempty"`
+	// Meta is the tool's _meta as the server listed it: an MCP Apps view
+	// is linked there (_meta.ui.resourceUri), which `mcp read` reads.
+	Meta map[string]any `json:"_meta,omitempty"`
 }
 
 func mcpTools(w io.Writer, b *mcpclient.Bridge) error {
@@ -364,7 +367,7 @@ func mcpTools(w io.Writer, b *mcpclient.Bridge) error {
 		tools = append(tools, mcpToolJSON{
 			Name: t.Name, RemoteName: remote, Title: t.Title, Description: t.Description,
 			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
-			ReadOnly: t.ReadOnly, Idempotent: t.Idempotent,
+			ReadOnly: t.ReadOnly, Idempotent: t.Idempotent, Meta: b.ToolMeta(t.Name),
 		})
 	}
 	return mcpWriteJSON(w, map[string]any{"server": b.Name(), "tools": tools})

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestMCPToolsShowsViewMeta: `mcp tools` prints a tool's _meta, where an
+// MCP Apps view is linked, and `mcp read` reads the view it names.
+func TestMCPToolsShowsViewMeta(t *testing.T) {
+	chatEnv(t)
+	bin := agentappBin(t)
+	t.Setenv("AGENTAPP_DATA_DIR", t.TempDir())
+
+	out, stderr, code := runChatCLI(t, "", "mcp", "tools", "--", bin, "serve")
+	if code != 0 {
+		t.Fatalf("mcp tools: exit %d: %s", code, stderr)
+	}
+	v := decodeMCPOutput(t, out)
+	uri := ""
+	for _, x := range v["tools"].([]any) {
+		tool := x.(map[string]any)
+		if tool["name"] != "getOrderStatus" {
+			continue
+		}
+		meta, _ := tool["_meta"].(map[string]any)
+		ui, _ := meta["ui"].(map[string]any)
+		uri, _ = ui["resourceUri"].(string)
+	}
+	if uri != "ui://agentapp/order-status" {
+		t.Fatalf("getOrderStatus's _meta.ui.resourceUri = %q in:\n%s", uri, out)
+	}
+
+	out, stderr, code = runChatCLI(t, "", "mcp", "read", uri, "--", bin, "serve")
+	if code != 0 {
+		t.Fatalf("mcp read %s: exit %d: %s", uri, code, stderr)
+	}
+	contents, _ := decodeMCPOutput(t, out)["contents"].([]any)
+	if len(contents) != 1 {
+		t.Fatalf("contents: %s", out)
+	}
+	c := contents[0].(map[string]any)
+	if c["mimeType"] != "text/html;profile=mcp-app" || !strings.Contains(c["text"].(string), "<!doctype html>") || c["_meta"] == nil {
+		t.Errorf("the view read as %.300s", out)
+	}
+}
