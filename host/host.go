@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/budget"
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/store"
@@ -30,10 +31,6 @@ import (
 
 // Limits of a conversation.
 const (
-	// HistoryWindow is how many stored messages (the new one included) the
-	// model sees: enough for follow-up questions, bounded so that a long
-	// session does not grow every request.
-	HistoryWindow = 20
 	// MaxMessageRunes is the longest user message accepted, in characters.
 	// Longer ones are refused before anything is stored or sent.
 	MaxMessageRunes = 8000
@@ -86,6 +83,8 @@ type Config struct {
 	Tracing *telemetry.Tracing
 	// Hints name the switches behind some messages (see Hints).
 	Hints Hints
+	// Context sizes the model's context window (see ContextOptions).
+	Context ContextOptions
 
 	// closers are closed after the servers by Close, last first: what
 	// Open opened (the store, the audit trail).
@@ -106,6 +105,12 @@ type Host struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// Token accounting (plan.go, usage.go).
+	window int
+	est    *budget.Estimator
+	cal    *budget.Calibrator
+	tokens tokenCounters
 }
 
 // New checks cfg, builds the tool table (reporting the merge warnings
@@ -127,6 +132,7 @@ func New(ctx context.Context, cfg Config) (h *Host, err error) {
 		cfg.TurnTimeout = DefaultTurnTimeout
 	}
 	h = &Host{cfg: cfg, log: cfg.Logger}
+	h.initContext()
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}

@@ -79,6 +79,8 @@ type Options struct {
 	Tracing     *telemetry.Tracing
 	// Hints name the switches behind some messages (see Hints).
 	Hints Hints
+	// Context sizes the model's context window (see ContextOptions).
+	Context ContextOptions
 }
 
 // ExtraServer is a server given apart from the config files.
@@ -202,6 +204,7 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 		Now:         o.Now,
 		Notify:      o.Notify,
 		Hints:       o.Hints,
+		Context:     o.Context,
 		Logger:      o.Logger,
 		Tracing:     o.Tracing,
 		closers:     closers,

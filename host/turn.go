@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -110,9 +111,9 @@ type TurnResult struct {
 	Steps []agent.StepEvent
 	// Sources are the knowledge-base hits the answer cites.
 	Sources []Source
-	// Usage adds up the tokens of every model call, when the provider
-	// reports them.
-	Usage model.Usage
+	// Usage adds up the tokens of every model call, the provider's
+	// counts or the host's estimate.
+	Usage Usage
 	// Tools is the table of the last model call, to tell each step's
 	// server.
 	Tools *agent.ToolSet
@@ -266,22 +267,24 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		endTurnSpan(span, res, err)
 	}()
 	var msgs, added []model.Message
+	m := &planner{Model: h.cfg.Model, h: h}
 	if t.Conversation != nil {
 		if len(t.Conversation) == 0 {
 			return nil, errors.New("host: the turn has no messages")
 		}
 		msgs = t.Conversation
 		added = msgs[len(msgs)-1:]
+		m.v.msgs = msgs[:len(msgs)-1]
 	} else {
 		added = t.Messages
 		if len(added) == 0 {
 			return nil, errors.New("host: the turn has no messages")
 		}
-		history, err := h.sessions.Window(ctx, t.Session, max(HistoryWindow-len(added), 1))
-		if err != nil {
+		if m.v, err = h.sessions.s.view(ctx, t.Session); err != nil {
 			return nil, err
 		}
-		msgs = append(history, added...)
+		m.session = t.Session
+		msgs = append(slices.Clip(m.v.msgs), added...)
 	}
 	if last := added[len(added)-1]; last.Role == model.RoleUser && !t.Checked {
 		if err := h.CheckMessage(last.Content); err != nil {
@@ -298,7 +301,6 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 	turnCtx = agent.WithSession(turnCtx, t.Session)
 	turnCtx = context.WithValue(turnCtx, turnKey{}, rt)
 
-	m := &usageModel{Model: h.cfg.Model}
 	rt.set = h.table.Refresh(turnCtx)
 	first := true
 	var obs agent.Observer = rt
@@ -328,8 +330,12 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		opts.OnText = func(delta string) { rt.emit(Event{Kind: EventText, Text: delta}) }
 	}
 	out, err := agent.Run(turnCtx, opts)
+	defer h.keepUsage(ctx, t.Session, m)
 	if err != nil {
+		var ce *ContextError
 		switch {
+		case errors.As(err, &ce):
+			return nil, ce
 		case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
 			return nil, &TimeoutError{Limit: limit}
 		case errors.Is(err, agent.ErrMaxSteps):
@@ -403,41 +409,6 @@ func toolOutputs(msgs []model.Message) []string {
 		}
 	}
 	return outs
-}
-
-// usageModel adds up the usage of every call of a turn.
-type usageModel struct {
-	model.Model
-	mu  sync.Mutex
-	sum model.Usage
-}
-
-func (m *usageModel) add(r *model.Response) {
-	if r == nil {
-		return
-	}
-	m.mu.Lock()
-	m.sum.InputTokens += r.Usage.InputTokens
-	m.sum.OutputTokens += r.Usage.OutputTokens
-	m.mu.Unlock()
-}
-
-func (m *usageModel) total() model.Usage {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.sum
-}
-
-func (m *usageModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
-	r, err := m.Model.Generate(ctx, req)
-	m.add(r)
-	return r, err
-}
-
-func (m *usageModel) Stream(ctx context.Context, req *model.Request, onText func(string)) (*model.Response, error) {
-	r, err := m.Model.Stream(ctx, req, onText)
-	m.add(r)
-	return r, err
 }
 
 // fanOut passes every callback to each of its observers, in order.
