@@ -106,6 +106,7 @@ too and they are required there as well.`,
 	fl.DurationVar(&f.turnTimeout, "turn-timeout", host.DefaultTurnTimeout, "time limit for one whole answer, tool calls included")
 	fl.BoolVar(&f.trace, "trace", false, "trace every turn's think/act/observe/done on stderr, each line labelled with its session (also AGENT_TRACE=1)")
 	fl.BoolVar(&f.strictMCP, "strict-mcp", false, "refuse to start when any MCP server fails to connect (by default the others are served and the failure is logged)")
+	addContextWindowFlag(fl, &f.chatFlags)
 	return cmd
 }
 
@@ -160,6 +161,10 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		return err
 	}
 	m, info, _, err := chooseModel(f.model)
+	if err != nil {
+		return err
+	}
+	ctxOpts, err := contextOptions(&f.chatFlags, cmd.Flags().Changed("context-window"), m)
 	if err != nil {
 		return err
 	}
@@ -224,6 +229,7 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		TurnTimeout:    f.turnTimeout,
 		Logger:         logger,
 		Hints:          webHints(),
+		Context:        ctxOpts,
 	})
 	if err != nil {
 		return err
