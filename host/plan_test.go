@@ -318,3 +318,31 @@ func TestCompact(t *testing.T) {
 		t.Errorf("a second Compact folded %d, want the 2 messages of the turn before the latest", again.Folded)
 	}
 }
+
+// TestFailedTurnUsageCounted: a turn that fails after its model calls
+// stores none of its messages, but its calls cost tokens and count in the
+// session's totals.
+func TestFailedTurnUsageCounted(t *testing.T) {
+	ctx := context.Background()
+	call := scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "getOrderStatus", `{"orderId":"A-1024"}`)}}
+	m := scripted.New(scripted.Turn{Text: "hello"}, call, call)
+	h, err := New(ctx, Config{Model: m, Local: []*agent.Tool{orderTool()}, Store: openTestStore(t), MaxSteps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	ok, err := h.Run(ctx, Turn{Session: "f", Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Run(ctx, Turn{Session: "f", Messages: []model.Message{{Role: model.RoleUser, Content: "Where is A-1024?"}}}); !errors.Is(err, agent.ErrMaxSteps) {
+		t.Fatalf("err = %v, want the step limit", err)
+	}
+	su, _ := h.SessionUsage(ctx, "f")
+	if su.Calls != 3 || su.InputTokens <= int64(ok.Usage.InputTokens) {
+		t.Errorf("session usage %+v after one answered and one failed turn; want 3 calls, more input than the first turn's %d", su, ok.Usage.InputTokens)
+	}
+	if n, _, _ := h.Sessions().Count(ctx, "f"); n != 2 {
+		t.Errorf("%d messages stored, want the first turn's 2", n)
+	}
+}

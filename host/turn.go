@@ -330,7 +330,7 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		opts.OnText = func(delta string) { rt.emit(Event{Kind: EventText, Text: delta}) }
 	}
 	out, err := agent.Run(turnCtx, opts)
-	defer h.keepUsage(ctx, t.Session, m)
+	defer h.keepUsage(ctx, m)
 	if err != nil {
 		var ce *ContextError
 		switch {

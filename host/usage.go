@@ -153,10 +153,11 @@ func (h *Host) measure(purpose string, req *model.Request, r *model.Response) Ca
 	return c
 }
 
-// keepUsage adds a turn's usage to its session's totals, whether the turn
-// succeeded or not: the calls were made either way.
-func (h *Host) keepUsage(ctx context.Context, session string, p *planner) {
-	u := p.total()
+// keepUsage adds a turn's usage to its stored session's totals, whether
+// the turn succeeded or not: the calls were made either way. A
+// conversation that is not stored (the OpenAI endpoint's) keeps nothing.
+func (h *Host) keepUsage(ctx context.Context, p *planner) {
+	u, session := p.total(), p.session
 	if session == "" || len(u.Calls) == 0 {
 		return
 	}
