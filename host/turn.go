@@ -383,7 +383,9 @@ func (h *Host) startTurnSpan(ctx context.Context, t Turn) (context.Context, *tel
 	return ctx, sp
 }
 
-// endTurnSpan records the turn's tokens, or its error, and ends sp.
+// endTurnSpan records the turn's tokens as the provider reported them (the
+// model-call spans carry the same; an estimate is not a measurement), or
+// its error, and ends sp.
 func endTurnSpan(sp *telemetry.Span, res *TurnResult, err error) {
 	if sp == nil {
 		return
@@ -391,8 +393,8 @@ func endTurnSpan(sp *telemetry.Span, res *TurnResult, err error) {
 	if err != nil {
 		sp.Fail(err)
 	} else if res != nil {
-		sp.SetAttributes(telemetry.AttrGenAIInputTokens.Int(res.Usage.InputTokens),
-			telemetry.AttrGenAIOutputTokens.Int(res.Usage.OutputTokens))
+		in, out := res.Usage.reported()
+		sp.SetAttributes(telemetry.AttrGenAIInputTokens.Int(in), telemetry.AttrGenAIOutputTokens.Int(out))
 	}
 	sp.End()
 }

@@ -41,6 +41,17 @@ func (u *Usage) add(c CallUsage) {
 	u.Calls = append(u.Calls, c)
 }
 
+// reported returns the tokens of the calls the provider counted.
+func (u Usage) reported() (in, out int) {
+	for _, c := range u.Calls {
+		if !c.Estimated {
+			in += c.InputTokens
+			out += c.OutputTokens
+		}
+	}
+	return in, out
+}
+
 // TokenCount is the tokens counted for one model and kind since the host
 // started, for a metrics endpoint.
 type TokenCount struct {
