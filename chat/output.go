@@ -113,6 +113,8 @@ type Source = host.Source
 //	tool_result       step, id, tool, server, output or error, denied, duration_ms
 //	approval_asked    tool, server, input
 //	approval_answered tool, server, approved, reason
+//	fold              step, fold (messages, summaryTokens, window): older
+//	                  turns were folded into the summary
 //	done              answer, sources, usage
 //	error             error
 type Event struct {
@@ -133,6 +135,7 @@ type Event struct {
 	Answer     *string         `json:"answer,omitempty"`
 	Sources    []Source        `json:"sources,omitempty"`
 	Usage      *host.Usage     `json:"usage,omitempty"`
+	Fold       *host.Fold      `json:"fold,omitempty"`
 	Error      string          `json:"error,omitempty"`
 	// Unavailable is on the session event: the configured MCP servers
 	// that are not running.

@@ -228,6 +228,10 @@ func (o *turnObserver) event(ev host.Event) {
 		o.text(ev.Text)
 		return
 	}
+	if ev.Kind == host.EventFold && o.sink == nil {
+		o.activity.folded(ev.Fold)
+		return
+	}
 	if o.sink == nil {
 		return
 	}
@@ -245,6 +249,8 @@ func (o *turnObserver) event(ev host.Event) {
 		ms := s.DurationMS
 		o.sink.emit(Event{Type: "tool_result", Step: ev.Step, ID: ev.Call.ID, Tool: ev.Call.Name, Server: s.Server,
 			Output: s.Output, Error: s.Error, Denied: s.Denied, DurationMS: &ms})
+	case host.EventFold:
+		o.sink.emit(Event{Type: "fold", Step: ev.Step, Fold: ev.Fold})
 	case host.EventApprovalAsked:
 		req := ev.Approval.Request
 		o.sink.emit(Event{Type: "approval_asked", Tool: req.Tool, Server: req.Server, Input: jsonOrString(req.Args)})

@@ -57,6 +57,16 @@ func estimatedCalls(u *host.Usage) int {
 	return n
 }
 
+// folded tells, on the activity's stream, that the model's view of the
+// conversation was folded: nothing leaves it silently.
+func (a *activity) folded(f *host.Fold) {
+	if a == nil || f == nil {
+		return
+	}
+	fmt.Fprintln(a.w, a.st.dim(fmt.Sprintf("(%d older %s folded into a summary of about %d tokens to fit the context window of %d; /usage shows more)",
+		f.Messages, plural(f.Messages, "message", "messages"), f.SummaryTokens, f.Window)))
+}
+
 // compactCommand is /compact: fold the session's older turns into its
 // summary now.
 func (c *Chat) compactCommand(ctx context.Context, out io.Writer) {

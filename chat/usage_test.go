@@ -98,3 +98,18 @@ func TestUsageAndCompactCommands(t *testing.T) {
 		t.Errorf("after /compact the model saw %d messages and system %q", len(last.Messages), last.System)
 	}
 }
+
+// TestFoldIsShown: when older turns are folded to fit a small window, the
+// REPL says so on stderr (nothing leaves the model's view silently).
+func TestFoldIsShown(t *testing.T) {
+	var in strings.Builder
+	for i := range 30 {
+		in.WriteString("question " + strconv.Itoa(i) + " about order A-" + strconv.Itoa(1000+i) + ", " + strings.Repeat("with some more words ", 8) + "\n")
+	}
+	h := newHarness(t, &ruleModel{}, openTestStore(t), in.String())
+	h.cfg.Context = host.ContextOptions{Window: 1500, Summarizer: budget.Extractive{}}
+	h.run(t)
+	if !regexp.MustCompile(`\(\d+ older messages folded into a summary of about \d+ tokens to fit the context window of 1500; /usage shows more\)`).MatchString(h.err.String()) {
+		t.Errorf("no fold line on stderr:\n%s", h.err.String())
+	}
+}

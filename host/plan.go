@@ -185,12 +185,29 @@ func (p *planner) fold(ctx context.Context, n int) error {
 	p.mu.Unlock()
 	p.v.summary = summary
 	p.folded += n
+	if rt := turnFrom(ctx); rt != nil {
+		rt.mu.Lock()
+		step := rt.step
+		rt.mu.Unlock()
+		rt.emit(Event{Kind: EventFold, Step: step, Fold: &Fold{Messages: n, SummaryTokens: p.h.est.Text(summary), Window: p.h.window}})
+	}
 	if p.session != "" && len(p.v.seqs) == len(p.v.msgs) {
 		if err := p.h.sessions.s.saveFold(ctx, p.session, summary, p.v.seqs[p.folded-1]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// Fold is what one fold did, for the front ends to show: the model's view
+// lost these messages to the summary (the transcript keeps them).
+type Fold struct {
+	// Messages is how many messages were folded.
+	Messages int `json:"messages"`
+	// SummaryTokens is the summary's estimated size afterwards.
+	SummaryTokens int `json:"summaryTokens"`
+	// Window is the context window planned against.
+	Window int `json:"window"`
 }
 
 // summaryPrompt asks the model for a summary of folded turns.

@@ -164,12 +164,20 @@ func TestLongConversationStaysInWindow(t *testing.T) {
 	}
 	defer h.Close()
 	var sum Usage
+	foldEvents := 0
 	for i := range 200 {
 		text := fmt.Sprintf("第 %d 个问题：订单 A-%d 什么时候到？", i, 1000+i)
 		if i%3 == 0 {
 			text += " Please check it."
 		}
-		res, err := h.Run(ctx, Turn{Session: "s1", Messages: []model.Message{{Role: model.RoleUser, Content: text}}})
+		res, err := h.Run(ctx, Turn{Session: "s1", Messages: []model.Message{{Role: model.RoleUser, Content: text}}, OnEvent: func(ev Event) {
+			if ev.Kind == EventFold {
+				if ev.Fold.Messages <= 0 || ev.Fold.Window != window || ev.Fold.SummaryTokens <= 0 {
+					t.Errorf("fold event %+v", ev.Fold)
+				}
+				foldEvents++
+			}
+		}})
 		if err != nil {
 			t.Fatalf("turn %d: %v", i, err)
 		}
@@ -211,8 +219,8 @@ func TestLongConversationStaysInWindow(t *testing.T) {
 		t.Errorf("the transcript holds %d messages, want all %d", n, want)
 	}
 	su, err := h.SessionUsage(ctx, "s1")
-	if err != nil || su.InputTokens != int64(reported) || su.Calls != int64(len(f.requests)) || su.EstimatedCalls != 0 || su.Folds < 5 {
-		t.Errorf("session usage %+v, %v; want %d input tokens in %d calls", su, err, reported, len(f.requests))
+	if err != nil || su.InputTokens != int64(reported) || su.Calls != int64(len(f.requests)) || su.EstimatedCalls != 0 || su.Folds < 5 || su.Folds != int64(foldEvents) {
+		t.Errorf("session usage %+v, %v; want %d input tokens in %d calls, %d folds as reported by events", su, err, reported, len(f.requests), foldEvents)
 	}
 	if r, n := h.cal.Ratio(); n == 0 || r < 1.2 || r > 1.4 {
 		t.Errorf("calibration ratio %v after %d readings; want about 1.3", r, n)

@@ -67,6 +67,9 @@ const (
 	EventApprovalAsked EventKind = "approval_asked"
 	// EventApprovalAnswered: the user (or a timeout) decided (Approval).
 	EventApprovalAnswered EventKind = "approval_answered"
+	// EventFold: older turns were folded into the summary to fit the
+	// context window (Fold), before the model call of Step.
+	EventFold EventKind = "fold"
 	// EventDone: the turn succeeded and was stored (Done).
 	EventDone EventKind = "done"
 	// EventError: the turn failed and nothing of it was stored (Err).
@@ -89,6 +92,7 @@ type Event struct {
 	// Text is EventText's piece of the answer.
 	Text     string
 	Approval *Approval
+	Fold     *Fold
 	Done     *TurnResult
 	Err      error
 }

@@ -75,6 +75,10 @@ func (t *turn) event(ev host.Event, onText func(string)) {
 		if onText != nil {
 			onText(ev.Text)
 		}
+	case host.EventFold:
+		if t.emit != nil {
+			t.emit("fold", ev.Fold)
+		}
 	}
 }
 

@@ -136,11 +136,25 @@ func TestWebFoldKeepsTranscript(t *testing.T) {
 		o.Context = host.ContextOptions{Window: 4000, Summarizer: budget.Extractive{}}
 	})
 	id := e.newSession(t)
+	folds := 0
 	for i := range 40 {
 		evs := e.send(t, id, fmt.Sprintf("Where is order A-%d? %s", 1000+i, strings.Repeat("It is late. ", 10))).rest(t)
 		if names := names(evs); names[len(names)-1] != "done" {
 			t.Fatalf("turn %d: events %v", i, names)
 		}
+		for _, ev := range evs {
+			if ev.Name == "fold" {
+				var f host.Fold
+				ev.decode(t, &f)
+				if f.Messages <= 0 || f.Window != 4000 {
+					t.Errorf("fold event %s", ev.Data)
+				}
+				folds++
+			}
+		}
+	}
+	if folds == 0 {
+		t.Error("no fold event: the page is not told that the model's view was folded")
 	}
 	if h := e.history(t, id); len(h) != 80 || !strings.Contains(h[0].Content, "A-1000") {
 		t.Errorf("the transcript shows %d messages, want all 80 from the first", len(h))
