@@ -45,6 +45,9 @@ type Config struct {
 	// Store, System, MaxSteps and TurnTimeout; with a Host those fields
 	// are ignored, except Model and ModelInfo for the banner.
 	Host *host.Host
+	// Context sizes the model's context window when New makes the host
+	// (see host.ContextOptions).
+	Context host.ContextOptions
 
 	Model model.Model
 	// ModelInfo explains, in the banner, which model this is and how to
@@ -144,6 +147,8 @@ type Chat struct {
 	session  string
 	resumed  int  // messages in the session when it was resumed
 	resuming bool // the session came from --session or --continue
+	// lastUsage is the tokens of the REPL's last answered turn (/usage).
+	lastUsage *host.Usage
 
 	closeOnce sync.Once
 	closeErr  error
@@ -194,7 +199,7 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 		h, err = host.New(ctx, host.Config{
 			Model: cfg.Model, Local: cfg.Local, Servers: cfg.Servers, Inactive: cfg.Inactive, Connect: cfg.Connect,
 			Guards: cfg.Guards, Store: cfg.Store, System: cfg.System, MaxSteps: cfg.MaxSteps,
-			TurnTimeout: cfg.TurnTimeout, Now: cfg.Now, Notify: c.notice, Hints: cfg.Hints.Host,
+			TurnTimeout: cfg.TurnTimeout, Now: cfg.Now, Notify: c.notice, Hints: cfg.Hints.Host, Context: cfg.Context,
 		})
 		if err != nil {
 			return nil, err

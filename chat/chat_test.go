@@ -144,8 +144,9 @@ func TestSessionWindowResumeAndNew(t *testing.T) {
 		t.Errorf("stored %d messages, want %d", stored, 6*2+6*4)
 	}
 
-	// Resume by id: the model sees at most the window, starting at a user
-	// message, ending with the new one.
+	// Resume by id: the whole session fits the context window, so the
+	// model sees all of it, starting at a user message, ending with the
+	// new one.
 	h2 := newHarness(t, m, st, "again\n")
 	h2.cfg.SessionID = id
 	h2.run(t)
@@ -153,8 +154,8 @@ func TestSessionWindowResumeAndNew(t *testing.T) {
 		t.Errorf("banner does not show the resumed session:\n%s", h2.out.String())
 	}
 	msgs := m.lastRequest().Messages
-	if len(msgs) > host.HistoryWindow || len(msgs) < host.HistoryWindow-4 {
-		t.Errorf("model saw %d messages, want close to the window of %d", len(msgs), host.HistoryWindow)
+	if len(msgs) != 37 {
+		t.Errorf("model saw %d messages, want the 36 stored and the new one", len(msgs))
 	}
 	if msgs[0].Role != model.RoleUser || msgs[len(msgs)-1].Content != "again" {
 		t.Errorf("window starts with %s and ends with %q; want a user message first and the new message last", msgs[0].Role, msgs[len(msgs)-1].Content)

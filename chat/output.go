@@ -46,6 +46,10 @@ type Answer struct {
 	// for this answer (failed, needs login, disabled), so a script can
 	// tell why tools were missing.
 	Unavailable []UnavailableServer `json:"unavailable_servers,omitempty"`
+	// Usage is what the answer's model calls cost: input and output
+	// tokens, per call too, marked estimated where the provider reported
+	// none.
+	Usage *host.Usage `json:"usage,omitempty"`
 	// Error is why the question was not answered; the other fields hold
 	// what was done before it failed.
 	Error string `json:"error,omitempty"`
@@ -114,7 +118,9 @@ type Source = host.Source
 //	tool_result       step, id, tool, server, output or error, denied, duration_ms
 //	approval_asked    tool, server, input
 //	approval_answered tool, server, approved, reason
-//	done              answer, sources
+//	fold              step, fold (messages, summaryTokens, window): older
+//	                  turns were folded into the summary
+//	done              answer, sources, usage
 //	error             error
 type Event struct {
 	Type       string          `json:"type"`
@@ -136,6 +142,8 @@ type Event struct {
 	Message    string          `json:"message,omitempty"`
 	Answer     *string         `json:"answer,omitempty"`
 	Sources    []Source        `json:"sources,omitempty"`
+	Usage      *host.Usage     `json:"usage,omitempty"`
+	Fold       *host.Fold      `json:"fold,omitempty"`
 	Error      string          `json:"error,omitempty"`
 	// Unavailable is on the session event: the configured MCP servers
 	// that are not running.

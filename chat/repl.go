@@ -128,6 +128,10 @@ func (c *Chat) runCommand(ctx context.Context, cmd, line string) bool {
 		}
 	case "/call":
 		c.callCommand(ctx, line)
+	case "/usage":
+		c.usageCommand(ctx, out)
+	case "/compact":
+		c.compactCommand(ctx, out)
 	case "/help":
 		fmt.Fprintln(out, `Commands:
   /tools             list the tools the model can call and where each comes from
@@ -145,6 +149,10 @@ func (c *Chat) runCommand(ctx context.Context, cmd, line string) bool {
   /NAME:PROMPT a=b   run a server's prompt: its messages go to the model
   /roots             list the roots (directories) offered to each MCP server
   /roots NAME DIR…   offer server NAME these directories instead
+  /usage             tokens of the last answer and of this session, and the
+                     context window
+  /compact           fold this session's older turns into a summary now (the
+                     model keeps the summary and the latest turn)
   /new               start a new session (the model forgets this conversation)
   /help              show this help
   /exit              leave the chat (Ctrl-D does the same)
@@ -274,6 +282,7 @@ func (c *Chat) replRun(ctx context.Context, run func(*turnObserver) (turnResult,
 	}
 	if tr.res != nil {
 		printSources(c.cfg.Out, c.style(c.cfg.Out), tr.res.Sources)
+		c.lastUsage = &tr.res.Usage
 	}
 	// A blank line ends the turn, so each question and its answer stand
 	// apart from the next.
@@ -334,8 +343,9 @@ func (c *Chat) AskAs(ctx context.Context, question string, format OutputFormat) 
 		obs.cancelOpen()
 	}
 	text, srcs := "", []host.Source{}
+	var usage *host.Usage
 	if tr.res != nil && err == nil {
-		text, srcs = tr.res.Answer, tr.res.Sources
+		text, srcs, usage = tr.res.Answer, tr.res.Sources, &tr.res.Usage
 	}
 	switch format {
 	case OutputText:
@@ -352,12 +362,13 @@ func (c *Chat) AskAs(ctx context.Context, question string, format OutputFormat) 
 			obs.sink.emit(Event{Type: "error", Error: err.Error()})
 			return err
 		}
-		obs.sink.emit(Event{Type: "done", Answer: &text, Sources: srcs})
+		obs.sink.emit(Event{Type: "done", Answer: &text, Sources: srcs, Usage: usage})
 	case OutputJSON:
 		a := Answer{Answer: text, Steps: []Step{}, Sources: srcs, Model: c.cfg.Model.Name(), Session: c.session, Unavailable: c.unavailable()}
 		for _, ev := range tr.steps() {
 			a.Steps = append(a.Steps, stepOf(ev, obs.call(ev.CallID)))
 		}
+		a.Usage = usage
 		if err != nil {
 			a.Error = err.Error()
 		}

@@ -309,6 +309,10 @@ func (o *turnObserver) event(ev host.Event) {
 		o.text(ev.Text)
 		return
 	}
+	if ev.Kind == host.EventFold && o.sink == nil {
+		o.activity.folded(ev.Fold)
+		return
+	}
 	o.recordCut(ev)
 	if ev.Kind == host.EventToolStatus && o.activity != nil {
 		o.spin.around(func() { o.activity.status(ev.Call.Name, ev.Status) })
@@ -334,6 +338,8 @@ func (o *turnObserver) event(ev host.Event) {
 	case host.EventToolStatus:
 		o.sink.emit(Event{Type: "tool_status", Step: ev.Step, ID: ev.Call.ID, Tool: ev.Call.Name, Server: server,
 			Task: ev.Status.Task, Status: ev.Status.Status, Message: ev.Status.Message})
+	case host.EventFold:
+		o.sink.emit(Event{Type: "fold", Step: ev.Step, Fold: ev.Fold})
 	case host.EventApprovalAsked:
 		req := ev.Approval.Request
 		o.sink.emit(Event{Type: "approval_asked", Tool: req.Tool, Server: req.Server, Input: jsonOrString(req.Args)})

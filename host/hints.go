@@ -14,4 +14,8 @@ type Hints struct {
 	// InputRefused follows a message the input guard refused, after "or",
 	// e.g. "unset AGENT_GUARD_INPUT if this is a false alarm".
 	InputRefused string
+	// ContextWindow follows a request that does not fit the context
+	// window, after "or", e.g. "set --context-window to the model's real
+	// window if it is larger".
+	ContextWindow string
 }

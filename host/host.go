@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/budget"
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/store"
@@ -30,10 +31,6 @@ import (
 
 // Limits of a conversation.
 const (
-	// HistoryWindow is how many stored messages (the new one included) the
-	// model sees: enough for follow-up questions, bounded so that a long
-	// session does not grow every request.
-	HistoryWindow = 20
 	// MaxMessageRunes is the longest user message accepted, in characters.
 	// Longer ones are refused before anything is stored or sent.
 	MaxMessageRunes = 8000
@@ -92,6 +89,8 @@ type Config struct {
 	// ToolSearch says when MCP tools are deferred behind searchTools
 	// (toolsearch.go); nil means auto.
 	ToolSearch *ToolSearchOptions
+	// Context sizes the model's context window (see ContextOptions).
+	Context ContextOptions
 
 	// closers are closed after the servers by Close, last first: what
 	// Open opened (the store, the audit trail).
@@ -114,6 +113,12 @@ type Host struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// Token accounting (plan.go, usage.go).
+	window int
+	est    *budget.Estimator
+	cal    *budget.Calibrator
+	tokens tokenCounters
 }
 
 // New checks cfg, builds the tool table (reporting the merge warnings
@@ -135,6 +140,7 @@ func New(ctx context.Context, cfg Config) (h *Host, err error) {
 		cfg.TurnTimeout = DefaultTurnTimeout
 	}
 	h = &Host{cfg: cfg, log: cfg.Logger}
+	h.initContext()
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}

@@ -84,6 +84,8 @@ type Options struct {
 	MaxOutputTokens int
 	// ToolSearch is as in Config.
 	ToolSearch *ToolSearchOptions
+	// Context sizes the model's context window (see ContextOptions).
+	Context ContextOptions
 }
 
 // ExtraServer is a server given apart from the config files.
@@ -207,6 +209,7 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 		Now:         o.Now,
 		Notify:      o.Notify,
 		Hints:       o.Hints,
+		Context:     o.Context,
 		Logger:      o.Logger,
 		Tracing:     o.Tracing,
 		Results:     &ResultOptions{MaxTokens: o.MaxOutputTokens, PerServer: serverCaps(cfgs)},

@@ -42,6 +42,20 @@ var migrations = []string{
 	)`,
 	// 3: --continue looks up the most recently used session.
 	`CREATE INDEX chat_sessions_updated ON chat_sessions (updated_ms)`,
+	// 4: what the model's view of a session keeps apart from its messages:
+	// the summary of the turns folded so far (the messages up to
+	// folded_seq are in it; the transcript keeps them for people) and the
+	// session's token totals.
+	`CREATE TABLE chat_context (
+		session_id      TEXT PRIMARY KEY REFERENCES chat_sessions(id) ON DELETE CASCADE,
+		summary         TEXT NOT NULL DEFAULT '',
+		folded_seq      INTEGER NOT NULL DEFAULT 0,
+		folds           INTEGER NOT NULL DEFAULT 0,
+		input_tokens    INTEGER NOT NULL DEFAULT 0,
+		output_tokens   INTEGER NOT NULL DEFAULT 0,
+		calls           INTEGER NOT NULL DEFAULT 0,
+		estimated_calls INTEGER NOT NULL DEFAULT 0
+	)`,
 }
 
 // postgresMigrations replaces the steps PostgreSQL needs written
@@ -52,6 +66,16 @@ var postgresMigrations = map[int]string{
 		id         TEXT PRIMARY KEY,
 		created_at TEXT NOT NULL,
 		updated_ms BIGINT NOT NULL
+	)`,
+	4: `CREATE TABLE chat_context (
+		session_id      TEXT PRIMARY KEY REFERENCES chat_sessions(id) ON DELETE CASCADE,
+		summary         TEXT NOT NULL DEFAULT '',
+		folded_seq      BIGINT NOT NULL DEFAULT 0,
+		folds           BIGINT NOT NULL DEFAULT 0,
+		input_tokens    BIGINT NOT NULL DEFAULT 0,
+		output_tokens   BIGINT NOT NULL DEFAULT 0,
+		calls           BIGINT NOT NULL DEFAULT 0,
+		estimated_calls BIGINT NOT NULL DEFAULT 0
 	)`,
 }
 

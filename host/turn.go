@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -71,6 +72,9 @@ const (
 	EventApprovalAsked EventKind = "approval_asked"
 	// EventApprovalAnswered: the user (or a timeout) decided (Approval).
 	EventApprovalAnswered EventKind = "approval_answered"
+	// EventFold: older turns were folded into the summary to fit the
+	// context window (Fold), before the model call of Step.
+	EventFold EventKind = "fold"
 	// EventDone: the turn succeeded and was stored (Done).
 	EventDone EventKind = "done"
 	// EventError: the turn failed and nothing of it was stored (Err).
@@ -95,6 +99,7 @@ type Event struct {
 	// Text is EventText's piece of the answer.
 	Text     string
 	Approval *Approval
+	Fold     *Fold
 	Done     *TurnResult
 	Err      error
 	// Cut is set on EventToolEnd when the result was over its cap.
@@ -128,9 +133,9 @@ type TurnResult struct {
 	Steps []agent.StepEvent
 	// Sources are the knowledge-base hits the answer cites.
 	Sources []Source
-	// Usage adds up the tokens of every model call, when the provider
-	// reports them.
-	Usage model.Usage
+	// Usage adds up the tokens of every model call, the provider's
+	// counts or the host's estimate.
+	Usage Usage
 	// Tools is the table of the last model call, to tell each step's
 	// server.
 	Tools *agent.ToolSet
@@ -300,22 +305,24 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		endTurnSpan(span, res, err)
 	}()
 	var msgs, added []model.Message
+	m := &planner{Model: h.cfg.Model, h: h}
 	if t.Conversation != nil {
 		if len(t.Conversation) == 0 {
 			return nil, errors.New("host: the turn has no messages")
 		}
 		msgs = t.Conversation
 		added = msgs[len(msgs)-1:]
+		m.v.msgs = msgs[:len(msgs)-1]
 	} else {
 		added = t.Messages
 		if len(added) == 0 {
 			return nil, errors.New("host: the turn has no messages")
 		}
-		history, err := h.sessions.Window(ctx, t.Session, max(HistoryWindow-len(added), 1))
-		if err != nil {
+		if m.v, err = h.sessions.s.view(ctx, t.Session); err != nil {
 			return nil, err
 		}
-		msgs = append(history, added...)
+		m.session = t.Session
+		msgs = append(slices.Clip(m.v.msgs), added...)
 	}
 	if last := added[len(added)-1]; last.Role == model.RoleUser && !t.Checked {
 		if err := h.CheckMessage(last.Content); err != nil {
@@ -333,9 +340,9 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 	turnCtx = context.WithValue(turnCtx, turnKey{}, rt)
 	turnCtx = mcpclient.WithTaskStatus(turnCtx, rt.taskStatus)
 
-	m := &usageModel{Model: h.cfg.Model, onReply: func(ctx context.Context, r *model.Response) *model.Response {
+	m.onReply = func(ctx context.Context, r *model.Response) *model.Response {
 		return h.loadCalled(ctx, t.Session, rt, r) // toolsearch.go
-	}}
+	}
 	rt.set = h.offered(turnCtx, t.Session, h.table.Refresh(turnCtx))
 	first := true
 	var obs agent.Observer = rt
@@ -365,8 +372,12 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		opts.OnText = func(delta string) { rt.emit(Event{Kind: EventText, Text: delta}) }
 	}
 	out, err := agent.Run(turnCtx, opts)
+	defer h.keepUsage(ctx, m)
 	if err != nil {
+		var ce *ContextError
 		switch {
+		case errors.As(err, &ce):
+			return nil, ce
 		case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
 			return nil, &TimeoutError{Limit: limit}
 		case errors.Is(err, agent.ErrMaxSteps):
@@ -414,7 +425,9 @@ func (h *Host) startTurnSpan(ctx context.Context, t Turn) (context.Context, *tel
 	return ctx, sp
 }
 
-// endTurnSpan records the turn's tokens, or its error, and ends sp.
+// endTurnSpan records the turn's tokens as the provider reported them (the
+// model-call spans carry the same; an estimate is not a measurement), or
+// its error, and ends sp.
 func endTurnSpan(sp *telemetry.Span, res *TurnResult, err error) {
 	if sp == nil {
 		return
@@ -422,8 +435,8 @@ func endTurnSpan(sp *telemetry.Span, res *TurnResult, err error) {
 	if err != nil {
 		sp.Fail(err)
 	} else if res != nil {
-		sp.SetAttributes(telemetry.AttrGenAIInputTokens.Int(res.Usage.InputTokens),
-			telemetry.AttrGenAIOutputTokens.Int(res.Usage.OutputTokens))
+		in, out := res.Usage.reported()
+		sp.SetAttributes(telemetry.AttrGenAIInputTokens.Int(in), telemetry.AttrGenAIOutputTokens.Int(out))
 	}
 	sp.End()
 }
@@ -440,49 +453,6 @@ func toolOutputs(msgs []model.Message) []string {
 		}
 	}
 	return outs
-}
-
-// usageModel adds up the usage of every call of a turn, and passes each
-// reply through onReply (when set) before the engine acts on it.
-type usageModel struct {
-	model.Model
-	onReply func(context.Context, *model.Response) *model.Response
-	mu      sync.Mutex
-	sum     model.Usage
-}
-
-func (m *usageModel) add(r *model.Response) {
-	if r == nil {
-		return
-	}
-	m.mu.Lock()
-	m.sum.InputTokens += r.Usage.InputTokens
-	m.sum.OutputTokens += r.Usage.OutputTokens
-	m.mu.Unlock()
-}
-
-func (m *usageModel) total() model.Usage {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.sum
-}
-
-func (m *usageModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
-	r, err := m.Model.Generate(ctx, req)
-	m.add(r)
-	if err == nil && m.onReply != nil {
-		r = m.onReply(ctx, r)
-	}
-	return r, err
-}
-
-func (m *usageModel) Stream(ctx context.Context, req *model.Request, onText func(string)) (*model.Response, error) {
-	r, err := m.Model.Stream(ctx, req, onText)
-	m.add(r)
-	if err == nil && m.onReply != nil {
-		r = m.onReply(ctx, r)
-	}
-	return r, err
 }
 
 // fanOut passes every callback to each of its observers, in order.

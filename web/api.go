@@ -284,6 +284,9 @@ type DoneEvent struct {
 	// Sources are the passages in citation order, each {"no", "docId",
 	// "title"}: the shape of the chat's JSON output too.
 	Sources []host.Source `json:"sources"`
+	// Usage is what the turn's model calls cost: input and output tokens,
+	// per call too, marked estimated where the provider reported none.
+	Usage host.Usage `json:"usage"`
 }
 
 // ErrorEvent is the data of the "error" event; nothing of the turn was
@@ -355,7 +358,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		ev.send("error", ErrorEvent{Message: err.Error()})
 		return
 	}
-	ev.send("done", DoneEvent{Answer: res.Answer, Sources: res.Sources})
+	ev.send("done", DoneEvent{Answer: res.Answer, Sources: res.Sources, Usage: res.Usage})
 }
 
 func orEmpty[T any](s []T) []T {

@@ -28,6 +28,9 @@ type metrics struct {
 	approvals      *counterVec
 	openStreams    *gauge
 	procStart      func() (float64, bool)
+	// tokens are the host's token counters (usage_metrics.go); nil
+	// until the Server has its host.
+	tokens family
 }
 
 // maxSeries bounds the series of one labelled metric. Tool names come from
@@ -79,6 +82,9 @@ func newMetrics() *metrics {
 // writes them.
 func (m *metrics) families() []family {
 	fs := []family{m.requests, m.requestSeconds, m.turns, m.turnSeconds, m.firstEvent, m.toolCalls, m.approvals, m.openStreams}
+	if m.tokens != nil {
+		fs = append(fs, m.tokens)
+	}
 	slices.SortFunc(fs, func(a, b family) int { return strings.Compare(a.metricName(), b.metricName()) })
 	return fs
 }

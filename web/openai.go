@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -15,7 +16,8 @@ import (
 )
 
 // maxCompletionMessages bounds the messages of one OpenAI request; the
-// model sees the last host.HistoryWindow of them.
+// host plans them against the model's context window, folding the older
+// ones into a summary when they do not fit.
 const maxCompletionMessages = 500
 
 // The OpenAI wire format, as much of it as the endpoint reads and writes.
@@ -24,6 +26,11 @@ type (
 		Model    string      `json:"model"`
 		Messages []oaMessage `json:"messages"`
 		Stream   bool        `json:"stream"`
+		// StreamOptions.IncludeUsage asks for a last chunk with the
+		// usage and no choices, as OpenAI sends it.
+		StreamOptions *struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
 	}
 	oaMessage struct {
 		Role    string          `json:"role"`
@@ -51,6 +58,10 @@ type (
 		PromptTokens     int `json:"prompt_tokens"`
 		CompletionTokens int `json:"completion_tokens"`
 		TotalTokens      int `json:"total_tokens"`
+		// Estimated marks counts the host estimated because the
+		// provider reported none (an extension; OpenAI's clients ignore
+		// it).
+		Estimated bool `json:"estimated,omitempty"`
 	}
 	oaError struct {
 		Error oaErrorBody `json:"error"`
@@ -112,8 +123,7 @@ func (m oaMessage) text() (string, error) {
 }
 
 // conversation turns the request's messages into the loop's: user and
-// assistant text, the last host.HistoryWindow of them, starting at a user
-// message and ending with one. System messages are dropped (the agent has
+// assistant text, starting at a user message and ending with one. System messages are dropped (the agent has
 // its own instructions, and a caller's could undo its guard rails), and so
 // are tool messages and tool calls, which belong to the caller's tools,
 // not the agent's.
@@ -154,9 +164,6 @@ func conversation(in []oaMessage) ([]model.Message, int, string) {
 		return nil, http.StatusRequestEntityTooLarge, (&host.TooLongError{Length: n}).Error()
 	}
 	last.Content = strings.TrimSpace(last.Content)
-	if len(msgs) > host.HistoryWindow {
-		msgs = msgs[len(msgs)-host.HistoryWindow:]
-	}
 	for len(msgs) > 1 && msgs[0].Role != model.RoleUser {
 		msgs = msgs[1:]
 	}
@@ -241,6 +248,10 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		_ = rc.SetReadDeadline(time.Time{})
 		_ = rc.SetWriteDeadline(time.Now().Add(s.opts.TurnTimeout + s.opts.WriteTimeout))
 		res, err := s.runTurn(r.Context(), t, host.Turn{Conversation: msgs}, nil)
+		if ce := (*host.ContextError)(nil); errors.As(err, &ce) {
+			writeJSON(w, http.StatusBadRequest, oaError{Error: oaErrorBody{Message: err.Error(), Type: "invalid_request_error", Code: "context_length_exceeded"}})
+			return
+		}
 		if err != nil {
 			writeOAError(w, http.StatusBadGateway, err.Error())
 			return
@@ -277,6 +288,10 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	stop := "stop"
 	chunk(&oaOut{}, &stop)
+	if in.StreamOptions != nil && in.StreamOptions.IncludeUsage {
+		ev.data(oaCompletion{ID: id, Object: "chat.completion.chunk", Created: created, Model: s.opts.ModelID,
+			Choices: []oaChoice{}, Usage: usageOf(res.Usage)})
+	}
 	ev.raw("[DONE]")
 }
 
@@ -309,7 +324,8 @@ func (e *eventStream) raw(data string) bool {
 }
 
 // usageOf is the turn's usage in the OpenAI shape: every model call of the
-// turn added up (zero when the provider reports none).
-func usageOf(u model.Usage) *oaUsage {
-	return &oaUsage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, TotalTokens: u.InputTokens + u.OutputTokens}
+// turn added up, estimated (and marked so) where the provider reported
+// none.
+func usageOf(u host.Usage) *oaUsage {
+	return &oaUsage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, TotalTokens: u.InputTokens + u.OutputTokens, Estimated: u.Estimated}
 }

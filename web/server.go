@@ -131,6 +131,9 @@ type Options struct {
 	MaxSteps int
 	// TurnTimeout bounds a whole turn; 0 means host.DefaultTurnTimeout.
 	TurnTimeout time.Duration
+	// Context sizes the model's context window when New makes the host
+	// (see host.ContextOptions).
+	Context host.ContextOptions
 	// ApprovalTimeout bounds the wait for Allow or Deny; 0 means
 	// DefaultApprovalTimeout.
 	ApprovalTimeout time.Duration
@@ -325,13 +328,14 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 		h, err = host.New(ctx, host.Config{
 			Model: opts.Model, Local: opts.Local, Servers: opts.Servers, Guards: opts.Guards, Store: opts.Store,
 			System: opts.System, MaxSteps: opts.MaxSteps, TurnTimeout: opts.TurnTimeout, Now: s.clock.Now, Logger: s.log,
-			Tracing: opts.Tracing,
+			Tracing: opts.Tracing, Context: opts.Context,
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
 	s.h = h
+	s.metrics.tokens = tokenMetrics{h}
 	s.sessions = h.Sessions()
 	s.support = opts.Support
 	if s.support == nil {

@@ -104,6 +104,10 @@ func (t *turn) event(ev host.Event, onText func(string)) {
 		if onText != nil {
 			onText(ev.Text)
 		}
+	case host.EventFold:
+		if t.emit != nil {
+			t.emit("fold", ev.Fold)
+		}
 	}
 }
 
@@ -182,8 +186,9 @@ func (s *Server) explain(err error) error {
 	var tooLong *host.TooLongError
 	var refused *host.InputRefusedError
 	var storeErr *host.StoreError
+	var tooBig *host.ContextError
 	switch {
-	case errors.As(err, &tooLong), errors.As(err, &refused):
+	case errors.As(err, &tooLong), errors.As(err, &refused), errors.As(err, &tooBig):
 		return err
 	case errors.As(err, &storeErr):
 		s.log.Error(storeErr.Err.Error())

@@ -46,14 +46,15 @@ func TestConversation(t *testing.T) {
 			}
 		})
 	}
-	// A long conversation keeps its newest messages, from a user message.
+	// A long conversation is kept whole: the host plans it against the
+	// context window and folds what does not fit.
 	var long []oaMessage
 	for i := range 30 {
 		long = append(long, msg("user", fmt.Sprintf(`"q%d"`, i)), msg("assistant", fmt.Sprintf(`"a%d"`, i)))
 	}
 	long = append(long, msg("user", `"last"`))
 	got, _, _ := conversation(long)
-	if len(got) > 20 || got[0].Role != model.RoleUser || got[len(got)-1].Content != "last" {
+	if len(got) != 61 || got[0].Role != model.RoleUser || got[len(got)-1].Content != "last" {
 		t.Errorf("window of %d starting %+v", len(got), got[0])
 	}
 }

@@ -38,18 +38,20 @@ const defaultConfigFile = "agentapp.json"
 const mcpExample = `--mcp "npx -y @modelcontextprotocol/server-memory" or --mcp "agentapp serve"`
 
 type chatFlags struct {
-	model       string
-	trace       bool
-	prompt      string
-	json        bool
-	format      string
-	mcp         []string
-	config      string
-	session     string
-	cont        bool
-	maxSteps    int
-	turnTimeout time.Duration
-	strictMCP   bool
+	// contextWindow is --context-window (context.go).
+	contextWindow int
+	model         string
+	trace         bool
+	prompt        string
+	json          bool
+	format        string
+	mcp           []string
+	config        string
+	session       string
+	cont          bool
+	maxSteps      int
+	turnTimeout   time.Duration
+	strictMCP     bool
 	// The client half (mcp_clientside.go).
 	mcpLogLevel       string
 	samplingMaxTokens int64
@@ -127,6 +129,7 @@ data directory), one JSON line each.`,
 	fl.StringVar(&f.mcpLogLevel, "mcp-log-level", defaultMCPLogLevel, "least severe MCP server log message shown on stderr: "+mcpLogLevelUsage())
 	fl.Int64Var(&f.samplingMaxTokens, "sampling-max-tokens", mcpclient.DefaultSamplingMaxTokens, "cap on the maxTokens of an MCP server's sampling request")
 	addLimitFlags(fl, &f.limits)
+	addContextWindowFlag(fl, &f)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		if strings.Contains(err.Error(), "--mcp") {
 			err = fmt.Errorf("%v; give the MCP server's command line, e.g. %s", err, mcpExample)
@@ -232,6 +235,10 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 	if err != nil {
 		return err
 	}
+	ctxOpts, err := contextOptions(f, cmd.Flags().Changed("context-window"), m)
+	if err != nil {
+		return err
+	}
 	extra, err := extraServers(f)
 	if err != nil {
 		return err
@@ -304,6 +311,7 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 		Logger:         logger,
 		Tracing:        tr,
 		Hints:          hostHints(),
+		Context:        ctxOpts,
 	}))
 	if err != nil {
 		return err

@@ -137,7 +137,7 @@ agentapp is refused.`,
 // backend keeps it in its own form.
 var copyTables = []string{
 	"support_orders", "support_counters", "support_tickets", "support_idempotency", "support_handoffs",
-	"chat_sessions", "chat_messages",
+	"chat_sessions", "chat_messages", "chat_context",
 	"kb_documents", "kb_chunks", "kb_seeded",
 }
 

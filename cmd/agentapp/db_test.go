@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/host"
+	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/store"
 	"github.com/agentapp/agentapp/store/storetest"
 	"github.com/agentapp/agentapp/support"
@@ -55,6 +57,17 @@ func TestDBCopyToPostgres(t *testing.T) {
 		}
 		ids = append(ids, res.(support.Ticket).TicketID)
 	}
+	// A chat session with its summary and token totals (chat_context).
+	sessions, err := host.OpenSessionStore(context.Background(), src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sessions.Append(context.Background(), "s-copy", []model.Message{{Role: model.RoleUser, Content: "hi"}, {Role: model.RoleAssistant, Content: "hello"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.DB.Exec(`INSERT INTO chat_context (session_id, summary, folded_seq, input_tokens) VALUES ('s-copy', '- user: earlier', 1, 1234)`); err != nil {
+		t.Fatal(err)
+	}
 	src.Close()
 	before, _, err := runKBCLI(t, "--data-dir", dir, "kb", "search", "--json", "lodging standard")
 	if err != nil {
@@ -78,6 +91,11 @@ func TestDBCopyToPostgres(t *testing.T) {
 	}
 	// The ticket counter came along: the next ticket continues the sequence.
 	pg := dst.Open()
+	var summary string
+	var input int64
+	if err := pg.DB.QueryRow(`SELECT summary, input_tokens FROM chat_context WHERE session_id = 's-copy'`).Scan(&summary, &input); err != nil || summary != "- user: earlier" || input != 1234 {
+		t.Errorf("the session's summary and usage after the copy: %q %d %v", summary, input, err)
+	}
 	svc, err = support.New(context.Background(), pg)
 	if err != nil {
 		t.Fatal(err)

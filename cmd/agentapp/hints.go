@@ -17,6 +17,7 @@ func hostHints() host.Hints {
 		KeepLocalTools: "set " + guard.EnvMCPStrict + "=1",
 		LocalToolsWin:  guard.EnvMCPStrict + " is set",
 		InputRefused:   "unset " + guard.EnvInput + " if this is a false alarm",
+		ContextWindow:  "if the model's real window is larger, set it with --context-window or $" + envContextWindow,
 	}
 }
 
@@ -26,6 +27,7 @@ func hostHints() host.Hints {
 func webHints() host.Hints {
 	h := hostHints()
 	h.InputRefused = ""
+	h.ContextWindow = ""
 	return h
 }
 

@@ -118,6 +118,7 @@ too and they are required there as well.`,
 	fl.BoolVar(&f.trace, "trace", false, "trace every turn's think/act/observe/done on stderr, each line labelled with its session (also AGENT_TRACE=1)")
 	fl.BoolVar(&f.strictMCP, "strict-mcp", false, "refuse to start when any MCP server fails to connect (by default the others are served and the failure is logged)")
 	addLimitFlags(fl, &f.limits)
+	addContextWindowFlag(fl, &f.chatFlags)
 	return cmd
 }
 
@@ -172,6 +173,10 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		return err
 	}
 	m, info, _, err := chooseModel(f.model)
+	if err != nil {
+		return err
+	}
+	ctxOpts, err := contextOptions(&f.chatFlags, cmd.Flags().Changed("context-window"), m)
 	if err != nil {
 		return err
 	}
@@ -250,6 +255,7 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		TurnTimeout:    f.turnTimeout,
 		Logger:         logger,
 		Hints:          webHints(),
+		Context:        ctxOpts,
 	}))
 	if err != nil {
 		return err

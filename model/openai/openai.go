@@ -296,6 +296,13 @@ type (
 		MaxTokens int64         `json:"max_tokens,omitempty"`
 		Tools     []chatTool    `json:"tools,omitempty"`
 		Stream    bool          `json:"stream,omitempty"`
+		// StreamOptions asks a stream for its usage in a last chunk:
+		// OpenAI and most compatible servers send none otherwise, and
+		// the host would have to estimate every streamed turn.
+		StreamOptions *streamOptions `json:"stream_options,omitempty"`
+	}
+	streamOptions struct {
+		IncludeUsage bool `json:"include_usage"`
 	}
 	chatMessage struct {
 		Role       string         `json:"role"`
@@ -331,6 +338,9 @@ func (m *Model) requestBody(req *model.Request, stream bool) ([]byte, error) {
 		return nil, err
 	}
 	r.Stream = stream
+	if stream {
+		r.StreamOptions = &streamOptions{IncludeUsage: true}
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // the text as the user wrote it, not \u003c for <

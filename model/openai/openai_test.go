@@ -124,6 +124,9 @@ func TestStreamOpenAIStyleToolCallDeltas(t *testing.T) {
 	if len(texts) != 0 || resp.Message.Content != "" || resp.FinishReason != "tool_calls" {
 		t.Errorf("texts %q content %q finish %q", texts, resp.Message.Content, resp.FinishReason)
 	}
+	if so, _ := f.body(0)["stream_options"].(map[string]any); so["include_usage"] != true {
+		t.Errorf("stream_options = %v; want include_usage, or the provider reports no usage", f.body(0)["stream_options"])
+	}
 	if f.body(0)["stream"] != true {
 		t.Error("request was not streamed")
 	}

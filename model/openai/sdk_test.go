@@ -281,6 +281,9 @@ func TestRequestsMatchSDK(t *testing.T) {
 						t.Fatalf("%s: %v", label, err)
 					}
 					if streamed {
+						// The usage of a stream is asked for, as the SDK's
+						// users do.
+						params.StreamOptions = oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)}
 						s := sdk.Chat.Completions.NewStreaming(ctx, params)
 						for s.Next() {
 						}
