@@ -21,6 +21,9 @@ type ConfirmRequest struct {
 	Tool   string
 	Server string
 	Args   json.RawMessage
+	// Why says why the call is asked about (the permission policy's
+	// reason), for a confirmer that wants to show it.
+	Why string
 }
 
 // Describe names the call's tool and server for a person to read, as
