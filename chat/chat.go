@@ -207,6 +207,7 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 	if c.h.Confirmer() == nil {
 		asker := newTerminalConfirmer(c.input, c.input.noteWriter(), interactive)
 		asker.Timeout = cfg.confirmTimeout
+		asker.hint = cfg.Hints.Unanswered
 		c.h.SetConfirmer(&pausingConfirmer{inner: asker, spin: &c.spin, obs: &c.obs, now: cfg.Now})
 	} else {
 		c.h.SetConfirmer(&pausingConfirmer{inner: c.h.Confirmer(), spin: &c.spin, obs: &c.obs, now: cfg.Now})

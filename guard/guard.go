@@ -121,7 +121,7 @@ func Wrap(t *agent.Tool, g *Guards) *agent.Tool {
 		inner := t.Execute
 		name := t.Name
 		return withExecute(t, func(ctx context.Context, args json.RawMessage) (any, error) {
-			if d, ok := g.ask(ctx, name, "", args, EnvConfirm+" names it"); !ok {
+			if d, ok := g.ask(ctx, ConfirmRequest{Tool: name, Args: args, Why: EnvConfirm + " names it", Cause: AskConfirmList}); !ok {
 				return d, nil
 			}
 			if inner == nil {
@@ -158,7 +158,14 @@ func Wrap(t *agent.Tool, g *Guards) *agent.Tool {
 			return denied(fmt.Sprintf("the user's permission policy denies %s (%s), so it was not called. Tell the user the policy blocks this tool; do not try to reach the same result another way.",
 				describeCall(name, server), v.Why)), nil
 		case Ask:
-			if d, ok := g.ask(ctx, name, server, args, v.Why); !ok {
+			cause := AskDefault
+			switch {
+			case v.Rule != nil:
+				cause = AskRule
+			case g.confirm[name]:
+				cause = AskConfirmList
+			}
+			if d, ok := g.ask(ctx, ConfirmRequest{Tool: name, Server: server, Args: args, Why: v.Why, Cause: cause}); !ok {
 				return d, nil
 			}
 		}
@@ -177,12 +184,12 @@ func Wrap(t *agent.Tool, g *Guards) *agent.Tool {
 }
 
 // ask asks the confirmer about a call and records the answer. It returns
-// the refusal to give the model and false when the call may not run. why
-// says why the call is asked about (the policy's verdict).
-func (g *Guards) ask(ctx context.Context, name, server string, args json.RawMessage, why string) (json.RawMessage, bool) {
+// the refusal to give the model and false when the call may not run.
+func (g *Guards) ask(ctx context.Context, req ConfirmRequest) (json.RawMessage, bool) {
+	name, server, args := req.Tool, req.Server, req.Args
 	d := Decision{Reason: "no confirmer is configured, so nobody could approve the call"}
 	if g.confirmer != nil {
-		d = confirmTraced(ctx, g.confirmer, ConfirmRequest{Tool: name, Server: server, Args: args, Why: why})
+		d = confirmTraced(ctx, g.confirmer, req)
 	}
 	decision := "refused"
 	if d.Approved {

@@ -172,3 +172,45 @@ func TestConfirmAsksForLocalTools(t *testing.T) {
 		t.Error("Wrap changed a local tool the confirm list does not name")
 	}
 }
+
+// TestCheckNamesFailsClosed: a confirm entry or a rule that names nothing
+// configured is an error naming it with the nearest name; one that may
+// belong to a server that is down is a warning.
+func TestCheckNamesFailsClosed(t *testing.T) {
+	k := Known{
+		Local:   []string{"createTicket"},
+		Running: map[string][]string{"files": {"read_file", "write_file"}},
+		Down:    []string{"memory"},
+	}
+	ok := Config{Confirm: []string{"createTicket", "write_file"}, Permissions: Permissions{Rules: rules(t, "--allow", "allow *", "allow files:*", "allow files:read_file", "allow read_file")}}
+	if w, err := ok.CheckNames(Known{Local: k.Local, Running: k.Running}); err != nil || len(w) != 0 {
+		t.Errorf("known names: warnings %q, error %v", w, err)
+	}
+	bad := Config{Confirm: []string{"creatTicket"}, Permissions: Permissions{Rules: rules(t, "--deny", "deny files:wrte_file", "deny filez:*", "deny createTicket")}}
+	_, err := bad.CheckNames(k)
+	if err == nil {
+		t.Fatal("unknown names passed")
+	}
+	for _, want := range []string{
+		`AGENT_GUARD_CONFIRM names "creatTicket", which no running server offers`, // memory is down: a warning, see below
+		`the rule "deny files:wrte_file" of --deny names tool "wrte_file" of MCP server "files", but the server offers no tool of that name; did you mean "write_file"?`,
+		`the rule "deny filez:*" of --deny names MCP server "filez", but no server of that name is configured; did you mean "files"?`,
+		`the rule "deny createTicket" of --deny names "createTicket", a local tool`,
+	} {
+		if strings.HasPrefix(want, EnvConfirm) {
+			continue
+		}
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q\nlacks %q", err, want)
+		}
+	}
+	// With no server down, the confirm typo is an error too.
+	_, err = Config{Confirm: []string{"creatTicket"}}.CheckNames(Known{Local: k.Local, Running: k.Running})
+	if err == nil || !strings.Contains(err.Error(), `AGENT_GUARD_CONFIRM names "creatTicket", but no local tool or MCP server tool has that name; did you mean "createTicket"?`) {
+		t.Errorf("confirm typo: %v", err)
+	}
+	w, err := Config{Confirm: []string{"create_memory"}, Permissions: Permissions{Rules: rules(t, "the user scope file", "deny memory:delete")}}.CheckNames(k)
+	if err != nil || len(w) != 2 || !strings.Contains(w[0], "memory") || !strings.Contains(w[1], `names MCP server "memory", which is configured but not running`) {
+		t.Errorf("names of a server that is down: warnings %q, error %v; want two warnings", w, err)
+	}
+}

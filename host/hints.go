@@ -14,4 +14,6 @@ type Hints struct {
 	// InputRefused follows a message the input guard refused, after "or",
 	// e.g. "unset AGENT_GUARD_INPUT if this is a false alarm".
 	InputRefused string
+	// AllowFlag is the flag that allows a tool pattern, e.g. "--allow".
+	AllowFlag string
 }

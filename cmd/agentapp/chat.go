@@ -50,6 +50,7 @@ type chatFlags struct {
 	maxSteps    int
 	turnTimeout time.Duration
 	strictMCP   bool
+	perms       permFlags
 	// The client half (mcp_clientside.go).
 	mcpLogLevel       string
 	samplingMaxTokens int64
@@ -124,6 +125,7 @@ data directory), one JSON line each.`,
 	fl.IntVar(&f.maxSteps, "max-steps", agent.DefaultMaxSteps, "most tool rounds per answer")
 	fl.DurationVar(&f.turnTimeout, "turn-timeout", chat.DefaultTurnTimeout, "time limit for one whole answer, tool calls included")
 	fl.StringVar(&f.mcpLogLevel, "mcp-log-level", defaultMCPLogLevel, "least severe MCP server log message shown on stderr: "+mcpLogLevelUsage())
+	f.perms.register(fl)
 	fl.Int64Var(&f.samplingMaxTokens, "sampling-max-tokens", mcpclient.DefaultSamplingMaxTokens, "cap on the maxTokens of an MCP server's sampling request")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		if strings.Contains(err.Error(), "--mcp") {
@@ -242,6 +244,9 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 	// start-up error, not a guard silently left off.
 	guardCfg, err := readGuardConfig(os.Getenv, dir)
 	if err != nil {
+		return err
+	}
+	if err := f.perms.apply(&guardCfg); err != nil {
 		return err
 	}
 	// Deferred before the host opens, the flush of the spans runs after

@@ -17,6 +17,7 @@ func hostHints() host.Hints {
 		KeepLocalTools: "set " + guard.EnvMCPStrict + "=1",
 		LocalToolsWin:  guard.EnvMCPStrict + " is set",
 		InputRefused:   "unset " + guard.EnvInput + " if this is a false alarm",
+		AllowFlag:      allowFlag,
 	}
 }
 
@@ -40,6 +41,7 @@ func chatHints() chat.Hints {
 		},
 		TurnTimeout: "allow more time with --turn-timeout",
 		MaxSteps:    "the limit is --max-steps",
+		Unanswered:  askHint,
 	}
 }
 
