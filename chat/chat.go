@@ -328,7 +328,8 @@ func (c *Chat) banner(w io.Writer) {
 		fmt.Fprintln(w, textsafe.Escape(line))
 	}
 	c.printInactive(w, "")
-	if active := c.guards.Config().Active(); len(active) > 0 {
+	// Nil guards guard nothing, the permission policy included.
+	if active := c.guards.Config().Active(); c.guards != nil && len(active) > 0 {
 		fmt.Fprintf(w, "Guards: %s\n", strings.Join(active, "\n        "))
 	} else {
 		fmt.Fprintln(w, "Guards: none active"+hintIn(c.cfg.Hints.Guards))
