@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/internal/testkit"
 	"github.com/creack/pty"
 )
@@ -161,4 +162,107 @@ func runBounded(t *testing.T, dir string, env []string, stdin string, args ...st
 		t.Fatal(err)
 	}
 	return out.String(), errOut.String(), code
+}
+
+// TestPermissionsFromConfigFiles: a --config file's deny holds (its rule
+// is named as the reason); a project .mcp.json cannot allow (its allow is
+// ignored with a warning saying where the user can put it), though it can
+// deny; a user file naming a server nobody configured stops the start,
+// naming the file's rule and the nearest server.
+func TestPermissionsFromConfigFiles(t *testing.T) {
+	bin := filesystemBin(t)
+	data, root := t.TempDir(), t.TempDir()
+	target := filepath.Join(root, "out.txt")
+	env := []string{"HOME=" + data, "AGENTAPP_DATA_DIR=" + data, "XDG_CONFIG_HOME=" + filepath.Join(data, "xdg")}
+	write := func(path, content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := func(extra ...string) []string {
+		return append([]string{"chat", "--model", "offline", "--mcp", "files=" + bin + " " + root,
+			"-p", `use write_file {"path":"` + target + `","content":"x"}`}, extra...)
+	}
+
+	// The project's allow is ignored: write_file is still asked about
+	// (and refused on a pipe).
+	project := filepath.Join(root, ".mcp.json")
+	write(project, `{"permissions": {"allow": ["files:*"]}}`)
+	_, stderr, code := runBounded(t, root, env, "", args()...)
+	if code != exitRefused || !strings.Contains(stderr, project+" allows files:*, but a project file may only ask or deny, so it is ignored; to allow it, put the rule in your local scope file") ||
+		!strings.Contains(stderr, "or --allow files:*") {
+		t.Fatalf("project allow: exit %d, stderr:\n%s", code, stderr)
+	}
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Fatalf("write_file ran on the project's allow: %v", err)
+	}
+
+	// The project's deny holds even in allow-all mode.
+	write(project, `{"permissions": {"deny": ["files:write_file"]}}`)
+	stdout, stderr, code := runBounded(t, root, env, "", args("--permission-mode", "allow-all")...)
+	if code != exitRefused || !strings.Contains(stdout, "permission policy denies tool write_file (server files)") || !strings.Contains(stdout, "(project scope)") {
+		t.Fatalf("project deny: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	os.Remove(project)
+
+	// A --config file's deny.
+	cfg := filepath.Join(data, "agent.json")
+	write(cfg, `{"mcpServers": {}, "permissions": {"deny": ["write_file"]}}`)
+	stdout, stderr, code = runBounded(t, root, env, "", args("--config", cfg, "--allow", "files:*")...)
+	if code != exitRefused || !strings.Contains(stdout, "deny write_file") || !strings.Contains(stdout, cfg+" (file scope)") {
+		t.Fatalf("--config deny: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Fatalf("a denied write_file ran: %v", err)
+	}
+
+	// A user-file rule naming no configured server stops the start.
+	user := filepath.Join(data, "xdg", "agentapp", "mcp.json")
+	write(user, `{"permissions": {"ask": ["file:*"]}}`)
+	_, stderr, code = runBounded(t, root, env, "", args()...)
+	if code == 0 || !strings.Contains(stderr, `the rule "ask file:*" of `+user+` (user scope) names MCP server "file", but no server of that name is configured; did you mean "files"?`) {
+		t.Fatalf("unknown server in the user file: exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// TestPermissionsUnknownNamesFailClosed: AGENT_GUARD_CONFIRM and the
+// permission flags fail the start when they name nothing, naming the entry
+// and the nearest name; a bad pattern or mode is a usage error.
+func TestPermissionsUnknownNamesFailClosed(t *testing.T) {
+	data := t.TempDir()
+	env := []string{"HOME=" + data, "AGENTAPP_DATA_DIR=" + data}
+	cases := []struct {
+		env  []string
+		args []string
+		code int
+		want string
+	}{
+		{[]string{guard.EnvConfirm + "=creatTicket"}, nil, 1, `AGENT_GUARD_CONFIRM names "creatTicket", but no local tool or MCP server tool has that name; did you mean "createTicket"?`},
+		{nil, []string{"--deny", "memory:*"}, 1, `the rule "deny memory:*" of --deny names MCP server "memory", but no server of that name is configured`},
+		{nil, []string{"--allow", "files:wr*"}, 2, `--allow: permission pattern "files:wr*": * stands only for a whole server or every tool`},
+		{nil, []string{"--permission-mode", "yolo"}, 2, `--permission-mode: unknown permission mode "yolo"`},
+	}
+	for _, c := range cases {
+		args := append([]string{"chat", "--model", "offline", "-p", "hi"}, c.args...)
+		_, stderr, code := runBounded(t, t.TempDir(), append(env, c.env...), "", args...)
+		if code != c.code || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v %v: exit %d, stderr:\n%s\nwant exit %d and %q", c.env, c.args, code, stderr, c.code, c.want)
+		}
+	}
+	// A server that is configured but did not start: a warning, and the
+	// chat answers (exit 3 says the server failed).
+	_, stderr, code := runBounded(t, t.TempDir(), env, "", "chat", "--model", "offline", "-p", "hi", "--mcp", "broken="+filepath.Join(data, "no-such-server"), "--deny", "broken:*")
+	if code != exitServerFailed || !strings.Contains(stderr, `the rule "deny broken:*" of --deny names MCP server "broken", which is configured but not running; the rule applies when it runs`) {
+		t.Errorf("rule naming a server that is down: exit %d, stderr:\n%s", code, stderr)
+	}
+	// createTicket is a local tool: AGENT_GUARD_CONFIRM may name it, and
+	// then -p has nobody to ask and refuses it.
+	_, stderr, code = runBounded(t, t.TempDir(), append(env, guard.EnvConfirm+"=createTicket"), "", "chat", "--model", "offline", "-p", `use createTicket {"subject":"screen","description":"A-1024: the screen is broken"}`)
+	if code != exitRefused || !strings.Contains(stderr, "tool createTicket needs confirmation but stdin is not a terminal: refused; take createTicket out of AGENT_GUARD_CONFIRM") {
+		t.Errorf("local tool in %s: exit %d, stderr:\n%s", guard.EnvConfirm, code, stderr)
+	}
 }
