@@ -162,6 +162,11 @@ func New(ctx context.Context, cfg Config) (h *Host, err error) {
 // server that is down as warnings.
 func checkPolicyNames(cfg Config, notify func(Notice)) error {
 	k := guard.Known{Running: map[string][]string{}, Down: slices.Clone(cfg.Unapproved)}
+	if len(cfg.Servers) > 0 {
+		// The table's own tools over the servers' resources, offered
+		// whenever a running server has resources (which may change).
+		k.Running[ResourceToolOrigin] = []string{"listMcpResources", "readMcpResource"}
+	}
 	for _, t := range cfg.Local {
 		if t != nil {
 			k.Local = append(k.Local, t.Name)
