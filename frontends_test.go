@@ -63,7 +63,9 @@ func openHost(t *testing.T, m model.Model) *host.Host {
 	if err := k.SeedDemo(ctx); err != nil {
 		t.Fatal(err)
 	}
-	note := &agent.Tool{Name: "echoNote", Origin: "", InputSchema: json.RawMessage(`{"type":"object"}`),
+	// echoNote declares itself read-only, so the default permission policy
+	// runs it without a question (nobody answers here).
+	note := &agent.Tool{Name: "echoNote", Origin: "", ReadOnly: true, InputSchema: json.RawMessage(`{"type":"object"}`),
 		Execute: func(context.Context, json.RawMessage) (any, error) {
 			return map[string]string{"note": "remember the milk"}, nil
 		}}

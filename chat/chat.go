@@ -212,6 +212,7 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 	if c.h.Confirmer() == nil {
 		asker := newTerminalConfirmer(c.input, c.input.noteWriter(), interactive)
 		asker.Timeout = cfg.confirmTimeout
+		asker.hint = cfg.Hints.Unanswered
 		c.h.SetConfirmer(&pausingConfirmer{inner: asker, spin: &c.spin, obs: &c.obs, now: cfg.Now})
 	} else {
 		c.h.SetConfirmer(&pausingConfirmer{inner: c.h.Confirmer(), spin: &c.spin, obs: &c.obs, now: cfg.Now})
@@ -332,7 +333,8 @@ func (c *Chat) banner(w io.Writer) {
 		fmt.Fprintln(w, textsafe.Escape(line))
 	}
 	c.printInactive(w, "")
-	if active := c.guards.Config().Active(); len(active) > 0 {
+	// Nil guards guard nothing, the permission policy included.
+	if active := c.guards.Config().Active(); c.guards != nil && len(active) > 0 {
 		fmt.Fprintf(w, "Guards: %s\n", strings.Join(active, "\n        "))
 	} else {
 		fmt.Fprintln(w, "Guards: none active"+hintIn(c.cfg.Hints.Guards))

@@ -34,7 +34,8 @@ func TestREPLPipedBannerCommandsAndTurns(t *testing.T) {
 		"Model: rule-model — test model; use --model to switch",
 		"Local tools: 1 (getOrderStatus)",
 		"MCP server shop: connected, 2 tools (getOrderStatus, searchKnowledge)",
-		"Guards: PII: phone numbers, ids and cards masked in MCP output and knowledge-base hits\n" +
+		"Guards: permissions: ask before MCP tools not declared read-only\n" +
+			"        PII: phone numbers, ids and cards masked in MCP output and knowledge-base hits\n" +
 			"        injection scan of MCP tool arguments\n" +
 			"        audit log: /data/audit.log\n",
 		"echo: hello (1 messages)\n",

@@ -37,6 +37,10 @@ type TerminalConfirmer struct {
 	interactive bool
 	turn        chan struct{} // one question at a time
 
+	// hint says how to run a call without being asked, for the refusal
+	// when nobody can answer; nil adds nothing.
+	hint func(guard.ConfirmRequest) string
+
 	mu     sync.Mutex
 	always map[string]bool // tool and server approved for the session
 }
@@ -67,10 +71,16 @@ func (c *TerminalConfirmer) Confirm(ctx context.Context, req guard.ConfirmReques
 	if !c.interactive || c.in == nil {
 		// The zero TerminalConfirmer has nobody to ask and nowhere to
 		// say so; it refuses all the same.
-		if c.out != nil {
-			fmt.Fprintf(c.out, "agentapp: warning: %s needs confirmation but stdin is not a terminal: refused\n", what)
+		hint := ""
+		if c.hint != nil {
+			if h := c.hint(req); h != "" {
+				hint = "; " + h
+			}
 		}
-		return guard.Decision{Reason: "stdin is not a terminal, so nobody could confirm"}
+		if c.out != nil {
+			fmt.Fprintf(c.out, "agentapp: warning: %s needs confirmation but stdin is not a terminal: refused%s\n", what, hint)
+		}
+		return guard.Decision{Reason: "stdin is not a terminal, so nobody could confirm" + hint}
 	}
 	select {
 	case c.turn <- struct{}{}:

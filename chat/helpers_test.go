@@ -96,12 +96,16 @@ func (m *ruleModel) lastRequest() *model.Request {
 	return m.requests[len(m.requests)-1]
 }
 
+// testTool is a local tool (origin "") or an MCP server's. A server's
+// declares itself read-only, so that the default permission policy runs it
+// and the tests see what they test; the tests of the policy clear it.
 func testTool(name, origin string, fn func(ctx context.Context) (any, error)) *agent.Tool {
 	return &agent.Tool{
 		Name:        name,
 		Description: "test tool " + name,
 		InputSchema: json.RawMessage(`{"type":"object"}`),
 		Origin:      origin,
+		ReadOnly:    origin != "",
 		Validate:    origin == "",
 		Execute: func(ctx context.Context, _ json.RawMessage) (any, error) {
 			return fn(ctx)

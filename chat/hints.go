@@ -1,6 +1,9 @@
 package chat
 
-import "github.com/agentapp/agentapp/host"
+import (
+	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/host"
+)
 
 // Hints are the command line's words for the switches behind some of the
 // chat's messages (flags, environment variables). The chat does not define
@@ -21,6 +24,10 @@ type Hints struct {
 	TurnTimeout string
 	// MaxSteps names the step limit after a turn that hit it.
 	MaxSteps string
+	// Unanswered says how to run a call without being asked, after a
+	// question nobody could answer (stdin is not a terminal), e.g.
+	// "allow it with --allow files:write_file".
+	Unanswered func(guard.ConfirmRequest) string
 }
 
 // hintIn is hint in parentheses after a space, or "" without one.

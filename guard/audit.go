@@ -21,6 +21,8 @@ const (
 	// EventConfirm: the user was asked to confirm a call; Decision says
 	// what came of it.
 	EventConfirm = "confirm"
+	// EventPermissionDenied: the permission policy denies the tool.
+	EventPermissionDenied = "permission_denied"
 	// EventInputRejected: a user message held an injection pattern.
 	EventInputRejected = "input_rejected"
 	// EventIngestRejected: a document held an injection pattern.

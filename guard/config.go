@@ -43,6 +43,10 @@ type Config struct {
 	// AuditLog is the audit log's path: AGENT_AUDIT_LOG, else audit.log in
 	// the data directory.
 	AuditLog string
+	// Permissions is the permission policy for MCP tools (the config
+	// files' permissions, --allow/--ask/--deny, --permission-mode). The
+	// zero value asks before every MCP tool not declared read-only.
+	Permissions Permissions
 }
 
 // FromEnv reads the guard configuration through getenv (os.Getenv in the
@@ -126,20 +130,22 @@ func parseList(name, v string) ([]string, error) {
 	return names, nil
 }
 
-// Any reports whether at least one guard is on. The injection scan of MCP
-// tool arguments runs exactly then.
+// Any reports whether at least one guard switch is on. The injection scan
+// of MCP tool arguments runs exactly then. The permission policy is not a
+// switch: it always applies.
 func (c Config) Any() bool {
 	return len(c.Allowlist) > 0 || len(c.Confirm) > 0 || c.PII || c.Input || c.MCPStrict
 }
 
-// Active describes the guards that are on, one short line each, for the
-// chat banner; it is empty when every guard is off. Saying what is on lets
-// a user see why a tool call was refused before it happens.
+// Active describes the permission policy and the guards that are on, one
+// short line each, for the chat banner; the policy always has its line.
+// Saying what is on lets a user see why a tool call was refused or asked
+// about before it happens.
 func (c Config) Active() []string {
+	a := []string{c.Permissions.Describe()}
 	if !c.Any() {
-		return nil
+		return a
 	}
-	var a []string
 	if len(c.Allowlist) > 0 {
 		a = append(a, "allowlist: only MCP tools "+strings.Join(c.Allowlist, ", ")+" may run")
 	}

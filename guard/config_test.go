@@ -25,8 +25,9 @@ func TestFromEnvDefaultsOff(t *testing.T) {
 	if c.Any() {
 		t.Error("Any() = true with every guard off")
 	}
-	if a := c.Active(); len(a) != 0 {
-		t.Errorf("Active() = %q with every guard off", a)
+	// The permission policy is always in force, so it always has its line.
+	if a := c.Active(); len(a) != 1 || a[0] != "permissions: ask before MCP tools not declared read-only" {
+		t.Errorf("Active() = %q with every guard off, want the default permission policy alone", a)
 	}
 }
 

@@ -21,7 +21,27 @@ type ConfirmRequest struct {
 	Tool   string
 	Server string
 	Args   json.RawMessage
+	// Why says why the call is asked about (the permission policy's
+	// reason), for a confirmer that wants to show it.
+	Why string
+	// Cause is what made the policy ask, for a front end that says how
+	// to run the call without asking.
+	Cause AskCause
 }
+
+// AskCause is what made the permission policy ask about a call.
+type AskCause int
+
+// The causes.
+const (
+	// AskDefault: no rule names the tool and its server does not declare
+	// it read-only.
+	AskDefault AskCause = iota
+	// AskRule: an ask rule names it.
+	AskRule
+	// AskConfirmList: AGENT_GUARD_CONFIRM names it.
+	AskConfirmList
+)
 
 // Describe names the call's tool and server for a person to read, as
 // "tool T (server S)". The names come from the server, so they are escaped

@@ -97,21 +97,41 @@ func denied(reason string) json.RawMessage {
 }
 
 // Wrap returns t guarded for one call as: allowlist, injection scan of the
-// arguments, confirmation, the call, PII mask of the output. Only tools
-// from an MCP server (t.Origin != "") are wrapped, and only when a guard is
-// on; otherwise t itself is returned. The wrapper is a new Tool with the
-// same fields and a new Execute; t is never changed.
+// arguments, permission policy (deny, ask, allow), the call, PII mask of
+// the output. Every tool from an MCP server (t.Origin != "") is wrapped,
+// since the permission policy always applies to them; the allowlist, the
+// scan and the mask only when their switches are on. A local tool is
+// wrapped only when AGENT_GUARD_CONFIRM names it, and then only asks: it
+// is this program's own code, which the other guards are not about. The
+// wrapper is a new Tool with the same fields and a new Execute; t is never
+// changed.
 //
 // A refusal returns {"denied": true, "reason": "..."} as the tool's result
 // and never calls t.Execute. The per-server allowedTools of the
 // configuration are applied by the bridge before tools get here; the
 // allowlist here is the global one from AGENT_GUARD_ALLOWLIST.
 func Wrap(t *agent.Tool, g *Guards) *agent.Tool {
-	if t == nil || t.IsLocal() || g == nil || !g.cfg.Any() {
+	if t == nil || g == nil {
 		return t
 	}
+	if t.IsLocal() {
+		if !g.confirm[t.Name] {
+			return t
+		}
+		inner := t.Execute
+		name := t.Name
+		return withExecute(t, func(ctx context.Context, args json.RawMessage) (any, error) {
+			if d, ok := g.ask(ctx, ConfirmRequest{Tool: name, Args: args, Why: EnvConfirm + " names it", Cause: AskConfirmList}); !ok {
+				return d, nil
+			}
+			if inner == nil {
+				return nil, fmt.Errorf("tool %s has no Execute function", name)
+			}
+			return inner(ctx, args)
+		})
+	}
 	inner := t.Execute
-	name, server := t.Name, t.Origin
+	name, server, readOnly := t.Name, t.Origin, t.ReadOnly
 	return withExecute(t, func(ctx context.Context, args json.RawMessage) (any, error) {
 		if g.allow != nil && !g.allow[name] {
 			telemetry.GuardDecision(ctx, "allowlist", telemetry.GuardDenied, "not in "+EnvAllowlist)
@@ -120,28 +140,33 @@ func Wrap(t *agent.Tool, g *Guards) *agent.Tool {
 			return denied(fmt.Sprintf("%s is not in %s, so it was not called. Tell the user this tool is blocked by configuration.",
 				describeCall(name, server), EnvAllowlist)), nil
 		}
-		if f, ok := ScanArgs(args); ok {
-			telemetry.GuardDecision(ctx, "injection", telemetry.GuardDenied, "prompt-injection pattern "+f.Pattern)
-			g.audit.Record(Event{Event: EventInjectionDenied, Tool: name, Server: server,
-				Reason: "prompt-injection pattern in the arguments", Pattern: f.Pattern, Match: f.Match, Args: g.previewForAudit(args)})
-			return denied(fmt.Sprintf("the arguments for %s contain a prompt-injection pattern (%s), so it was not called.",
-				describeCall(name, server), f.Pattern)), nil
+		if g.cfg.Any() {
+			if f, ok := ScanArgs(args); ok {
+				telemetry.GuardDecision(ctx, "injection", telemetry.GuardDenied, "prompt-injection pattern "+f.Pattern)
+				g.audit.Record(Event{Event: EventInjectionDenied, Tool: name, Server: server,
+					Reason: "prompt-injection pattern in the arguments", Pattern: f.Pattern, Match: f.Match, Args: g.previewForAudit(args)})
+				return denied(fmt.Sprintf("the arguments for %s contain a prompt-injection pattern (%s), so it was not called.",
+					describeCall(name, server), f.Pattern)), nil
+			}
 		}
-		if g.confirm[name] {
-			d := Decision{Reason: "no confirmer is configured, so nobody could approve the call"}
-			if g.confirmer != nil {
-				d = confirmTraced(ctx, g.confirmer, ConfirmRequest{Tool: name, Server: server, Args: args})
+		v := g.cfg.Permissions.Decide(server, name, readOnly, g.confirm[name])
+		switch v.Permission {
+		case Deny:
+			telemetry.GuardDecision(ctx, "permission", telemetry.GuardDenied, v.Why)
+			g.audit.Record(Event{Event: EventPermissionDenied, Tool: name, Server: server,
+				Reason: v.Why, Args: g.previewForAudit(args)})
+			return denied(fmt.Sprintf("the user's permission policy denies %s (%s), so it was not called. Tell the user the policy blocks this tool; do not try to reach the same result another way.",
+				describeCall(name, server), v.Why)), nil
+		case Ask:
+			cause := AskDefault
+			switch {
+			case v.Rule != nil:
+				cause = AskRule
+			case g.confirm[name]:
+				cause = AskConfirmList
 			}
-			decision := "refused"
-			if d.Approved {
-				decision = "approved"
-			}
-			telemetry.GuardDecision(ctx, "confirm", decision, d.Reason)
-			g.audit.Record(Event{Event: EventConfirm, Tool: name, Server: server, Decision: decision,
-				Reason: d.Reason, Args: g.previewForAudit(args)})
-			if !d.Approved {
-				return denied(fmt.Sprintf("the user did not approve the call to %s (%s), so it was not called.",
-					describeCall(name, server), d.Reason)), nil
+			if d, ok := g.ask(ctx, ConfirmRequest{Tool: name, Server: server, Args: args, Why: v.Why, Cause: cause}); !ok {
+				return d, nil
 			}
 		}
 		if inner == nil {
@@ -156,6 +181,28 @@ func Wrap(t *agent.Tool, g *Guards) *agent.Tool {
 		}
 		return MaskOutput(out)
 	})
+}
+
+// ask asks the confirmer about a call and records the answer. It returns
+// the refusal to give the model and false when the call may not run.
+func (g *Guards) ask(ctx context.Context, req ConfirmRequest) (json.RawMessage, bool) {
+	name, server, args := req.Tool, req.Server, req.Args
+	d := Decision{Reason: "no confirmer is configured, so nobody could approve the call"}
+	if g.confirmer != nil {
+		d = confirmTraced(ctx, g.confirmer, req)
+	}
+	decision := "refused"
+	if d.Approved {
+		decision = "approved"
+	}
+	telemetry.GuardDecision(ctx, "confirm", decision, d.Reason)
+	g.audit.Record(Event{Event: EventConfirm, Tool: name, Server: server, Decision: decision,
+		Reason: d.Reason, Args: g.previewForAudit(args)})
+	if !d.Approved {
+		return denied(fmt.Sprintf("the user did not approve the call to %s (%s), so it was not called.",
+			describeCall(name, server), d.Reason)), false
+	}
+	return nil, true
 }
 
 // MaskTool returns t with PII masking of its output when the PII guard is

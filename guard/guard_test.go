@@ -22,11 +22,16 @@ type serverTool struct {
 	tool  *agent.Tool
 }
 
+// newServerTool is a tool of the server "hostile" that declares itself
+// read-only, so that the default permission policy lets it run and the
+// tests of the other guards see only those guards (permissions_test.go
+// tests the policy).
 func newServerTool(name string, out any, err error) *serverTool {
 	s := &serverTool{}
 	s.tool = &agent.Tool{
-		Name:   name,
-		Origin: "hostile",
+		Name:     name,
+		Origin:   "hostile",
+		ReadOnly: true,
 		Execute: func(ctx context.Context, args json.RawMessage) (any, error) {
 			s.calls.Add(1)
 			return out, err
@@ -78,9 +83,6 @@ func TestWrapLeavesLocalToolsAndOffGuardsAlone(t *testing.T) {
 		t.Error("Wrap changed a local tool")
 	}
 	mcp := newServerTool("x", "ok", nil).tool
-	if got := Wrap(mcp, New(Config{}, nil, nil)); got != mcp {
-		t.Error("Wrap changed an MCP tool with every guard off")
-	}
 	if got := Wrap(mcp, nil); got != mcp {
 		t.Error("Wrap changed an MCP tool with nil guards")
 	}

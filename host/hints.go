@@ -18,4 +18,6 @@ type Hints struct {
 	// window, after "or", e.g. "set --context-window to the model's real
 	// window if it is larger".
 	ContextWindow string
+	// AllowFlag is the flag that allows a tool pattern, e.g. "--allow".
+	AllowFlag string
 }

@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/budget"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/store"
 	"github.com/agentapp/agentapp/telemetry"
@@ -53,6 +55,10 @@ type Config struct {
 	// Inactive are the configured servers that are not running at the
 	// start: they failed to connect, need a login, or are disabled.
 	Inactive []Inactive
+	// Unapproved are the names of configured servers that do not run and
+	// are not listed (project servers nobody approved). The permission
+	// rules may name them: a warning, not an error.
+	Unapproved []string
 	// Connect starts the configured server called name (Table.Enable).
 	// Nil means an inactive server stays so.
 	Connect func(ctx context.Context, name string) (Server, error)
@@ -155,6 +161,9 @@ func New(ctx context.Context, cfg Config) (h *Host, err error) {
 	if h.sessions, err = OpenSessionStore(ctx, cfg.Store, cfg.Now); err != nil {
 		return nil, err
 	}
+	if err = checkPolicyNames(cfg, notify); err != nil {
+		return nil, err
+	}
 	if h.results, err = newResultParts(ctx, &cfg); err != nil {
 		return nil, err
 	}
@@ -165,6 +174,39 @@ func New(ctx context.Context, cfg Config) (h *Host, err error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// checkPolicyNames fails the start when the confirm list or a permission
+// rule names a tool or server that nothing configured has
+// (guard.Config.CheckNames), and reports the names that may belong to a
+// server that is down as warnings.
+func checkPolicyNames(cfg Config, notify func(Notice)) error {
+	k := guard.Known{Running: map[string][]string{}, Down: slices.Clone(cfg.Unapproved)}
+	if len(cfg.Servers) > 0 {
+		// The table's own tools over the servers' resources, offered
+		// whenever a running server has resources (which may change).
+		k.Running[ResourceToolOrigin] = []string{"listMcpResources", "readMcpResource"}
+	}
+	for _, t := range cfg.Local {
+		if t != nil {
+			k.Local = append(k.Local, t.Name)
+		}
+	}
+	for _, s := range cfg.Servers {
+		if sv, ok := s.(Supervised); ok && sv.Status().State != mcpclient.StateConnected {
+			k.Down = append(k.Down, s.Name())
+			continue
+		}
+		k.Running[s.Name()] = namedTools(s.Tools())
+	}
+	for _, in := range cfg.Inactive {
+		k.Down = append(k.Down, in.Name)
+	}
+	warnings, err := cfg.Guards.Config().CheckNames(k)
+	for _, w := range warnings {
+		notify(Notice{Warning: true, Text: w})
+	}
+	return err
 }
 
 // Close closes every running MCP server at once (CloseAll), then what Open

@@ -244,7 +244,13 @@ func guardAndMerge(local []*agent.Tool, lists []serverTools, g *guard.Guards, hi
 		}
 		guarded[i] = serverTools{server: l.server, tools: wrapped}
 	}
-	set, report, err := merge(local, guarded, g.Config().MCPStrict, hints)
+	// A local tool is wrapped only when AGENT_GUARD_CONFIRM names it
+	// (guard.Wrap returns the others as they are).
+	wrappedLocal := make([]*agent.Tool, len(local))
+	for i, t := range local {
+		wrappedLocal[i] = guard.Wrap(t, g)
+	}
+	set, report, err := merge(wrappedLocal, guarded, g.Config().MCPStrict, hints)
 	report.Warnings = append(report.Warnings, cuts...)
 	return set, report, err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
@@ -148,7 +149,7 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	cfgs, inactive, err := o.serverConfigs(logger)
+	cfgs, inactive, unapproved, fileRules, err := o.serverConfigs(logger)
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +158,10 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 	if o.Guards != nil {
 		gcfg = *o.Guards
 	}
+	// The files' rules come first: the order does not change a verdict
+	// (deny beats ask beats allow wherever they are), only which rule a
+	// reason names.
+	gcfg.Permissions.Rules = append(fileRules, gcfg.Permissions.Rules...)
 	var audit *guard.Audit
 	if o.Store.Dialect() == store.Postgres && !o.AuditToFile {
 		gcfg.AuditLog = "table " + store.AuditTable + " of the database " + o.Store.Path
@@ -189,10 +194,11 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 	}
 	inactive = append(failed, inactive...)
 	return New(ctx, Config{
-		Model:    o.Model,
-		Local:    local,
-		Servers:  servers,
-		Inactive: inactive,
+		Model:      o.Model,
+		Local:      local,
+		Servers:    servers,
+		Inactive:   inactive,
+		Unapproved: unapproved,
 		Connect: func(ctx context.Context, name string) (Server, error) {
 			for _, c := range cfgs {
 				if c.Name == name {
@@ -221,11 +227,11 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 // serverConfigs gathers the servers to connect: the config scopes' (the
 // approved project servers first), then the extra servers in order; and
 // the configured servers that will not run (a config error, disabled).
-func (o *Options) serverConfigs(logger *slog.Logger) (cfgs []mcpconfig.Server, inactive []Inactive, err error) {
+func (o *Options) serverConfigs(logger *slog.Logger) (cfgs []mcpconfig.Server, inactive []Inactive, unapproved []string, rules []guard.Rule, err error) {
 	dir := o.Dir
 	if dir == "" {
 		if dir, err = os.Getwd(); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 	}
 	res, err := mcpconfig.LoadScopes(mcpconfig.ScopesOptions{
@@ -236,7 +242,7 @@ func (o *Options) serverConfigs(logger *slog.Logger) (cfgs []mcpconfig.Server, i
 		SkipBroken: !o.Strict,
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	fileOf := map[string]string{}
 	var project []mcpconfig.ScopedServer
@@ -245,7 +251,7 @@ func (o *Options) serverConfigs(logger *slog.Logger) (cfgs []mcpconfig.Server, i
 		switch {
 		case s.Err != nil:
 			if o.Strict {
-				return nil, nil, s.Err
+				return nil, nil, nil, nil, s.Err
 			}
 			inactive = append(inactive, Inactive{Name: s.Server.Name, Err: s.Err})
 		case s.Disabled:
@@ -259,12 +265,18 @@ func (o *Options) serverConfigs(logger *slog.Logger) (cfgs []mcpconfig.Server, i
 	if len(project) > 0 && o.ApproveProject != nil {
 		approved, err := o.ApproveProject(project)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		cfgs = append(approved, cfgs...)
+		for _, s := range project {
+			if !slices.ContainsFunc(approved, func(a mcpconfig.Server) bool { return a.Name == s.Server.Name }) {
+				unapproved = append(unapproved, s.Server.Name)
+			}
+		}
 	} else if len(project) > 0 {
 		for _, s := range project {
 			logger.Warn(fmt.Sprintf("skipped MCP server %s of %s: nobody approved it", s.Server.Name, s.File))
+			unapproved = append(unapproved, s.Server.Name)
 		}
 	}
 	chosen := map[string]string{} // explicit name -> the source that chose it
@@ -274,10 +286,10 @@ func (o *Options) serverConfigs(logger *slog.Logger) (cfgs []mcpconfig.Server, i
 		}
 		name := x.Server.Name
 		if prev, dup := chosen[name]; dup {
-			return nil, nil, &NameError{fmt.Sprintf("%s and %s both name a server %q; give each a different name", prev, x.Source, name)}
+			return nil, nil, nil, nil, &NameError{fmt.Sprintf("%s and %s both name a server %q; give each a different name", prev, x.Source, name)}
 		}
 		if file, ok := fileOf[name]; ok {
-			return nil, nil, &NameError{fmt.Sprintf("%s names a server %q, but %s already has a server of that name; choose another name", x.Source, name, file)}
+			return nil, nil, nil, nil, &NameError{fmt.Sprintf("%s names a server %q, but %s already has a server of that name; choose another name", x.Source, name, file)}
 		}
 		chosen[name] = x.Source
 	}
@@ -293,7 +305,35 @@ func (o *Options) serverConfigs(logger *slog.Logger) (cfgs []mcpconfig.Server, i
 		}
 		cfgs = append(cfgs, c)
 	}
-	return cfgs, inactive, nil
+	return cfgs, inactive, unapproved, o.fileRules(dir, res, logger), nil
+}
+
+// fileRules are the permission rules of the config files. A project's
+// .mcp.json may ask and deny but not allow: it comes with the project, from
+// whoever wrote it, and an allow there would run that person's choice of
+// tools without asking the user (Claude Code likewise has the user approve
+// what a project brings). Its allow rules are left out with a warning
+// saying where the user can adopt them.
+func (o *Options) fileRules(dir string, res *mcpconfig.Resolved, logger *slog.Logger) []guard.Rule {
+	var rules []guard.Rule
+	for _, f := range res.Permissions {
+		for _, r := range f.Rules {
+			if f.Scope == mcpconfig.ScopeProject && r.Permission == guard.Allow {
+				where := "your local scope file"
+				if p, err := mcpconfig.LocalFile(dir, o.Getenv); err == nil {
+					where += " " + p
+				}
+				msg := fmt.Sprintf("%s allows %s, but a project file may only ask or deny, so it is ignored; to allow it, put the rule in %s", f.File, r.Pattern, where)
+				if o.Hints.AllowFlag != "" {
+					msg += " or " + o.Hints.AllowFlag + " " + r.Pattern.String()
+				}
+				logger.Warn(msg)
+				continue
+			}
+			rules = append(rules, r)
+		}
+	}
+	return rules
 }
 
 // connectAll connects every server at once (ConnectEach). Without Strict

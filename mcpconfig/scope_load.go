@@ -68,6 +68,9 @@ type Resolved struct {
 	// ScopesOptions.SkipBroken), each an *Error naming the file and, for
 	// invalid JSON, the line and column.
 	Skipped []*Error
+	// Permissions are the permission rules of the files read, lowest
+	// precedence first (one entry per file that has any).
+	Permissions []ScopedRules
 }
 
 // ConfigSource is one file LoadScopes read, or would read: Exists is false
@@ -130,15 +133,18 @@ func LoadScopes(opts ScopesOptions) (*Resolved, error) {
 			}
 			sf.Exists = true
 		}
-		servers, err := loadScopeFile(*sf, opts.Load)
+		servers, rules, err := loadScopeFile(*sf, opts.Load)
 		if err != nil {
 			var ce *Error
-			if !opts.SkipBroken || named || !errors.As(err, &ce) {
+			if !opts.SkipBroken || named || !errors.As(err, &ce) || mentionsPermissions(sf.Path) {
 				return nil, err
 			}
 			logger.Warn(fmt.Sprintf("MCP config file of the %s scope does not load and is skipped (its servers are not started; the other files are used): %v", sf.Scope, err))
 			res.Skipped = append(res.Skipped, ce)
 			continue
+		}
+		if len(rules.Rules) > 0 {
+			res.Permissions = append(res.Permissions, rules)
 		}
 		for _, s := range servers {
 			if j, ok := byName[s.Server.Name]; ok {
@@ -155,9 +161,18 @@ func LoadScopes(opts ScopesOptions) (*Resolved, error) {
 	return res, nil
 }
 
+// mentionsPermissions reports whether the file at path seems to hold
+// permission rules. A broken file is skipped only when it does not: its
+// rules may deny tools, and skipping them would loosen the policy without
+// the user knowing.
+func mentionsPermissions(path string) bool {
+	data, err := os.ReadFile(path)
+	return err != nil || bytes.Contains(data, []byte(`"permissions"`))
+}
+
 // loadScopeFile loads one file, disabled entries included, each with its
-// entry as written.
-func loadScopeFile(sf ConfigSource, base *LoadOptions) ([]ScopedServer, error) {
+// entry as written, and its permission rules.
+func loadScopeFile(sf ConfigSource, base *LoadOptions) ([]ScopedServer, ScopedRules, error) {
 	var o LoadOptions
 	if base != nil {
 		o = *base
@@ -170,11 +185,15 @@ func loadScopeFile(sf ConfigSource, base *LoadOptions) ([]ScopedServer, error) {
 	}
 	servers, err := Load(sf.Path, &o)
 	if err != nil {
-		return nil, err
+		return nil, ScopedRules{}, err
 	}
 	f, err := OpenFile(sf.Path)
 	if err != nil {
-		return nil, err
+		return nil, ScopedRules{}, err
+	}
+	rules, err := f.permissions(sf.Scope)
+	if err != nil {
+		return nil, ScopedRules{}, err
 	}
 	var out []ScopedServer
 	for _, s := range servers {
@@ -189,7 +208,7 @@ func loadScopeFile(sf ConfigSource, base *LoadOptions) ([]ScopedServer, error) {
 		e, _ := f.Entry(name)
 		out = append(out, ScopedServer{Server: Server{Name: name}, Scope: sf.Scope, File: sf.Path, Entry: e, Disabled: true})
 	}
-	return out, nil
+	return out, rules, nil
 }
 
 // Approvals are the project servers the user allowed to run, kept in a

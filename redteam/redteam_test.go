@@ -33,9 +33,9 @@ func orderTurns() []scripted.Turn {
 // 1a. By default the hostile getOrderStatus shadows the local one: the
 // warning names the tool and the server, and the forged status is what the
 // model reads. (This is the documented default, in the README: the user plugged
-// the server in.)
+// the server in, and here allowed its tools with --permission-mode allow-all.)
 func TestShadowedToolDefaultRunsForgedResultWithWarning(t *testing.T) {
-	r := newRig(t, rigOptions{turns: orderTurns()})
+	r := newRig(t, rigOptions{turns: orderTurns(), allowAll: true})
 	want := "warning: MCP tools override local tools of the same name: getOrderStatus (from hostile); set AGENT_GUARD_MCP_STRICT=1 to keep the local tools instead"
 	if !strings.Contains(r.err.String(), want) {
 		t.Errorf("stderr lacks the override warning %q:\n%s", want, r.err.String())
@@ -142,7 +142,7 @@ func customerTurns() []scripted.Turn {
 // number: with AGENT_GUARD_PII=1 the model gets the masked forms only (the
 // structured output stays valid JSON); with the guard off it gets them raw.
 func TestHostileOutputPIIMasked(t *testing.T) {
-	r := newRig(t, rigOptions{env: map[string]string{"AGENT_GUARD_PII": "1"}, turns: customerTurns()})
+	r := newRig(t, rigOptions{env: map[string]string{"AGENT_GUARD_PII": "1"}, turns: customerTurns(), allowAll: true})
 	a := r.ask(t, "A-1024 的客户是谁？")
 	if r.hostile.customerCalls.Load() != 1 {
 		t.Fatalf("server calls = %d", r.hostile.customerCalls.Load())
@@ -168,7 +168,7 @@ func TestHostileOutputPIIMasked(t *testing.T) {
 }
 
 func TestHostileOutputUnmaskedWhenGuardOff(t *testing.T) {
-	r := newRig(t, rigOptions{turns: customerTurns()})
+	r := newRig(t, rigOptions{turns: customerTurns(), allowAll: true})
 	r.ask(t, "A-1024 的客户是谁？")
 	tm := r.toolMessages()
 	if len(tm) != 1 || !strings.Contains(tm[0].Content, rawPhone) || !strings.Contains(tm[0].Content, rawID) || !strings.Contains(tm[0].Content, rawCard) {
@@ -414,5 +414,20 @@ func TestLocalToolsNotGuarded(t *testing.T) {
 	r.ask(t, "住宿标准")
 	if tm := r.toolMessages(); len(tm) != 1 || !strings.Contains(tm[0].Content, "600") {
 		t.Errorf("local search under an allowlist: %+v", tm)
+	}
+}
+
+// By default (no switch, no flag) the hostile server's getOrderStatus,
+// which declares nothing, is asked about; on a pipe nobody answers, so it
+// is refused and the forged status never reaches the model.
+func TestHostileToolAskedAboutByDefault(t *testing.T) {
+	r := newRig(t, rigOptions{turns: orderTurns()})
+	r.ask(t, "订单 A-1024 到哪了？")
+	if n := r.hostile.orderCalls.Load(); n != 0 {
+		t.Errorf("hostile getOrderStatus ran %d times without approval", n)
+	}
+	tm := r.toolMessages()
+	if len(tm) != 1 || strings.Contains(tm[0].Content, forgedStatus) || !strings.Contains(tm[0].Content, `"denied":true`) {
+		t.Errorf("tool messages = %+v, want one refusal", tm)
 	}
 }

@@ -41,6 +41,9 @@ type rigOptions struct {
 	// confirmer replaces the chat's terminal confirmer (which refuses on
 	// a pipe) when set.
 	confirmer guard.Confirmer
+	// allowAll is --permission-mode allow-all: the hostile server's
+	// tools, which declare nothing, run without a question.
+	allowAll bool
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
@@ -51,6 +54,9 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	cfg, err := guard.FromEnv(func(k string) string { return o.env[k] }, dir)
 	if err != nil {
 		t.Fatalf("guard.FromEnv: %v", err)
+	}
+	if o.allowAll {
+		cfg.Permissions.Mode = guard.ModeAllowAll
 	}
 	r.audit = cfg.AuditLog
 	audit := guard.NewAudit(cfg.AuditLog, nil)

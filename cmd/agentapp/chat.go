@@ -52,6 +52,7 @@ type chatFlags struct {
 	maxSteps      int
 	turnTimeout   time.Duration
 	strictMCP     bool
+	perms         permFlags
 	// The client half (mcp_clientside.go).
 	mcpLogLevel       string
 	samplingMaxTokens int64
@@ -93,9 +94,17 @@ With -p, --output-format json or stream-json gives machine-readable output.
 Exit status: 0 answered, 1 failed, 2 usage, 3 answered, but a configured MCP
 server failed to connect, 4 answered but a tool call was refused, 130 Ctrl-C.
 
+Permissions: an MCP tool its server does not declare read-only asks before it
+runs (on a pipe nobody can answer, so it is refused); a read-only one runs.
+--allow, --ask and --deny take SERVER:TOOL, SERVER:*, TOOL or * (a deny wins,
+then an ask, then an allow); --permission-mode allow-all runs what no deny
+names, for scripts. Config files may hold "permissions": {"allow": [...],
+"ask": [...], "deny": [...]}; a project's .mcp.json may only ask and deny.
+
 Guards for the MCP servers' tools (all off by default, shown in the banner):
   AGENT_GUARD_ALLOWLIST=a,b   only these MCP tools may run
   AGENT_GUARD_CONFIRM=a,b     ask on the terminal before each call to these
+                              (MCP or local tools; an unknown name is an error)
   AGENT_GUARD_PII=1           mask phone numbers, ids and cards in MCP output
                               and knowledge-base hits
   AGENT_GUARD_INPUT=1         refuse user messages with prompt-injection phrases
@@ -108,6 +117,7 @@ data directory), one JSON line each.`,
   agentapp chat -p "where is order A-1024?" --output-format json
   echo "差旅住宿标准是多少？" | agentapp chat -p -
   agentapp chat --mcp "npx -y @modelcontextprotocol/server-memory" --trace
+  agentapp chat --mcp "files=npx -y @modelcontextprotocol/server-filesystem ." --deny files:move_file
   agentapp chat --config ~/Library/Application\ Support/Claude/claude_desktop_config.json
   agentapp chat --continue`,
 		Args: cobra.NoArgs,
@@ -127,6 +137,7 @@ data directory), one JSON line each.`,
 	fl.IntVar(&f.maxSteps, "max-steps", agent.DefaultMaxSteps, "most tool rounds per answer")
 	fl.DurationVar(&f.turnTimeout, "turn-timeout", chat.DefaultTurnTimeout, "time limit for one whole answer, tool calls included")
 	fl.StringVar(&f.mcpLogLevel, "mcp-log-level", defaultMCPLogLevel, "least severe MCP server log message shown on stderr: "+mcpLogLevelUsage())
+	f.perms.register(fl)
 	fl.Int64Var(&f.samplingMaxTokens, "sampling-max-tokens", mcpclient.DefaultSamplingMaxTokens, "cap on the maxTokens of an MCP server's sampling request")
 	addLimitFlags(fl, &f.limits)
 	addContextWindowFlag(fl, &f)
@@ -251,6 +262,9 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 	// start-up error, not a guard silently left off.
 	guardCfg, err := readGuardConfig(os.Getenv, dir)
 	if err != nil {
+		return err
+	}
+	if err := f.perms.apply(&guardCfg); err != nil {
 		return err
 	}
 	// Deferred before the host opens, the flush of the spans runs after

@@ -24,7 +24,9 @@ import (
 func TestChatCallRunsInATurn(t *testing.T) {
 	bin := everythingBin(t)
 	data := t.TempDir()
-	cmd := exec.Command(agentappBin(t), "chat", "--model", "offline", "--mcp", "everything="+bin)
+	// allow-all: the test is about what a server asks while its tool
+	// runs, not about the question before it.
+	cmd := exec.Command(agentappBin(t), "chat", "--model", "offline", "--mcp", "everything="+bin, "--permission-mode", "allow-all")
 	cmd.Dir = t.TempDir()
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + data, "AGENTAPP_DATA_DIR=" + data, "TERM=dumb", "NO_COLOR=1"}
 	f, err := pty.Start(cmd)

@@ -68,7 +68,9 @@ func types(evs []map[string]any) []string {
 // on a pipe) shows as approval events and exits 4; an error is JSON too.
 func TestChatStreamJSONTwoTools(t *testing.T) {
 	server := "t=" + mcpTestServerBin(t) + " -mode normal"
-	out, errOut, code := runChatBin(t, nil, "", "-p", "use noise and use fail", "--output-format", "stream-json", "--mcp", server)
+	// The test server's tools are not annotated: allow them (a script
+	// has nobody to ask), as the README's Permissions section says.
+	out, errOut, code := runChatBin(t, nil, "", "-p", "use noise and use fail", "--output-format", "stream-json", "--mcp", server, "--allow", "t:*")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}

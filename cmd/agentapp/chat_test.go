@@ -117,7 +117,7 @@ func TestChatPipedREPLSessionResume(t *testing.T) {
 	// The hints naming flags and variables are the command line's (the
 	// chat package names none); they reach the banner.
 	for _, s := range []string{"Model: offline-demo", "Local tools: 4 (getOrderStatus, createTicket, escalateToHuman, searchKnowledgeBase)",
-		`MCP servers: none (add one with --mcp "<command line>" or --config FILE)`, "Guards: none active (set AGENT_GUARD_* variables to turn them on)", " or --continue)\n"} {
+		`MCP servers: none (add one with --mcp "<command line>" or --config FILE)`, "Guards: permissions: ask before MCP tools not declared read-only\n", " or --continue)\n"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("banner lacks %q:\n%s", s, out)
 		}
@@ -359,7 +359,7 @@ func TestChatInputGuardBannerAndAudit(t *testing.T) {
 		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
 	}
 	audit := filepath.Join(data, "audit.log")
-	for _, s := range []string{"Guards: injection scan of MCP tool arguments\n", "        injection scan of user messages\n", "        audit log: " + audit + "\n", "已发货"} {
+	for _, s := range []string{"Guards: permissions: ask before MCP tools not declared read-only\n        injection scan of MCP tool arguments\n", "        injection scan of user messages\n", "        audit log: " + audit + "\n", "已发货"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("stdout lacks %q:\n%s", s, out)
 		}

@@ -18,6 +18,7 @@ func hostHints() host.Hints {
 		LocalToolsWin:  guard.EnvMCPStrict + " is set",
 		InputRefused:   "unset " + guard.EnvInput + " if this is a false alarm",
 		ContextWindow:  "if the model's real window is larger, set it with --context-window or $" + envContextWindow,
+		AllowFlag:      allowFlag,
 	}
 }
 
@@ -42,6 +43,7 @@ func chatHints() chat.Hints {
 		},
 		TurnTimeout: "allow more time with --turn-timeout",
 		MaxSteps:    "the limit is --max-steps",
+		Unanswered:  askHint,
 	}
 }
 

@@ -116,6 +116,7 @@ too and they are required there as well.`,
 	fl.IntVar(&f.maxSteps, "max-steps", agent.DefaultMaxSteps, "most tool rounds per answer")
 	fl.DurationVar(&f.turnTimeout, "turn-timeout", host.DefaultTurnTimeout, "time limit for one whole answer, tool calls included")
 	fl.BoolVar(&f.trace, "trace", false, "trace every turn's think/act/observe/done on stderr, each line labelled with its session (also AGENT_TRACE=1)")
+	f.perms.register(fl)
 	fl.BoolVar(&f.strictMCP, "strict-mcp", false, "refuse to start when any MCP server fails to connect (by default the others are served and the failure is logged)")
 	addLimitFlags(fl, &f.limits)
 	addContextWindowFlag(fl, &f.chatFlags)
@@ -190,6 +191,9 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	}
 	guardCfg, err := readGuardConfig(os.Getenv, dir)
 	if err != nil {
+		return err
+	}
+	if err := f.perms.apply(&guardCfg); err != nil {
 		return err
 	}
 	// Deferred first, the flush of the spans runs last, after the turns

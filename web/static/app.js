@@ -100,7 +100,7 @@ function showApproval(a, ev) {
   if (!card) {
     card = el("div", "approval");
     card.dataset.approval = ev.id;
-    card.append(el("div", "question", `${t("approve")} ${ev.tool} (${ev.server})`), el("code", "", ev.preview));
+    card.append(el("div", "question", `${t("approve")} ${ev.tool}${ev.server ? ` (${ev.server})` : ""}`), el("code", "", ev.preview));
     const allow = el("button", "allow", t("allow"));
     const deny = el("button", "deny", t("deny"));
     allow.type = deny.type = "button";
