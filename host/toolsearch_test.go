@@ -46,7 +46,13 @@ func testCallByName(t *testing.T, stream bool) {
 		{ID: "2", Name: "big__tool_09", Arguments: json.RawMessage(`{}`)},
 		{ID: "3", Name: "tool_99", Arguments: json.RawMessage(`{}`)},
 	}}}
-	g := guard.New(guard.Config{Confirm: []string{"tool_09"}}, refuseAll{}, nil)
+	// The test's tools are unannotated: a rule allows the server's tools,
+	// and AGENT_GUARD_CONFIRM still asks about tool_09.
+	all, err := guard.ParsePattern("big:*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := guard.New(guard.Config{Confirm: []string{"tool_09"}, Permissions: guard.Permissions{Rules: []guard.Rule{{Pattern: all, Permission: guard.Allow, Source: "the test"}}}}, refuseAll{}, nil)
 	h, err := New(ctx, Config{Model: m, Servers: []Server{srv}, Guards: g, Store: openTestStore(t)})
 	if err != nil {
 		t.Fatal(err)

@@ -125,12 +125,13 @@ func (f *fakeProvider) requests() []recordedRequest {
 }
 
 // bigMCPServer serves an MCP server over HTTP on loopback with a dump tool
-// returning about 3 MB, and n more tools tool_00… .
+// returning about 3 MB, and n more tools tool_00… . They are declared
+// read-only, so the default permission policy runs them without asking.
 func bigMCPServer(t *testing.T, big string, n int) string {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "big", Version: "1"}, nil)
 	if big != "" {
-		srv.AddTool(&mcp.Tool{Name: "dump", Description: "Dump every row of the table.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		srv.AddTool(&mcp.Tool{Name: "dump", Description: "Dump every row of the table.", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big}}}, nil
 			})
@@ -138,7 +139,7 @@ func bigMCPServer(t *testing.T, big string, n int) string {
 	for i := range n {
 		name := fmt.Sprintf("tool_%02d", i)
 		srv.AddTool(&mcp.Tool{Name: name, Description: fmt.Sprintf("Tool number %d: does thing %d to a record.", i, i),
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"recordId":{"type":"string"}}}`)},
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"recordId":{"type":"string"}}}`), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran " + name}}}, nil
 			})

@@ -60,6 +60,9 @@ func TestBrowserApps(t *testing.T) {
 		"--mcp", "basic=" + basic + " --stdio",
 		"--mcp", "budget=" + budget + " --stdio",
 		"--mcp", "probe=" + appViewServer.Path(t) + " -target " + target.URL + "/secret",
+		// Their tools are not declared read-only, so the default policy
+		// would ask; get-time's question comes from AGENT_GUARD_CONFIRM.
+		"--allow", "budget:*", "--allow", "probe:*",
 	}, "AGENT_GUARD_CONFIRM=get-time")
 	shots := artifactsDir(t)
 
