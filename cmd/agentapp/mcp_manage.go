@@ -53,8 +53,9 @@ type manageFlags struct {
 // manageKeep are the inherited flags that apply to the management
 // commands; the rest (--server, --token, --timeout, the OAuth and client
 // flags) are for the client commands, and are hidden from these commands'
-// help and refused when given.
-var manageKeep = []string{"config", "data-dir", "log-format"}
+// help and refused when given. --data-dir, where the approvals are kept,
+// is given to the commands that read them.
+var manageKeep = []string{"config", "log-format"}
 
 // onlyFlags hides from c's help the inherited flags that are not in keep
 // (nor extra), and refuses them when given, so that `mcp add --help` lists
@@ -186,7 +187,7 @@ or its entry is invalid, so a script can check the setup.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return mcpList(cmd, f, &mf, "") },
 	}
 	jsonFlag(list)
-	onlyFlags(list, "connect-timeout")
+	onlyFlags(list, "connect-timeout", "data-dir")
 	get := &cobra.Command{
 		Use:   "get [--json] NAME",
 		Short: "Show one configured MCP server: its entry (secrets masked), file, scope and a live check",
@@ -194,7 +195,7 @@ or its entry is invalid, so a script can check the setup.`,
 		RunE:  func(cmd *cobra.Command, args []string) error { return mcpList(cmd, f, &mf, args[0]) },
 	}
 	jsonFlag(get)
-	onlyFlags(get, "connect-timeout")
+	onlyFlags(get, "connect-timeout", "data-dir")
 	remove := &cobra.Command{
 		Use:   "remove [--scope local|project|user] NAME",
 		Short: "Remove an MCP server from the config",
@@ -210,14 +211,14 @@ or its entry is invalid, so a script can check the setup.`,
 		RunE:  func(cmd *cobra.Command, args []string) error { return mcpApprove(cmd, args, mf.revoke) },
 	}
 	approve.Flags().BoolVar(&mf.revoke, "revoke", false, "forget your approval (or refusal) of these servers: the chat asks again")
-	onlyFlags(approve)
+	onlyFlags(approve, "data-dir")
 	reset := &cobra.Command{
 		Use:   "reset-project-choices",
 		Short: "Forget every approval and refusal of this project's ./.mcp.json servers: the chat asks again",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return mcpResetChoices(cmd) },
 	}
-	onlyFlags(reset)
+	onlyFlags(reset, "data-dir")
 	return []*cobra.Command{add, addJSON, fromDesktop, list, get, remove, approve, reset}
 }
 

@@ -160,10 +160,13 @@ func TestMCPAddLikeClaude(t *testing.T) {
 	// --help lists only what applies to add; a client flag is refused.
 	help := e.mustRun("mcp", "add", "--help")
 	contains(t, "add --help", help, "--scope", "--env", "--transport", "-H, --header")
-	for _, no := range []string{"--server", "--token", "--timeout", "--sampling", "--elicit", "--root", "--verbose", "--database"} {
+	for _, no := range []string{"--server", "--token", "--timeout", "--sampling", "--elicit", "--root", "--verbose", "--database", "--data-dir"} {
 		if regexp.MustCompile(`(?m)^\s+(-\w, )?` + no + `\b`).MatchString(help) {
 			t.Errorf("add --help lists %s:\n%s", no, help)
 		}
+	}
+	if help := e.mustRun("mcp", "approve", "--help"); !strings.Contains(help, "--data-dir") {
+		t.Errorf("approve --help does not list --data-dir, where approvals are kept:\n%s", help)
 	}
 	if _, errOut, code := e.run("", "mcp", "add", "--token", "x", "n", "--", "srv"); code != mcpExitUsage || !strings.Contains(errOut, "--token does not apply to add") {
 		t.Errorf("add --token: exit %d\n%s", code, errOut)
@@ -229,6 +232,37 @@ func TestMaskEntry(t *testing.T) {
 	for _, no := range []string{"abc123xyz", "t0k3nvalue", "ghp_", "zzz", ":pw@"} {
 		if strings.Contains(got, no) {
 			t.Errorf("masked entry shows %s: %s", no, got)
+		}
+	}
+}
+
+// TestURLPasswordsAreSecrets: a password in a URL is a secret whatever
+// the variable or argument holding it is called: masked (only the
+// password) in what `mcp get` shows, warned about when it goes into a
+// shared file.
+func TestURLPasswordsAreSecrets(t *testing.T) {
+	got := string(maskEntry(json.RawMessage(`{"command":"srv","args":["postgres://app:hunter2@db/app","--dsn","mysql://u:pw2@h/x","plain://h/x"],"env":{"DATABASE_URL":"postgres://app:hunter3@db/app","REF":"postgres://app:${PW}@db/app"}}`)))
+	for _, w := range []string{`postgres://app:****@db/app`, `mysql://u:****@h/x`, `plain://h/x`, `"DATABASE_URL":"postgres://app:****@db/app"`, `postgres://app:${PW}@db/app`} {
+		if !strings.Contains(got, w) {
+			t.Errorf("masked entry lacks %s: %s", w, got)
+		}
+	}
+	for _, no := range []string{"hunter2", "hunter3", "pw2"} {
+		if strings.Contains(got, no) {
+			t.Errorf("masked entry shows %s: %s", no, got)
+		}
+	}
+	if m := maskArgs("srv --db postgres://a:s3cret@h/d"); strings.Contains(m, "s3cret") {
+		t.Errorf("maskArgs: %s", m)
+	}
+
+	var w strings.Builder
+	warnSharedSecrets(&w, ".mcp.json", json.RawMessage(`{"command":"srv","args":["postgres://app:hunter2@db/app"],"env":{"DSN":"postgres://app:hunter3@db/app","OK":"postgres://app:${PW}@db/app"},"url":"https://user:s3cret@h/mcp"}`))
+	out := w.String()
+	contains(t, "warnings", out, "-e DSN puts a secret in it", "the argument postgres://app:****@db/app holds a password", "postgres://app:${PASSWORD}@db/app", "the URL https://user:****@h/mcp holds a password")
+	for _, no := range []string{"hunter2", "hunter3", "s3cret", "OK"} {
+		if strings.Contains(out, no) {
+			t.Errorf("the warnings show or flag %s:\n%s", no, out)
 		}
 	}
 }

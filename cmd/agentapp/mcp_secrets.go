@@ -20,6 +20,12 @@ var secretName = regexp.MustCompile(`(?i)(token|secret|passw|pwd|api[-_]?key|api
 // name: a scheme and a token, or a well-known key prefix.
 var secretValue = regexp.MustCompile(`^(?i:bearer|basic|token)\s+\S{6,}|^(sk-|sk_live_|ghp_|gho_|github_pat_|xox[abpr]-|AKIA|AIza|glpat-)\S{6,}`)
 
+// urlPassword matches the password of a URL's user information anywhere
+// in a value (postgres://app:PASSWORD@db/app): a connection string holds
+// a secret whatever its variable is called. Groups: what comes before the
+// password, the password, the "@".
+var urlPassword = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^/@:\s]*:)([^@/\s]+)(@)`)
+
 // varRef is a ${VAR} or ${VAR:-default} reference, which keeps the secret
 // out of the file.
 var varRef = regexp.MustCompile(`\$\{[^}]*\}`)
@@ -37,7 +43,19 @@ func holdsSecret(name, value string) bool {
 	if rest == "" {
 		return false
 	}
-	return secretName.MatchString(name) || secretValue.MatchString(value)
+	return secretName.MatchString(name) || secretValue.MatchString(value) || urlPassword.MatchString(rest)
+}
+
+// maskURLPasswords hides the passwords of the URLs in s, keeping ${VAR}
+// references.
+func maskURLPasswords(s string) string {
+	return urlPassword.ReplaceAllStringFunc(s, func(m string) string {
+		g := urlPassword.FindStringSubmatch(m)
+		if varRef.MatchString(g[2]) {
+			return m
+		}
+		return g[1] + "****" + g[3]
+	})
 }
 
 // maskValue hides a secret value, keeping an auth scheme and ${VAR}
@@ -48,6 +66,10 @@ func maskValue(name, value string) string {
 	}
 	if scheme, _, ok := strings.Cut(value, " "); ok && (strings.EqualFold(scheme, "bearer") || strings.EqualFold(scheme, "basic") || strings.EqualFold(scheme, "token")) {
 		return scheme + " ****"
+	}
+	if !secretName.MatchString(name) && !secretValue.MatchString(value) {
+		// Only a URL's password is secret: keep the rest readable.
+		return maskURLPasswords(value)
 	}
 	return "****"
 }
@@ -86,6 +108,9 @@ func maskEntry(raw json.RawMessage) json.RawMessage {
 				}
 			} else {
 				args[i] = maskValue("", s)
+			}
+			if a, ok := args[i].(string); ok {
+				args[i] = maskURLPasswords(a)
 			}
 		}
 	}
@@ -134,6 +159,7 @@ func maskArgs(line string) string {
 		} else if i > 0 && strings.HasPrefix(words[i-1], "-") && !strings.Contains(words[i-1], "=") && secretName.MatchString(words[i-1]) && !strings.HasPrefix(w, "-") {
 			words[i] = maskValue(words[i-1], w)
 		}
+		words[i] = maskURLPasswords(words[i])
 	}
 	return strings.Join(words, " ")
 }
@@ -146,6 +172,7 @@ func warnSharedSecrets(w io.Writer, path string, raw json.RawMessage) {
 		Env     map[string]string `json:"env"`
 		Headers map[string]string `json:"headers"`
 		Args    []string          `json:"args"`
+		URL     string            `json:"url"`
 	}
 	if json.Unmarshal(raw, &e) != nil {
 		return
@@ -173,6 +200,19 @@ func warnSharedSecrets(w io.Writer, path string, raw json.RawMessage) {
 	}
 	check("-e", e.Env)
 	check("-H", e.Headers)
+	// A password in a URL: an argument (a connection string) or the
+	// server's own URL.
+	inURL := func(what, value string) {
+		if urlPassword.MatchString(varRef.ReplaceAllString(value, "")) {
+			n++
+			fmt.Fprintln(w, textsafe.Escape(fmt.Sprintf("agentapp: warning: %s is shared with everyone who works on the project, and %s %s holds a password; write the password as ${VAR} (%s) and set that variable in your environment",
+				path, what, maskURLPasswords(value), urlPassword.ReplaceAllString(maskURLPasswords(value), "${1}$${PASSWORD}${3}"))))
+		}
+	}
+	for _, a := range e.Args {
+		inURL("the argument", a)
+	}
+	inURL("the URL", e.URL)
 	if n > 0 {
 		fmt.Fprintln(w, "agentapp: ${VAR} is expanded from the environment when the server starts; or keep the server to yourself with --scope local (the default).")
 	}
