@@ -603,10 +603,7 @@ func (r *taskRun) fail(err error, format string, a ...any) error {
 func (r *taskRun) run(ctx context.Context, t *Task) (*mcp.CallToolResult, error) {
 	tctx, cancel := context.WithTimeout(ctx, r.bound)
 	defer cancel()
-	var (
-		result   chan resultOrErr // nil until tasks/result was sent
-		failures int
-	)
+	var result chan resultOrErr // nil until tasks/result was sent
 	fetch := func() {
 		if result != nil {
 			return
@@ -617,8 +614,7 @@ func (r *taskRun) run(ctx context.Context, t *Task) (*mcp.CallToolResult, error)
 			result <- resultOrErr{res, err}
 		}()
 	}
-	interval := pollInterval(t)
-	wait := interval
+	p := newPace(pollInterval(t))
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	if !timer.Stop() {
@@ -626,7 +622,7 @@ func (r *taskRun) run(ctx context.Context, t *Task) (*mcp.CallToolResult, error)
 	}
 	for {
 		if r.report(ctx, t) {
-			wait = interval
+			p.changed()
 		}
 		switch {
 		case t.Status == TaskCancelled:
@@ -636,7 +632,7 @@ func (r *taskRun) run(ctx context.Context, t *Task) (*mcp.CallToolResult, error)
 			// task needs answered.
 			fetch()
 		}
-		timer.Reset(wait)
+		timer.Reset(p.wait)
 		select {
 		case <-tctx.Done():
 			r.cancelTask(ctx)
@@ -659,23 +655,53 @@ func (r *taskRun) run(ctx context.Context, t *Task) (*mcp.CallToolResult, error)
 			if tctx.Err() != nil {
 				continue
 			}
-			if _, rejected := serverRejected(err); rejected || failures+1 >= maxPollFailures || !r.c.alive() {
+			if r.pollFailed(p, err) {
 				r.cancelTask(ctx)
 				return nil, r.fail(err, "tool %s ran as task %s on server %s, and asking for its state failed: %s; it was cancelled", r.tool, r.id, r.b.name, safeText(err))
 			}
-			failures++
-			wait = min(wait*2, maxPollInterval)
 			continue
 		}
-		failures = 0
 		t = nt
-		if p := pollInterval(t); p != interval {
-			interval, wait = p, p
-		} else if r.still++; r.still > patientPolls {
-			// Nothing new for a while: ask less often, up to five times
-			// the server's advice.
-			wait = min(wait*3/2, interval*5, maxPollInterval)
-		}
+		r.polled(p, pollInterval(t))
+	}
+}
+
+// pace is how often a task is polled: at the server's interval, less
+// often while nothing changes and after a failed poll. Both generations of
+// tasks poll at this pace.
+type pace struct {
+	interval, wait time.Duration
+	failures       int // failed polls in a row
+}
+
+func newPace(interval time.Duration) *pace { return &pace{interval: interval, wait: interval} }
+
+// changed: the task reported something new, so it is polled at the
+// server's interval again.
+func (p *pace) changed() { p.wait = p.interval }
+
+// pollFailed records a poll that failed and reports whether to give up:
+// the server refused it, it failed too often in a row, or the connection
+// is gone. Otherwise the next poll waits twice as long.
+func (r *taskRun) pollFailed(p *pace, err error) bool {
+	if _, rejected := serverRejected(err); rejected || p.failures+1 >= maxPollFailures || !r.c.alive() {
+		return true
+	}
+	p.failures++
+	p.wait = min(p.wait*2, maxPollInterval)
+	return false
+}
+
+// polled records a poll that answered, with the interval the server
+// advises now.
+func (r *taskRun) polled(p *pace, next time.Duration) {
+	p.failures = 0
+	if next != p.interval {
+		p.interval, p.wait = next, next
+	} else if r.still++; r.still > patientPolls {
+		// Nothing new for a while: ask less often, up to five times the
+		// server's advice.
+		p.wait = min(p.wait*3/2, p.interval*5, maxPollInterval)
 	}
 }
 

@@ -160,10 +160,9 @@ func (b *Bridge) callExt(ctx context.Context, c *conn, p *mcp.CallToolParams) (*
 func (r *taskRun) runExt(ctx context.Context, t *extTask) (*mcp.CallToolResult, error) {
 	tctx, cancel := context.WithTimeout(ctx, r.bound)
 	defer cancel()
-	interval := pollInterval(t.task())
-	wait := interval
+	p := newPace(pollInterval(t.task()))
 	answered := map[string]bool{}
-	rounds, failures := 0, 0
+	rounds := 0
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	if !timer.Stop() {
@@ -171,7 +170,7 @@ func (r *taskRun) runExt(ctx context.Context, t *extTask) (*mcp.CallToolResult, 
 	}
 	for {
 		if r.report(ctx, t.task()) {
-			wait = interval
+			p.changed()
 		}
 		switch t.Status {
 		case TaskCompleted:
@@ -201,7 +200,7 @@ func (r *taskRun) runExt(ctx context.Context, t *extTask) (*mcp.CallToolResult, 
 				return nil, err
 			}
 		}
-		timer.Reset(wait)
+		timer.Reset(p.wait)
 		select {
 		case <-tctx.Done():
 			r.cancelExt(ctx)
@@ -216,21 +215,14 @@ func (r *taskRun) runExt(ctx context.Context, t *extTask) (*mcp.CallToolResult, 
 			if tctx.Err() != nil {
 				continue
 			}
-			if _, rejected := serverRejected(err); rejected || failures+1 >= maxPollFailures || !r.c.alive() {
+			if r.pollFailed(p, err) {
 				r.cancelExt(ctx)
 				return nil, r.fail(err, "tool %s ran as task %s on server %s, and asking for its state failed: %s; it was cancelled", r.tool, r.id, r.b.name, safeText(err))
 			}
-			failures++
-			wait = min(wait*2, maxPollInterval)
 			continue
 		}
-		failures = 0
 		t = nt
-		if p := pollInterval(t.task()); p != interval {
-			interval, wait = p, p
-		} else if r.still++; r.still > patientPolls {
-			wait = min(wait*3/2, interval*5, maxPollInterval)
-		}
+		r.polled(p, pollInterval(t.task()))
 	}
 }
 
