@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,52 +17,9 @@ import (
 // the page's approval (AGENT_GUARD_CONFIRM): Deny is shown as no ticket,
 // Allow as the ticket's id.
 func TestBrowserOrderCard(t *testing.T) {
-	chromium := chromiumPath(t)
 	base := startWeb(t, "AGENT_GUARD_CONFIRM=createTicket")
-	shots := artifactsDir(t)
-
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("lang", "zh-CN"),
-		// The view's frames stay in the page's process so the test can read
-		// them; the origin checks hold the same.
-		chromedp.Flag("disable-features", "SitePerProcess,IsolateOrigins,IsolateSandboxedIframes"),
-		chromedp.Flag("disable-site-isolation-trials", true),
-		chromedp.UserDataDir(profileDir(t)))
-	defer cancelAlloc()
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	defer cancelCtx()
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-
-	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	eval := func(expr string) string {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
-		if err != nil {
-			t.Fatalf("evaluate %s: %v", expr, err)
-		}
-		return v
-	}
-	shot := func(name string) {
-		t.Helper()
-		buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		p := filepath.Join(shots, name+".png")
-		if err := os.WriteFile(p, buf, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("screenshot %s", p)
-	}
+	b := openBrowser(t, browserOptions{Lang: "zh-CN", Frames: true})
+	ctx, do, eval, shot := b.ctx, b.do, b.eval, b.shot
 	card := func() *chromedp.Node {
 		t.Helper()
 		outer, err := chromedp.Run(ctx, chromedp.Nodes(chromedp.CSS(`.view[data-tool="getOrderStatus"] iframe`)))

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,46 +16,9 @@ import (
 // bubble, and the operator view shows the hand-off's time in the
 // browser's time zone, not in UTC.
 func TestBrowserPageDetails(t *testing.T) {
-	chromium := chromiumPath(t)
 	base := startWeb(t)
-	shots := artifactsDir(t)
-
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("lang", "en-US"), chromedp.UserDataDir(profileDir(t)))
-	defer cancelAlloc()
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	defer cancelCtx()
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-
-	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	eval := func(expr string) string {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
-		if err != nil {
-			t.Fatalf("evaluate %s: %v", expr, err)
-		}
-		return v
-	}
-	shot := func(name string) {
-		t.Helper()
-		buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		if err := os.WriteFile(filepath.Join(shots, name+".png"), buf, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b := openBrowser(t, browserOptions{Lang: "en-US"})
+	ctx, do, eval, shot := b.ctx, b.do, b.eval, b.shot
 	ask := func(text string, n int) chromedp.Action[chromedp.Void] {
 		return chromedp.Steps(
 			chromedp.WaitEnabled(chromedp.CSS("#send")),
