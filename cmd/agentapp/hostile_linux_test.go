@@ -782,34 +782,9 @@ func TestHostileServeIDsAndConnections(t *testing.T) {
 	}
 
 	// HTTP: 32 idle sockets from 127.0.0.1, the next one refused.
-	port := freePort(t)
-	addr := "127.0.0.1:" + strconv.Itoa(port)
 	ctx, cancel := context.WithTimeout(context.Background(), hostileDeadline)
 	defer cancel()
-	srv := exec.CommandContext(ctx, bin, "serve", "--http", addr, "--token", "secret", "--data-dir", t.TempDir())
-	var srvErr cappedBuffer
-	srv.Stderr = &srvErr
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
-	var conns []net.Conn
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
-	for len(conns) < 32 {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err != nil {
-			if ctx.Err() != nil {
-				t.Fatalf("serve --http did not listen on %s: %v\n%s", addr, err, srvErr.String())
-			}
-			time.Sleep(50 * time.Millisecond)
-			continue
-		}
-		conns = append(conns, c)
-	}
+	addr := serveHoldingConns(t, ctx, bin, 32, "--token", "secret")
 	get := func(local string) (int, string) {
 		d := net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
 		c, err := d.DialContext(ctx, "tcp", addr)
@@ -838,34 +813,9 @@ func TestHostileServeIDsAndConnections(t *testing.T) {
 // TestServeMaxConnsFlag: --max-conns sets the bound on all connections
 // (here 2, with no per-address bound): the third is answered 503 at once.
 func TestServeMaxConnsFlag(t *testing.T) {
-	bin := agentappBin(t)
-	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	ctx, cancel := context.WithTimeout(context.Background(), hostileDeadline)
 	defer cancel()
-	srv := exec.CommandContext(ctx, bin, "serve", "--http", addr, "--max-conns", "2", "--max-conns-per-addr", "-1", "--data-dir", t.TempDir())
-	var srvErr cappedBuffer
-	srv.Stderr = &srvErr
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
-	var conns []net.Conn
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
-	for len(conns) < 2 {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err != nil {
-			if ctx.Err() != nil {
-				t.Fatalf("serve --http did not listen on %s: %v\n%s", addr, err, srvErr.String())
-			}
-			time.Sleep(50 * time.Millisecond)
-			continue
-		}
-		conns = append(conns, c)
-	}
+	addr := serveHoldingConns(t, ctx, agentappBin(t), 2, "--max-conns", "2", "--max-conns-per-addr", "-1")
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -882,6 +832,41 @@ func TestServeMaxConnsFlag(t *testing.T) {
 	if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "2 connections open") {
 		t.Errorf("the third connection with --max-conns 2: %d %q, want 503 naming the bound", res.StatusCode, b)
 	}
+}
+
+// serveHoldingConns runs `agentapp serve --http` with args on a free
+// loopback port and opens n idle connections to it from 127.0.0.1, which
+// stay open (and the server running) until the test ends. It returns the
+// server's address.
+func serveHoldingConns(t *testing.T, ctx context.Context, bin string, n int, args ...string) string {
+	t.Helper()
+	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	srv := exec.CommandContext(ctx, bin, append([]string{"serve", "--http", addr, "--data-dir", t.TempDir()}, args...)...)
+	srvErr := &cappedBuffer{}
+	srv.Stderr = srvErr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	t.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+		srv.Process.Signal(syscall.SIGTERM)
+		srv.Wait()
+	})
+	for len(conns) < n {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			if ctx.Err() != nil {
+				t.Fatalf("serve --http did not listen on %s: %v\n%s", addr, err, srvErr.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		conns = append(conns, c)
+	}
+	return addr
 }
 
 // freePort returns a loopback port that was free a moment ago.
