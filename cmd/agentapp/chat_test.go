@@ -493,6 +493,14 @@ func TestChatSurvivesKilledMCPServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.WaitGone(t, servers[0], 30*time.Second) // reaped by the chat
+	// The process is reaped before the bridge has read the end of its
+	// output; /mcp reports the crash once the chat has said so.
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(p.err.String(), "mcp: server stopped"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the chat did not report the crash within 30 s:\n%s", p.err.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	p.send("/mcp")
 	if l := p.expect("agentapp: "); !strings.Contains(l, "agentapp: restarting, 5 tools") || !strings.Contains(l, "signal: killed") {
 		t.Errorf("/mcp after the kill: %q", l)
