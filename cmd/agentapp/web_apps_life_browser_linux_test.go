@@ -19,14 +19,17 @@ import (
 // new size; the host's close button brings it back inline; "pip" is
 // answered inline and an unknown mode is refused; and a view whose call
 // is still running when the turn fails (the turn timeout) is told the call
-// was cancelled.
+// was cancelled. Then, on a second host on the same database without the
+// probe's server, a reload still shows which server the view's step used
+// and says its view is unavailable.
 func TestBrowserAppsLifecycle(t *testing.T) {
 	chromium := chromiumPath(t)
+	data := t.TempDir() // shared with a second host below
 	base := startWebWith(t, []string{
 		"--mcp", "probe=" + appViewServer.Path(t),
 		"--allow", "probe:*",
 		"--turn-timeout", "8s",
-	})
+	}, "AGENTAPP_DATA_DIR="+data)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium),
 		chromedp.Headless,
@@ -191,4 +194,16 @@ func TestBrowserAppsLifecycle(t *testing.T) {
 	do("wait for the turn to fail", chromedp.Poll[chromedp.Void](`document.querySelectorAll('.msg.assistant.error').length >= 1`, chromedp.WithPollingTimeout(60*time.Second)))
 	got := waitViewText("slow_probe", "#cancelled", "the view of the call the failed turn left running was not told", func(s string) bool { return strings.HasPrefix(s, "cancelled: ") })
 	t.Logf("the slow view got %q", got)
+
+	// The same conversation on a host without the probe's server (the
+	// session cookie holds for 127.0.0.1 whatever the port).
+	other := startWebWith(t, []string{"--turn-timeout", "8s"}, "AGENTAPP_DATA_DIR="+data)
+	do("open the conversation where the probe is gone", chromedp.Navigate(other+"/"),
+		chromedp.Poll[chromedp.Void](`!!document.querySelector('.view[data-tool="life_probe"][data-state="failed"]')`, chromedp.WithPollingTimeout(60*time.Second)))
+	if s := eval(`document.querySelector('.step[data-tool="life_probe"] .server').innerText`); !strings.Contains(s, "probe") {
+		t.Errorf("the step of a gone server names %q", s)
+	}
+	if s := eval(`document.querySelector('.view[data-tool="life_probe"]').innerText`); !strings.Contains(s, `no MCP server named "probe" is running`) {
+		t.Errorf("the view of a gone server says %q", s)
+	}
 }
