@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,12 +23,14 @@ import (
 // is still running when the turn fails (the turn timeout) is told the call
 // was cancelled. Then, on a second host on the same database without the
 // probe's server, a reload still shows which server the view's step used
-// and says its view is unavailable.
+// and says its view is unavailable; and back on the first host, a new
+// conversation tears the view down (it answers by calling a tool).
 func TestBrowserAppsLifecycle(t *testing.T) {
 	chromium := chromiumPath(t)
 	data := t.TempDir() // shared with a second host below
+	notes := filepath.Join(t.TempDir(), "notes")
 	base := startWebWith(t, []string{
-		"--mcp", "probe=" + appViewServer.Path(t),
+		"--mcp", "probe=" + appViewServer.Path(t) + " -notes " + notes,
 		"--allow", "probe:*",
 		"--turn-timeout", "8s",
 	}, "AGENTAPP_DATA_DIR="+data)
@@ -205,5 +209,27 @@ func TestBrowserAppsLifecycle(t *testing.T) {
 	}
 	if s := eval(`document.querySelector('.view[data-tool="life_probe"]').innerText`); !strings.Contains(s, `no MCP server named "probe" is running`) {
 		t.Errorf("the view of a gone server says %q", s)
+	}
+
+	// Back on the first host: a new conversation tears the view down.
+	teardowns := func() int {
+		b, err := os.ReadFile(notes)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		return strings.Count(string(b), `"told":"teardown"`)
+	}
+	do("open the conversation again", chromedp.Navigate(base+"/"), ready("life_probe"))
+	waitViewText("life_probe", "#result", "no tool result after the reload", func(s string) bool { return strings.Contains(s, "shown") })
+	before := teardowns() // leaving a page tells its views too, when it can
+	do("start a new conversation", chromedp.Click(chromedp.CSS("#new")), chromedp.WaitVisible(chromedp.CSS(".welcome")))
+	for i := 0; teardowns() == before; i++ {
+		if i == 100 {
+			t.Fatalf("the view was not told to tear down (%d notes before and after)", before)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if b, _ := os.ReadFile(notes); !strings.Contains(string(b), `"result":"{\"life\":\"shown\"}"`) {
+		t.Errorf("the teardown notes: %s", b)
 	}
 }

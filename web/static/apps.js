@@ -272,10 +272,15 @@ const apps = (() => {
       this.sendTool();
     }
 
+    // teardown tells the view it goes away and waits (a second at most)
+    // for its answer; the view stays reachable meanwhile, so that its
+    // answer, and what it does to save its state, still arrive.
     async teardown() {
-      if (!views.delete(this)) return;
+      if (this.closing || !views.has(this)) return;
+      this.closing = true;
       this.forget();
       if (this.initialized) await this.request("ui/resource-teardown", {}, 1000);
+      views.delete(this);
       this.box.remove();
     }
 

@@ -29,6 +29,7 @@ const (
 
 func main() {
 	target := flag.String("target", "http://127.0.0.1:9/", "the outside address the view tries to fetch")
+	notes := flag.String("notes", "", "a file the lifecycle view's teardown note is appended to")
 	flag.Parse()
 	log.SetOutput(os.Stderr)
 	s := mcp.NewServer(&mcp.Implementation{Name: "appview", Version: "1.0.0"}, nil)
@@ -61,6 +62,22 @@ func main() {
 			case <-time.After(3 * time.Minute):
 				return result(map[string]any{"slow": "finished"}), nil
 			}
+		})
+	s.AddTool(&mcp.Tool{Name: "life_note", Description: "Notes what the lifecycle view was told (views only).", InputSchema: obj,
+		Meta: mcp.Meta{"ui": map[string]any{"visibility": []any{"app"}}}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if *notes == "" {
+				return result(map[string]any{"noted": false}), nil
+			}
+			f, err := os.OpenFile(*notes, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			if _, err := f.Write(append(append([]byte(nil), req.Params.Arguments...), '\n')); err != nil {
+				return nil, err
+			}
+			return result(map[string]any{"noted": true}), nil
 		})
 	s.AddTool(&mcp.Tool{Name: "probe_app_only", Description: "Callable from the view only.", InputSchema: obj,
 		Meta: mcp.Meta{"ui": map[string]any{"visibility": []any{"app"}}}},
@@ -141,7 +158,8 @@ const outcome = (m) => m.error ? "error " + m.error.code : m.timeout ? "timeout"
 // modes of ui/initialize (#init), the answers of its display-mode requests
 // (#mode, asked by the buttons #full, #pip and #bad), each
 // host-context-changed (#ctx, one JSON line each), its tool result
-// (#result) and a cancellation (#cancelled).
+// (#result) and a cancellation (#cancelled); told to tear down, it calls
+// life_note, which appends a line to the -notes file.
 const lifeHTML = `<!doctype html><html><body style="margin:0">
 <p id="init"></p><p id="mode"></p><p id="result"></p><p id="cancelled"></p><pre id="ctx"></pre>
 <button id="full">full</button><button id="pip">pip</button><button id="bad">bad</button><button id="inline">inline</button>
@@ -160,6 +178,10 @@ addEventListener("message", (e) => {
   if (!m || typeof m !== "object") return;
   if (m.method === "ui/notifications/host-context-changed") $("ctx").textContent += JSON.stringify(m.params) + "\n";
   if (m.method === "ui/notifications/tool-result") $("result").textContent = JSON.stringify(m.params.structuredContent);
+  if (m.method === "ui/resource-teardown") {
+    rpc("tools/call", { name: "life_note", arguments: { told: "teardown", result: $("result").textContent } });
+    parent.postMessage({ jsonrpc: "2.0", id: m.id, result: {} }, "*");
+  }
   if (m.method === "ui/notifications/tool-cancelled") $("cancelled").textContent = "cancelled: " + (m.params && m.params.reason);
   if (!m.method && pending.has(m.id)) { const r = pending.get(m.id); pending.delete(m.id); r(m); }
 });
