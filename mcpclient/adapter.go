@@ -178,6 +178,9 @@ func callAdapted(ctx context.Context, c ToolCaller, server, name, remote string,
 	if res == nil {
 		return nil, fail(KindUnmappable, nil, "tool %s returned no result (server %s)", name, server)
 	}
+	if hook := resultHookFrom(ctx); hook != nil {
+		hook(ctx, res)
+	}
 	if res.IsError {
 		text := errorText(res)
 		if id, ok := taskOf(res); ok {

@@ -6,7 +6,12 @@ package mcpclient
 // each tool's _meta; rendering the view is the host's business (package
 // web), which is why only a host that renders views asks for WithApps.
 
-import "maps"
+import (
+	"context"
+	"maps"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
 
 // The extension's identifiers.
 const (
@@ -30,4 +35,21 @@ func (b *Bridge) ToolMeta(name string) map[string]any {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return maps.Clone(b.tools.meta[name])
+}
+
+type resultHookKey struct{}
+
+// WithResultHook returns ctx carrying fn, which every tools/call run under
+// it calls with the result as the server sent it (before it is mapped to
+// what the model sees), and with the call's own context. A host that
+// renders views needs that result: the model's text drops what a view
+// shows (structuredContent, images). fn must not keep ctx, and must be
+// safe for concurrent calls.
+func WithResultHook(ctx context.Context, fn func(ctx context.Context, res *mcp.CallToolResult)) context.Context {
+	return context.WithValue(ctx, resultHookKey{}, fn)
+}
+
+func resultHookFrom(ctx context.Context) func(context.Context, *mcp.CallToolResult) {
+	fn, _ := ctx.Value(resultHookKey{}).(func(context.Context, *mcp.CallToolResult))
+	return fn
 }

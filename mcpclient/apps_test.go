@@ -2,9 +2,13 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentapp/agentapp/agent"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -51,5 +55,54 @@ func TestWithAppsAdvertises(t *testing.T) {
 			t.Error("ToolMeta of no tool is not nil")
 		}
 		b.Close()
+	}
+}
+
+// TestResultHook: a tools/call under WithResultHook hands the hook the
+// result as the server sent it (an image the model's text only
+// describes), with the call's context; without the hook nothing is called.
+func TestResultHook(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "draw", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "drawn"}, &mcp.ImageContent{MIMEType: "image/png", Data: []byte("PNG")}}}, nil
+		})
+	b, err := ConnectInMemory(context.Background(), "s", srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var tool *agent.Tool
+	for _, tl := range b.Tools() {
+		if tl.Name == "draw" {
+			tool = tl
+		}
+	}
+	if tool == nil {
+		t.Fatal("no draw tool")
+	}
+	type mark struct{}
+	var got []*mcp.CallToolResult
+	ctx := WithResultHook(context.WithValue(context.Background(), mark{}, "call-ctx"), func(cctx context.Context, res *mcp.CallToolResult) {
+		if cctx.Value(mark{}) != "call-ctx" {
+			t.Error("the hook did not get the call's context")
+		}
+		got = append(got, res)
+	})
+	out, err := tool.Execute(ctx, json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || len(got[0].Content) != 2 {
+		t.Fatalf("the hook got %d results: %+v", len(got), got)
+	}
+	if img, ok := got[0].Content[1].(*mcp.ImageContent); !ok || string(img.Data) != "PNG" {
+		t.Errorf("the hook's result lost the image: %#v", got[0].Content[1])
+	}
+	if s := fmt.Sprint(out); strings.Contains(s, "PNG") {
+		t.Errorf("the model's output carries the image's bytes: %s", s)
+	}
+	if _, err := tool.Execute(context.Background(), json.RawMessage(`{}`)); err != nil || len(got) != 1 {
+		t.Errorf("without the hook: err %v, %d results", err, len(got))
 	}
 }

@@ -51,6 +51,15 @@ func connectViews(t *testing.T, csp map[string]any) (*viewsServer, *mcpclient.Br
 			})
 	}
 	add("show", map[string]any{"resourceUri": testViewURI})
+	// show_rich's result holds what the model's text drops: an image,
+	// and structuredContent other than its text.
+	srv.AddTool(&mcp.Tool{Name: "show_rich", Description: "show_rich", InputSchema: obj, Meta: mcp.Meta{"ui": map[string]any{"resourceUri": testViewURI}}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{
+				Content:           []mcp.Content{&mcp.TextContent{Text: "chart drawn"}, &mcp.ImageContent{MIMEType: "image/png", Data: []byte("PNGDATA")}},
+				StructuredContent: map[string]any{"points": []any{1, 2, 3}},
+			}, nil
+		})
 	add("app_only", map[string]any{"visibility": []any{"app"}})
 	add("model_only", map[string]any{"visibility": []any{"model"}})
 	srv.AddResource(&mcp.Resource{URI: testViewURI, Name: "v", MIMEType: mcpclient.AppMIMEType},
@@ -352,5 +361,102 @@ func TestAppsOffWithoutSandbox(t *testing.T) {
 	}
 	if _, err := New(context.Background(), Options{Model: scripted.New(), Store: e.st, SandboxOrigin: "javascript:alert(1)"}); err == nil || !strings.Contains(err.Error(), "not an origin") {
 		t.Errorf("a bad sandbox origin: %v", err)
+	}
+}
+
+// TestAppsViewKeptWithStep: a step's view keeps its server, resource and
+// the result as the server sent it (an image the model's text drops), so
+// that a reload shows it with that result, matched to the right step when
+// call ids repeat across turns, and still names the server when the
+// server is gone, whose view is then refused as unavailable.
+func TestAppsViewKeptWithStep(t *testing.T) {
+	m := scripted.New(
+		scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "show_rich", map[string]any{})}},
+		scripted.Turn{Text: "drawn"},
+		scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "show", map[string]any{})}},
+		scripted.Turn{Text: "shown"},
+	)
+	e, _, _ := appsEnv(t, m, nil, nil)
+	id := e.newSession(t)
+	var live StepEvent
+	for _, ev := range e.send(t, id, "draw it").rest(t) {
+		if ev.Name == "step" {
+			ev.decode(t, &live)
+		}
+	}
+	hasImage := func(res map[string]any) bool {
+		content, _ := res["content"].([]any)
+		for _, c := range content {
+			if b, _ := c.(map[string]any); b["type"] == "image" && b["mimeType"] == "image/png" {
+				return true
+			}
+		}
+		return false
+	}
+	if live.UI == nil || !hasImage(live.UI.Result) {
+		t.Fatalf("the live step's view result has no image: %+v", live.UI)
+	}
+	e.send(t, id, "show it").rest(t)
+
+	check := func(hist []HistoryEntry) {
+		t.Helper()
+		var steps []StepEvent
+		for _, h := range hist {
+			steps = append(steps, h.Steps...)
+		}
+		if len(steps) != 2 {
+			t.Fatalf("%d steps in the history, want 2", len(steps))
+		}
+		rich, plain := steps[0], steps[1]
+		if rich.Tool != "show_rich" || rich.Server != "views" || rich.UI == nil || rich.UI.ResourceURI != testViewURI {
+			t.Fatalf("the first step: %+v (view %+v)", rich, rich.UI)
+		}
+		if !hasImage(rich.UI.Result) {
+			t.Errorf("the first step's view result lost its image: %v", rich.UI.Result)
+		}
+		if sc, _ := rich.UI.Result["structuredContent"].(map[string]any); sc == nil || sc["points"] == nil {
+			t.Errorf("the first step's view result lost its structuredContent: %v", rich.UI.Result)
+		}
+		if plain.Tool != "show" || plain.UI == nil || hasImage(plain.UI.Result) {
+			t.Errorf("the second step (same call id) got the first's result: %+v", plain.UI)
+		}
+		if sc, _ := plain.UI.Result["structuredContent"].(map[string]any); sc["tool"] != "show" {
+			t.Errorf("the second step's view result: %v", plain.UI.Result)
+		}
+	}
+	check(e.history(t, id))
+
+	// The same database, the views server gone.
+	srv, err := New(context.Background(), Options{Model: scripted.New(), Store: e.st, SandboxOrigin: "http://127.0.0.1:1", AddressRate: Unlimited, SessionRate: Unlimited})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	defer func() { ts.Close(); srv.Close() }()
+	gone := &testEnv{srv: srv, ts: ts, st: e.st}
+	check(gone.history(t, id))
+	r := gone.post(t, "/api/sessions/"+id+"/apps/view", `{"server":"views","uri":"`+testViewURI+`"}`)
+	if body := readBody(t, r); r.StatusCode != http.StatusForbidden || !strings.Contains(body, `no MCP server named \"views\" is running`) {
+		t.Errorf("the view of a gone server: %d %s", r.StatusCode, body)
+	}
+}
+
+// TestViewResultsBounded: a result over maxStoredResult is known but not
+// kept (the step keeps its view without it), and a turn holds at most
+// maxTurnResults results at once.
+func TestViewResultsBounded(t *testing.T) {
+	var v viewResults
+	v.keep("big", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", maxStoredResult)}}})
+	if raw := v.take("big"); raw != nil {
+		t.Errorf("a result over the bound was kept (%d bytes)", len(raw))
+	}
+	for i := range maxTurnResults + 5 {
+		v.keep(fmt.Sprint("c", i), &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}})
+	}
+	if n := len(v.byID); n != maxTurnResults {
+		t.Errorf("%d results held, want the cap %d", n, maxTurnResults)
+	}
+	if raw := v.take("c0"); !strings.Contains(string(raw), `"ok"`) {
+		t.Errorf("a result under the bound: %s", raw)
 	}
 }

@@ -50,9 +50,6 @@ func (s *Server) history(ctx context.Context, id string) ([]HistoryEntry, bool, 
 				}
 				continue
 			}
-			for i := range steps {
-				s.withUI(&steps[i])
-			}
 			out = append(out, HistoryEntry{Role: "assistant", Content: m.Content, Steps: steps, Sources: host.Sources(m.Content, outputs)})
 			steps, outputs = nil, nil
 		case model.RoleTool:
@@ -69,6 +66,17 @@ func (s *Server) history(ctx context.Context, id string) ([]HistoryEntry, bool, 
 					steps[i].State = "denied"
 				}
 			}
+		}
+	}
+	// The views: matched from the newest step back (withStoredUI).
+	kept, err := s.appStepsOf(ctx, id)
+	if err != nil {
+		s.log.Error(err.Error())
+		kept = nil // the views come from the running servers alone
+	}
+	for i := len(out) - 1; i >= 0; i-- {
+		for j := len(out[i].Steps) - 1; j >= 0; j-- {
+			s.withStoredUI(&out[i].Steps[j], kept)
 		}
 	}
 	return out, true, nil

@@ -343,6 +343,9 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 			return nil, err
 		}
 	}
+	if err := MigrateAppSteps(ctx, opts.Store); err != nil {
+		return nil, err
+	}
 	// Every confirmation of the host's guards is asked on the page.
 	h.SetConfirmer(&confirmer{s: s})
 	s.guards = h.Guards()

@@ -10,7 +10,9 @@ import (
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/redact"
+	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/trace"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 type turnKey struct{}
@@ -26,6 +28,11 @@ type turn struct {
 	// emit sends an event to the client; nil when nobody can see events
 	// (the OpenAI endpoint), and then nobody can approve either.
 	emit func(event string, data any) bool
+	// results holds the tools' results as their servers sent them until
+	// their steps end, and appSteps the steps with a view, kept with the
+	// turn once it is stored (apps_steps.go).
+	results  viewResults
+	appSteps []appStep
 }
 
 func turnFrom(ctx context.Context) *turn {
@@ -85,6 +92,7 @@ func (t *turn) event(ev host.Event, onText func(string)) {
 		}
 	case host.EventToolEnd:
 		se := stepOf(*ev.Result, ev.Server)
+		raw := t.results.take(se.ID)
 		se.Cut = cutOf(ev.Cut)
 		label := ev.Call.Name
 		if se.Server == "" {
@@ -93,6 +101,14 @@ func (t *turn) event(ev host.Event, onText func(string)) {
 		t.s.metrics.toolCalls.WithLabelValues(label, se.State).Inc()
 		if t.emit != nil {
 			t.s.withUI(&se)
+			if se.UI != nil {
+				// The view gets the result as its server sent it, live
+				// and after a reload.
+				if res, ok := decodeResult(raw); ok && se.State == "ok" {
+					se.UI.Result = res
+				}
+				t.appSteps = append(t.appSteps, appStep{CallID: se.ID, Tool: se.Tool, Server: se.Server, URI: se.UI.ResourceURI, Result: raw})
+			}
 			t.emit("step", se)
 		}
 	case host.EventToolStatus:
@@ -151,6 +167,11 @@ func (s *Server) runTurn(ctx context.Context, t *turn, ht host.Turn, onText func
 	stop := context.AfterFunc(s.hardStop, cancel)
 	defer stop()
 	ctx = context.WithValue(ctx, turnKey{}, t)
+	if s.opts.SandboxOrigin != "" {
+		ctx = mcpclient.WithResultHook(ctx, func(cctx context.Context, res *mcp.CallToolResult) {
+			t.results.keep(agent.CallIDFrom(cctx), res)
+		})
+	}
 
 	start := time.Now()
 	ht.Session = t.session
@@ -164,6 +185,15 @@ func (s *Server) runTurn(ctx context.Context, t *turn, ht host.Turn, onText func
 		ht.Observer = trace.New(s.opts.Trace, trace.WithLabel("session="+t.session))
 	}
 	res, err := s.h.Run(ctx, ht)
+	if err == nil && ht.Conversation == nil {
+		// The turn is stored: its views are kept with it. A failure
+		// loses only the views' results, not the answer.
+		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), appStepsTimeout)
+		if kerr := s.keepAppSteps(sctx, t.session, t.appSteps); kerr != nil {
+			s.log.Error("keep the views of a turn", "session", t.session, "err", kerr)
+		}
+		scancel()
+	}
 	outcome := "ok"
 	if err != nil {
 		outcome = "error"

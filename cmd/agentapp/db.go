@@ -13,6 +13,7 @@ import (
 	"github.com/agentapp/agentapp/kb"
 	"github.com/agentapp/agentapp/store"
 	"github.com/agentapp/agentapp/support"
+	"github.com/agentapp/agentapp/web"
 	"github.com/spf13/cobra"
 )
 
@@ -45,6 +46,7 @@ func components() []component {
 		{"support", support.SchemaVersion()},
 		{"kb", kb.SchemaVersion()},
 		{"chat", host.SchemaVersion()},
+		{"webapps", web.AppStepsSchemaVersion()},
 	}
 }
 
@@ -56,7 +58,10 @@ func migrateAll(ctx context.Context, st *store.Store) error {
 	if _, err := kb.Open(ctx, st); err != nil {
 		return err
 	}
-	return host.Migrate(ctx, st)
+	if err := host.Migrate(ctx, st); err != nil {
+		return err
+	}
+	return web.MigrateAppSteps(ctx, st)
 }
 
 // describe names a store for people: its backend and where it is.
@@ -137,7 +142,7 @@ agentapp is refused.`,
 // backend keeps it in its own form.
 var copyTables = []string{
 	"support_orders", "support_counters", "support_tickets", "support_idempotency", "support_handoffs",
-	"chat_sessions", "chat_messages", "chat_context",
+	"chat_sessions", "chat_messages", "chat_context", "web_app_steps",
 	"kb_documents", "kb_chunks", "kb_seeded",
 }
 

@@ -168,6 +168,7 @@ async function send(text) {
   const a = addAssistant();
   a.text.textContent = t("thinking");
   let streamed = "";
+  let failure = "";
   try {
     if (!sessionId) await newSession();
     let r = await post(text);
@@ -180,12 +181,16 @@ async function send(text) {
         case "token": streamed += data.text; a.text.textContent = streamed; scrollDown(); break;
         case "approval": showApproval(a, data); break;
         case "done": a.text.textContent = data.answer; showSources(a, data.sources); a.box.dataset.done = "1"; break;
-        case "error": showError(a, data.message); break;
+        case "error": failure = data.message; showError(a, data.message); break;
       }
     });
   } catch (e) {
+    failure = e.message;
     showError(a, e.message);
   } finally {
+    // A call still running when the turn ended (failed, stopped, stream
+    // lost) was cancelled: its view is told so.
+    apps.turnEnded(a, failure);
     busy = false;
     $("#send").disabled = false;
     scrollDown();

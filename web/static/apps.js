@@ -12,9 +12,11 @@ const apps = (() => {
   const RATE = 20; // messages per second a view may send on average…
   const BURST = 60; // …and at once
   const MAX_HEIGHT = 900;
+  const MODES = ["inline", "fullscreen"]; // "pip" is answered with inline
+  const RESIZE_DEBOUNCE = 250; // ms a container's size must hold before the view hears of it
   const texts = {
-    zh: { view: "交互视图", viewFailed: "视图无法显示：", openLink: "视图想打开这个链接：", byView: "（视图请求）" },
-    en: { view: "Interactive view", viewFailed: "The view could not be shown: ", openLink: "The view wants to open this link:", byView: " (asked by the view)" },
+    zh: { view: "交互视图", viewFailed: "视图无法显示：", openLink: "视图想打开这个链接：", byView: "（视图请求）", close: "退出全屏", turnEnded: "回答在调用结束前中止" },
+    en: { view: "Interactive view", viewFailed: "The view could not be shown: ", openLink: "The view wants to open this link:", byView: " (asked by the view)", close: "Exit full screen", turnEnded: "the answer ended before the call did" },
   };
   const tr = (key) => texts[lang][key];
   let config = null;
@@ -25,14 +27,21 @@ const apps = (() => {
     return config;
   }
 
+  // dimensions is what the view's container offers: a fixed box in
+  // full screen, a width and the tallest height allowed inline.
+  function dimensions(v) {
+    if (v.mode === "fullscreen") return { width: v.box.clientWidth, height: v.box.clientHeight };
+    return { width: v.box.clientWidth, maxHeight: MAX_HEIGHT };
+  }
+
   function hostContext(v) {
     return {
       theme: matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light",
       locale: lang === "zh" ? "zh-CN" : "en-US",
       timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
-      displayMode: "inline",
-      availableDisplayModes: ["inline"],
-      containerDimensions: { width: v.box.clientWidth, maxHeight: MAX_HEIGHT },
+      displayMode: v.mode,
+      availableDisplayModes: MODES,
+      containerDimensions: dimensions(v),
       platform: matchMedia("(pointer: coarse)").matches ? "mobile" : "web",
       deviceCapabilities: { touch: matchMedia("(pointer: coarse)").matches, hover: matchMedia("(hover: hover)").matches },
       toolInfo: { id: v.step.id, tool: { name: v.step.tool, inputSchema: { type: "object" } } },
@@ -56,6 +65,7 @@ const apps = (() => {
       this.pending = new Map();
       this.initialized = false;
       this.sentResult = false;
+      this.mode = "inline";
     }
 
     async load(session) {
@@ -80,6 +90,55 @@ const apps = (() => {
       this.frame = f;
       this.box.append(f);
       views.add(this);
+      this.watchSize();
+    }
+
+    // watchSize tells the view its container's new size once it has held
+    // for RESIZE_DEBOUNCE ms: at most one notification per pause, and
+    // none when nothing the view was told changed.
+    watchSize() {
+      if (typeof ResizeObserver !== "function") return;
+      this.observer = new ResizeObserver(() => {
+        clearTimeout(this.resizeTimer);
+        this.resizeTimer = setTimeout(() => this.contextChanged(), RESIZE_DEBOUNCE);
+      });
+      this.observer.observe(this.box);
+    }
+
+    // contextChanged sends the display mode and container size when
+    // either differs from what the view was last told.
+    contextChanged() {
+      if (!this.initialized || !views.has(this)) return;
+      const now = { displayMode: this.mode, containerDimensions: dimensions(this) };
+      const key = JSON.stringify(now);
+      if (key === this.toldContext) return;
+      this.toldContext = key;
+      this.notify("ui/notifications/host-context-changed", now);
+    }
+
+    // setMode puts the view inline or in full screen (its container fills
+    // the page, with a button back to inline) and tells the view.
+    setMode(mode) {
+      if (!MODES.includes(mode)) mode = "inline";
+      if (mode === this.mode) return;
+      this.mode = mode;
+      this.box.dataset.mode = mode;
+      this.box.classList.toggle("fullscreen", mode === "fullscreen");
+      if (mode === "fullscreen") {
+        const close = el("button", "view-close", "✕ " + tr("close"));
+        close.type = "button";
+        close.onclick = () => this.setMode("inline");
+        this.box.prepend(close);
+        this.closeButton = close;
+        this.onKey = (e) => { if (e.key === "Escape") this.setMode("inline"); };
+        document.addEventListener("keydown", this.onKey);
+      } else {
+        this.closeButton?.remove();
+        this.closeButton = null;
+        document.removeEventListener("keydown", this.onKey);
+      }
+      clearTimeout(this.resizeTimer);
+      this.contextChanged();
     }
 
     api(what, body) {
@@ -165,6 +224,7 @@ const apps = (() => {
         case "ui/notifications/initialized":
           this.initialized = true;
           this.box.dataset.state = "ready";
+          this.toldContext = JSON.stringify({ displayMode: this.mode, containerDimensions: dimensions(this) });
           this.sendTool();
           break;
         case "ui/notifications/size-changed":
@@ -188,11 +248,23 @@ const apps = (() => {
         const input = this.step.input && typeof this.step.input === "object" && !Array.isArray(this.step.input) ? this.step.input : {};
         this.notify("ui/notifications/tool-input", { arguments: input });
       }
-      if (!this.sentResult && this.step.ui.result) {
+      if (this.sentResult) return;
+      if (this.step.ui.result) {
         this.sentResult = true;
         if (this.step.state === "error") this.notify("ui/notifications/tool-cancelled", { reason: this.step.error || "the call failed" });
         else this.notify("ui/notifications/tool-result", this.step.ui.result);
+      } else if (this.cancelled) {
+        this.sentResult = true;
+        this.notify("ui/notifications/tool-cancelled", { reason: this.cancelled });
       }
+    }
+
+    // turnEnded cancels the view's call when the turn ended (failed, was
+    // stopped or lost its stream) before the call's result came.
+    turnEnded(reason) {
+      if (this.sentResult || this.step.ui.result) return;
+      this.cancelled = String(reason || tr("turnEnded")).slice(0, 500);
+      this.sendTool();
     }
 
     update(step) {
@@ -200,10 +272,23 @@ const apps = (() => {
       this.sendTool();
     }
 
+    // teardown tells the view it goes away and waits (a second at most)
+    // for its answer; the view stays reachable meanwhile, so that its
+    // answer, and what it does to save its state, still arrive.
     async teardown() {
-      if (!views.delete(this)) return;
+      if (this.closing || !views.has(this)) return;
+      this.closing = true;
+      this.forget();
       if (this.initialized) await this.request("ui/resource-teardown", {}, 1000);
+      views.delete(this);
       this.box.remove();
+    }
+
+    // forget stops watching the page for the view.
+    forget() {
+      this.observer?.disconnect();
+      clearTimeout(this.resizeTimer);
+      if (this.onKey) document.removeEventListener("keydown", this.onKey);
     }
   }
 
@@ -264,7 +349,13 @@ const apps = (() => {
       window.open(u.href, "_blank", "noopener,noreferrer");
       return {};
     },
-    "ui/request-display-mode"() { return { mode: "inline" }; },
+    "ui/request-display-mode"(p) {
+      if (typeof p.mode !== "string" || !["inline", "fullscreen", "pip"].includes(p.mode)) {
+        throw Object.assign(new Error('mode must be "inline", "fullscreen" or "pip"'), { code: -32602 });
+      }
+      this.setMode(p.mode === "fullscreen" ? "fullscreen" : "inline");
+      return { mode: this.mode };
+    },
   };
 
   // Messages reach the page from the proxies; each is matched to its view
@@ -281,6 +372,16 @@ const apps = (() => {
     }
   });
 
+  // The page going away tears its views down: the views are told, without
+  // waiting for their answers (the page cannot wait).
+  window.addEventListener("pagehide", () => {
+    for (const v of views) {
+      v.forget();
+      if (v.initialized) v.post({ id: "host-" + v.nextId++, method: "ui/resource-teardown", params: {} });
+    }
+    views.clear();
+  });
+
   return {
     // step renders (or updates) the view of a step whose tool links one.
     step(a, s) {
@@ -292,7 +393,12 @@ const apps = (() => {
       a.views.set(s.id, nv);
       nv.load(sessionId).catch((e) => nv.fail(e.message));
     },
-    // teardownAll ends every view (a new conversation).
+    // turnEnded tells the views of answer a whose call had not ended that
+    // it was cancelled: the turn failed, was stopped or lost its stream.
+    turnEnded(a, reason) {
+      for (const v of a.views?.values() || []) v.turnEnded(reason);
+    },
+    // teardownAll ends every view (a new conversation, another session).
     teardownAll() { return Promise.all([...views].map((v) => v.teardown())); },
     // languageChanged tells the views the new locale.
     languageChanged() { for (const v of views) if (v.initialized) v.notify("ui/notifications/host-context-changed", hostContext(v)); },

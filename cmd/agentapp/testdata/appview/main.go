@@ -15,14 +15,21 @@ import (
 	"log"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-const viewURI = "ui://probe/view.html"
+const (
+	viewURI = "ui://probe/view.html"
+	// lifeURI is a quiet view that shows what the host tells it (display
+	// modes, container sizes, cancellation) for the test to read.
+	lifeURI = "ui://probe/life.html"
+)
 
 func main() {
 	target := flag.String("target", "http://127.0.0.1:9/", "the outside address the view tries to fetch")
+	notes := flag.String("notes", "", "a file the lifecycle view's teardown note is appended to")
 	flag.Parse()
 	log.SetOutput(os.Stderr)
 	s := mcp.NewServer(&mcp.Implementation{Name: "appview", Version: "1.0.0"}, nil)
@@ -41,6 +48,37 @@ func main() {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the probe broke on purpose"}}}, nil
 		})
+	s.AddTool(&mcp.Tool{Name: "life_probe", Description: "Shows the lifecycle view.", InputSchema: obj,
+		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": lifeURI}}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return result(map[string]any{"life": "shown"}), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "slow_probe", Description: "Shows the lifecycle view and runs until it is cancelled.", InputSchema: obj,
+		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": lifeURI}}},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(3 * time.Minute):
+				return result(map[string]any{"slow": "finished"}), nil
+			}
+		})
+	s.AddTool(&mcp.Tool{Name: "life_note", Description: "Notes what the lifecycle view was told (views only).", InputSchema: obj,
+		Meta: mcp.Meta{"ui": map[string]any{"visibility": []any{"app"}}}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if *notes == "" {
+				return result(map[string]any{"noted": false}), nil
+			}
+			f, err := os.OpenFile(*notes, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			if _, err := f.Write(append(append([]byte(nil), req.Params.Arguments...), '\n')); err != nil {
+				return nil, err
+			}
+			return result(map[string]any{"noted": true}), nil
+		})
 	s.AddTool(&mcp.Tool{Name: "probe_app_only", Description: "Callable from the view only.", InputSchema: obj,
 		Meta: mcp.Meta{"ui": map[string]any{"visibility": []any{"app"}}}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -55,6 +93,10 @@ func main() {
 		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			html := strings.Replace(probeHTML, "TARGET", *target, 1)
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: viewURI, MIMEType: "text/html;profile=mcp-app", Text: html}}}, nil
+		})
+	s.AddResource(&mcp.Resource{URI: lifeURI, Name: "life", MIMEType: "text/html;profile=mcp-app"},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: lifeURI, MIMEType: "text/html;profile=mcp-app", Text: lifeHTML}}}, nil
 		})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Fatal(err)
@@ -109,5 +151,52 @@ const outcome = (m) => m.error ? "error " + m.error.code : m.timeout ? "timeout"
   document.getElementById("status").textContent = "probe done";
   const sent = await rpc("ui/message", { role: "user", content: [{ type: "text", text: "PROBE-REPORT " + JSON.stringify(r) }] });
   document.getElementById("status").textContent = "probe done " + outcome(sent);
+})();
+</script></body></html>`
+
+// lifeHTML writes into its own page what the host tells it: the display
+// modes of ui/initialize (#init), the answers of its display-mode requests
+// (#mode, asked by the buttons #full, #pip and #bad), each
+// host-context-changed (#ctx, one JSON line each), its tool result
+// (#result) and a cancellation (#cancelled); told to tear down, it calls
+// life_note, which appends a line to the -notes file.
+const lifeHTML = `<!doctype html><html><body style="margin:0">
+<p id="init"></p><p id="mode"></p><p id="result"></p><p id="cancelled"></p><pre id="ctx"></pre>
+<button id="full">full</button><button id="pip">pip</button><button id="bad">bad</button><button id="inline">inline</button>
+<script>
+"use strict";
+let next = 1;
+const pending = new Map();
+const rpc = (method, params) => new Promise((resolve) => {
+  const id = next++;
+  pending.set(id, resolve);
+  parent.postMessage({ jsonrpc: "2.0", id, method, params }, "*");
+});
+const $ = (id) => document.getElementById(id);
+addEventListener("message", (e) => {
+  const m = e.data;
+  if (!m || typeof m !== "object") return;
+  if (m.method === "ui/notifications/host-context-changed") $("ctx").textContent += JSON.stringify(m.params) + "\n";
+  if (m.method === "ui/notifications/tool-result") $("result").textContent = JSON.stringify(m.params.structuredContent);
+  if (m.method === "ui/resource-teardown") {
+    rpc("tools/call", { name: "life_note", arguments: { told: "teardown", result: $("result").textContent } });
+    parent.postMessage({ jsonrpc: "2.0", id: m.id, result: {} }, "*");
+  }
+  if (m.method === "ui/notifications/tool-cancelled") $("cancelled").textContent = "cancelled: " + (m.params && m.params.reason);
+  if (!m.method && pending.has(m.id)) { const r = pending.get(m.id); pending.delete(m.id); r(m); }
+});
+const ask = async (mode) => {
+  const m = await rpc("ui/request-display-mode", { mode });
+  $("mode").textContent = m.error ? "error " + m.error.code : m.result.mode;
+};
+$("full").onclick = () => ask("fullscreen");
+$("pip").onclick = () => ask("pip");
+$("bad").onclick = () => ask("sideways");
+$("inline").onclick = () => ask("inline");
+(async () => {
+  const init = await rpc("ui/initialize", { protocolVersion: "2026-01-26", appInfo: { name: "life", version: "1" }, appCapabilities: {} });
+  const c = (init.result && init.result.hostContext) || {};
+  $("init").textContent = JSON.stringify({ displayMode: c.displayMode, availableDisplayModes: c.availableDisplayModes });
+  parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} }, "*");
 })();
 </script></body></html>`
