@@ -265,9 +265,14 @@ func benchInMemoryRaw(b *testing.B, direct bool) {
 	io.WriteString(inW, mcpserver.InitializeLine+"\n")
 	out.ReadBytes('\n')
 	io.WriteString(inW, mcpserver.InitializedLine+"\n")
-	req := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-1024"}}}` + "\n")
+	// Each call has an id of its own, as MCP requires within a session: a
+	// reused id may be refused while its first request is being answered.
+	var req []byte
+	id := 0
 	b.ReportAllocs()
 	for b.Loop() {
+		id++
+		req = fmt.Appendf(req[:0], `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-1024"}}}`+"\n", id)
 		if _, err := inW.Write(req); err != nil {
 			b.Fatal(err)
 		}
