@@ -204,7 +204,9 @@ func TestBrowserChat(t *testing.T) {
 
 	do("ask for a ticket", ask("我要投诉，订单 A-1024 的包装破损了"), chromedp.WaitVisible(chromedp.CSS(".approval:not([data-decision]) button.allow")))
 	shot("3-approval")
-	do("allow", chromedp.Click(chromedp.CSS(".approval:not([data-decision]) button.allow")), answered(3))
+	// The button is pressed from the page's script: a click by
+	// coordinates can land beside it while the streaming answer moves it.
+	do("allow", chromedp.Evaluate[chromedp.Void](`document.querySelector('.approval:not([data-decision]) button.allow').click()`), answered(3))
 	shot("4-allowed")
 	if d := eval(`[...document.querySelectorAll('.approval')].pop().dataset.decision`); d != "allowed" {
 		t.Errorf("decision %q after Allow", d)
