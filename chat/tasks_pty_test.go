@@ -55,8 +55,12 @@ func TestPTYTaskStagesFormAndCtrlC(t *testing.T) {
 
 	term.send(`please call:simulate-research-query {"topic":"gophers"}` + "\r")
 	term.expect("⋯ simulate-research-query working: Gathering sources")
-	term.expect("⋯ simulate-research-query working: Analyzing content")
+	from := term.mark
 	term.expect("⋯ simulate-research-query completed")
+	// The chat polls at the server's advised interval (1 s), the length of
+	// a stage, so a poll may fall past a whole stage: the stages shown must
+	// come in the server's order, not all of them.
+	checkStageOrder(t, term.out.String()[from:term.mark])
 	term.expect("Research Report: gophers")
 	term.expect("> ")
 
@@ -93,5 +97,26 @@ func TestPTYTaskStagesFormAndCtrlC(t *testing.T) {
 	term.expect("HELPER-EXIT")
 	if err := term.wait(); err != nil {
 		t.Fatalf("chat exited with %v", err)
+	}
+}
+
+// checkStageOrder fails the test when the stage lines in out go backwards
+// in simulate-research-query's order.
+func checkStageOrder(t *testing.T, out string) {
+	t.Helper()
+	stages := []string{"Gathering sources", "Analyzing content", "Synthesizing findings", "Generating report"}
+	at := 0
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.Contains(line, "⋯ simulate-research-query working: ") {
+			continue
+		}
+		for i, s := range stages {
+			if strings.Contains(line, s) {
+				if i < at {
+					t.Errorf("stage %q shown after %q:\n%s", s, stages[at], out)
+				}
+				at = i
+			}
+		}
 	}
 }
