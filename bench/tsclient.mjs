@@ -145,6 +145,7 @@ async function main() {
       out.connect_ms = r3(sessions[sessions.length - 1].connectMS); // the first one waited for the server
       await Promise.all(sessions.map(async ({ client }) => { for (let i = 0; i < o.warmup; i++) await call(client); }));
       const cpu0 = o.pid ? cpuNS(o.pid) : 0;
+      const own0 = process.cpuUsage();
       const t0 = now();
       const per = await Promise.all(sessions.map(async ({ client }) => {
         const ds = [];
@@ -154,6 +155,12 @@ async function main() {
       const wallUS = sinceUS(t0);
       const ds = per.flat();
       if (o.pid) out.cpu_per_call_us = r3((cpuNS(o.pid) - cpu0) / 1e3 / ds.length);
+      // The client's own CPU: over HTTP one node process drives every
+      // session, and when it is busy all the time it, not the server,
+      // sets the pace.
+      const own = process.cpuUsage(own0);
+      out.client_cpu_per_call_us = r3((own.user + own.system) / ds.length);
+      out.client_busy = r3((own.user + own.system) / wallUS);
       out.throughput_cps = r3(ds.length / (wallUS / 1e6));
       summarize(out, ds);
     } finally {

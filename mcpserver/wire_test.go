@@ -447,3 +447,30 @@ func TestWireSafeErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTPAnswersAreJSON: over streamable HTTP a request's answer is one
+// application/json body, not an event stream (http.go says why), for
+// tools/call and the other requests alike.
+func TestHTTPAnswersAreJSON(t *testing.T) {
+	d := newDomain(t)
+	p := newHTTPProber(t, mcpserver.New(d.options()))
+	for i, body := range []string{
+		`{"jsonrpc":"2.0","id":10,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-1024"}}}`,
+		`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"noSuchTool","arguments":{}}}`,
+	} {
+		status, header, msgs, err := p.post([]byte(body))
+		if err != nil || status != http.StatusOK {
+			t.Fatalf("%s: status %d, %v", body, status, err)
+		}
+		if ct := header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+			t.Errorf("%s: Content-Type %q, want application/json", body, ct)
+		}
+		if len(msgs) != 1 {
+			t.Fatalf("%s: %d messages, want 1", body, len(msgs))
+		}
+		if err := checkAnswer(msgs[0], int64(10+i)); err != nil {
+			t.Errorf("%s: %v", body, err)
+		}
+	}
+}
