@@ -26,7 +26,7 @@ func fixtureTools(t testing.TB) []*agent.Tool {
 	var tools []*agent.Tool
 	servers := 0
 	for _, f := range files {
-		if strings.HasPrefix(filepath.Base(f), "queries") {
+		if base := filepath.Base(f); strings.HasPrefix(base, "queries") || strings.HasPrefix(base, "probes") {
 			continue
 		}
 		b, err := os.ReadFile(f)

@@ -1,0 +1,80 @@
+package toolsearch
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestProbesLexicon runs the lexicon's own probe questions
+// (testdata/probes_lexicon.json), written against the fixtures' tool lists
+// in everyday wording before the concept lexicon was built: requests that
+// rarely use the words of the tool they need. It logs every probe's top 5
+// and holds the share of probes with the right tool in the top 5.
+func TestProbesLexicon(t *testing.T) {
+	qs := loadQueryFile(t, "testdata/probes_lexicon.json")
+	if len(qs) < 60 {
+		t.Fatalf("%d probes, want at least 60", len(qs))
+	}
+	ix, tools := fixtureIndex(t)
+	known := map[string]bool{}
+	for _, tl := range tools {
+		known[tl.Origin+":"+tl.Name] = true
+	}
+	var n, top1, top5 [2]int // [en, zh]
+	for _, q := range qs {
+		if !known[q.Tool] {
+			t.Errorf("probe %q expects %s, which no fixture has", q.Query, q.Tool)
+			continue
+		}
+		lang := 0
+		if hanRE.MatchString(q.Query) {
+			lang = 1
+		}
+		hits := ix.Search(q.Query, 5)
+		rank := 0
+		var got []string
+		for i, h := range hits {
+			id := h.Server + ":" + h.Name
+			got = append(got, id)
+			if id == q.Tool && rank == 0 {
+				rank = i + 1
+			}
+		}
+		n[lang]++
+		if rank == 1 {
+			top1[lang]++
+		}
+		if rank > 0 {
+			top5[lang]++
+		}
+		mark := "ok  "
+		if rank == 0 {
+			mark = "MISS"
+		}
+		t.Logf("%s rank %d %q want %s; top 5: %s", mark, rank, q.Query, q.Tool, strings.Join(got, " "))
+	}
+	for lang, name := range []string{"en", "zh"} {
+		t.Logf("%s: %d probes, top 1 %.1f%%, top 5 %.1f%%", name, n[lang], pct(top1[lang], n[lang]), pct(top5[lang], n[lang]))
+	}
+	all5, all1, alln := top5[0]+top5[1], top1[0]+top1[1], n[0]+n[1]
+	t.Logf("all: %d probes, top 1 %.1f%%, top 5 %.1f%%", alln, pct(all1, alln), pct(all5, alln))
+	if p := pct(all5, alln); p < minProbeTop5 {
+		t.Errorf("right tool in the top 5 for %.1f%% of the probes, want at least %.0f%%", p, minProbeTop5)
+	}
+}
+
+// minProbeTop5 is the share of probes that must find their tool in the
+// top 5.
+const minProbeTop5 = 0.0
+
+// BenchmarkSearchProbes searches the fixtures with the probe questions,
+// which exercise the lexicon's expansions.
+func BenchmarkSearchProbes(b *testing.B) {
+	ix, _ := fixtureIndex(b)
+	qs := loadQueryFile(b, "testdata/probes_lexicon.json")
+	i := 0
+	for b.Loop() {
+		ix.Search(qs[i%len(qs)].Query, 5)
+		i++
+	}
+}
