@@ -70,6 +70,11 @@ var zhGlossary = []struct{ zh, en string }{
 	{"在哪", "search find"}, {"哪里", "search find"}, {"哪儿", "search find"},
 }
 
+// glossaryWeight is how much a term the glossary or the synonyms add
+// counts against a word of the query itself: a translation of the query's
+// word (读取 → read) is almost that word.
+const glossaryWeight = 1.0
+
 // enSynonyms map an English (stemmed) word to words tool definitions use
 // for the same thing.
 var enSynonyms = map[string]string{

@@ -195,6 +195,10 @@ type Hit struct {
 // exactBonus puts a tool named by the query above every ranked one.
 const exactBonus = 1e9
 
+// maxWeightedTerms bounds the terms one query is scored with, which
+// bounds its cost.
+const maxWeightedTerms = texttok.MaxQueryTerms * 4
+
 // nameBonus puts a tool whose name appears as a word in a longer query
 // above tools that only share words with it.
 const nameBonus = 1e6
@@ -243,16 +247,23 @@ func (ix *Index) Search(query string, n int) []Hit {
 	}
 	// Ranked part.
 	folded := phrases.Replace(strings.Map(texttok.Fold, q))
-	terms := textTerms(folded, nil)
-	words := append([]string(nil), terms...)
-	terms = append(terms, expand(folded, words)...)
-	weight := map[string]float64{}
-	for _, t := range terms {
-		if len(weight) >= texttok.MaxQueryTerms*4 {
-			break
+	words := textTerms(folded, nil)
+	// A term counts once, with the highest weight it has: the query's own
+	// words, then the glossary's translations and synonyms, then the
+	// concepts the query names.
+	weight := make(map[string]float64, 2*len(words)+16)
+	addTerms := func(ts []string, w float64) {
+		for _, t := range ts {
+			if old, ok := weight[t]; ok {
+				weight[t] = max(old, w)
+			} else if len(weight) < maxWeightedTerms {
+				weight[t] = w
+			}
 		}
-		weight[t] = 1 // a term repeated in the query counts once
 	}
+	addTerms(words, 1)
+	addTerms(expand(folded, words), glossaryWeight)
+	addTerms(lex.expand(folded), conceptWeight)
 	N := float64(len(ix.entries))
 	ranked := map[int]float64{}
 	for t, w := range weight {

@@ -1,0 +1,179 @@
+package toolsearch
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/agentapp/agentapp/internal/texttok"
+)
+
+// The concept lexicon bridges the words people ask with and the words
+// tools are described with. A request rarely says what the tool's text
+// says: "make my own copy of their repo" is fork_repository, "how high is
+// the mountain" is maps_elevation, "从北京到上海开车要多久" is
+// maps_directions. Each concept (lexicon_data.go) lists the words of tool
+// definitions for one thing tools do or handle, and the ways people name
+// it: synonyms, hypernyms, everyday paraphrases, question words, in
+// English and Chinese. A query that says one of those gets the concept's
+// tool words as extra terms, weighted below the query's own words so that
+// a tool whose text has the literal words still ranks first.
+
+// concept is one entry of the lexicon. Its fields are comma-separated
+// lists.
+type concept struct {
+	// terms are the words tool definitions use for the concept.
+	terms string
+	// en are English words and phrases (up to maxPhraseWords words,
+	// question words included) that ask for it.
+	en string
+	// zh are Chinese words that ask for it.
+	zh string
+}
+
+// maxPhraseWords bounds an English trigger phrase.
+const maxPhraseWords = 4
+
+// maxZhRunes bounds a Chinese trigger word.
+const maxZhRunes = 8
+
+// conceptWeight is how much a term a concept adds counts against a word
+// of the query itself (1): enough to find a tool described in other
+// words, not enough to pass one that has the query's own words.
+const conceptWeight = 0.45
+
+// lexicon is the concept lexicon compiled for lookup. It is built once and
+// only read.
+type lexicon struct {
+	// en maps a phrase of stemmed, lower-case words (joined by one space)
+	// to the terms it adds.
+	en map[string][]string
+	// enFirst holds the first word of every phrase of more than one word,
+	// so that only those words start a longer lookup.
+	enFirst map[string]bool
+	// zh maps a Chinese word to the terms it adds.
+	zh map[string][]string
+}
+
+// lex is the lexicon of the concepts in lexicon_data.go.
+var lex = newLexicon(concepts)
+
+// newLexicon compiles concepts. A trigger in several concepts adds all
+// their terms.
+func newLexicon(cs []concept) *lexicon {
+	l := &lexicon{en: map[string][]string{}, enFirst: map[string]bool{}, zh: map[string][]string{}}
+	for _, c := range cs {
+		terms := textTerms(c.terms, nil)
+		for _, p := range splitList(c.en) {
+			var ws []string
+			for _, seg := range texttok.Segments(p) {
+				ws = append(ws, stem(string(seg.Runes)))
+			}
+			if len(ws) == 0 || len(ws) > maxPhraseWords {
+				continue
+			}
+			k := strings.Join(ws, " ")
+			l.en[k] = appendNew(l.en[k], terms)
+			if len(ws) > 1 {
+				l.enFirst[ws[0]] = true
+			}
+		}
+		for _, w := range splitList(c.zh) {
+			w = strings.Map(texttok.Fold, w)
+			if n := len([]rune(w)); n == 0 || n > maxZhRunes {
+				continue
+			}
+			l.zh[w] = appendNew(l.zh[w], terms)
+		}
+	}
+	return l
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// appendNew appends the terms of add that dst does not have yet.
+func appendNew(dst, add []string) []string {
+	for _, t := range add {
+		found := false
+		for _, d := range dst {
+			if d == t {
+				found = true
+				break
+			}
+		}
+		if !found {
+			dst = append(dst, t)
+		}
+	}
+	return dst
+}
+
+// routeRE finds a request for a way from one place to another: "from A to
+// B", "从A到B", "A到B多远".
+var routeRE = regexp.MustCompile(`\bfrom\b.+\bto\b|从.+[到去至]|\p{Han}到\p{Han}+(多远|多久|多长|多少公里|多少里|怎么走|怎么去|要多)`)
+
+// routeTerms are the terms a route request adds.
+var routeTerms = textTerms("origin destination directions route travel", nil)
+
+// coordRE finds a latitude, longitude pair: "48.85, 2.35".
+var coordRE = regexp.MustCompile(`-?\d{1,3}\.\d+\s*[,，]\s*-?\d{1,3}\.\d+`)
+
+// coordTerms are the terms a pair of coordinates adds.
+var coordTerms = textTerms("coordinates latitude longitude location address", nil)
+
+// expand returns the terms the concepts named in a folded query add: the
+// longest English phrase at each word (question words count, though the
+// index drops them as stop words), the longest Chinese word at each
+// character of a CJK run, and the shapes of a route and of coordinates.
+func (l *lexicon) expand(folded string) []string {
+	var out []string
+	var words []string
+	for _, seg := range texttok.Segments(folded) {
+		if !seg.CJK {
+			words = append(words, stem(string(seg.Runes)))
+			continue
+		}
+		rs := seg.Runes
+		for i := 0; i < len(rs); {
+			n := min(maxZhRunes, len(rs)-i)
+			for ; n > 0; n-- {
+				if ts, ok := l.zh[string(rs[i:i+n])]; ok {
+					out = append(out, ts...)
+					break
+				}
+			}
+			i += max(n, 1)
+		}
+	}
+	for i := 0; i < len(words); {
+		n := 1
+		if l.enFirst[words[i]] {
+			n = min(maxPhraseWords, len(words)-i)
+		}
+		for ; n > 0; n-- {
+			k := words[i]
+			if n > 1 {
+				k = strings.Join(words[i:i+n], " ")
+			}
+			if ts, ok := l.en[k]; ok {
+				out = append(out, ts...)
+				break
+			}
+		}
+		i += max(n, 1)
+	}
+	if routeRE.MatchString(folded) {
+		out = append(out, routeTerms...)
+	}
+	if coordRE.MatchString(folded) {
+		out = append(out, coordTerms...)
+	}
+	return out
+}

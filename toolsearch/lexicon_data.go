@@ -1,0 +1,159 @@
+package toolsearch
+
+// concepts is the lexicon's data: for each concept, the words tool
+// definitions use (terms), then the English and the Chinese ways people
+// ask for it. It is written for the vocabulary of tools in general, not
+// for any one server; a word may belong to several concepts.
+var concepts = []concept{
+	// Generic verbs and question words.
+	{"search find query", "find, search, look for, look up, locate, hunt for, seek, track down, dig up, discover, where is, where are, where can, which one", "找, 找到, 找出, 找一下, 找找, 搜, 搜索, 搜一下, 查找, 查, 查一下, 寻找, 检索, 哪里有, 在哪, 在哪里, 在哪儿"},
+	{"read get show view", "show, display, view, see, look at, check, inspect, examine, give me, pull up, bring up, peek, glance, what is in, what's in, contents of, open", "看, 看看, 看一下, 瞧, 瞧瞧, 显示, 展示, 查看, 打开, 调出, 给我看"},
+	{"list all", "list, enumerate, show all, what are, which, catalogue, inventory, rundown, overview, every, all of", "列出, 列表, 清单, 有哪些, 都有什么, 都有哪些, 有什么, 全部列出, 罗列, 一览"},
+	{"create new add", "new, brand new, create, make, set up, start, open a new, spin up, initialize, init, bootstrap, generate, add, build", "新, 新建, 添加, 增加, 创建, 建立, 建, 建一个, 开一个, 新增, 生成, 搭建, 初始化"},
+	{"update edit change modify", "update, change, modify, edit, alter, adjust, tweak, amend, revise, correct, fix, set, patch", "更新, 修改, 改, 改一下, 改成, 调整, 修正, 纠正, 修复, 设置, 更改, 变更"},
+	{"delete remove", "delete, remove, erase, rm, trash, discard, drop, get rid of, wipe, purge, clear out, destroy, unlink, clean up, throw away", "删除, 删掉, 删, 去掉, 清除, 移除, 丢掉, 扔掉, 清理, 销毁, 清空"},
+	{"details info information", "details, detail, info, information, specifics, more about, describe, description, facts about, particulars", "详情, 详细, 详细信息, 信息, 情况, 资讯, 具体"},
+	{"count number total", "how many, count, number of, total, tally, quantity", "多少个, 几个, 数量, 总数, 一共"},
+	{"copy duplicate", "copy, duplicate, replicate, clone, mirror", "复制, 拷贝, 副本, 克隆, 复制一份, 拷贝一份"},
+	{"multiple batch", "several, multiple, many, batch, bunch, a few, together, at once, in one go, simultaneously, all at once, bulk, these, those", "多个, 几个, 一些, 一起, 批量, 同时, 一次性, 这些, 那些, 好几个"},
+	{"date time", "when, what time, date, day, timestamp, time, deadline, due", "什么时候, 何时, 几点, 哪天, 日期, 时间, 时候"},
+	{"user users profile people person", "who, whom, whose, someone, somebody, anyone, person, people, user, member, account, username, handle", "谁, 哪位, 什么人, 这个人, 那个人, 哪个人, 用户, 成员, 账号, 账户, 用户名"},
+	{"location place address", "where, whereabouts, location, position, site", "哪里, 哪儿, 在哪, 位置, 地点, 什么地方"},
+	{"compare difference", "compare, comparison, difference, diff, versus, vs, contrast", "比较, 对比, 区别, 差异, 不同"},
+	{"convert transform", "convert, transform, turn into, translate into, change into", "转换, 转成, 转为, 变成"},
+	{"download content", "download, fetch, grab, pull down, retrieve, save locally", "下载, 拉取, 获取, 抓取"},
+	{"upload push write", "upload, push up, send up, publish", "上传, 推送, 发布"},
+	{"enable disable toggle", "turn on, turn off, switch on, switch off, enable, disable, toggle, flip, activate, deactivate, mute, unmute", "打开, 关闭, 开启, 关掉, 切换, 启用, 禁用, 开关, 静音"},
+	{"run execute trigger operation", "run, execute, trigger, launch, kick off, invoke, perform, fire off", "运行, 执行, 触发, 启动, 跑一下, 调用"},
+
+	// Files and folders.
+	{"file", "file, document, doc, documents, attachment", "文件, 文档, 档案, 附件"},
+	{"text file read content", "txt, plain text, text, markdown, md, readme, notes, note file, json, yaml, yml, toml, csv, tsv, xml, html, ini, conf, config file, source file, log file, script", "文本, 文本文件, 纯文本, 笔记, 配置文件, 源文件, 日志文件, 脚本"},
+	{"directory folder", "folder, folders, dir, directory, subfolder, subdirectory, subdir, path, location on disk", "文件夹, 目录, 子目录, 子文件夹, 路径"},
+	{"list directory files", "ls, what's inside, what is inside, inside, in the folder, contents of the folder, what files, which files, dir listing, folder contents, browse folder", "下面有什么, 里面有什么, 里有什么, 有哪些文件, 目录内容, 文件列表, 下有什么"},
+	{"image media", "image, images, photo, photos, picture, pictures, pic, pics, screenshot, screen shot, screengrab, png, jpg, jpeg, gif, webp, svg, bmp, tiff, heic, icon, logo, thumbnail, scan, diagram, chart, drawing, illustration, artwork, meme, selfie", "图片, 照片, 截图, 截屏, 相片, 图像, 头像, 图标, 图表, 插图, 自拍, 表情包, 图"},
+	{"audio media", "audio, mp3, wav, m4a, ogg, flac, aac, sound, recording, voice memo, voice note, voice message, podcast, song, music, listen, listen to, hear", "音频, 录音, 语音, 声音, 音乐, 歌, 歌曲, 播客, 听, 听一下, 听听"},
+	{"video media", "video, mp4, mov, avi, mkv, movie, clip, film, footage, recording", "视频, 录像, 影片, 电影, 短片"},
+	{"media file", "pdf, binary, blob, base64, mime, media, attachment", "媒体, 多媒体, 二进制"},
+	{"write file save content", "save, store, write, write out, write down, dump to, persist, put into a file, to disk, on disk, as a file, overwrite, save as", "保存, 存, 存下, 存盘, 存成, 写入, 写到, 写进, 另存为, 覆盖, 落盘"},
+	{"edit replace line text", "fix, typo, patch, amend, rewrite, find and replace, search and replace, replace, line, lines, insert line, change line, correct the text", "改一下, 修正, 纠正, 替换, 错别字, 笔误, 第几行, 行"},
+	{"create directory", "mkdir, new folder, make a folder, make a directory, create a folder", "新建文件夹, 创建目录, 建目录, 建文件夹"},
+	{"size sizes", "size, sizes, how big, how large, big, large, largest, biggest, bytes, kb, mb, gb, space, disk space, disk usage, du, weight, heavy, heaviest, take up, most space", "大小, 多大, 占用, 空间, 最大, 体积, 容量, 字节, 占了"},
+	{"tree directory recursive structure", "tree, hierarchy, nested, nesting, layout, structure, outline, recursive, recursively, everything under, whole project, all subfolders, folder structure, project structure", "结构, 层级, 树, 树状, 树形, 嵌套, 目录结构, 项目结构, 递归, 层次"},
+	{"move rename file", "move, relocate, rename, transfer, mv, shift, put into, file into, drag, reorganize, call it", "移动, 移到, 挪, 挪到, 搬, 搬到, 改名, 重命名, 改名为, 放到, 放进, 转移"},
+	{"search files pattern", "glob, wildcard, matching, match, pattern, every file, all files, find files, recursively search, filename, file name, extension", "找出, 匹配, 通配符, 文件名, 后缀, 扩展名, 所有的"},
+	{"file info metadata modified time size permissions", "when was, last modified, last changed, last edited, timestamp, creation date, mtime, ctime, stat, properties, owner of, permissions, attributes, file details, metadata, how old", "修改时间, 创建时间, 什么时候, 属性, 元数据, 权限, 最后修改, 改的, 修改的, 创建的, 时间戳"},
+	{"allowed directories access", "permitted, allowed, allow, access, accessible, reach, touch, sandbox, roots, can you see, can you read, have access, which folders, which directories, permission", "允许, 有权限, 能访问, 可以访问, 可访问, 权限, 能看到, 能读, 可以读, 可以访问哪些"},
+	{"read multiple files", "several files, multiple files, many files, these files, those files, both files, all these files, files together, a few files, batch of files", "多个文件, 几个文件, 这些文件, 那些文件, 两个文件, 一起读"},
+	{"compress gzip zip archive", "zip, gzip, gz, compress, compression, archive, shrink, tar, tarball, pack, squeeze, smaller", "压缩, 打包, 解压, 压缩包, 归档"},
+
+	// Git and code hosting.
+	{"repository repo", "repo, repos, repository, repositories, project, projects, codebase, code base, source tree, git project, open source", "仓库, 代码仓库, 代码库, 项目, 库, 源码库, 开源项目, 开源"},
+	{"fork repository", "fork, own copy, my own copy, personal copy, clone, copy of the repo, copy their repo, copy someone's repo, mirror, duplicate the repo, copy to my account", "复刻, 派生, 分叉, 复制一份, 克隆, 拷贝一份, 复制到我的, 弄一份, 复制仓库, 复制到我"},
+	{"create repository", "new repo, new repository, new project, start a project, init a repo, set up a repo, host my code, publish my code", "新仓库, 新项目, 新建仓库, 创建仓库, 建仓库, 建个仓库, 开个项目"},
+	{"account organization", "account, my account, organization, org, orgs, company account, team account, namespace, profile", "账号, 账户, 组织, 公司, 团队账号, 名下, 我的账号"},
+	{"branch", "branch, branches, main branch, master branch, feature branch, topic branch, off main, off master, trunk, mainline, develop, dev branch", "分支, 主干, 主分支, 特性分支, 开发分支, 功能分支"},
+	{"commit commits history", "commit, commits, changeset, revision, revisions, sha, hash, git log, history, changelog, commit history, recent changes, what changed, who changed", "提交, 提交记录, 提交历史, 版本, 修订, 变更记录, 改动记录, 历史, 日志"},
+	{"push files commit", "push, upload files, commit files, check in, publish files, send files, several files in one commit, one commit", "推送, 推, 推上去, 上传, 提交文件, 签入"},
+	{"pull request", "pr, prs, pull request, pull requests, merge request, mr, mrs, patch, contribution, changeset for review, propose, proposal, upstream, send my changes, submit changes", "拉取请求, 合并请求, 拉请求, 贡献, 提议, 提交修改, 合入请求"},
+	{"merge pull request", "merge, land, integrate, accept, squash, ship, merge in, fold in, get it in", "合并, 合进, 合入, 并入, 合到, 合一下"},
+	{"review comment", "review, reviews, reviewer, reviewers, approve, approval, lgtm, request changes, code review, feedback, sign off, critique", "评审, 审查, 审核, 审阅, 批准, 通过, 代码审查, 反馈, 意见"},
+	{"status check", "ci, status checks, ci checks, build, builds, pipeline, passing, passed, failing, failed, green, red, tests pass, test results, workflow, actions, status", "状态, 检查, 流水线, 构建, 测试结果, 通过了, 挂了, 过了吗"},
+	{"issue issues", "issue, issues, ticket, tickets, bug, bugs, bug report, defect, task, feature request, todo, backlog, tracker, issue tracker", "问题, 工单, 缺陷, 议题, 需求, 任务, 问题单, 漏洞, 报错"},
+	{"create issue", "report, report a bug, file a bug, file an issue, open a ticket, open an issue, raise, raise an issue, log a bug, submit a bug, new ticket", "提一个, 提个, 报告, 报个, 反馈, 提交问题, 提问题, 开个, 报 bug, 提bug"},
+	{"update issue state", "close, closed, reopen, resolve, resolved, mark done, mark as done, assign, label, milestone, retitle, triage, wont fix", "关闭, 关掉, 重新打开, 重开, 解决, 分配, 指派, 标签, 标记, 里程碑, 改标题"},
+	{"comment", "comment, comments, note, remark, leave a note, reply, respond, say on, chime in, write on", "评论, 留言, 备注, 说两句, 回复, 批注"},
+	{"search code", "function, functions, class, method, symbol, definition, defined, implementation, implemented, snippet, source code, code, grep, usage, usages, call site, declared, variable", "函数, 代码, 方法, 类, 定义, 实现, 源码, 代码片段, 变量, 调用"},
+	{"files changed", "touched, diff, diffs, changed files, modified files, files changed, what changed, which files, changes in, files in the pr", "改了哪些, 改动, 哪些文件, 改了什么, 变更, 差异, 修改了哪些"},
+	{"update branch latest changes base", "up to date, sync, rebase, catch up, behind, refresh, pull latest, out of date, latest changes, bring up to date, update from main", "同步, 更新到最新, 落后, 跟上, 变基, 最新"},
+	{"file contents", "raw, raw file, source of, contents of, file in the repo, read file in repo", "文件内容, 源文件, 内容"},
+	{"release tag version", "release, releases, tag, tags, version, versions, changelog, semver", "发布, 版本, 发行, 发版, 标签"},
+	{"star watch", "star, stars, starred, watch, watchers, bookmark, favorite", "星标, 收藏, 点星, 关注"},
+	{"assignee assign", "assign, assignee, assignees, owner, responsible, hand to, give to", "分配, 指派, 负责人, 分给"},
+	{"label labels", "label, labels, tag as, category, categorize", "标签, 分类, 打标签"},
+
+	// Chat.
+	{"message post send", "message, messages, msg, announce, announcement, say, tell, ping, notify, broadcast, shout, post, write to, let know, heads up, drop a line, send", "消息, 信息, 说一声, 通知, 告诉, 发消息, 发个, 发条, 群发, 说一下, 喊, 告知, 广播, 发"},
+	{"channel channels", "channel, channels, room, rooms, chatroom, chat room, group chat, group, hashtag", "频道, 群, 群组, 群里, 聊天室, 房间, 群聊, 讨论组"},
+	{"thread reply replies", "thread, threads, conversation, discussion, follow up, follow-up, replies, sub thread, under the message, in thread", "线程, 讨论串, 楼, 跟帖, 回帖, 对话, 讨论, 楼中楼"},
+	{"reply", "answer, respond, reply, write back, get back to, follow up, react to what", "回复, 答复, 回应, 回一下, 回答, 回他, 回她"},
+	{"reaction emoji add", "react, reaction, reactions, emoji, emoticon, thumbs up, thumbs-up, thumb up, upvote, heart, smiley, acknowledge, ack, clap, tada", "点赞, 表情, 赞, 竖大拇指, 点个赞, 比心, 回应表情, 表情回应, 鼓掌"},
+	{"history recent messages channel", "lately, recent, recently, history, backlog, catch up on, what did i miss, been saying, been talking, discussed, chatter, last messages, scroll back, what happened in, latest messages", "最近, 聊了, 说了什么, 聊天记录, 历史消息, 之前的消息, 聊了什么, 讨论了什么, 错过了什么"},
+	{"workspace", "workspace, slack, team, teams, server, org, company chat", "工作区, 团队, 公司"},
+	{"users members profile", "team members, members, teammates, colleagues, coworkers, co-workers, staff, employees, people here, everyone, who works, headcount, directory of people", "同事, 成员, 团队成员, 员工, 大家, 都有谁, 有谁, 人员, 所有人"},
+	{"profile user details", "profile, bio, job title, role, avatar, contact, email address, phone, timezone, time zone, display name, real name, about me, who is", "资料, 个人资料, 头像, 简介, 职位, 职务, 联系方式, 个人信息, 时区, 真名"},
+	{"direct message user", "dm, direct message, private message, pm, privately, whisper", "私信, 私聊, 单聊, 私下"},
+	{"join invite channel member", "join, invite, add to channel, kick, leave the channel", "加入, 邀请, 拉进群, 退出, 进群"},
+	{"mention user", "mention, tag someone, at-mention", "提到, 艾特, 提及"},
+
+	// Maps and travel.
+	{"place places location", "place, places, spot, venue, location, landmark, poi, point of interest, establishment, attraction, sight, destination", "地点, 地方, 位置, 场所, 景点, 去处, 地标"},
+	{"search places nearby", "around here, near me, nearby, close by, closest, nearest, in the area, around, near, in my town, in town, in my city, local, neighborhood, neighbourhood", "附近, 周边, 周围, 哪里有, 本地, 身边, 这边"},
+	{"places local businesses restaurants", "restaurant, restaurants, cafe, cafes, coffee, coffee shop, bar, bars, pub, bakery, pizza, sushi, burger, food, eat, dinner, lunch, breakfast, hotel, hotels, motel, gym, pharmacy, hospital, clinic, doctor, dentist, bank, atm, gas station, petrol station, supermarket, grocery, shop, shops, mall, museum, park, school, parking, car park, cinema, theater, business, businesses", "餐厅, 饭店, 饭馆, 咖啡, 咖啡店, 酒吧, 面包店, 酒店, 宾馆, 旅馆, 超市, 商店, 药店, 医院, 诊所, 银行, 加油站, 好吃, 吃饭, 吃的, 美食, 博物馆, 公园, 学校, 停车场, 电影院, 商场, 店, 健身房"},
+	{"place details rating", "opening hours, open on, hours, open now, closes, closing time, phone number, rating, ratings, reviews of, stars, website, menu, is it open, when does it open, when does it close", "营业时间, 电话, 评分, 评价, 几点开门, 几点关门, 开门, 关门, 口碑, 菜单, 营业"},
+	{"directions route origin destination", "route, routes, directions, way to, get to, go to, getting to, navigate, navigation, how do i get, how to get, path to, turn by turn, itinerary, commute, journey, trip", "路线, 怎么走, 怎么去, 导航, 路径, 换乘, 去, 走法, 行程, 线路"},
+	{"mode travel directions", "drive, driving, car, by car, walk, walking, on foot, bike, biking, cycling, bicycle, transit, bus, train, subway, metro, tube, public transport, taxi", "开车, 驾车, 自驾, 步行, 走路, 骑车, 自行车, 公交, 地铁, 火车, 坐车, 打车, 坐地铁, 坐公交, 高铁"},
+	{"time duration travel", "how long, duration, travel time, eta, minutes, hours, takes, take to get, commute time, arrive", "多久, 多长时间, 几个小时, 几分钟, 需要多长, 要多久, 花多少时间, 多长"},
+	{"distance travel", "how far, distance, distances, miles, mile, km, kms, kilometers, kilometres, meters, far, mileage", "多远, 距离, 公里, 千米, 英里, 里程, 远不远, 相距"},
+	{"elevation", "how high, how tall, altitude, height, above sea level, sea level, elevation, mountain, mount, peak, summit, hill, terrain, tall, high, meters above", "海拔, 高度, 多高, 山, 峰, 高程, 山峰, 有多高, 海平面"},
+	{"coordinates latitude longitude geocode", "coordinates, coordinate, latitude, longitude, lat, lng, lon, gps, position, pin, geolocation, geo, geocode, lat long, latlng", "经纬度, 坐标, 纬度, 经度, 定位, gps"},
+	{"address geocode", "address, street, postal code, postcode, zip code, city, house number, which street, what street", "地址, 街道, 门牌, 邮编, 哪条街, 哪个街道, 什么街, 路名"},
+	{"reverse geocode address coordinates", "what is at, what's at, which address, what address, what place is at, reverse geocode", "对应哪个, 是哪里, 对应的地址, 反查"},
+	{"maps", "map, maps, google maps, on the map", "地图, 谷歌地图"},
+
+	// Web search and news.
+	{"web search online internet", "google, bing, search the web, look online, internet, online, web, website, web page, webpage, browse, search engine, duckduckgo, the net", "上网, 网上, 网络, 互联网, 百度, 谷歌, 网页, 网站, 在线, 搜一下"},
+	{"news web articles", "headlines, latest, current events, breaking, today, this week, article, articles, press, recent events, trending, what's happening", "新闻, 头条, 最新, 时事, 今天, 报道, 热点, 资讯, 动态"},
+	{"search web information", "facts about, info about, learn about, research, find out, read up on, background on", "了解, 查一下, 查查, 资料, 调研"},
+	{"weather forecast", "weather, forecast, temperature, rain, snow, sunny, humidity, wind", "天气, 气温, 下雨, 温度, 预报, 下雪"},
+	{"fetch url web page", "url, link, http, https, fetch, scrape, crawl, download the page", "网址, 链接, 抓取, 爬取"},
+
+	// Knowledge graphs and memory.
+	{"memory knowledge graph", "memory, memories, remember, recall, memorize, know about, knowledge, brain, what you know, you know, stored, saved facts, long term memory", "记忆, 记住, 记得, 回忆, 知道, 知识, 记下, 记着"},
+	{"create entities observations", "remember that, note that, keep in mind, record that, store that, memorize that, save that, jot down", "记下, 记住, 记一下, 记录, 记着, 备忘"},
+	{"relations relation", "relationship, relationships, relation, relations, connection, connections, link between, linked, works at, works for, married to, friend of, belongs to, reports to, boss, manager, related to, colleague of, parent of, child of, member of", "关系, 关联, 联系, 老板, 上司, 朋友, 属于, 是谁的, 同事关系, 父亲, 母亲, 家人"},
+	{"entity entities node", "thing, things, object, concept, entity, entities, node, nodes, item, items", "实体, 东西, 对象, 人物, 节点, 条目"},
+	{"observation observations", "fact, facts, detail, attribute, property, observation, trait, tidbit", "事实, 细节, 属性, 特点, 观察"},
+	{"delete entities observations relations", "forget, forget about, unlearn, erase from memory, stop remembering", "忘掉, 忘记, 忘了, 别记了, 不要记"},
+	{"read entire graph all", "everything, entire, whole, full, complete, dump, export, all of it, everything you know, all you know, all you remember", "全部, 所有, 一切, 整个, 全都, 全, 所有的, 完整"},
+	{"graph knowledge", "graph, knowledge graph, kg, ontology, knowledge base", "图谱, 知识图谱, 知识库"},
+	{"search nodes memory", "recall, what do you know, what do you remember, look up in memory, do you remember", "回忆一下, 你知道, 你记得, 还记得"},
+
+	// Thinking.
+	{"thinking thought step problem", "think, thinking, step by step, reason, reasoning, break down, plan, planning, figure out, work through, analyze, analyse, reflect, brainstorm, deliberate, chain of thought, carefully, methodically, puzzle, think through", "思考, 一步一步, 逐步, 想清楚, 想一想, 想想, 推理, 分析, 拆解, 规划, 琢磨, 一步步, 仔细想"},
+
+	// The MCP test server's vocabulary.
+	{"sum add numbers", "add, plus, sum, total, addition, calculate, compute, arithmetic, math, added to", "加, 求和, 相加, 计算, 总和, 算一下, 加起来, 等于, 加上"},
+	{"echo message", "repeat, echo, say back, parrot, mirror, back to me, repeat after", "重复, 复述, 原样, 回显, 照说"},
+	{"environment variables env", "env, environment, env vars, variables, configuration, settings, path variable, server config", "环境变量, 环境, 配置, 变量"},
+	{"logging log", "logs, logging, log level, verbose, debug output, log messages", "日志, 打日志, 日志级别"},
+	{"subscription subscriber updates", "subscribe, subscription, subscriptions, notifications, watch for, updates, unsubscribe", "订阅, 取消订阅, 推送通知, 更新通知"},
+	{"long running operation progress", "long task, long running, long-running, progress, background job, slow operation, wait, lengthy", "进度, 长时间, 耗时, 慢, 后台任务"},
+	{"resource resources", "resource, resources, uri, reference, references", "资源, 引用"},
+	{"annotated annotation", "annotation, annotations, annotated, metadata about content", "注解, 标注, 注释"},
+	{"structured content schema", "structured, schema, structured output, json output", "结构化, 结构化数据"},
+	{"research", "research, deep research, investigate, study", "研究, 深度研究, 调查"},
+
+	// Databases.
+	{"database query sql table", "database, databases, db, sql, table, tables, rows, row, records, record, select, postgres, postgresql, mysql, sqlite, mongo, mongodb, collection", "数据库, 表格, 数据表, 查询, 记录, 数据表"},
+	{"schema table columns", "schema, columns, column, fields, table structure, describe table", "表结构, 字段, 列, 模式"},
+	{"insert row create", "insert, add row, new record, add a record", "插入, 新增记录, 添加记录"},
+
+	// Calendars, email, tickets, orders, payments.
+	{"calendar event meeting schedule", "calendar, meeting, meetings, appointment, event, events, schedule, book, agenda, invite, availability, free slot, busy, reschedule", "日历, 会议, 日程, 预约, 安排, 开会, 活动, 行程"},
+	{"date time day", "today, tomorrow, yesterday, tonight, next week, this week, monday, tuesday, wednesday, thursday, friday, saturday, sunday, morning, afternoon, evening", "今天, 明天, 昨天, 后天, 下周, 本周, 周一, 周末, 上午, 下午, 晚上"},
+	{"email mail message send inbox", "email, emails, e-mail, mail, inbox, gmail, outlook, mailbox, cc, bcc, reply all, unread", "邮件, 邮箱, 电邮, 收件箱, 发邮件, 未读"},
+	{"ticket issue support", "support ticket, helpdesk, help desk, incident, case, jira, service request", "工单, 事件, 支持, 客服"},
+	{"order orders purchase", "order, orders, purchase, purchases, buy, bought, checkout, cart, shipment, shipping, delivery, tracking, package, parcel, return", "订单, 购买, 买, 下单, 快递, 物流, 退货, 包裹, 发货"},
+	{"payment invoice charge", "pay, paid, payment, payments, invoice, invoices, bill, billing, charge, refund, transaction, transactions, credit card, receipt, subscription fee", "支付, 付款, 发票, 账单, 收费, 转账, 收据, 退款, 交易"},
+	{"customer contact", "customer, customers, client, clients, contact, contacts, lead, leads", "客户, 联系人, 顾客"},
+
+	// Browsers.
+	{"browser navigate page", "browser, open url, open website, visit, go to the site, navigate to, tab, tabs, web page", "浏览器, 打开网页, 访问, 网页, 标签页"},
+	{"click page element", "click, press, tap, scroll, hover, fill in, fill form, type into, submit form", "点击, 点一下, 滚动, 填表, 输入, 提交表单"},
+	{"screenshot image page", "screenshot, screen capture, capture the page, snapshot", "截图, 截屏, 快照"},
+
+	// Text work.
+	{"translate language", "translate, translation, in english, in chinese, language", "翻译, 译成, 语言"},
+	{"summarize summary", "summarize, summarise, summary, tldr, tl dr, gist, recap, digest", "总结, 摘要, 概括, 归纳"},
+}
