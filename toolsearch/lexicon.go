@@ -128,10 +128,18 @@ var coordRE = regexp.MustCompile(`-?\d{1,3}\.\d+\s*[,，]\s*-?\d{1,3}\.\d+`)
 // coordTerms are the terms a pair of coordinates adds.
 var coordTerms = textTerms("coordinates latitude longitude location address", nil)
 
+// addressRE finds a street address: "1600 Amphitheatre Parkway", "10
+// Downing St", "中山路88号".
+var addressRE = regexp.MustCompile(`\b\d{1,5}\s+(\pL+\s+){1,4}(street|st|avenue|ave|road|rd|boulevard|blvd|parkway|pkwy|lane|ln|drive|dr|way|place|square|sq|court|ct|highway|hwy)\b|\p{Han}[路街道巷]\s*\d+\s*号`)
+
+// addressTerms are the terms an address adds.
+var addressTerms = textTerms("address geocode location", nil)
+
 // expand returns the terms the concepts named in a folded query add: the
 // longest English phrase at each word (question words count, though the
 // index drops them as stop words), the longest Chinese word at each
-// character of a CJK run, and the shapes of a route and of coordinates.
+// character of a CJK run, and the shapes of a route, an address and
+// coordinates.
 func (l *lexicon) expand(folded string) []string {
 	var out []string
 	var words []string
@@ -171,6 +179,9 @@ func (l *lexicon) expand(folded string) []string {
 	}
 	if routeRE.MatchString(folded) {
 		out = append(out, routeTerms...)
+	}
+	if addressRE.MatchString(folded) {
+		out = append(out, addressTerms...)
 	}
 	if coordRE.MatchString(folded) {
 		out = append(out, coordTerms...)

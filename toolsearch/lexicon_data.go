@@ -8,7 +8,7 @@ var concepts = []concept{
 	// Generic verbs and question words.
 	{"search find query", "find, search, look for, look up, locate, hunt for, seek, track down, dig up, discover, where is, where are, where can, which one", "找, 找到, 找出, 找一下, 找找, 搜, 搜索, 搜一下, 查找, 查, 查一下, 寻找, 检索, 哪里有, 在哪, 在哪里, 在哪儿"},
 	{"read get show view", "show, display, view, see, look at, check, inspect, examine, give me, pull up, bring up, peek, glance, what is in, what's in, contents of, open", "看, 看看, 看一下, 瞧, 瞧瞧, 显示, 展示, 查看, 打开, 调出, 给我看"},
-	{"list all", "list, enumerate, show all, what are, which, catalogue, inventory, rundown, overview, every, all of", "列出, 列表, 清单, 有哪些, 都有什么, 都有哪些, 有什么, 全部列出, 罗列, 一览"},
+	{"list all", "list, all, enumerate, show all, what are, which, catalogue, inventory, rundown, overview, every, all of", "列出, 列表, 清单, 有哪些, 都有什么, 都有哪些, 有什么, 全部列出, 罗列, 一览"},
 	{"create new add", "new, brand new, create, make, set up, start, open a new, spin up, initialize, init, bootstrap, generate, add, build", "新, 新建, 添加, 增加, 创建, 建立, 建, 建一个, 开一个, 新增, 生成, 搭建, 初始化"},
 	{"update edit change modify", "update, change, modify, edit, alter, adjust, tweak, amend, revise, correct, fix, set, patch", "更新, 修改, 改, 改一下, 改成, 调整, 修正, 纠正, 修复, 设置, 更改, 变更"},
 	{"delete remove", "delete, remove, erase, rm, trash, discard, drop, get rid of, wipe, purge, clear out, destroy, unlink, clean up, throw away", "删除, 删掉, 删, 去掉, 清除, 移除, 丢掉, 扔掉, 清理, 销毁, 清空"},
@@ -17,7 +17,7 @@ var concepts = []concept{
 	{"copy duplicate", "copy, duplicate, replicate, clone, mirror", "复制, 拷贝, 副本, 克隆, 复制一份, 拷贝一份"},
 	{"multiple batch", "several, multiple, many, batch, bunch, a few, together, at once, in one go, simultaneously, all at once, bulk, these, those", "多个, 几个, 一些, 一起, 批量, 同时, 一次性, 这些, 那些, 好几个"},
 	{"date time", "when, what time, date, day, timestamp, time, deadline, due", "什么时候, 何时, 几点, 哪天, 日期, 时间, 时候"},
-	{"user users profile people person", "who, whom, whose, someone, somebody, anyone, person, people, user, member, account, username, handle", "谁, 哪位, 什么人, 这个人, 那个人, 哪个人, 用户, 成员, 账号, 账户, 用户名"},
+	{"user users profile people person name", "named, called, by the name, whose name, name is, who, whom, whose, someone, somebody, anyone, person, people, user, member, account, username, handle", "谁, 的人, 叫, 名叫, 叫做, 名字叫, 哪位, 什么人, 这个人, 那个人, 哪个人, 用户, 成员, 账号, 账户, 用户名"},
 	{"location place address", "where, whereabouts, location, position, site", "哪里, 哪儿, 在哪, 位置, 地点, 什么地方"},
 	{"compare difference", "compare, comparison, difference, diff, versus, vs, contrast", "比较, 对比, 区别, 差异, 不同"},
 	{"convert transform", "convert, transform, turn into, translate into, change into", "转换, 转成, 转为, 变成"},
@@ -36,9 +36,9 @@ var concepts = []concept{
 	{"video media", "video, mp4, mov, avi, mkv, movie, clip, film, footage, recording", "视频, 录像, 影片, 电影, 短片"},
 	{"media file", "pdf, binary, blob, base64, mime, media, attachment", "媒体, 多媒体, 二进制"},
 	{"write file save content", "save, store, write, write out, write down, dump to, persist, put into a file, to disk, on disk, as a file, overwrite, save as", "保存, 存, 存下, 存盘, 存成, 写入, 写到, 写进, 另存为, 覆盖, 落盘"},
-	{"edit replace line text", "fix, typo, patch, amend, rewrite, find and replace, search and replace, replace, line, lines, insert line, change line, correct the text", "改一下, 修正, 纠正, 替换, 错别字, 笔误, 第几行, 行"},
+	{"edit replace line text", "fix, typo, patch, amend, swap, substitute, switch out, replace with, instead of, find and change, rewrite, find and replace, search and replace, replace, line, lines, insert line, change line, correct the text", "改一下, 修正, 纠正, 替换, 错别字, 笔误, 第几行, 行"},
 	{"create directory", "mkdir, new folder, make a folder, make a directory, create a folder", "新建文件夹, 创建目录, 建目录, 建文件夹"},
-	{"size sizes", "size, sizes, how big, how large, big, large, largest, biggest, bytes, kb, mb, gb, space, disk space, disk usage, du, weight, heavy, heaviest, take up, most space", "大小, 多大, 占用, 空间, 最大, 体积, 容量, 字节, 占了"},
+	{"size sizes", "size, sizes, how much room, room taken, how much space, how big, how large, big, large, largest, biggest, bytes, kb, mb, gb, space, disk space, disk usage, du, weight, heavy, heaviest, take up, most space", "大小, 多大, 占用, 空间, 最大, 体积, 容量, 字节, 占了"},
 	{"tree directory recursive structure", "tree, hierarchy, nested, nesting, layout, structure, outline, recursive, recursively, everything under, whole project, all subfolders, folder structure, project structure", "结构, 层级, 树, 树状, 树形, 嵌套, 目录结构, 项目结构, 递归, 层次"},
 	{"move rename file", "move, relocate, rename, transfer, mv, shift, put into, file into, drag, reorganize, call it", "移动, 移到, 挪, 挪到, 搬, 搬到, 改名, 重命名, 改名为, 放到, 放进, 转移"},
 	{"search files pattern", "glob, wildcard, matching, match, pattern, every file, all files, find files, recursively search, filename, file name, extension", "找出, 匹配, 通配符, 文件名, 后缀, 扩展名, 所有的"},
@@ -59,7 +59,7 @@ var concepts = []concept{
 	{"merge pull request", "merge, land, integrate, accept, squash, ship, merge in, fold in, get it in", "合并, 合进, 合入, 并入, 合到, 合一下"},
 	{"review comment", "review, reviews, reviewer, reviewers, approve, approval, lgtm, request changes, code review, feedback, sign off, critique", "评审, 审查, 审核, 审阅, 批准, 通过, 代码审查, 反馈, 意见"},
 	{"status check", "ci, status checks, ci checks, build, builds, pipeline, passing, passed, failing, failed, green, red, tests pass, test results, workflow, actions, status", "状态, 检查, 流水线, 构建, 测试结果, 通过了, 挂了, 过了吗"},
-	{"issue issues", "issue, issues, ticket, tickets, bug, bugs, bug report, defect, task, feature request, todo, backlog, tracker, issue tracker", "问题, 工单, 缺陷, 议题, 需求, 任务, 问题单, 漏洞, 报错"},
+	{"issue issues", "issue, issues, discussion, discussions, ticket, tickets, bug, bugs, bug report, defect, task, feature request, todo, backlog, tracker, issue tracker", "问题, 工单, 缺陷, 议题, 需求, 任务, 问题单, 漏洞, 报错"},
 	{"create issue", "report, report a bug, file a bug, file an issue, open a ticket, open an issue, raise, raise an issue, log a bug, submit a bug, new ticket", "提一个, 提个, 报告, 报个, 反馈, 提交问题, 提问题, 开个, 报 bug, 提bug"},
 	{"update issue state", "close, closed, reopen, resolve, resolved, mark done, mark as done, assign, label, milestone, retitle, triage, wont fix", "关闭, 关掉, 重新打开, 重开, 解决, 分配, 指派, 标签, 标记, 里程碑, 改标题"},
 	{"comment", "comment, comments, note, remark, leave a note, reply, respond, say on, chime in, write on", "评论, 留言, 备注, 说两句, 回复, 批注"},
@@ -89,15 +89,15 @@ var concepts = []concept{
 	// Maps and travel.
 	{"place places location", "place, places, spot, venue, location, landmark, poi, point of interest, establishment, attraction, sight, destination", "地点, 地方, 位置, 场所, 景点, 去处, 地标"},
 	{"search places nearby", "around here, near me, nearby, close by, closest, nearest, in the area, around, near, in my town, in town, in my city, local, neighborhood, neighbourhood", "附近, 周边, 周围, 哪里有, 本地, 身边, 这边"},
-	{"places local businesses restaurants", "restaurant, restaurants, cafe, cafes, coffee, coffee shop, bar, bars, pub, bakery, pizza, sushi, burger, food, eat, dinner, lunch, breakfast, hotel, hotels, motel, gym, pharmacy, hospital, clinic, doctor, dentist, bank, atm, gas station, petrol station, supermarket, grocery, shop, shops, mall, museum, park, school, parking, car park, cinema, theater, business, businesses", "餐厅, 饭店, 饭馆, 咖啡, 咖啡店, 酒吧, 面包店, 酒店, 宾馆, 旅馆, 超市, 商店, 药店, 医院, 诊所, 银行, 加油站, 好吃, 吃饭, 吃的, 美食, 博物馆, 公园, 学校, 停车场, 电影院, 商场, 店, 健身房"},
+	{"places local businesses restaurants", "restaurant, restaurants, ramen, noodles, tacos, dumplings, bbq, barbecue, steak, steakhouse, vegan, vegetarian, brunch, dessert, ice cream, bubble tea, tea house, seafood, hotpot, hot pot, curry, bistro, diner, fast food, takeout, cafe, cafes, coffee, coffee shop, bar, bars, pub, bakery, pizza, sushi, burger, food, eat, dinner, lunch, breakfast, hotel, hotels, motel, gym, pharmacy, hospital, clinic, doctor, dentist, bank, atm, gas station, petrol station, supermarket, grocery, shop, shops, mall, museum, park, school, parking, car park, cinema, theater, business, businesses", "餐厅, 饭店, 饭馆, 咖啡, 咖啡店, 酒吧, 面包店, 酒店, 宾馆, 旅馆, 超市, 商店, 药店, 医院, 诊所, 银行, 加油站, 好吃, 吃饭, 吃的, 美食, 博物馆, 公园, 学校, 停车场, 电影院, 商场, 店, 健身房"},
 	{"place details rating", "opening hours, open on, hours, open now, closes, closing time, phone number, rating, ratings, reviews of, stars, website, menu, is it open, when does it open, when does it close", "营业时间, 电话, 评分, 评价, 几点开门, 几点关门, 开门, 关门, 口碑, 菜单, 营业"},
 	{"directions route origin destination", "route, routes, directions, way to, get to, go to, getting to, navigate, navigation, how do i get, how to get, path to, turn by turn, itinerary, commute, journey, trip", "路线, 怎么走, 怎么去, 导航, 路径, 换乘, 去, 走法, 行程, 线路"},
 	{"mode travel directions", "drive, driving, car, by car, walk, walking, on foot, bike, biking, cycling, bicycle, transit, bus, train, subway, metro, tube, public transport, taxi", "开车, 驾车, 自驾, 步行, 走路, 骑车, 自行车, 公交, 地铁, 火车, 坐车, 打车, 坐地铁, 坐公交, 高铁"},
 	{"time duration travel", "how long, duration, travel time, eta, minutes, hours, takes, take to get, commute time, arrive", "多久, 多长时间, 几个小时, 几分钟, 需要多长, 要多久, 花多少时间, 多长"},
 	{"distance travel", "how far, distance, distances, miles, mile, km, kms, kilometers, kilometres, meters, far, mileage", "多远, 距离, 公里, 千米, 英里, 里程, 远不远, 相距"},
 	{"elevation", "how high, how tall, altitude, height, above sea level, sea level, elevation, mountain, mount, peak, summit, hill, terrain, tall, high, meters above", "海拔, 高度, 多高, 山, 峰, 高程, 山峰, 有多高, 海平面"},
-	{"coordinates latitude longitude geocode", "coordinates, coordinate, latitude, longitude, lat, lng, lon, gps, position, pin, geolocation, geo, geocode, lat long, latlng", "经纬度, 坐标, 纬度, 经度, 定位, gps"},
-	{"address geocode", "address, street, postal code, postcode, zip code, city, house number, which street, what street", "地址, 街道, 门牌, 邮编, 哪条街, 哪个街道, 什么街, 路名"},
+	{"coordinates latitude longitude geocode", "coordinates, coordinate, on the globe, on earth, globe, latitude, longitude, lat, lng, lon, gps, position, pin, geolocation, geo, geocode, lat long, latlng", "经纬度, 坐标, 纬度, 经度, 定位, gps"},
+	{"address geocode", "address, street, avenue, ave, boulevard, blvd, parkway, road, postal code, postcode, zip code, city, house number, which street, what street", "地址, 街道, 门牌, 邮编, 哪条街, 哪个街道, 什么街, 路名"},
 	{"reverse geocode address coordinates", "what is at, what's at, which address, what address, what place is at, reverse geocode", "对应哪个, 是哪里, 对应的地址, 反查"},
 	{"maps", "map, maps, google maps, on the map", "地图, 谷歌地图"},
 
@@ -156,4 +156,81 @@ var concepts = []concept{
 	// Text work.
 	{"translate language", "translate, translation, in english, in chinese, language", "翻译, 译成, 语言"},
 	{"summarize summary", "summarize, summarise, summary, tldr, tl dr, gist, recap, digest", "总结, 摘要, 概括, 归纳"},
+	// Added after the first runs of the probe sets, for causes that are not
+	// one probe's wording.
+	{"create pull request", "propose, propose changes, suggest a change, submit changes, send my changes, open a pr, open a pull request, raise a pr, contribute, contribute back, upstream, get my changes in", "提交合并请求, 开一个合并请求, 提个 pr, 提 pr, 提交 pr, 发起合并请求, 提合并请求, 贡献代码"},
+	{"issue bug", "crash, crashes, crashed, crashing, broken, breaks, doesn't work, does not work, not working, error, errors, fails, failing, regression, glitch, exception, stack trace", "崩溃, 闪退, 坏了, 出错, 报错, 不能用, 用不了, 故障, 异常, 挂了"},
+	{"state list open closed", "still open, open ones, open issues, open bugs, open prs, open pull requests, closed ones, unresolved, outstanding, pending, merged ones", "未关闭, 还开着, 未解决, 待处理, 已关闭, 已合并"},
+	// Local version control and code.
+	{"git status diff", "git status, uncommitted, unstaged, staged, working tree, dirty, local changes, what did i change", "未提交, 暂存, 工作区改动, 本地改动"},
+	{"checkout switch branch", "checkout, check out, switch to branch, switch branches", "切换分支, 检出, 签出"},
+	{"stash", "stash, shelve, set aside changes", "暂存改动, 贮藏"},
+	{"blame history line", "blame, who wrote, who changed, annotate, last touched", "谁写的, 谁改的, 追溯"},
+	{"tag release", "tag a release, cut a release, ship a version, bump version, publish a release", "打标签, 发版本, 打 tag"},
+	{"gist snippet", "gist, gists, paste, pastebin, snippet", "代码片段, 粘贴"},
+	{"workflow run actions", "workflow, workflows, github actions, action run, rerun, re-run, job, jobs, build log", "工作流, 流水线, 重新运行, 任务日志"},
+	{"search repositories popular stars", "trending, popular, most starred, top repos, well known, best library, library for, framework for, package for, alternatives to", "热门, 流行, 星最多, 有名的, 好用的库, 开源库"},
+	{"user repositories owner", "my repos, my repositories, repos of, owned by, belongs to user", "我的仓库, 他的仓库, 名下的仓库"},
+	{"contributors users", "contributor, contributors, committer, committers, maintainer, maintainers, author, authors, developer, developers, dev, devs, collaborator, collaborators, owner, creator", "贡献者, 维护者, 作者, 开发者, 提交者, 协作者, 创建者"},
+
+	// Shell, processes, devops.
+	{"command shell execute run", "shell, terminal, command, command line, cli, bash, zsh, powershell, cmd, script, run command, execute command", "终端, 命令, 命令行, 脚本, 执行命令, 跑命令"},
+	{"process processes", "process, processes, pid, kill, running programs, task manager, cpu, memory usage", "进程, 杀掉, 结束进程, 任务管理器, 占用"},
+	{"deploy deployment", "deploy, deployment, release to prod, roll out, rollout, rollback, roll back, ship to production, go live", "部署, 上线, 发布到生产, 回滚"},
+	{"container docker", "docker, container, containers, image build, compose, pod, pods, kubernetes, k8s, cluster, helm", "容器, 镜像, 集群"},
+	{"logs log monitoring", "logs, log lines, error log, tail logs, monitoring, alerts, alert, metrics, dashboard, uptime, incident, outage, latency, traces", "日志, 监控, 告警, 报警, 指标, 仪表盘, 宕机, 延迟"},
+	{"http request api", "http request, api call, call the api, endpoint, rest, curl, get request, post request, webhook", "接口, 请求接口, 调接口, 调用接口, 网络请求"},
+	{"secret password credentials", "password, passwords, secret, secrets, credential, credentials, api key, token, tokens, key vault", "密码, 密钥, 凭证, 令牌"},
+
+	// Documents, notes, storage.
+	{"note notes page document", "notion, wiki, page, pages, notebook, notes, memo, journal, doc, docs, knowledge base article", "笔记, 记事, 页面, 文档, 维基, 备忘录, 日记"},
+	{"spreadsheet sheet cell", "spreadsheet, spreadsheets, sheet, sheets, excel, xlsx, cell, cells, google sheets, workbook", "表格, 电子表格, 单元格, 工作表"},
+	{"drive storage bucket file", "google drive, dropbox, onedrive, s3, bucket, buckets, cloud storage, shared drive, blob storage", "网盘, 云盘, 云存储, 存储桶"},
+	{"pdf document text extract", "pdf, pdfs, extract text, ocr, scanned document, read the pdf", "提取文字, 识别文字, 扫描件"},
+	{"task todo project", "todo, to do, to-do, task, tasks, checklist, kanban, card, trello, asana, linear, sprint, backlog item", "待办, 任务, 清单, 看板, 卡片, 迭代"},
+	{"bookmark link save", "bookmark, bookmarks, read later, saved links", "书签, 收藏夹, 稍后读"},
+
+	// Communication beyond chat.
+	{"sms phone call", "sms, text message, call, phone call, dial, ring, voicemail, whatsapp, telegram, wechat", "短信, 打电话, 电话, 微信, 语音信箱"},
+	{"social post tweet", "tweet, twitter, x post, post on social, social media, facebook post, instagram, linkedin, reddit, timeline, feed, followers", "微博, 发微博, 朋友圈, 社交媒体, 粉丝, 动态"},
+	{"contact contacts address book", "contact, contacts, address book, phone book, rolodex", "通讯录, 联系人, 电话簿"},
+
+	// Time, numbers, conversions.
+	{"time current timezone clock", "what time is it, current time, time now, clock, time zone, timezone, utc, local time", "现在几点, 当前时间, 时区, 几点了, 北京时间"},
+	{"convert unit currency", "convert units, unit conversion, currency, exchange rate, usd, eur, rmb, yuan, dollars, euros, celsius, fahrenheit, inches, pounds", "换算, 单位换算, 汇率, 美元, 人民币, 欧元, 摄氏度, 华氏度"},
+	{"calculate math number", "calculate, calculation, compute, math, arithmetic, multiply, divide, subtract, minus, times, percentage, square root, equation, formula", "计算, 算, 数学, 乘, 除, 减, 百分比, 公式, 算一下"},
+	{"random generate", "random, randomly, dice, coin flip, uuid, generate id", "随机, 掷骰子, 抛硬币"},
+	{"hash checksum", "hash, checksum, md5, sha256, sha1, digest", "哈希, 校验和, 摘要值"},
+
+	// Finance and commerce.
+	{"stock price market", "stock, stocks, share price, ticker, market, nasdaq, portfolio, crypto, bitcoin, price of", "股票, 股价, 行情, 市场, 比特币, 价格"},
+	{"flight hotel booking travel", "flight, flights, airline, boarding, book a flight, hotel booking, reservation, reserve, book a table, booking", "航班, 机票, 订票, 订酒店, 预订, 订位, 订餐"},
+	{"product catalog inventory", "product, products, catalog, catalogue, sku, inventory, stock level, in stock, price list", "商品, 产品, 库存, 有货, 价目表"},
+
+	// Media and devices.
+	{"play music media", "play, playlist, pause, skip song, spotify, volume", "播放, 暂停, 歌单, 音量, 下一首"},
+	{"transcribe speech audio", "transcribe, transcription, speech to text, dictation, subtitles, captions", "转写, 转文字, 语音转文字, 字幕"},
+	{"generate image", "draw, paint, generate an image, create a picture, illustrate, render, sketch", "画, 画一张, 生成图片, 作图, 绘制"},
+	{"resize image", "resize, crop, rotate, thumbnail, compress image, convert image", "缩放, 裁剪, 旋转, 缩略图"},
+	{"device smart home", "lights, light, thermostat, smart home, lock, unlock, camera, sensor, temperature sensor", "灯, 开灯, 关灯, 空调, 智能家居, 门锁, 摄像头, 传感器"},
+
+	// Everyday paraphrases around the tools of files, code hosting, chat,
+	// maps, memory.
+	{"read file content", "what does it say, what it says, go through, skim, read through, read out, print out, cat out, dump the file, load", "说了什么, 写了什么, 内容是什么, 读出来, 打印出来, 加载"},
+	{"head tail lines", "first lines, last lines, first few lines, last few lines, beginning of, end of, top of, bottom of, head, tail", "前几行, 最后几行, 开头, 结尾, 头几行"},
+	{"write file new content", "write down, jot, create a file, new file, make a file, blank file, empty file, dump into", "新建文件, 创建文件, 写个文件, 建个文件, 空文件"},
+	{"directory list files", "folder contents, what's in the folder, see the folder, browse, explore, look around, poke around", "浏览, 翻一翻, 看看有什么"},
+	{"pull request details", "what's the pr about, about the pr, pr description, pr details, summary of the pr", "这个 pr, 合并请求的内容, pr 详情"},
+	{"issue details", "what does the issue say, issue description, issue details, bug details", "问题详情, 工单详情, 工单内容"},
+	{"list issues filter", "all issues, open issues, issue list, which issues, what issues, backlog", "所有问题, 问题列表, 工单列表, 有哪些问题"},
+	{"list pull requests", "all prs, open prs, pr list, pending prs, which prs, what prs, waiting for review", "所有 pr, pr 列表, 待合并, 待审"},
+	{"comments review", "inline comments, line comments, review comments, code comments, feedback on the code", "行内评论, 代码评论, 评审意见"},
+	{"message channel post", "let everyone know, tell the team, tell everyone, announce to, heads up to, inform, update the team", "通知大家, 告诉大家, 跟大家说, 在群里说, 群里说"},
+	{"thread replies get", "the replies, responses to, answers to, what did people reply, what did they say under", "回复了什么, 下面的回复, 跟帖内容"},
+	{"users list workspace", "who is in, who's in, who is on, member list, user list, roster, list of people", "成员列表, 人员名单, 花名册, 都有哪些人"},
+	{"geocode address coordinates", "where exactly, exact location, pinpoint, put on the map, locate on the map", "具体位置, 精确位置, 在地图上"},
+	{"distance matrix multiple origins destinations", "from several, from multiple, to several, each of, every pair, matrix, table of distances, compare travel times", "几个地方, 多个地点, 分别, 各要, 各自"},
+	{"directions route step", "step by step directions, turn by turn, how to drive, how to walk, best way to get, fastest way, shortest route", "最快的路, 最短路线, 怎么开, 怎么坐车"},
+	{"search nodes memory query", "what do you have on, anything about, what do you know about, search memory, in your memory", "有没有关于, 记忆里, 你记得关于"},
+	{"open nodes names", "look up by name, by their names, those specific, pull up the records", "按名字, 这些名字"},
 }
