@@ -249,8 +249,7 @@ func (ix *Index) Search(query string, n int) []Hit {
 	folded := phrases.Replace(strings.Map(texttok.Fold, q))
 	words := textTerms(folded, nil)
 	// A term counts once, with the highest weight it has: the query's own
-	// words, then the glossary's translations and synonyms, then the
-	// concepts the query names.
+	// words, the glossary's translations, then the English synonyms.
 	weight := make(map[string]float64, 2*len(words)+16)
 	addTerms := func(ts []string, w float64) {
 		for _, t := range ts {
@@ -262,14 +261,16 @@ func (ix *Index) Search(query string, n int) []Hit {
 		}
 	}
 	addTerms(words, 1)
-	addTerms(expand(folded, words), glossaryWeight)
-	addTerms(lex.expand(folded), conceptWeight)
+	translated, synonym := expand(folded, words)
+	addTerms(translated, glossaryWeight)
+	addTerms(synonym, synonymWeight)
 	N := float64(len(ix.entries))
-	ranked := map[int]float64{}
-	for t, w := range weight {
+	// each calls fn with the BM25 score of term t for every entry that
+	// has it.
+	each := func(t string, fn func(doc int, s float64)) {
 		ps := ix.postings[t]
 		if len(ps) == 0 {
-			continue
+			return
 		}
 		df := float64(len(ps))
 		idf := math.Log(1 + (N-df+0.5)/(df+0.5))
@@ -282,7 +283,33 @@ func (ix *Index) Search(query string, n int) []Hit {
 				norm := 1 - bm25B + bm25B*float64(ix.lens[p.doc][f])/ix.avgLen[f]
 				s += fieldWeights[f] * float64(tf) * (bm25K + 1) / (float64(tf) + bm25K*norm)
 			}
-			ranked[p.doc] += w * idf * s
+			fn(p.doc, idf*s)
+		}
+	}
+	ranked := map[int]float64{}
+	for t, w := range weight {
+		each(t, func(doc int, s float64) { ranked[doc] += w * s })
+	}
+	// Each concept the query names counts as one word: its best term for
+	// an entry, and a little of its others. Terms the query has already
+	// are counted above.
+	if groups := lex.expand(folded); len(groups) > 0 {
+		best, sum := map[int]float64{}, map[int]float64{}
+		for _, g := range groups {
+			clear(best)
+			clear(sum)
+			for _, t := range g {
+				if _, ok := weight[t]; ok {
+					continue
+				}
+				each(t, func(doc int, s float64) {
+					sum[doc] += s
+					best[doc] = max(best[doc], s)
+				})
+			}
+			for doc, b := range best {
+				ranked[doc] += conceptWeight * (b + conceptRest*(sum[doc]-b))
+			}
 		}
 	}
 	for i, s := range ranked {

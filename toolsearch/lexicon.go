@@ -31,15 +31,21 @@ type concept struct {
 }
 
 // maxPhraseWords bounds an English trigger phrase.
-const maxPhraseWords = 4
+const maxPhraseWords = 5
 
 // maxZhRunes bounds a Chinese trigger word.
 const maxZhRunes = 8
 
-// conceptWeight is how much a term a concept adds counts against a word
-// of the query itself (1): enough to find a tool described in other
-// words, not enough to pass one that has the query's own words.
+// conceptWeight is how much a concept counts against a word of the query
+// itself (1): enough to find a tool described in other words, not enough
+// to pass one that has the query's own words.
 const conceptWeight = 0.45
+
+// conceptRest is how much the terms of a concept other than the one that
+// matches an entry best count: an entry that has several of the concept's
+// words (origin, destination and directions for a route) is a better
+// match than one with one of them, but not several words better.
+const conceptRest = 0.25
 
 // lexicon is the concept lexicon compiled for lookup. It is built once and
 // only read.
@@ -135,13 +141,15 @@ var addressRE = regexp.MustCompile(`\b\d{1,5}\s+(\pL+\s+){1,4}(street|st|avenue|
 // addressTerms are the terms an address adds.
 var addressTerms = textTerms("address geocode location", nil)
 
-// expand returns the terms the concepts named in a folded query add: the
-// longest English phrase at each word (question words count, though the
-// index drops them as stop words), the longest Chinese word at each
-// character of a CJK run, and the shapes of a route, an address and
-// coordinates.
-func (l *lexicon) expand(folded string) []string {
-	var out []string
+// expand returns the groups of terms the concepts named in a folded
+// query add, one group for each trigger: the longest English phrase at
+// each word (question words count, though the index drops them as stop
+// words), the longest Chinese word at each character of a CJK run, and
+// the shapes of a route, an address and coordinates. A group is scored as
+// one word of the query (see Index.Search), so a concept with many terms
+// does not outweigh the query's own words.
+func (l *lexicon) expand(folded string) [][]string {
+	var out [][]string
 	var words []string
 	for _, seg := range texttok.Segments(folded) {
 		if !seg.CJK {
@@ -153,7 +161,7 @@ func (l *lexicon) expand(folded string) []string {
 			n := min(maxZhRunes, len(rs)-i)
 			for ; n > 0; n-- {
 				if ts, ok := l.zh[string(rs[i:i+n])]; ok {
-					out = append(out, ts...)
+					out = appendGroup(out, ts)
 					break
 				}
 			}
@@ -171,20 +179,39 @@ func (l *lexicon) expand(folded string) []string {
 				k = strings.Join(words[i:i+n], " ")
 			}
 			if ts, ok := l.en[k]; ok {
-				out = append(out, ts...)
+				out = appendGroup(out, ts)
 				break
 			}
 		}
 		i += max(n, 1)
 	}
 	if routeRE.MatchString(folded) {
-		out = append(out, routeTerms...)
+		out = appendGroup(out, routeTerms)
 	}
 	if addressRE.MatchString(folded) {
-		out = append(out, addressTerms...)
+		out = appendGroup(out, addressTerms)
 	}
 	if coordRE.MatchString(folded) {
-		out = append(out, coordTerms...)
+		out = appendGroup(out, coordTerms)
 	}
 	return out
 }
+
+// appendGroup appends a group unless the query named its concept already
+// (a concept asked for twice counts once) or the query has named
+// maxGroups concepts.
+func appendGroup(gs [][]string, g []string) [][]string {
+	if len(gs) >= maxGroups {
+		return gs
+	}
+	for _, x := range gs {
+		if len(x) == len(g) && &x[0] == &g[0] {
+			return gs
+		}
+	}
+	return append(gs, g)
+}
+
+// maxGroups bounds the concept groups of one query, which bounds its
+// cost.
+const maxGroups = 48

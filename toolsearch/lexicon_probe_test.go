@@ -74,8 +74,8 @@ func probeFile(t *testing.T, name string, minTop5 float64) {
 }
 
 // minProbeTop5 is the share of probes that must find their tool in the
-// top 5.
-const minProbeTop5 = 0.0
+// top 5. Without the lexicon the two sets reach 64.8 % and 63.8 %.
+const minProbeTop5 = 92.0
 
 // BenchmarkSearchProbes searches the fixtures with the probe questions,
 // which exercise the lexicon's expansions.
