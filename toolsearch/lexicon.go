@@ -58,6 +58,11 @@ type lexicon struct {
 	enFirst map[string]bool
 	// zh maps a Chinese word to the terms it adds.
 	zh map[string][]string
+	// zhFirst holds the first character of every Chinese word, so that
+	// only those characters start a lookup; zhMax is the longest word in
+	// characters.
+	zhFirst map[rune]bool
+	zhMax   int
 }
 
 // lex is the lexicon of the concepts in lexicon_data.go.
@@ -66,7 +71,7 @@ var lex = newLexicon(concepts)
 // newLexicon compiles concepts. A trigger in several concepts adds all
 // their terms.
 func newLexicon(cs []concept) *lexicon {
-	l := &lexicon{en: map[string][]string{}, enFirst: map[string]bool{}, zh: map[string][]string{}}
+	l := &lexicon{en: map[string][]string{}, enFirst: map[string]bool{}, zh: map[string][]string{}, zhFirst: map[rune]bool{}}
 	for _, c := range cs {
 		terms := textTerms(c.terms, nil)
 		for _, p := range splitList(c.en) {
@@ -85,10 +90,13 @@ func newLexicon(cs []concept) *lexicon {
 		}
 		for _, w := range splitList(c.zh) {
 			w = strings.Map(texttok.Fold, w)
-			if n := len([]rune(w)); n == 0 || n > maxZhRunes {
+			rs := []rune(w)
+			if len(rs) == 0 || len(rs) > maxZhRunes {
 				continue
 			}
 			l.zh[w] = appendNew(l.zh[w], terms)
+			l.zhFirst[rs[0]] = true
+			l.zhMax = max(l.zhMax, len(rs))
 		}
 	}
 	return l
@@ -148,17 +156,20 @@ var addressTerms = textTerms("address geocode location", nil)
 // the shapes of a route, an address and coordinates. A group is scored as
 // one word of the query (see Index.Search), so a concept with many terms
 // does not outweigh the query's own words.
-func (l *lexicon) expand(folded string) [][]string {
+func (l *lexicon) expand(folded string, segs []texttok.Segment) [][]string {
 	var out [][]string
 	var words []string
-	for _, seg := range texttok.Segments(folded) {
+	for _, seg := range segs {
 		if !seg.CJK {
 			words = append(words, stem(string(seg.Runes)))
 			continue
 		}
 		rs := seg.Runes
 		for i := 0; i < len(rs); {
-			n := min(maxZhRunes, len(rs)-i)
+			n := 0
+			if l.zhFirst[rs[i]] {
+				n = min(l.zhMax, len(rs)-i)
+			}
 			for ; n > 0; n-- {
 				if ts, ok := l.zh[string(rs[i:i+n])]; ok {
 					out = appendGroup(out, ts)
@@ -168,31 +179,40 @@ func (l *lexicon) expand(folded string) [][]string {
 			i += max(n, 1)
 		}
 	}
+	var key []byte // the phrase being looked up
+	var ends [maxPhraseWords + 1]int
 	for i := 0; i < len(words); {
 		n := 1
 		if l.enFirst[words[i]] {
 			n = min(maxPhraseWords, len(words)-i)
 		}
-		for ; n > 0; n-- {
-			k := words[i]
-			if n > 1 {
-				k = strings.Join(words[i:i+n], " ")
+		key = key[:0]
+		for j := range n {
+			if j > 0 {
+				key = append(key, ' ')
 			}
-			if ts, ok := l.en[k]; ok {
+			key = append(key, words[i+j]...)
+			ends[j+1] = len(key)
+		}
+		for ; n > 0; n-- {
+			if ts, ok := l.en[string(key[:ends[n]])]; ok {
 				out = appendGroup(out, ts)
 				break
 			}
 		}
 		i += max(n, 1)
 	}
-	if routeRE.MatchString(folded) {
+	// The regular expressions run only on queries that can match them.
+	if (strings.Contains(folded, "from") || strings.ContainsRune(folded, '从') || strings.ContainsRune(folded, '到')) && routeRE.MatchString(folded) {
 		out = appendGroup(out, routeTerms)
 	}
-	if addressRE.MatchString(folded) {
-		out = appendGroup(out, addressTerms)
-	}
-	if coordRE.MatchString(folded) {
-		out = appendGroup(out, coordTerms)
+	if hasDigit(folded) {
+		if addressRE.MatchString(folded) {
+			out = appendGroup(out, addressTerms)
+		}
+		if strings.IndexByte(folded, '.') >= 0 && coordRE.MatchString(folded) {
+			out = appendGroup(out, coordTerms)
+		}
 	}
 	return out
 }
@@ -215,3 +235,12 @@ func appendGroup(gs [][]string, g []string) [][]string {
 // maxGroups bounds the concept groups of one query, which bounds its
 // cost.
 const maxGroups = 48
+
+func hasDigit(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if '0' <= s[i] && s[i] <= '9' {
+			return true
+		}
+	}
+	return false
+}

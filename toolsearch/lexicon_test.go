@@ -149,7 +149,8 @@ func TestLexiconQuestionWords(t *testing.T) {
 		"from a to b": "destinat",
 	} {
 		var got []string
-		for _, g := range lex.expand(strings.Map(texttok.Fold, q)) {
+		f := strings.Map(texttok.Fold, q)
+		for _, g := range lex.expand(f, texttok.Segments(splitName(f))) {
 			got = append(got, g...)
 		}
 		if !contains(got, stem(want)) {
