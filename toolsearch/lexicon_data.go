@@ -233,4 +233,49 @@ var concepts = []concept{
 	{"directions route step", "step by step directions, turn by turn, how to drive, how to walk, best way to get, fastest way, shortest route", "最快的路, 最短路线, 怎么开, 怎么坐车"},
 	{"search nodes memory query", "what do you have on, anything about, what do you know about, search memory, in your memory", "有没有关于, 记忆里, 你记得关于"},
 	{"open nodes names", "look up by name, by their names, those specific, pull up the records", "按名字, 这些名字"},
+	// More everyday wording of file requests.
+	{"read content file", "contain, contains, containing, what does it contain, open up, read me, read it, view the source, print the file", "里面写的, 里面是什么, 打开看看, 读给我, 看下内容, 文件里写了"},
+	{"write file save", "export, export to, write it to, put it in a file, store it in a file, save it to, output to a file, generate a file", "导出, 输出到文件, 生成一个文件, 写一个, 存到, 保存到"},
+	{"edit file line", "append, append to, insert, add a line, remove a line, delete a line, comment out, uncomment, refactor, rename the variable, update the config, bump", "追加, 插入, 加一行, 删掉一行, 删一行, 注释掉, 取消注释, 重构, 改配置"},
+	{"list directory", "what's there, files in, contents of the directory, what's in the directory, directory listing, folder listing", "文件夹里, 目录里, 文件夹下, 目录下"},
+	{"directory tree", "map of the project, project map, all files recursively, full listing, every file and folder, whole tree", "整个目录, 所有子目录, 全部文件和文件夹, 项目地图"},
+	{"search files name", "named, called, file named, files named, file called, files called, by name, with the name, name contains, whose name", "叫, 名叫, 名字里有, 文件名包含, 叫做, 名为"},
+	{"file info size type", "file size, size of the file, file type, is it a folder, is it a directory, when created, creation time, last access", "文件大小, 什么类型, 是不是目录, 是文件夹吗, 创建于, 访问时间"},
+	{"allowed directories", "what can you access, where can you write, where can you read, workspace roots, working directory, which paths", "你能看到哪些目录, 工作目录, 能操作哪些, 可以写哪些"},
+
+	// More wording of code-hosting requests.
+	{"search repositories", "repos about, projects on, libraries for, repo for, a repo that, open source project, find a repo, search github for", "找开源项目, 有什么库, 找仓库, 搜仓库, 开源的"},
+	{"file contents repository", "from the repo, in the repo, in that repo, of the repo, readme of, the repo's", "仓库里的, 看仓库里的, 仓库中的, 仓库的文件"},
+	{"create or update file repository", "edit a file on github, update the readme, commit a change, commit a fix, commit the change", "在仓库里改, 直接改仓库里的, 提交一个修改, 提交修改"},
+	{"create issue", "new issue, new bug, request a feature, feature request, open a bug, suggest a feature", "提需求, 新建问题, 新问题, 提一个需求, 建个工单"},
+	{"search code", "where is it used, find usages, grep github, search the code, search code for, in the source", "搜代码, 哪里用到, 在哪里调用, 代码里搜"},
+	{"search issues", "any issues about, has anyone reported, known issue, known bug, reported before, similar issues, existing issues", "有没有人报过, 搜问题, 已知问题, 类似的问题, 有人提过"},
+	{"search users", "find a developer, github profile, github user, developer named, account called, someone on github", "找开发者, 找用户, 搜用户, 找个人"},
+
+	// More wording of chat requests.
+	{"post message channel", "send to the channel, say in, write in, post in, post to, drop a message, share in, share with the team", "发到频道, 在频道里说, 发到群里, 发到群, 分享到, 发个消息"},
+	{"reaction emoji", "emoji react, add an emoji, mark with, acknowledge with", "加个表情, 回个表情, 点个表情, 表情回复"},
+	{"history channel messages", "last messages, last few messages, what was said, read the channel, messages in, channel messages, conversation so far", "频道里的消息, 最近的消息, 群里的消息, 聊天内容, 群消息"},
+	{"list channels", "what channels, which channels, channels can i, channel list, all channels", "有哪些群, 有哪些频道, 频道列表, 群列表, 所有频道"},
+
+	// More wording of map requests.
+	{"search places recommend", "recommend, recommendation, suggest a place, good places, best places, top rated, where to eat, where can i, somewhere to", "推荐, 哪家, 有什么好, 去哪吃, 哪里可以, 好去处"},
+	{"geocode address postal", "zip code of, postcode of, postal code of, what city, which city, which country, which district", "邮编, 哪个城市, 哪个国家, 哪个区"},
+	{"distance between", "how far apart, distance between, far from, away from, kilometers from, miles from", "离, 相隔, 离这里, 有多远, 隔多远"},
+
+	// More wording of web requests.
+	{"web search", "google it, search for info, who won, what happened, price of, latest version, release date, how to, tutorial, documentation, docs for, definition of, meaning of, look it up online", "是什么意思, 怎么做, 教程, 最新版本, 谁赢了, 发生了什么, 查资料, 百科, 文档"},
+
+	// More wording of memory requests.
+	{"memory entity observation", "save to memory, store in memory, put in your memory, keep a note, about me, my preferences, know about me", "关于我, 我的偏好, 你对我了解, 存到记忆, 存进记忆, 记到记忆"},
+	{"relation create", "link, link them, connect them, tie them together, associate, relate", "把他们关联, 建立关系, 关联起来, 连起来"},
+	{"observation add update", "update what you know, add to what you know, also remember, one more fact, add a detail", "补充, 再记一条, 再加一条, 补充信息"},
+
+	// More wording of thinking requests.
+	{"thinking thought steps", "let's think, plan out, outline the approach, reason step by step, think hard, think it over, multi step, in stages", "分步骤, 仔细思考, 想一下, 好好想想, 分几步, 深入思考"},
+
+	// More wording of the test server's tools.
+	{"echo test", "test the tool, test tool, connectivity test, say it back", "测试一下, 测试工具, 说回来"},
+	{"tiny image sample", "sample image, test image, example image, small image, tiny picture, logo image", "示例图片, 测试图片, 小图片, 样例图片"},
+	{"resource links", "resource link, resource links, links to resources, list resources", "资源链接, 资源列表"},
 }
