@@ -167,3 +167,35 @@ func contains(ss []string, s string) bool {
 	}
 	return false
 }
+
+// TestLexiconBounded: a query made of nothing but triggers names at most
+// maxGroups concepts, and its search still returns at most n hits; a
+// query of question words alone still finds what they ask for.
+func TestLexiconBounded(t *testing.T) {
+	var b strings.Builder
+	var words []string
+	for _, c := range concepts {
+		words = append(words, splitList(c.en)[0])
+		if zh := splitList(c.zh); len(zh) > 0 {
+			words = append(words, zh[0])
+		}
+	}
+	for i := 0; b.Len() < MaxQueryBytes; i++ {
+		b.WriteString(words[i%len(words)])
+		b.WriteByte(' ')
+	}
+	q := b.String()
+	f := strings.Map(texttok.Fold, q)
+	if gs := lex.expand(f, texttok.Segments(splitName(f))); len(gs) != maxGroups {
+		t.Errorf("a query of %d triggers names %d concepts, want the cap %d", len(words), len(gs), maxGroups)
+	}
+	ix := lexiconIndex(t)
+	if hits := ix.Search(q, 5); len(hits) != 5 {
+		t.Errorf("a query of triggers: %d hits, want 5", len(hits))
+	}
+	for q, want := range map[string]string{"who?": "find_people", "how high?": "elevation", "谁？": "find_people"} {
+		if hits := ix.Search(q, 1); len(hits) == 0 || hits[0].Name != want {
+			t.Errorf("Search(%q) = %v, want %s", q, hits, want)
+		}
+	}
+}
