@@ -124,6 +124,12 @@ func TestLexiconCompiled(t *testing.T) {
 			}
 		}
 		for _, w := range zh {
+			for _, r := range w {
+				if !texttok.IsCJK(r) {
+					t.Errorf("concept %q: Chinese trigger %q has %q, which a CJK run never holds: it would never match", c.terms, w, r)
+					break
+				}
+			}
 			if n := len([]rune(w)); n > maxZhRunes {
 				t.Errorf("concept %q: Chinese trigger %q has %d characters, more than %d", c.terms, w, n, maxZhRunes)
 			} else if _, ok := lex.zh[strings.Map(texttok.Fold, w)]; !ok {
