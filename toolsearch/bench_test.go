@@ -26,7 +26,7 @@ func fixtureTools(t testing.TB) []*agent.Tool {
 	var tools []*agent.Tool
 	servers := 0
 	for _, f := range files {
-		if base := filepath.Base(f); strings.HasPrefix(base, "queries") || strings.HasPrefix(base, "probes") {
+		if strings.HasPrefix(filepath.Base(f), "queries") {
 			continue
 		}
 		b, err := os.ReadFile(f)

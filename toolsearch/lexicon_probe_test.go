@@ -7,17 +7,17 @@ import (
 
 // TestProbesLexicon runs the lexicon's own probe questions, written
 // against the fixtures' tool lists in everyday wording: requests that
-// rarely use the words of the tool they need. probes_lexicon.json was
-// written before the concept lexicon, probes_lexicon_second.json after its
-// first version and before the concepts added since, probes_lexicon_third
-// after the last concepts were added (not tuned on). It logs every
+// rarely use the words of the tool they need (testdata/probes, apart from
+// the fixtures). first.json was written before the concept lexicon,
+// second.json after its first version and before the concepts added
+// since, third.json after those (not tuned on). It logs every
 // probe's top 5 and holds the share with the right tool in the top 5.
 func TestProbesLexicon(t *testing.T) {
 	for _, f := range []struct {
 		name    string
 		minTop5 float64
-	}{{"probes_lexicon.json", minProbeTop5}, {"probes_lexicon_second.json", minProbeTop5}, {"probes_lexicon_third.json", minProbeTop5Third}} {
-		t.Run(f.name, func(t *testing.T) { probeFile(t, "testdata/"+f.name, f.minTop5) })
+	}{{"first.json", minProbeTop5}, {"second.json", minProbeTop5}, {"third.json", minProbeTop5Third}} {
+		t.Run(f.name, func(t *testing.T) { probeFile(t, "testdata/probes/"+f.name, f.minTop5) })
 	}
 }
 
@@ -81,14 +81,15 @@ const minProbeTop5 = 92.0
 // minProbeTop5Third is the bound of the third set, which no change was
 // made for: its first run (top 5 90.6 %, 76.6 % without the lexicon) is
 // the honest figure for wording nobody tuned for; the bound only keeps it
-// from getting worse.
+// from getting worse. The phrasal verbs added after it (lexicon_data.go)
+// took it to 93.8 %.
 const minProbeTop5Third = 88.0
 
 // BenchmarkSearchProbes searches the fixtures with the probe questions,
 // which exercise the lexicon's expansions.
 func BenchmarkSearchProbes(b *testing.B) {
 	ix, _ := fixtureIndex(b)
-	qs := loadQueryFile(b, "testdata/probes_lexicon.json")
+	qs := loadQueryFile(b, "testdata/probes/first.json")
 	i := 0
 	for b.Loop() {
 		ix.Search(qs[i%len(qs)].Query, 5)
