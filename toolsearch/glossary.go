@@ -70,6 +70,16 @@ var zhGlossary = []struct{ zh, en string }{
 	{"在哪", "search find"}, {"哪里", "search find"}, {"哪儿", "search find"},
 }
 
+// glossaryWeight is how much a term the glossary adds counts against a
+// word of the query itself: a translation of the query's word (读取 →
+// read) is that word in the language of tool definitions.
+const glossaryWeight = 1.0
+
+// synonymWeight is how much a term the English synonyms add counts: a
+// synonym is not the word the user chose, so a tool that has the user's
+// own word ranks first.
+const synonymWeight = 0.7
+
 // enSynonyms map an English (stemmed) word to words tool definitions use
 // for the same thing.
 var enSynonyms = map[string]string{
@@ -109,25 +119,26 @@ var phrases = strings.NewReplacer("look up", "lookup", "looking up", "lookup", "
 // request that mentions one is about files.
 var fileNameRE = regexp.MustCompile(`[\w-]\.[a-z][a-z0-9]{0,4}\b`)
 
-// expand returns the extra English terms a query's words imply.
-func expand(folded string, words []string) []string {
-	var out []string
+// expand returns the extra English terms a query's words imply: the
+// glossary's translations of its Chinese words (and "file" for a file
+// name), and the synonyms of its English words.
+func expand(folded string, words []string) (translated, synonym []string) {
 	if hasCJK(folded) {
 		for _, g := range zhGlossary {
 			if strings.Contains(folded, g.zh) {
-				out = textTerms(g.en, out)
+				translated = textTerms(g.en, translated)
 			}
 		}
 	}
 	if strings.IndexByte(folded, '.') >= 0 && fileNameRE.MatchString(folded) {
-		out = append(out, "file")
+		translated = append(translated, "file")
 	}
 	for _, w := range words {
 		if s, ok := synonyms[w]; ok {
-			out = textTerms(s, out)
+			synonym = textTerms(s, synonym)
 		}
 	}
-	return out
+	return translated, synonym
 }
 
 // hasCJK reports whether s has a CJK character; only then is the glossary

@@ -76,10 +76,13 @@ const (
 
 var fieldWeights = [nFields]float64{wName, wTitle, wServer, wParams, wDesc}
 
-// posting is one entry's term frequencies, per field, of one term.
+// posting is one entry's term frequencies, per field, of one term, and
+// the BM25 score they give the entry for that term, which depends on the
+// index only and so is computed once, when the index is built.
 type posting struct {
-	doc int
-	tf  [nFields]int
+	doc   int
+	tf    [nFields]int
+	score float64
 }
 
 // Index is an immutable search index over tool entries, safe for
@@ -162,6 +165,26 @@ func NewIndex(entries []Entry) (*Index, error) {
 			ix.avgLen[f] = max(1, float64(total[f])/float64(len(entries)))
 		}
 	}
+	N := float64(len(entries))
+	for _, ps := range ix.postings {
+		df := float64(len(ps))
+		idf := math.Log(1 + (N-df+0.5)/(df+0.5))
+		for k := range ps {
+			p := &ps[k]
+			s := 0.0
+			for f, tf := range p.tf {
+				if tf == 0 {
+					continue
+				}
+				norm := 1 - bm25B + bm25B*float64(ix.lens[p.doc][f])/ix.avgLen[f]
+				s += fieldWeights[f] * float64(tf) * (bm25K + 1) / (float64(tf) + bm25K*norm)
+			}
+			p.score = idf * s
+			if ix.deprecated[p.doc] {
+				p.score *= deprecatedFactor
+			}
+		}
+	}
 	return ix, nil
 }
 
@@ -195,6 +218,10 @@ type Hit struct {
 // exactBonus puts a tool named by the query above every ranked one.
 const exactBonus = 1e9
 
+// maxWeightedTerms bounds the terms one query is scored with, which
+// bounds its cost.
+const maxWeightedTerms = texttok.MaxQueryTerms * 4
+
 // nameBonus puts a tool whose name appears as a word in a longer query
 // above tools that only share words with it.
 const nameBonus = 1e6
@@ -220,83 +247,131 @@ func (ix *Index) Search(query string, n int) []Hit {
 	if q == "" {
 		return nil
 	}
-	scores := map[int]float64{}
-	exact := map[int]bool{}
+	// Scores are kept per entry in one slice, with the list of entries
+	// that have one, so that a query costs the entries it touches.
+	docs := make([]docScore, len(ix.entries))
+	var touched []int
+	add := func(i int, s float64) {
+		if docs[i].score == 0 {
+			touched = append(touched, i)
+		}
+		docs[i].score += s
+	}
 	for _, i := range ix.exact[q] {
-		scores[i] += exactBonus
-		exact[i] = true
+		add(i, exactBonus)
+		docs[i].exact = true
 	}
 	// A name inside a longer query: "use read_file on x", "call `echo`".
 	for _, tok := range strings.FieldsFunc(q, func(r rune) bool {
 		return r == ' ' || r == '\t' || r == '\n' || r == ',' || r == '`' || r == '"' || r == '\'' || r == '(' || r == ')' || r == '，' || r == '。' || r == '？' || r == '?'
 	}) {
 		for _, i := range ix.exact[tok] {
-			if !exact[i] {
-				scores[i] += nameBonus
+			if !docs[i].exact {
+				add(i, nameBonus)
 			}
 		}
 		for _, i := range ix.names[tok] {
-			if !exact[i] && scores[i] < nameBonus {
-				scores[i] += nameBonus
+			if !docs[i].exact && docs[i].score < nameBonus {
+				add(i, nameBonus)
 			}
 		}
 	}
 	// Ranked part.
 	folded := phrases.Replace(strings.Map(texttok.Fold, q))
-	terms := textTerms(folded, nil)
-	words := append([]string(nil), terms...)
-	terms = append(terms, expand(folded, words)...)
-	weight := map[string]float64{}
-	for _, t := range terms {
-		if len(weight) >= texttok.MaxQueryTerms*4 {
-			break
-		}
-		weight[t] = 1 // a term repeated in the query counts once
-	}
-	N := float64(len(ix.entries))
-	ranked := map[int]float64{}
-	for t, w := range weight {
-		ps := ix.postings[t]
-		if len(ps) == 0 {
-			continue
-		}
-		df := float64(len(ps))
-		idf := math.Log(1 + (N-df+0.5)/(df+0.5))
-		for _, p := range ps {
-			s := 0.0
-			for f, tf := range p.tf {
-				if tf == 0 {
-					continue
-				}
-				norm := 1 - bm25B + bm25B*float64(ix.lens[p.doc][f])/ix.avgLen[f]
-				s += fieldWeights[f] * float64(tf) * (bm25K + 1) / (float64(tf) + bm25K*norm)
+	segs := texttok.Segments(splitName(folded))
+	words := segmentTerms(segs, nil)
+	// A term counts once, with the highest weight it has: the query's own
+	// words, the glossary's translations, then the English synonyms.
+	weight := make(map[string]float64, 2*len(words)+16)
+	addTerms := func(ts []string, w float64) {
+		for _, t := range ts {
+			if old, ok := weight[t]; ok {
+				weight[t] = max(old, w)
+			} else if len(weight) < maxWeightedTerms {
+				weight[t] = w
 			}
-			ranked[p.doc] += w * idf * s
 		}
 	}
-	for i, s := range ranked {
-		if ix.deprecated[i] {
-			s *= deprecatedFactor
+	addTerms(words, 1)
+	translated, synonym := expand(folded, words)
+	addTerms(translated, glossaryWeight)
+	addTerms(synonym, synonymWeight)
+	for t, w := range weight {
+		for _, p := range ix.postings[t] {
+			add(p.doc, w*p.score)
 		}
-		scores[i] += s
 	}
-	type scored struct {
-		i int
-		s float64
-	}
-	order := make([]scored, 0, len(scores))
-	for i, s := range scores {
-		order = append(order, scored{i, s})
-	}
-	sort.Slice(order, func(a, b int) bool {
-		if order[a].s != order[b].s {
-			return order[a].s > order[b].s
+	// Each concept the query names counts as one word: its best term for
+	// an entry, and a little of its others. Terms the query has already
+	// are counted above.
+	var inGroup []int
+	for _, g := range lex.expand(folded, segs) {
+		inGroup = inGroup[:0]
+		for _, t := range g {
+			if _, ok := weight[t]; ok {
+				continue
+			}
+			for _, p := range ix.postings[t] {
+				d := &docs[p.doc]
+				if d.sum == 0 {
+					inGroup = append(inGroup, p.doc)
+				}
+				d.best = max(d.best, p.score)
+				d.sum += p.score
+			}
 		}
-		return order[a].i < order[b].i
-	})
-	hits := make([]Hit, 0, min(n, len(order)))
-	for _, r := range order[:min(n, len(order))] {
-		hits = append(hits, Hit{Entry: ix.entries[r.i], Score: r.s, Exact: exact[r.i]})
+		for _, i := range inGroup {
+			d := &docs[i]
+			add(i, conceptWeight*(d.best+conceptRest*(d.sum-d.best)))
+			d.best, d.sum = 0, 0
+		}
+	}
+	top := topN(docs, touched, n)
+	hits := make([]Hit, 0, len(top))
+	for _, i := range top {
+		hits = append(hits, Hit{Entry: ix.entries[i], Score: docs[i].score, Exact: docs[i].exact})
 	}
 	return hits
+}
+
+// docScore is one entry's score during a search.
+type docScore struct {
+	score float64
+	exact bool
+	// best and sum are the entry's best and total term scores for the
+	// concept being scored.
+	best, sum float64
+}
+
+// topN returns the n entries of touched with the highest scores, best
+// first, ties in index order.
+func topN(docs []docScore, touched []int, n int) []int {
+	better := func(a, b int) bool {
+		if docs[a].score != docs[b].score {
+			return docs[a].score > docs[b].score
+		}
+		return a < b
+	}
+	if n >= len(touched) || n > 16 {
+		sort.Slice(touched, func(a, b int) bool { return better(touched[a], touched[b]) })
+		return touched[:min(n, len(touched))]
+	}
+	// A short list kept in order by insertion: n is usually 5.
+	top := make([]int, 0, n+1)
+	for _, i := range touched {
+		if len(top) == n && !better(i, top[n-1]) {
+			continue
+		}
+		k := len(top)
+		for k > 0 && better(i, top[k-1]) {
+			k--
+		}
+		top = append(top, 0)
+		copy(top[k+1:], top[k:])
+		top[k] = i
+		if len(top) > n {
+			top = top[:n]
+		}
+	}
+	return top
 }

@@ -64,7 +64,12 @@ func stem(w string) string {
 // words dropped) and, for CJK runs, their bigrams and the characters of
 // runs of one, with texttok's folding so a full-width query still matches.
 func textTerms(text string, dst []string) []string {
-	for _, seg := range texttok.Segments(splitName(text)) {
+	return segmentTerms(texttok.Segments(splitName(text)), dst)
+}
+
+// segmentTerms is textTerms on text already cut into segments.
+func segmentTerms(segs []texttok.Segment, dst []string) []string {
+	for _, seg := range segs {
 		rs := seg.Runes
 		if !seg.CJK {
 			w := string(rs)
