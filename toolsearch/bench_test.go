@@ -135,12 +135,12 @@ func TestBenchQueriesSecond(t *testing.T) {
 
 // TestBenchQueriesThird runs the third query set (50 queries), written
 // against the fixtures' tool lists before the ranking changes made for
-// the second set's misses were run on it, and not tuned on since: its
-// figure is the one for requests nobody tuned for. Its first run, 84.0 %
-// top 5 (en 80.6 %, zh 92.9 %), misses the 95 % target; the bound only
-// keeps it from getting worse.
+// the second set's misses were run on it. Its first run gave 84.0 % top 5
+// (en 80.6 %, zh 92.9 %). The lexicon (lexicon.go) was then written by
+// someone who did not open this file, though seven of its misses were
+// named to them as examples of the problem: 98.0 % top 5 since.
 func TestBenchQueriesThird(t *testing.T) {
-	benchQueries(t, loadQueryFile(t, "testdata/queries_third.json"), 80)
+	benchQueries(t, loadQueryFile(t, "testdata/queries_third.json"), 95)
 }
 
 func benchQueries(t *testing.T, qs []query, minTop5 float64) {
@@ -321,8 +321,10 @@ func BenchmarkSearch10k(b *testing.B) {
 // TestBenchQueriesFourth runs the fourth query set (80 queries, one per
 // tool but read_file), written by someone who read the fixtures' tool
 // lists and nothing of the search's code or the earlier sets. On the
-// ranking of its day (the third set's) it scored 85.0 % top 5 (en 82.2 %,
-// zh 88.6 %), top 1 60.0 %.
+// ranking before the lexicon it scored 85.0 % top 5 (en 82.2 %, zh
+// 88.6 %), top 1 60.0 %; the lexicon, written by another who never saw
+// it, was its first and only change: 97.5 % top 5 (en 95.6 %, zh 100 %),
+// top 1 71.2 %. Measured, it is no longer blind; it is held to the target.
 func TestBenchQueriesFourth(t *testing.T) {
-	benchQueries(t, loadQueryFile(t, "testdata/queries_fourth.json"), 50)
+	benchQueries(t, loadQueryFile(t, "testdata/queries_fourth.json"), 95)
 }
