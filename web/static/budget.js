@@ -91,9 +91,13 @@ const budget = (() => {
     div.textContent = tr("turn", { e: div.usage.estimated, in: div.usage.inputTokens, out: div.usage.outputTokens });
   }
 
-  // note shows a quiet line at the end of the log.
-  function note(text) {
-    $("#log").append(el("div", "note", text));
+  // note shows a quiet line at the end of the log: the text of key, and
+  // detail after it (the server's words, not translated).
+  function note(key, detail = "") {
+    const div = el("div", "note", tr(key) + detail);
+    div.dataset.key = key;
+    div.dataset.detail = detail;
+    $("#log").append(div);
     scrollDown();
   }
 
@@ -130,18 +134,19 @@ const budget = (() => {
 
     // compact folds all but the latest turn now (the chat's /compact).
     async compact() {
-      if (!sessionId) { note(tr("noSession")); return; }
+      if (!sessionId) { note("noSession"); return; }
       const r = await fetch(`/api/sessions/${encodeURIComponent(sessionId)}/compact`, { method: "POST" });
       const out = await r.json().catch(() => ({ error: r.statusText }));
-      if (!r.ok) { note(tr("compactFailed") + (out.error || r.status)); return; }
+      if (!r.ok) { note("compactFailed", String(out.error || r.status)); return; }
       setTotal(out.usage);
-      if (!out.folded) { note(tr("nothing")); return; }
+      if (!out.folded) { note("nothing"); return; }
       add(out.folded, out.tokens, out.summaryTokens, out.summary, 0);
     },
 
     languageChanged() {
       document.querySelectorAll("#log .fold-mark").forEach(renderMark);
       document.querySelectorAll("#log .usage").forEach(renderUsage);
+      document.querySelectorAll("#log .note").forEach((e) => { e.textContent = tr(e.dataset.key) + e.dataset.detail; });
       renderTotal();
     },
   };
