@@ -135,3 +135,61 @@ func (s *SessionStore) Summary(ctx context.Context, id string) (string, error) {
 	_, summary, err := s.s.usage(ctx, id)
 	return summary, err
 }
+
+// FoldState is where a stored session's model view begins: the messages
+// up to a point are in the summary, the transcript keeps them all.
+type FoldState struct {
+	// Folds counts the folds so far; 0 means nothing was folded.
+	Folds int64
+	// Messages counts the folded messages and After those stored since.
+	Messages, After int
+	// Tokens is the folded messages' estimated size; 0 when there are
+	// more than can be read for it (maxViewMessages).
+	Tokens int
+	// Summary is what the model sees in place of the folded messages,
+	// and SummaryTokens its estimated size.
+	Summary       string
+	SummaryTokens int
+}
+
+// FoldState reads where a session's model view begins, for a front end
+// that marks the place in the transcript.
+func (h *Host) FoldState(ctx context.Context, id string) (FoldState, error) {
+	var f FoldState
+	var seq int64
+	err := h.sessions.s.st.DB.QueryRowContext(ctx, `SELECT folds, folded_seq, summary FROM chat_context WHERE session_id = ?`, id).Scan(&f.Folds, &seq, &f.Summary)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && f.Folds == 0 {
+		return FoldState{}, nil
+	}
+	if err != nil {
+		return f, fmt.Errorf("read the summary of chat session %s: %w", id, err)
+	}
+	err = h.sessions.s.st.DB.QueryRowContext(ctx, `SELECT COUNT(CASE WHEN seq <= ? THEN 1 END), COUNT(CASE WHEN seq > ? THEN 1 END)
+		FROM chat_messages WHERE session_id = ?`, seq, seq, id).Scan(&f.Messages, &f.After)
+	if err != nil {
+		return f, fmt.Errorf("count the folded messages of chat session %s: %w", id, err)
+	}
+	f.SummaryTokens = h.est.Text(f.Summary)
+	if f.Messages > maxViewMessages {
+		return f, nil
+	}
+	rows, err := h.sessions.s.st.DB.QueryContext(ctx, `SELECT role, content, tool_calls, tool_call_id, name
+		FROM chat_messages WHERE session_id = ? AND seq <= ? ORDER BY seq`, id, seq)
+	if err != nil {
+		return f, fmt.Errorf("read the folded messages of chat session %s: %w", id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var m model.Message
+		var role, calls string
+		if err := rows.Scan(&role, &m.Content, &calls, &m.ToolCallID, &m.Name); err != nil {
+			return f, fmt.Errorf("read the folded messages of chat session %s: %w", id, err)
+		}
+		m.Role = model.Role(role)
+		if calls != "" && json.Unmarshal([]byte(calls), &m.ToolCalls) != nil {
+			m.Content += calls // counted as text: the size is what matters here
+		}
+		f.Tokens += h.est.Message(m)
+	}
+	return f, rows.Err()
+}

@@ -91,6 +91,12 @@ type planner struct {
 	// (tool search loads a deferred tool the model called by name).
 	onReply func(context.Context, *model.Response) *model.Response
 
+	// cache, for a conversation that is not stored, keeps the summaries
+	// of its folded prefixes across requests (Turn.Summaries); keys[i]
+	// is the key of v.msgs[:i].
+	cache SummaryCache
+	keys  []string
+
 	mu    sync.Mutex
 	usage Usage
 }
@@ -196,11 +202,21 @@ func (p *planner) fold(ctx context.Context, n int) error {
 	p.mu.Unlock()
 	p.v.summary = summary
 	p.folded += n
+	if p.cache != nil && p.session == "" && p.folded < len(p.keys) {
+		p.cache.Put(p.keys[p.folded], summary)
+	}
 	if rt := turnFrom(ctx); rt != nil {
 		rt.mu.Lock()
 		step := rt.step
 		rt.mu.Unlock()
-		rt.emit(Event{Kind: EventFold, Step: step, Fold: &Fold{Messages: n, SummaryTokens: p.h.est.Text(summary), Window: p.h.window}})
+		kept := 0
+		for _, m := range p.v.msgs[p.folded:] {
+			if m.Role == model.RoleUser {
+				kept++
+			}
+		}
+		rt.emit(Event{Kind: EventFold, Step: step, Fold: &Fold{Messages: n, Tokens: p.h.est.Messages(msgs),
+			SummaryTokens: p.h.est.Text(summary), Window: p.h.window, KeptTurns: kept, Summary: summary}})
 	}
 	if p.session != "" && len(p.v.seqs) == len(p.v.msgs) {
 		if err := p.h.sessions.s.saveFold(ctx, p.session, summary, p.v.seqs[p.folded-1]); err != nil {
@@ -215,10 +231,19 @@ func (p *planner) fold(ctx context.Context, n int) error {
 type Fold struct {
 	// Messages is how many messages were folded.
 	Messages int `json:"messages"`
+	// Tokens is the folded messages' estimated size.
+	Tokens int `json:"tokens"`
 	// SummaryTokens is the summary's estimated size afterwards.
 	SummaryTokens int `json:"summaryTokens"`
 	// Window is the context window planned against.
 	Window int `json:"window"`
+	// KeptTurns counts the user messages of the history still sent
+	// verbatim before the turn's own: a page places its marker of the
+	// fold before those turns.
+	KeptTurns int `json:"keptTurns"`
+	// Summary is the summary now, for a front end that shows it on
+	// request; the JSON outputs leave it out, as it can be long.
+	Summary string `json:"-"`
 }
 
 // summaryPrompt asks the model for a summary of folded turns.
@@ -303,6 +328,10 @@ type CompactResult struct {
 	Kept int
 	// SummaryTokens is the summary's estimated size.
 	SummaryTokens int
+	// Tokens is the estimated size of the messages folded now.
+	Tokens int
+	// Summary is the summary now.
+	Summary string
 }
 
 // Compact folds a stored session's history into its summary now, all but
@@ -320,7 +349,7 @@ func (h *Host) Compact(ctx context.Context, session string) (CompactResult, erro
 		}
 	}
 	if last <= 0 {
-		return CompactResult{Kept: len(v.msgs), SummaryTokens: h.est.Text(v.summary)}, nil
+		return CompactResult{Kept: len(v.msgs), SummaryTokens: h.est.Text(v.summary), Summary: v.summary}, nil
 	}
 	p := &planner{Model: h.cfg.Model, h: h, session: session, v: v}
 	if err := p.fold(ctx, last); err != nil {
@@ -331,5 +360,6 @@ func (h *Host) Compact(ctx context.Context, session string) (CompactResult, erro
 			return CompactResult{}, err
 		}
 	}
-	return CompactResult{Folded: last, Kept: len(v.msgs) - last, SummaryTokens: h.est.Text(p.v.summary)}, nil
+	return CompactResult{Folded: last, Kept: len(v.msgs) - last, SummaryTokens: h.est.Text(p.v.summary),
+		Tokens: h.est.Messages(v.msgs[:last]), Summary: p.v.summary}, nil
 }

@@ -31,6 +31,9 @@ type Turn struct {
 	// Nothing is read from or written to the session store (the
 	// OpenAI-compatible endpoint: the conversation is the request's).
 	Conversation []model.Message
+	// Summaries, with Conversation, keeps the summaries of its folded
+	// prefixes across turns; nil folds every request afresh.
+	Summaries SummaryCache
 	// Stream asks the model for text as it comes (EventText).
 	Stream bool
 	// Observer, when set, follows the loop too (the trace, a spinner).
@@ -313,6 +316,9 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		msgs = t.Conversation
 		added = msgs[len(msgs)-1:]
 		m.v.msgs = msgs[:len(msgs)-1]
+		if t.Summaries != nil {
+			m.resume(t.Summaries)
+		}
 	} else {
 		added = t.Messages
 		if len(added) == 0 {

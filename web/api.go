@@ -37,6 +37,7 @@ func (s *Server) routes() http.Handler {
 	// A turn continues the trace of the request's traceparent header.
 	mux.Handle("POST /api/sessions/{id}/messages", s.opts.Tracing.Handler("/api/sessions/{id}/messages", http.HandlerFunc(s.postMessage)))
 	mux.HandleFunc("POST /api/sessions/{id}/approvals/{approvalId}", s.postApproval)
+	mux.HandleFunc("POST /api/sessions/{id}/compact", s.postCompact) // compact.go
 	mux.Handle("POST /v1/chat/completions", s.opts.Tracing.Handler("/v1/chat/completions", s.apiKeyOnly(s.completions)))
 	mux.HandleFunc("GET /v1/models", s.apiKeyOnly(s.models))
 	mux.HandleFunc("GET /operator", s.operatorOnly(s.operatorPage))
@@ -201,6 +202,11 @@ func limited(w http.ResponseWriter, lim *limiter, key, what string, fail func(ht
 type SessionInfo struct {
 	ID       string         `json:"id"`
 	Messages []HistoryEntry `json:"messages"`
+	// Fold, when older turns were folded into a summary for the model,
+	// says where (compact.go); the messages stay whole.
+	Fold *FoldInfo `json:"fold,omitempty"`
+	// Usage is what the session's model calls cost so far.
+	Usage *host.SessionUsage `json:"usage,omitempty"`
 }
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
@@ -251,7 +257,17 @@ func (s *Server) writeHistory(w http.ResponseWriter, r *http.Request, id string)
 		writeError(w, http.StatusNotFound, "no such session; POST /api/sessions starts one")
 		return
 	}
-	msgs, ok, err := s.history(r.Context(), id)
+	fold, err := s.h.FoldState(r.Context(), id)
+	after := -1
+	if err == nil && fold.Folds > 0 {
+		after = fold.After
+	}
+	var msgs []HistoryEntry
+	var at int
+	var ok bool
+	if err == nil {
+		msgs, at, ok, err = s.history(r.Context(), id, after)
+	}
 	if err != nil {
 		s.log.Error(err.Error())
 		writeError(w, http.StatusInternalServerError, "the session could not be read; try again")
@@ -261,7 +277,13 @@ func (s *Server) writeHistory(w http.ResponseWriter, r *http.Request, id string)
 		writeError(w, http.StatusNotFound, "no such session; POST /api/sessions starts one")
 		return
 	}
-	writeJSON(w, http.StatusOK, SessionInfo{ID: id, Messages: msgs})
+	info := SessionInfo{ID: id, Messages: msgs, Fold: foldInfo(fold, at)}
+	if u, err := s.h.SessionUsage(r.Context(), id); err == nil {
+		info.Usage = &u
+	} else {
+		s.log.Error(err.Error()) // the transcript is still worth showing
+	}
+	writeJSON(w, http.StatusOK, info)
 }
 
 // validSessionID keeps ids the server could have issued, so that nothing

@@ -19,15 +19,23 @@ type HistoryEntry struct {
 }
 
 // history reads a session for display: a turn's assistant messages with
-// tool calls and the tool results become the steps of its answer.
-func (s *Server) history(ctx context.Context, id string) ([]HistoryEntry, bool, error) {
+// tool calls and the tool results become the steps of its answer. When
+// after >= 0, the model's view begins that many messages before the end
+// (the rest is folded into the summary), and at is the index of the entry
+// the page marks the place before; else at is -1.
+func (s *Server) history(ctx context.Context, id string, after int) (_ []HistoryEntry, at int, _ bool, _ error) {
+	at = -1
 	ok, err := s.sessions.Exists(ctx, id)
 	if err != nil || !ok {
-		return nil, ok, err
+		return nil, at, ok, err
 	}
 	msgs, err := s.sessions.Window(ctx, id, historyLimit)
 	if err != nil {
-		return nil, true, err
+		return nil, at, true, err
+	}
+	first := -1 // the first message of the model's view, in msgs
+	if after >= 0 {
+		first = max(0, len(msgs)-after)
 	}
 	set := s.h.Tools().Current()
 	out := []HistoryEntry{}
@@ -35,7 +43,10 @@ func (s *Server) history(ctx context.Context, id string) ([]HistoryEntry, bool, 
 	var outputs []string
 	index := map[string]int{} // call id → steps index
 	step := 0
-	for _, m := range msgs {
+	for i, m := range msgs {
+		if i == first {
+			at = len(out)
+		}
 		switch m.Role {
 		case model.RoleUser:
 			out = append(out, HistoryEntry{Role: "user", Content: m.Content})
@@ -79,7 +90,10 @@ func (s *Server) history(ctx context.Context, id string) ([]HistoryEntry, bool, 
 			s.withStoredUI(&out[i].Steps[j], kept)
 		}
 	}
-	return out, true, nil
+	if first >= 0 && at < 0 {
+		at = len(out) // the whole window is folded: the mark ends it
+	}
+	return out, at, true, nil
 }
 
 // errorOutput recognises the result the loop stores for a failed call

@@ -247,7 +247,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
 		_ = rc.SetReadDeadline(time.Time{})
 		_ = rc.SetWriteDeadline(time.Now().Add(s.opts.TurnTimeout + s.opts.WriteTimeout))
-		res, err := s.runTurn(r.Context(), t, host.Turn{Conversation: msgs}, nil)
+		res, err := s.runTurn(r.Context(), t, host.Turn{Conversation: msgs, Summaries: s.summaries}, nil)
 		if ce := (*host.ContextError)(nil); errors.As(err, &ce) {
 			writeJSON(w, http.StatusBadRequest, oaError{Error: oaErrorBody{Message: err.Error(), Type: "invalid_request_error", Code: "context_length_exceeded"}})
 			return
@@ -274,7 +274,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	chunk(&oaOut{Role: "assistant"}, nil)
 	streamed := false
-	res, err := s.runTurn(ctx, t, host.Turn{Conversation: msgs}, func(delta string) {
+	res, err := s.runTurn(ctx, t, host.Turn{Conversation: msgs, Summaries: s.summaries}, func(delta string) {
 		firstText()
 		streamed = true
 		chunk(&oaOut{Content: delta}, nil)

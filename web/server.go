@@ -200,6 +200,10 @@ type Server struct {
 	sessLim  *limiter
 	appLim   *limiter // views' requests per session (apps.go)
 	draining atomic.Bool
+
+	// summaries keeps /v1's summaries of folded prefixes (v1cache.go).
+	summaries *summaryLRU
+
 	// drained is closed when a shutdown begins: pending approvals are
 	// refused then, so their turns can finish within the drain.
 	drained   chan struct{}
@@ -322,6 +326,7 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	s.addrLim = newLimiter(opts.AddressRate, s.clock)
 	s.sessLim = newLimiter(opts.SessionRate, s.clock)
 	s.appLim = newLimiter(opts.AppRate, s.clock)
+	s.summaries = newSummaryLRU(v1SummaryEntries)
 	s.hardStop, s.cancelHard = context.WithCancel(context.Background())
 	if h == nil {
 		hostTried = true

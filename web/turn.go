@@ -122,7 +122,9 @@ func (t *turn) event(ev host.Event, onText func(string)) {
 		}
 	case host.EventFold:
 		if t.emit != nil {
-			t.emit("fold", ev.Fold)
+			f := ev.Fold
+			t.emit("fold", FoldEvent{Messages: f.Messages, Tokens: f.Tokens, SummaryTokens: f.SummaryTokens,
+				Window: f.Window, KeptTurns: f.KeptTurns, Summary: f.Summary})
 		}
 	}
 }

@@ -4,13 +4,13 @@
 
 const messages = {
   zh: {
-    title: "客服助手", new: "新对话", send: "发送", placeholder: "输入问题，例如：订单 A-1024 到哪了？",
+    title: "客服助手", new: "新对话", compact: "压缩", send: "发送", placeholder: "输入问题，例如：订单 A-1024 到哪了？",
     sources: "来源", approve: "需要您的确认：调用", allow: "允许", deny: "拒绝",
     allowed: "已允许", denied: "已拒绝", timeout: "超时未确认，已拒绝", error: "出错了：",
     thinking: "思考中…", welcome: "您好！我可以查询订单、创建售后工单、转人工，并回答公司制度问题。",
   },
   en: {
-    title: "Customer service", new: "New chat", send: "Send", placeholder: "Ask, e.g. where is order A-1024?",
+    title: "Customer service", new: "New chat", compact: "Compact", send: "Send", placeholder: "Ask, e.g. where is order A-1024?",
     sources: "Sources", approve: "Your approval is needed to call", allow: "Allow", deny: "Deny",
     allowed: "Allowed", denied: "Denied", timeout: "No answer in time: denied", error: "Error: ",
     thinking: "Thinking…", welcome: "Hello! I can look up orders, open after-sales tickets, hand you over to a person and answer policy questions.",
@@ -38,6 +38,7 @@ function applyLang() {
   document.querySelectorAll("[data-i18n-placeholder]").forEach((e) => { e.placeholder = t(e.dataset.i18nPlaceholder); });
   $("#lang").textContent = lang === "zh" ? "EN" : "中文";
   document.querySelectorAll(".welcome").forEach((e) => { e.textContent = t("welcome"); });
+  budget.languageChanged(); // budget.js
 }
 
 function scrollDown() { window.scrollTo(0, document.body.scrollHeight); }
@@ -180,7 +181,8 @@ async function send(text) {
         case "status": showStatus(a, data); break;
         case "token": streamed += data.text; a.text.textContent = streamed; scrollDown(); break;
         case "approval": showApproval(a, data); break;
-        case "done": a.text.textContent = data.answer; showSources(a, data.sources); a.box.dataset.done = "1"; break;
+        case "fold": budget.fold(data); break;
+        case "done": a.text.textContent = data.answer; showSources(a, data.sources); budget.turnUsage(a, data.usage); a.box.dataset.done = "1"; break;
         case "error": failure = data.message; showError(a, data.message); break;
       }
     });
@@ -209,30 +211,47 @@ async function restore() {
   if (r.status !== 200) { $("#log").append(el("div", "msg assistant welcome", t("welcome"))); return; }
   const s = await r.json();
   sessionId = s.id;
+  const entries = [];
   for (const m of s.messages) {
-    if (m.role === "user") { addUser(m.content); continue; }
+    if (m.role === "user") { addUser(m.content); entries.push($("#log").lastElementChild); continue; }
     const a = addAssistant();
+    entries.push(a.box);
     for (const st of m.steps || []) showStep(a, st);
     a.text.textContent = m.content;
     showSources(a, m.sources);
     a.box.dataset.done = "1";
   }
+  budget.restored(s, entries);
   if (s.messages.length === 0) $("#log").append(el("div", "msg assistant welcome", t("welcome")));
 }
 
 document.addEventListener("DOMContentLoaded", () => {
   applyLang();
   $("#lang").onclick = () => { lang = lang === "zh" ? "en" : "zh"; localStorage.setItem("lang", lang); applyLang(); apps.languageChanged(); };
-  $("#new").onclick = async () => { await apps.teardownAll(); await newSession(); $("#log").textContent = ""; $("#log").append(el("div", "msg assistant welcome", t("welcome"))); };
+  $("#new").onclick = async () => { await apps.teardownAll(); await newSession(); budget.reset(); $("#log").textContent = ""; $("#log").append(el("div", "msg assistant welcome", t("welcome"))); };
   $("#ask").onsubmit = (e) => {
     e.preventDefault();
     const text = $("#input").value.trim();
     if (!text || busy) return;
     $("#input").value = "";
+    if (text === "/compact") { compact(); return; } // as in the terminal chat
     send(text);
   };
   $("#input").addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); $("#ask").requestSubmit(); }
   });
+  $("#compact").onclick = () => { if (!busy) compact(); };
   restore();
 });
+
+// compact runs /compact with the send button held, like a turn.
+async function compact() {
+  busy = true;
+  $("#send").disabled = true;
+  try {
+    await budget.compact();
+  } finally {
+    busy = false;
+    $("#send").disabled = false;
+  }
+}
