@@ -213,6 +213,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "the session could not be stored; try again")
 		return
 	}
+	s.known.add(id, s.clock.Now())
 	http.SetCookie(w, &http.Cookie{
 		Name: SessionCookie, Value: id, Path: "/", MaxAge: int(sessionCookieAge.Seconds()),
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil,
@@ -320,7 +321,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, `the message is empty; send {"content": "your question"}`)
 		return
 	}
-	if ok, err := s.sessions.Exists(r.Context(), id); err != nil || !ok {
+	if ok, err := s.sessionExists(r.Context(), id); err != nil || !ok {
 		if err != nil {
 			s.log.Error(err.Error())
 		}
