@@ -103,13 +103,17 @@ func (s *sessions) addUsage(ctx context.Context, id string, u Usage) error {
 			est++
 		}
 	}
-	_, err := s.st.DB.ExecContext(ctx, `INSERT INTO chat_context (session_id, input_tokens, output_tokens, calls, estimated_calls)
+	// Committed with the other turns ending at once (store.GroupTx).
+	err := s.st.GroupTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO chat_context (session_id, input_tokens, output_tokens, calls, estimated_calls)
 		SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chat_sessions WHERE id = ?)
 		ON CONFLICT(session_id) DO UPDATE SET input_tokens = chat_context.input_tokens + excluded.input_tokens,
 			output_tokens = chat_context.output_tokens + excluded.output_tokens,
 			calls = chat_context.calls + excluded.calls,
 			estimated_calls = chat_context.estimated_calls + excluded.estimated_calls`,
-		id, u.InputTokens, u.OutputTokens, len(u.Calls), est, id)
+			id, u.InputTokens, u.OutputTokens, len(u.Calls), est, id)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("save the token usage of chat session %s: %w", id, err)
 	}

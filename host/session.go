@@ -198,11 +198,12 @@ func (s *sessions) window(ctx context.Context, id string, limit int) ([]model.Me
 
 // appendMessages stores the messages of one finished turn at the end of a
 // session, creating the session on its first turn. It is one transaction:
-// a crash leaves either the whole turn or none of it.
+// a crash leaves either the whole turn or none of it. Turns that end
+// together are committed together (store.GroupTx).
 func (s *sessions) appendMessages(ctx context.Context, id string, msgs []model.Message) error {
 	now := s.now()
 	stamp := now.UTC().Format(time.RFC3339)
-	err := s.st.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.st.GroupTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO chat_sessions (id, created_at, updated_ms) VALUES (?, ?, ?)
 			ON CONFLICT(id) DO UPDATE SET updated_ms = excluded.updated_ms`, id, stamp, now.UnixMilli()); err != nil {
 			return err

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"sync"
 	"time"
@@ -48,8 +49,12 @@ func OpenSessionStore(ctx context.Context, st *store.Store, now func() time.Time
 // it never issued is refused.
 func (s *SessionStore) Create(ctx context.Context, id string) error {
 	now := s.s.now()
-	_, err := s.s.st.DB.ExecContext(ctx, `INSERT INTO chat_sessions (id, created_at, updated_ms) VALUES (?, ?, ?)
-		ON CONFLICT(id) DO NOTHING`, id, now.UTC().Format(time.RFC3339), now.UnixMilli())
+	// Sessions asked for at once share a commit (store.GroupTx).
+	err := s.s.st.GroupTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO chat_sessions (id, created_at, updated_ms) VALUES (?, ?, ?)
+			ON CONFLICT(id) DO NOTHING`, id, now.UTC().Format(time.RFC3339), now.UnixMilli())
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("create chat session %s: %w", id, err)
 	}

@@ -55,6 +55,9 @@ type Store struct {
 	// which Close closes first.
 	watchMu sync.Mutex
 	watches map[*Watch]struct{}
+
+	// group batches GroupTx's transactions (group.go).
+	group groupCommit
 }
 
 // appliedSteps is one read of the applied migrations of every component,

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -219,6 +220,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "the session could not be stored; try again")
 		return
 	}
+	s.known.add(id, s.clock.Now())
 	http.SetCookie(w, &http.Cookie{
 		Name: SessionCookie, Value: id, Path: "/", MaxAge: int(sessionCookieAge.Seconds()),
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil,
@@ -342,7 +344,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, `the message is empty; send {"content": "your question"}`)
 		return
 	}
-	if ok, err := s.sessions.Exists(r.Context(), id); err != nil || !ok {
+	if ok, err := s.sessionExists(r.Context(), id); err != nil || !ok {
 		if err != nil {
 			s.log.Error(err.Error())
 		}
@@ -369,6 +371,10 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	defer ev.close()
 	received := time.Now()
 	ev.send("session", map[string]string{"id": id})
+	// Let the messages that arrived with this one open their streams
+	// before this turn's work takes the processor: at 200 messages at
+	// once, the last first events otherwise waited for the turns ahead.
+	runtime.Gosched()
 	t := &turn{s: s, session: id, client: clientAddr(r), api: "chat", emit: ev.send}
 	var once sync.Once
 	user := model.Message{Role: model.RoleUser, Content: text}

@@ -195,6 +195,10 @@ type Server struct {
 	metrics  *metrics
 	handler  http.Handler
 
+	// known are the sessions seen stored, checked before the store
+	// (known.go); nil asks the store every time.
+	known *knownSessions
+
 	streams  chan struct{} // one token per running turn
 	addrLim  *limiter
 	sessLim  *limiter
@@ -342,6 +346,7 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	s.h = h
 	s.metrics.tokens = tokenMetrics{h}
 	s.sessions = h.Sessions()
+	s.known = newKnownSessions(knownCap, knownTTL)
 	s.support = opts.Support
 	if s.support == nil {
 		if s.support, err = support.New(ctx, opts.Store); err != nil {
