@@ -66,12 +66,22 @@ type Selection struct {
 // the latest tool-call group or message that does, and when nothing fits
 // everything is folded (KeepFrom == len(msgs)).
 func (e *Estimator) SelectHistory(msgs []model.Message, budget int) Selection {
+	return e.SelectHistoryCounted(msgs, nil, budget)
+}
+
+// SelectHistoryCounted is SelectHistory for a caller that keeps the
+// estimates of msgs (tokens[i] is Message(msgs[i])); nil, or a length
+// other than msgs', means count here.
+func (e *Estimator) SelectHistoryCounted(msgs []model.Message, tokens []int, budget int) Selection {
+	if len(tokens) != len(msgs) {
+		tokens = e.MessageTokens(msgs)
+	}
 	us := units(msgs)
 	cost := make([]int, len(us))
 	total := 0
 	for i, u := range us {
-		for _, m := range msgs[u.start:u.end] {
-			cost[i] += e.Message(m)
+		for _, c := range tokens[u.start:u.end] {
+			cost[i] += c
 		}
 		total += cost[i]
 	}

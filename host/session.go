@@ -93,6 +93,9 @@ func SchemaVersion() int { return len(migrations) }
 type sessions struct {
 	st  *store.Store
 	now func() time.Time
+	// views keeps the model's view of recent sessions between turns;
+	// nil reads every view whole (tests compare the two).
+	views *viewCache
 }
 
 // ErrNoSession is wrapped by the error for a --session id that is not in
@@ -106,7 +109,7 @@ func openSessions(ctx context.Context, st *store.Store, now func() time.Time) (*
 	if err := Migrate(ctx, st); err != nil {
 		return nil, err
 	}
-	return &sessions{st: st, now: now}, nil
+	return &sessions{st: st, now: now, views: newViewCache()}, nil
 }
 
 // newID returns a fresh session id: the UTC start time, readable in a

@@ -318,7 +318,7 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		if len(added) == 0 {
 			return nil, errors.New("host: the turn has no messages")
 		}
-		if m.v, err = h.sessions.s.view(ctx, t.Session); err != nil {
+		if m.v, err = h.sessions.s.view(ctx, t.Session, h.est); err != nil {
 			return nil, err
 		}
 		m.session = t.Session
