@@ -28,7 +28,7 @@ type view struct {
 }
 
 // view reads the model's view of a session: its summary and the newest
-// unfolded messages (at most maxViewMessages), oldest first, starting at a
+// unfolded messages (at most s.viewLimit, maxViewMessages), oldest first, starting at a
 // user message, each with its estimate by est. A session seen before reads
 // only what was stored since (viewCache); the result is the same.
 func (s *sessions) view(ctx context.Context, id string, est *budget.Estimator) (view, error) {
@@ -41,17 +41,18 @@ func (s *sessions) view(ctx context.Context, id string, est *budget.Estimator) (
 	if s.views != nil {
 		if e := s.views.get(id); e != nil && e.est == est && e.folds == folds && e.v.foldedSeq == foldedSeq &&
 			e.v.summary == summary && e.lastSeq > foldedSeq {
-			rows, err := s.readRows(ctx, id, e.lastSeq, maxViewMessages+1)
+			rows, err := s.readRows(ctx, id, e.lastSeq, s.viewLimit+1)
 			if err != nil {
 				return view{}, err
 			}
 			// The row last read must still be there as it was; otherwise
 			// the session was rewritten and only a full read is right.
-			if len(rows) > 0 && rows[0] == e.last && len(rows) <= maxViewMessages {
+			if len(rows) > 0 && rows[0] == e.last && len(rows) <= s.viewLimit {
+				s.views.since.Add(1)
 				if len(rows) == 1 {
 					return e.fresh(), nil
 				}
-				n, err := s.views.extend(id, e, rows[1:], est)
+				n, err := s.views.extend(id, e, rows[1:], est, s.viewLimit)
 				if err != nil {
 					return view{}, err
 				}
@@ -66,6 +67,7 @@ func (s *sessions) view(ctx context.Context, id string, est *budget.Estimator) (
 	}
 	e.folds = folds
 	if s.views != nil {
+		s.views.whole.Add(1)
 		if e.lastSeq > foldedSeq {
 			s.views.put(id, e)
 		} else {
@@ -79,7 +81,7 @@ func (s *sessions) view(ctx context.Context, id string, est *budget.Estimator) (
 func (s *sessions) readView(ctx context.Context, id, summary string, foldedSeq int64, est *budget.Estimator) (*cachedView, error) {
 	e := &cachedView{v: view{summary: summary, foldedSeq: foldedSeq}, lastSeq: foldedSeq, est: est}
 	rows, err := s.st.DB.QueryContext(ctx, `SELECT seq, role, content, tool_calls, tool_call_id, name
-		FROM chat_messages WHERE session_id = ? AND seq > ? ORDER BY seq DESC LIMIT ?`, id, foldedSeq, maxViewMessages)
+		FROM chat_messages WHERE session_id = ? AND seq > ? ORDER BY seq DESC LIMIT ?`, id, foldedSeq, s.viewLimit)
 	if err != nil {
 		return nil, fmt.Errorf("read chat session %s: %w", id, err)
 	}

@@ -96,6 +96,8 @@ type sessions struct {
 	// views keeps the model's view of recent sessions between turns;
 	// nil reads every view whole (tests compare the two).
 	views *viewCache
+	// viewLimit caps the messages of a view: maxViewMessages.
+	viewLimit int
 }
 
 // ErrNoSession is wrapped by the error for a --session id that is not in
@@ -109,7 +111,7 @@ func openSessions(ctx context.Context, st *store.Store, now func() time.Time) (*
 	if err := Migrate(ctx, st); err != nil {
 		return nil, err
 	}
-	return &sessions{st: st, now: now, views: newViewCache()}, nil
+	return &sessions{st: st, now: now, views: newViewCache(), viewLimit: maxViewMessages}, nil
 }
 
 // newID returns a fresh session id: the UTC start time, readable in a

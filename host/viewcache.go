@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentapp/agentapp/budget"
 	"github.com/agentapp/agentapp/model"
@@ -24,6 +25,9 @@ import (
 // out first.
 type viewCache struct {
 	maxSessions, maxBytes int
+	// whole and since count the reads of a whole view and of the rows
+	// after a cached one, for tests.
+	whole, since atomic.Int64
 
 	mu    sync.Mutex
 	m     map[string]*cachedView
@@ -94,9 +98,9 @@ func (c *viewCache) get(id string) *cachedView {
 }
 
 // extend returns the view of base followed by the rows read after it,
-// keeping the newest maxViewMessages and starting at a user message, as a
+// keeping the newest limit and starting at a user message, as a
 // full read would.
-func (c *viewCache) extend(id string, base *cachedView, rows []storedRow, est *budget.Estimator) (*cachedView, error) {
+func (c *viewCache) extend(id string, base *cachedView, rows []storedRow, est *budget.Estimator, limit int) (*cachedView, error) {
 	msgs := make([]model.Message, len(rows))
 	seqs := make([]int64, len(rows))
 	for i, r := range rows {
@@ -126,7 +130,7 @@ func (c *viewCache) extend(id string, base *cachedView, rows []storedRow, est *b
 		n.v.tokens = slices.Concat(base.v.tokens, tokens)
 	}
 	c.mu.Unlock()
-	if k := len(n.v.msgs) - maxViewMessages; k > 0 {
+	if k := len(n.v.msgs) - limit; k > 0 {
 		n.v.msgs, n.v.seqs, n.v.tokens = n.v.msgs[k:], n.v.seqs[k:], n.v.tokens[k:]
 	}
 	k := 0
