@@ -137,3 +137,72 @@ func TestCountedMatchesCounting(t *testing.T) {
 		}
 	}
 }
+
+// refUnits is units as first written, with a set of the call ids: the
+// oracle for the scan that replaced the set.
+func refUnits(msgs []model.Message) []unit {
+	var out []unit
+	for i := 0; i < len(msgs); {
+		m := msgs[i]
+		u := unit{start: i, end: i + 1, turn: m.Role == model.RoleUser}
+		switch {
+		case m.Role == model.RoleAssistant && len(m.ToolCalls) > 0:
+			ids := make(map[string]bool, len(m.ToolCalls))
+			for _, c := range m.ToolCalls {
+				ids[c.ID] = true
+			}
+			answered := 0
+			for u.end < len(msgs) && msgs[u.end].Role == model.RoleTool && ids[msgs[u.end].ToolCallID] {
+				answered++
+				u.end++
+			}
+			u.orphan = answered < len(ids)
+		case m.Role == model.RoleTool:
+			u.orphan = true
+			for u.end < len(msgs) && msgs[u.end].Role == model.RoleTool {
+				u.end++
+			}
+		}
+		out = append(out, u)
+		i = u.end
+	}
+	return out
+}
+
+// TestUnitsMatchReference: the units of random histories, with repeated
+// call ids, missing and stray results, are those of the set-based split.
+func TestUnitsMatchReference(t *testing.T) {
+	e := NewEstimator(FamilyO200k)
+	seed := uint64(1)
+	next := func(n int) int {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		return int(seed>>33) % n
+	}
+	for round := range 2000 {
+		var msgs []model.Message
+		for range 1 + next(12) {
+			switch next(4) {
+			case 0:
+				msgs = append(msgs, model.Message{Role: model.RoleUser, Content: "q"})
+			case 1:
+				msgs = append(msgs, model.Message{Role: model.RoleAssistant, Content: "a"})
+			case 2:
+				var calls []model.ToolCall
+				for range 1 + next(3) {
+					calls = append(calls, model.ToolCall{ID: fmt.Sprint("c", next(3)), Name: "f"})
+				}
+				msgs = append(msgs, model.Message{Role: model.RoleAssistant, ToolCalls: calls})
+			default:
+				msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: fmt.Sprint("c", next(4)), Content: "r"})
+			}
+		}
+		tokens := e.MessageTokens(msgs)
+		got, want := units(msgs, tokens), refUnits(msgs)
+		for i := range got {
+			got[i].cost = 0
+		}
+		if d := cmp.Diff(want, got, cmp.AllowUnexported(unit{})); d != "" {
+			t.Fatalf("round %d, %+v:\n%s", round, msgs, d)
+		}
+	}
+}
