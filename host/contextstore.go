@@ -144,23 +144,33 @@ type SessionUsage struct {
 // addUsage adds one turn's usage to a session's totals; a session that is
 // not stored keeps nothing.
 func (s *sessions) addUsage(ctx context.Context, id string, u Usage) error {
+	if err := addUsage(ctx, s.st.DB, id, u); err != nil {
+		return fmt.Errorf("save the token usage of chat session %s: %w", id, err)
+	}
+	return nil
+}
+
+// execer is a database or a transaction.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// addUsage is sessions.addUsage on db, which may be a transaction.
+func addUsage(ctx context.Context, db execer, id string, u Usage) error {
 	est := 0
 	for _, c := range u.Calls {
 		if c.Estimated {
 			est++
 		}
 	}
-	_, err := s.st.DB.ExecContext(ctx, `INSERT INTO chat_context (session_id, input_tokens, output_tokens, calls, estimated_calls)
+	_, err := db.ExecContext(ctx, `INSERT INTO chat_context (session_id, input_tokens, output_tokens, calls, estimated_calls)
 		SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chat_sessions WHERE id = ?)
 		ON CONFLICT(session_id) DO UPDATE SET input_tokens = chat_context.input_tokens + excluded.input_tokens,
 			output_tokens = chat_context.output_tokens + excluded.output_tokens,
 			calls = chat_context.calls + excluded.calls,
 			estimated_calls = chat_context.estimated_calls + excluded.estimated_calls`,
 		id, u.InputTokens, u.OutputTokens, len(u.Calls), est, id)
-	if err != nil {
-		return fmt.Errorf("save the token usage of chat session %s: %w", id, err)
-	}
-	return nil
+	return err
 }
 
 // usage reads a session's totals and its summary.

@@ -95,6 +95,9 @@ type planner struct {
 
 	mu    sync.Mutex
 	usage Usage
+	// usageKept says the usage was stored with the turn (keepUsage
+	// stores it otherwise).
+	usageKept bool
 }
 
 func (p *planner) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentapp/agentapp/model"
@@ -205,6 +206,17 @@ func (s *sessions) window(ctx context.Context, id string, limit int) ([]model.Me
 // session, creating the session on its first turn. It is one transaction:
 // a crash leaves either the whole turn or none of it.
 func (s *sessions) appendMessages(ctx context.Context, id string, msgs []model.Message) error {
+	return s.appendTurn(ctx, id, msgs, Usage{})
+}
+
+// insertBatch is the most messages one INSERT statement stores: 8
+// parameters each stays far below SQLite's and PostgreSQL's limits.
+const insertBatch = 64
+
+// appendTurn is appendMessages that also adds the turn's usage to the
+// session's totals in the same transaction (a turn's usage is stored
+// with it, or, when storing fails, on its own by keepUsage).
+func (s *sessions) appendTurn(ctx context.Context, id string, msgs []model.Message, u Usage) error {
 	now := s.now()
 	stamp := now.UTC().Format(time.RFC3339)
 	err := s.st.Tx(ctx, func(tx *sql.Tx) error {
@@ -216,21 +228,37 @@ func (s *sessions) appendMessages(ctx context.Context, id string, msgs []model.M
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM chat_messages WHERE session_id = ?`, id).Scan(&next); err != nil {
 			return err
 		}
-		for i, m := range msgs {
-			calls := ""
-			if len(m.ToolCalls) > 0 {
-				b, err := json.Marshal(storableCalls(m.ToolCalls))
-				if err != nil {
-					return err
+		// One statement per batch of messages: each statement is parsed
+		// anew, and a turn has several messages.
+		var q strings.Builder
+		var args []any
+		for start := 0; start < len(msgs); start += insertBatch {
+			batch := msgs[start:min(len(msgs), start+insertBatch)]
+			q.Reset()
+			q.WriteString(`INSERT INTO chat_messages
+				(session_id, seq, role, content, tool_calls, tool_call_id, name, created_at) VALUES `)
+			args = args[:0]
+			for i, m := range batch {
+				calls := ""
+				if len(m.ToolCalls) > 0 {
+					b, err := json.Marshal(storableCalls(m.ToolCalls))
+					if err != nil {
+						return err
+					}
+					calls = string(b)
 				}
-				calls = string(b)
+				if i > 0 {
+					q.WriteString(", ")
+				}
+				q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
+				args = append(args, id, next+start+i, string(m.Role), m.Content, calls, m.ToolCallID, m.Name, stamp)
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO chat_messages
-				(session_id, seq, role, content, tool_calls, tool_call_id, name, created_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-				id, next+i, string(m.Role), m.Content, calls, m.ToolCallID, m.Name, stamp); err != nil {
+			if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
 				return err
 			}
+		}
+		if len(u.Calls) > 0 {
+			return addUsage(ctx, tx, id, u)
 		}
 		return nil
 	})

@@ -2,12 +2,15 @@ package host
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"sort"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentapp/agentapp/budget"
 	"github.com/agentapp/agentapp/model"
 )
 
@@ -74,4 +77,44 @@ func sessionIDs(t *testing.T, ss *SessionStore) []string {
 	}
 	sort.Strings(ids)
 	return ids
+}
+
+// TestAppendManyMessages: a turn of more messages than one INSERT holds is
+// stored whole and in order after the earlier turns, tool calls included,
+// and the next turn's view reads it back as stored.
+func TestAppendManyMessages(t *testing.T) {
+	ctx := context.Background()
+	ss, err := OpenSessionStore(ctx, openTestStore(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := []model.Message{{Role: model.RoleUser, Content: "hi"}, {Role: model.RoleAssistant, Content: "hello"}}
+	if err := ss.Append(ctx, "m", first); err != nil {
+		t.Fatal(err)
+	}
+	turn := []model.Message{{Role: model.RoleUser, Content: "check them all"}}
+	for i := range 2*insertBatch + 5 {
+		id := fmt.Sprint("c", i)
+		turn = append(turn, model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: id, Name: "get", Arguments: json.RawMessage(`{"i":1}`)}}},
+			model.Message{Role: model.RoleTool, ToolCallID: id, Name: "get", Content: fmt.Sprint("result ", i)})
+	}
+	turn = append(turn, model.Message{Role: model.RoleAssistant, Content: "all done"})
+	if err := ss.Append(ctx, "m", turn); err != nil {
+		t.Fatal(err)
+	}
+	want := append(append([]model.Message(nil), first...), turn...)
+	got, err := ss.Window(ctx, "m", 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("stored session differs (-want +got):\n%s", d)
+	}
+	v, err := ss.s.view(ctx, "m", budget.NewEstimator(budget.FamilyO200k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, v.msgs); d != "" {
+		t.Errorf("view differs (-want +got):\n%s", d)
+	}
 }

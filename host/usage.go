@@ -169,7 +169,7 @@ func (h *Host) measure(purpose string, estimate int, r *model.Response) CallUsag
 // conversation that is not stored (the OpenAI endpoint's) keeps nothing.
 func (h *Host) keepUsage(ctx context.Context, p *planner) {
 	u, session := p.total(), p.session
-	if session == "" || len(u.Calls) == 0 {
+	if session == "" || len(u.Calls) == 0 || p.usageKept {
 		return
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
