@@ -34,7 +34,7 @@ type view struct {
 func (s *sessions) view(ctx context.Context, id string, est *budget.Estimator) (view, error) {
 	var summary string
 	var foldedSeq, folds int64
-	err := s.st.DB.QueryRowContext(ctx, `SELECT summary, folded_seq, folds FROM chat_context WHERE session_id = ?`, id).Scan(&summary, &foldedSeq, &folds)
+	err := s.prepared(nil).QueryRowContext(ctx, `SELECT summary, folded_seq, folds FROM chat_context WHERE session_id = ?`, id).Scan(&summary, &foldedSeq, &folds)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return view{}, fmt.Errorf("read the summary of chat session %s: %w", id, err)
 	}
@@ -80,7 +80,7 @@ func (s *sessions) view(ctx context.Context, id string, est *budget.Estimator) (
 // readView reads a session's whole view from the database.
 func (s *sessions) readView(ctx context.Context, id, summary string, foldedSeq int64, est *budget.Estimator) (*cachedView, error) {
 	e := &cachedView{v: view{summary: summary, foldedSeq: foldedSeq}, lastSeq: foldedSeq, est: est}
-	rows, err := s.st.DB.QueryContext(ctx, `SELECT seq, role, content, tool_calls, tool_call_id, name
+	rows, err := s.prepared(nil).QueryContext(ctx, `SELECT seq, role, content, tool_calls, tool_call_id, name
 		FROM chat_messages WHERE session_id = ? AND seq > ? ORDER BY seq DESC LIMIT ?`, id, foldedSeq, s.viewLimit)
 	if err != nil {
 		return nil, fmt.Errorf("read chat session %s: %w", id, err)
@@ -144,7 +144,7 @@ type SessionUsage struct {
 // addUsage adds one turn's usage to a session's totals; a session that is
 // not stored keeps nothing.
 func (s *sessions) addUsage(ctx context.Context, id string, u Usage) error {
-	if err := addUsage(ctx, s.st.DB, id, u); err != nil {
+	if err := addUsage(ctx, s.prepared(nil), id, u); err != nil {
 		return fmt.Errorf("save the token usage of chat session %s: %w", id, err)
 	}
 	return nil

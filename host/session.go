@@ -99,6 +99,7 @@ type sessions struct {
 	views *viewCache
 	// viewLimit caps the messages of a view: maxViewMessages.
 	viewLimit int
+	stmts     stmtCache // prepared.go
 }
 
 // ErrNoSession is wrapped by the error for a --session id that is not in
@@ -219,7 +220,8 @@ const insertBatch = 64
 func (s *sessions) appendTurn(ctx context.Context, id string, msgs []model.Message, u Usage) error {
 	now := s.now()
 	stamp := now.UTC().Format(time.RFC3339)
-	err := s.st.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.st.Tx(ctx, func(sqlTx *sql.Tx) error {
+		tx := s.prepared(sqlTx)
 		if _, err := tx.ExecContext(ctx, `INSERT INTO chat_sessions (id, created_at, updated_ms) VALUES (?, ?, ?)
 			ON CONFLICT(id) DO UPDATE SET updated_ms = excluded.updated_ms`, id, stamp, now.UnixMilli()); err != nil {
 			return err

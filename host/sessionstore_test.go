@@ -117,4 +117,9 @@ func TestAppendManyMessages(t *testing.T) {
 	if d := cmp.Diff(want, v.msgs); d != "" {
 		t.Errorf("view differs (-want +got):\n%s", d)
 	}
+	// The prepared statements are one per query text: the batch sizes
+	// used (64 and 5 here, 2 before) and the few fixed queries.
+	if n := len(ss.s.stmts.m); n > 10 {
+		t.Errorf("%d statements prepared; want one per distinct query", n)
+	}
 }

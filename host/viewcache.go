@@ -200,7 +200,7 @@ func (e *cachedView) fresh() view {
 // readRows reads the rows of a session from seq on, oldest first, at most
 // limit.
 func (s *sessions) readRows(ctx context.Context, id string, from int64, limit int) ([]storedRow, error) {
-	rows, err := s.st.DB.QueryContext(ctx, `SELECT seq, role, content, tool_calls, tool_call_id, name
+	rows, err := s.prepared(nil).QueryContext(ctx, `SELECT seq, role, content, tool_calls, tool_call_id, name
 		FROM chat_messages WHERE session_id = ? AND seq >= ? ORDER BY seq LIMIT ?`, id, from, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read chat session %s: %w", id, err)
