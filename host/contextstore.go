@@ -32,14 +32,15 @@ type view struct {
 // user message, each with its estimate by est. A session seen before reads
 // only what was stored since (viewCache); the result is the same.
 func (s *sessions) view(ctx context.Context, id string, est *budget.Estimator) (view, error) {
-	var summary string
+	var created, summary string
 	var foldedSeq, folds int64
-	err := s.prepared(nil).QueryRowContext(ctx, `SELECT summary, folded_seq, folds FROM chat_context WHERE session_id = ?`, id).Scan(&summary, &foldedSeq, &folds)
+	err := s.prepared(nil).QueryRowContext(ctx, `SELECT s.created_at, COALESCE(c.summary, ''), COALESCE(c.folded_seq, 0), COALESCE(c.folds, 0)
+		FROM chat_sessions s LEFT JOIN chat_context c ON c.session_id = s.id WHERE s.id = ?`, id).Scan(&created, &summary, &foldedSeq, &folds)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return view{}, fmt.Errorf("read the summary of chat session %s: %w", id, err)
 	}
 	if s.views != nil {
-		if e := s.views.get(id); e != nil && e.est == est && e.folds == folds && e.v.foldedSeq == foldedSeq &&
+		if e := s.views.get(id); e != nil && e.est == est && e.created == created && e.folds == folds && e.v.foldedSeq == foldedSeq &&
 			e.v.summary == summary && e.lastSeq > foldedSeq {
 			rows, err := s.readRows(ctx, id, e.lastSeq, s.viewLimit+1)
 			if err != nil {
@@ -65,7 +66,7 @@ func (s *sessions) view(ctx context.Context, id string, est *budget.Estimator) (
 	if err != nil {
 		return view{}, err
 	}
-	e.folds = folds
+	e.folds, e.created = folds, created
 	if s.views != nil {
 		s.views.whole.Add(1)
 		if e.lastSeq > foldedSeq {

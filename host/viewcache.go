@@ -16,10 +16,11 @@ import (
 // turns, with each message's token estimate, so that a turn reads from the
 // database only the messages stored since the last one instead of the
 // whole unfolded history (and counts only those). The database stays the
-// truth: every read checks the stored fold (summary, folded_seq, folds)
-// and that the last message read is still stored as it was, and reads the
-// whole view again when anything disagrees (another process folded the
-// session, or removed and rewrote it). Rows of chat_messages are only ever
+// truth: every read checks the session's creation time and stored fold
+// (summary, folded_seq, folds) and that the last message read is still
+// stored as it was, and reads the whole view again when anything
+// disagrees (another process folded the session, or removed and rewrote
+// it). Rows of chat_messages are only ever
 // added after the last one, which is what makes reading on from the last
 // seq seen enough. Bounded in sessions and in bytes, least recently used
 // out first.
@@ -49,8 +50,12 @@ func newViewCache() *viewCache {
 // cachedView is one session's view as last read. It is never changed once
 // in the cache: a newer read replaces it (sharing its arrays, see put).
 type cachedView struct {
-	v     view
-	folds int64
+	v view
+	// created and folds are the session's as stored when v was read: a
+	// session removed and written again, or folded by another process,
+	// differs in one of them.
+	created string
+	folds   int64
 	// lastSeq is the highest seq read and last the row stored there, as
 	// stored, to see that it still is.
 	lastSeq int64
@@ -111,7 +116,7 @@ func (c *viewCache) extend(id string, base *cachedView, rows []storedRow, est *b
 		msgs[i], seqs[i] = m, r.seq
 	}
 	tokens := est.MessageTokens(msgs)
-	n := &cachedView{v: view{summary: base.v.summary, foldedSeq: base.v.foldedSeq}, folds: base.folds,
+	n := &cachedView{v: view{summary: base.v.summary, foldedSeq: base.v.foldedSeq}, created: base.created, folds: base.folds,
 		lastSeq: base.lastSeq, last: base.last, est: est}
 	if len(rows) > 0 {
 		n.lastSeq, n.last = rows[len(rows)-1].seq, rows[len(rows)-1]

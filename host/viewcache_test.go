@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/budget"
@@ -306,5 +307,41 @@ func TestTurnEstimatesMatchPlainEstimator(t *testing.T) {
 	}
 	if summaries == 0 {
 		t.Errorf("no summarizing call; the turns must fold")
+	}
+}
+
+// TestViewCacheSeesRecreatedSession: a session removed and stored again
+// by another process with the same last message at the same seq (only an
+// earlier message differs) is read whole: its creation time differs.
+func TestViewCacheSeesRecreatedSession(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.New(t)
+	m := &recordModel{}
+	h := viewHost(t, db.Open(), m, true)
+	for i := 1; i <= 4; i++ {
+		viewTurn(t, h, "s", i)
+	}
+	old, err := h.Sessions().Window(ctx, "s", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := db.Open()
+	if _, err := other.DB.ExecContext(ctx, `DELETE FROM chat_sessions WHERE id = ?`, "s"); err != nil {
+		t.Fatal(err)
+	}
+	later := func() time.Time { return time.Now().Add(time.Hour) }
+	ss, err := OpenSessionStore(ctx, other, later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewritten := append([]model.Message(nil), old...)
+	rewritten[0].Content = "a different first question"
+	if err := ss.Append(ctx, "s", rewritten); err != nil {
+		t.Fatal(err)
+	}
+	viewTurn(t, h, "s", 100)
+	reqs := m.requests()
+	if got := reqs[len(reqs)-1].Messages[0].Content; got != "a different first question" {
+		t.Errorf("after the session was recreated the model saw %q first; want the stored one", got)
 	}
 }
