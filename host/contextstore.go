@@ -151,6 +151,14 @@ func (s *sessions) addUsage(ctx context.Context, id string, u Usage) error {
 	return nil
 }
 
+// addUsageQuery adds a turn's usage to a session's totals.
+const addUsageQuery = `INSERT INTO chat_context (session_id, input_tokens, output_tokens, calls, estimated_calls)
+		SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chat_sessions WHERE id = ?)
+		ON CONFLICT(session_id) DO UPDATE SET input_tokens = chat_context.input_tokens + excluded.input_tokens,
+			output_tokens = chat_context.output_tokens + excluded.output_tokens,
+			calls = chat_context.calls + excluded.calls,
+			estimated_calls = chat_context.estimated_calls + excluded.estimated_calls`
+
 // execer is a database or a transaction.
 type execer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
@@ -164,12 +172,7 @@ func addUsage(ctx context.Context, db execer, id string, u Usage) error {
 			est++
 		}
 	}
-	_, err := db.ExecContext(ctx, `INSERT INTO chat_context (session_id, input_tokens, output_tokens, calls, estimated_calls)
-		SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chat_sessions WHERE id = ?)
-		ON CONFLICT(session_id) DO UPDATE SET input_tokens = chat_context.input_tokens + excluded.input_tokens,
-			output_tokens = chat_context.output_tokens + excluded.output_tokens,
-			calls = chat_context.calls + excluded.calls,
-			estimated_calls = chat_context.estimated_calls + excluded.estimated_calls`,
+	_, err := db.ExecContext(ctx, addUsageQuery,
 		id, u.InputTokens, u.OutputTokens, len(u.Calls), est, id)
 	return err
 }

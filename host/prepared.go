@@ -24,16 +24,41 @@ type prepared struct {
 
 func (s *sessions) prepared(tx *sql.Tx) prepared { return prepared{s, tx} }
 
+// stmt returns the statement of query, preparing it when it is not yet
+// and p is not in a transaction. A transaction holds a connection, and
+// preparing takes another from the pool, which may have none left while
+// other transactions wait: so a transaction only uses statements prepared
+// before it began (sessions.prepare) and runs any other unprepared
+// (nil here).
 func (p prepared) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	c := &p.s.stmts
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if st := c.m[query]; st != nil {
+	st := c.m[query]
+	c.mu.Unlock()
+	if st != nil || p.tx != nil {
 		return st, nil
 	}
-	st, err := p.s.st.DB.PrepareContext(ctx, query)
+	return p.s.prepare(ctx, query)
+}
+
+// prepare prepares query unless it is already, outside any transaction.
+func (s *sessions) prepare(ctx context.Context, query string) (*sql.Stmt, error) {
+	c := &s.stmts
+	c.mu.Lock()
+	st := c.m[query]
+	c.mu.Unlock()
+	if st != nil {
+		return st, nil
+	}
+	st, err := s.st.DB.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if had := c.m[query]; had != nil { // prepared at the same time
+		st.Close()
+		return had, nil
 	}
 	if c.m == nil {
 		c.m = map[string]*sql.Stmt{}
@@ -47,6 +72,9 @@ func (p prepared) ExecContext(ctx context.Context, query string, args ...any) (s
 	if err != nil {
 		return nil, err
 	}
+	if st == nil {
+		return p.tx.ExecContext(ctx, query, args...)
+	}
 	if p.tx != nil {
 		st = p.tx.StmtContext(ctx, st)
 	}
@@ -58,6 +86,9 @@ func (p prepared) QueryContext(ctx context.Context, query string, args ...any) (
 	if err != nil {
 		return nil, err
 	}
+	if st == nil {
+		return p.tx.QueryContext(ctx, query, args...)
+	}
 	if p.tx != nil {
 		st = p.tx.StmtContext(ctx, st)
 	}
@@ -68,7 +99,7 @@ func (p prepared) QueryContext(ctx context.Context, query string, args ...any) (
 // reported by Scan, as sql.DB's is.
 func (p prepared) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	st, err := p.stmt(ctx, query)
-	if err != nil {
+	if err != nil || st == nil {
 		// A query that cannot be prepared cannot run either: run it
 		// unprepared, so that Scan returns the database's own error.
 		if p.tx != nil {

@@ -210,6 +210,22 @@ func (s *sessions) appendMessages(ctx context.Context, id string, msgs []model.M
 	return s.appendTurn(ctx, id, msgs, Usage{})
 }
 
+// The statements of storing a turn.
+const (
+	touchSessionQuery = `INSERT INTO chat_sessions (id, created_at, updated_ms) VALUES (?, ?, ?)
+		ON CONFLICT(id) DO UPDATE SET updated_ms = excluded.updated_ms`
+	nextSeqQuery = `SELECT COALESCE(MAX(seq), 0) + 1 FROM chat_messages WHERE session_id = ?`
+)
+
+// insertQuery is the INSERT of n messages; "" for none.
+func insertQuery(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return `INSERT INTO chat_messages (session_id, seq, role, content, tool_calls, tool_call_id, name, created_at) VALUES ` +
+		strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?), ", n-1) + "(?, ?, ?, ?, ?, ?, ?, ?)"
+}
+
 // insertBatch is the most messages one INSERT statement stores: 8
 // parameters each stays far below SQLite's and PostgreSQL's limits.
 const insertBatch = 64
@@ -218,27 +234,33 @@ const insertBatch = 64
 // session's totals in the same transaction (a turn's usage is stored
 // with it, or, when storing fails, on its own by keepUsage).
 func (s *sessions) appendTurn(ctx context.Context, id string, msgs []model.Message, u Usage) error {
+	// The transaction's statements are prepared before it begins (see
+	// prepared.stmt); one that cannot be is run unprepared.
+	queries := []string{touchSessionQuery, nextSeqQuery, insertQuery(min(len(msgs), insertBatch)), insertQuery(len(msgs) % insertBatch)}
+	if len(u.Calls) > 0 {
+		queries = append(queries, addUsageQuery)
+	}
+	for _, q := range queries {
+		if q != "" {
+			_, _ = s.prepare(ctx, q) // an error shows when the statement runs
+		}
+	}
 	now := s.now()
 	stamp := now.UTC().Format(time.RFC3339)
 	err := s.st.Tx(ctx, func(sqlTx *sql.Tx) error {
 		tx := s.prepared(sqlTx)
-		if _, err := tx.ExecContext(ctx, `INSERT INTO chat_sessions (id, created_at, updated_ms) VALUES (?, ?, ?)
-			ON CONFLICT(id) DO UPDATE SET updated_ms = excluded.updated_ms`, id, stamp, now.UnixMilli()); err != nil {
+		if _, err := tx.ExecContext(ctx, touchSessionQuery, id, stamp, now.UnixMilli()); err != nil {
 			return err
 		}
 		var next int
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM chat_messages WHERE session_id = ?`, id).Scan(&next); err != nil {
+		if err := tx.QueryRowContext(ctx, nextSeqQuery, id).Scan(&next); err != nil {
 			return err
 		}
-		// One statement per batch of messages: each statement is parsed
-		// anew, and a turn has several messages.
-		var q strings.Builder
+		// One statement per batch of messages rather than one per
+		// message: fewer statements to run.
 		var args []any
 		for start := 0; start < len(msgs); start += insertBatch {
 			batch := msgs[start:min(len(msgs), start+insertBatch)]
-			q.Reset()
-			q.WriteString(`INSERT INTO chat_messages
-				(session_id, seq, role, content, tool_calls, tool_call_id, name, created_at) VALUES `)
 			args = args[:0]
 			for i, m := range batch {
 				calls := ""
@@ -249,13 +271,9 @@ func (s *sessions) appendTurn(ctx context.Context, id string, msgs []model.Messa
 					}
 					calls = string(b)
 				}
-				if i > 0 {
-					q.WriteString(", ")
-				}
-				q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
 				args = append(args, id, next+start+i, string(m.Role), m.Content, calls, m.ToolCallID, m.Name, stamp)
 			}
-			if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+			if _, err := tx.ExecContext(ctx, insertQuery(len(batch)), args...); err != nil {
 				return err
 			}
 		}

@@ -63,6 +63,9 @@ type cachedView struct {
 	est     *budget.Estimator // the estimator of v.tokens
 	size    int
 	used    uint64
+	// extended says a newer view was made by appending to v's arrays
+	// (c.mu held).
+	extended bool
 }
 
 // storedRow is a chat_messages row as read.
@@ -122,10 +125,11 @@ func (c *viewCache) extend(id string, base *cachedView, rows []storedRow, est *b
 		n.lastSeq, n.last = rows[len(rows)-1].seq, rows[len(rows)-1]
 	}
 	c.mu.Lock()
-	if c.m[id] == base {
-		// Only the first extension of base may write past its end: the
-		// views handed out hold no more than their own length, and base
-		// is out of the cache once this one replaces it.
+	if !base.extended {
+		// Only the first extension of base may write past its end (the
+		// views handed out hold no more than their own length); any
+		// other copies, or two turns would write the same elements.
+		base.extended = true
 		n.v.msgs = append(base.v.msgs, msgs...)
 		n.v.seqs = append(base.v.seqs, seqs...)
 		n.v.tokens = append(base.v.tokens, tokens...)

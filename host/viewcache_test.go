@@ -345,3 +345,54 @@ func TestViewCacheSeesRecreatedSession(t *testing.T) {
 		t.Errorf("after the session was recreated the model saw %q first; want the stored one", got)
 	}
 }
+
+// TestViewCacheConcurrentTurns: turns of one session run at once (two
+// browser tabs) share the cached view safely, and afterwards the cached
+// view is the stored one.
+func TestViewCacheConcurrentTurns(t *testing.T) {
+	ctx := context.Background()
+	h := viewHost(t, openTestStore(t), &recordModel{}, true)
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 10 {
+				text := fmt.Sprintf("tab %d, question %d", g, i)
+				if i%3 == 0 {
+					text += " check"
+				}
+				if _, err := h.Run(ctx, Turn{Session: "s", Messages: []model.Message{{Role: model.RoleUser, Content: text}}}); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	est := h.est
+	cached, err := h.sessions.s.view(ctx, "s", est)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.sessions.s.views.since.Load() == 0 {
+		t.Fatalf("no view was read from the cache")
+	}
+	var summary string
+	var foldedSeq int64
+	if err := h.sessions.s.st.DB.QueryRowContext(ctx, `SELECT COALESCE((SELECT summary FROM chat_context WHERE session_id = 's'), ''),
+		COALESCE((SELECT folded_seq FROM chat_context WHERE session_id = 's'), 0)`).Scan(&summary, &foldedSeq); err != nil {
+		t.Fatal(err)
+	}
+	full, err := h.sessions.s.readView(ctx, "s", summary, foldedSeq, est)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(full.v, cached, cmp.AllowUnexported(view{})); d != "" {
+		t.Errorf("the cached view differs from the stored one (-stored +cached):\n%s", d)
+	}
+}
