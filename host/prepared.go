@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"sync"
 )
 
@@ -111,4 +112,18 @@ func (p prepared) QueryRowContext(ctx context.Context, query string, args ...any
 		st = p.tx.StmtContext(ctx, st)
 	}
 	return st.QueryRowContext(ctx, args...)
+}
+
+// closeStmts closes the prepared statements; a later query prepares
+// again. The host closes them with itself, since the store may outlive it.
+func (s *sessions) closeStmts() error {
+	c := &s.stmts
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for q, st := range c.m {
+		errs = append(errs, st.Close())
+		delete(c.m, q)
+	}
+	return errors.Join(errs...)
 }

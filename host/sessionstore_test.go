@@ -123,3 +123,25 @@ func TestAppendManyMessages(t *testing.T) {
 		t.Errorf("%d statements prepared; want one per distinct query", n)
 	}
 }
+
+// TestHostCloseClosesStatements: the statements the host prepared on a
+// store it does not own are closed with it, and the store stays usable.
+func TestHostCloseClosesStatements(t *testing.T) {
+	ctx := context.Background()
+	st := openTestStore(t)
+	h := viewHost(t, st, &recordModel{}, true)
+	viewTurn(t, h, "s", 1)
+	viewTurn(t, h, "s", 2)
+	if len(h.sessions.s.stmts.m) == 0 {
+		t.Fatal("no statement was prepared")
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.sessions.s.stmts.m); n != 0 {
+		t.Errorf("%d statements left open", n)
+	}
+	if n, _, err := h.Sessions().Count(ctx, "s"); err != nil || n != 4 {
+		t.Errorf("Count = %d, %v after Close; want the 4 stored messages", n, err)
+	}
+}
