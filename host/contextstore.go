@@ -28,9 +28,10 @@ type view struct {
 }
 
 // view reads the model's view of a session: its summary and the newest
-// unfolded messages (at most s.viewLimit, maxViewMessages), oldest first, starting at a
-// user message, each with its estimate by est. A session seen before reads
-// only what was stored since (viewCache); the result is the same.
+// unfolded messages (at most s.viewLimit, maxViewMessages), oldest first,
+// starting at a user message, each with its estimate by est. A session
+// seen before reads only what was stored since (viewCache); the result is
+// the same.
 func (s *sessions) view(ctx context.Context, id string, est *budget.Estimator) (view, error) {
 	var created, summary string
 	var foldedSeq, folds int64

@@ -20,10 +20,10 @@ import (
 // (summary, folded_seq, folds) and that the last message read is still
 // stored as it was, and reads the whole view again when anything
 // disagrees (another process folded the session, or removed and rewrote
-// it). Rows of chat_messages are only ever
-// added after the last one, which is what makes reading on from the last
-// seq seen enough. Bounded in sessions and in bytes, least recently used
-// out first.
+// it). Rows of chat_messages are only ever added after the last one (a
+// turn takes MAX(seq)+1 inside its transaction), which is what makes
+// reading on from the last seq seen enough. Bounded in sessions and in
+// bytes, least recently used out first.
 type viewCache struct {
 	maxSessions, maxBytes int
 	// whole and since count the reads of a whole view and of the rows
@@ -47,8 +47,9 @@ func newViewCache() *viewCache {
 	return &viewCache{maxSessions: viewCacheSessions, maxBytes: viewCacheBytes, m: map[string]*cachedView{}}
 }
 
-// cachedView is one session's view as last read. It is never changed once
-// in the cache: a newer read replaces it (sharing its arrays, see put).
+// cachedView is one session's view as last read. Its view is never
+// changed once in the cache: a newer read replaces it (sharing its arrays,
+// see extend).
 type cachedView struct {
 	v view
 	// created and folds are the session's as stored when v was read: a
