@@ -191,10 +191,11 @@ var familyWeights = map[Family]weights{
 
 // Estimator estimates token counts for one tokenizer family. The zero
 // value is not usable; make one with NewEstimator. It is safe for
-// concurrent use (it has no mutable state).
+// concurrent use (its only mutable state is an optional Memo, which locks).
 type Estimator struct {
 	family Family
 	w      weights
+	memo   *Memo // nil: count every time
 }
 
 // NewEstimator returns the estimator of a family; an unknown family gets
@@ -221,4 +222,14 @@ func (e *Estimator) Counts(c Counts) int {
 }
 
 // Text estimates the tokens of s.
-func (e *Estimator) Text(s string) int { return e.Counts(Count(s)) }
+func (e *Estimator) Text(s string) int {
+	if e.memo == nil || len(s) < memoMinText {
+		return e.Counts(Count(s))
+	}
+	if n, ok := e.memo.text(s); ok {
+		return n
+	}
+	n := e.Counts(Count(s))
+	e.memo.putText(s, n)
+	return n
+}

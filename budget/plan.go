@@ -22,6 +22,11 @@ type PlanInput struct {
 	Summary string
 	// History is the conversation so far, oldest first.
 	History []model.Message
+	// HistoryTokens, when the caller keeps them, are the estimates of
+	// History's messages (Estimator.MessageTokens): the history is
+	// planned on them instead of being counted again on every request.
+	// Nil, or a length other than History's, means count here.
+	HistoryTokens []int
 	// New is what this turn adds: the user's message.
 	New []model.Message
 	// SummaryReserve is the room kept for a new summary when history
@@ -96,7 +101,15 @@ func (e *Estimator) Plan(in PlanInput) Plan {
 	if in.Summary != "" {
 		p.Summary = adj(e.Message(model.Message{Role: model.RoleSystem, Content: in.Summary}))
 	}
-	p.History = adj(e.Messages(in.History))
+	costs := in.HistoryTokens
+	if len(costs) != len(in.History) {
+		costs = e.MessageTokens(in.History)
+	}
+	rawHistory := 0
+	for _, c := range costs {
+		rawHistory += c
+	}
+	p.History = adj(rawHistory)
 	p.New = adj(e.Messages(in.New) + replyOverhead)
 	fixed := p.System + p.Tools + p.Summary + p.New + p.Reply
 	reserve := in.SummaryReserve
@@ -108,13 +121,13 @@ func (e *Estimator) Plan(in PlanInput) Plan {
 		p.Selection = Selection{KeepFrom: 0, Kept: p.History}
 		// SelectHistory still runs: a history that starts with a
 		// broken tool group must be folded even when it would fit.
-		sel := e.SelectHistory(in.History, max(0, unadjust(in.Calibrator, p.HistoryBudget)))
+		sel := e.SelectHistoryCounted(in.History, costs, max(0, unadjust(in.Calibrator, p.HistoryBudget)))
 		if sel.KeepFrom > 0 {
 			p.Selection = Selection{KeepFrom: sel.KeepFrom, Kept: adj(sel.Kept), Folded: adj(sel.Folded)}
 		}
 	} else {
 		p.HistoryBudget = max(0, in.Window-fixed-max(0, reserve-p.Summary))
-		sel := e.SelectHistory(in.History, unadjust(in.Calibrator, p.HistoryBudget))
+		sel := e.SelectHistoryCounted(in.History, costs, unadjust(in.Calibrator, p.HistoryBudget))
 		p.Selection = Selection{KeepFrom: sel.KeepFrom, Kept: adj(sel.Kept), Folded: adj(sel.Folded)}
 	}
 	p.Fold = p.KeepFrom > 0

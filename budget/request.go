@@ -41,12 +41,47 @@ func (e *Estimator) Messages(ms []model.Message) int {
 	return n
 }
 
+// MessageTokens returns Message of each of ms, for a caller that keeps
+// the figures with its messages (see PlanInput.HistoryTokens).
+func (e *Estimator) MessageTokens(ms []model.Message) []int {
+	out := make([]int, len(ms))
+	for i, m := range ms {
+		out[i] = e.Message(m)
+	}
+	return out
+}
+
+// counted returns the estimate of ms given known, the figures of a prefix
+// of ms as MessageTokens gives them; a known longer than ms is ignored.
+func (e *Estimator) counted(ms []model.Message, known []int) int {
+	if len(known) > len(ms) {
+		known = nil
+	}
+	n := 0
+	for _, k := range known {
+		n += k
+	}
+	return n + e.Messages(ms[len(known):])
+}
+
 // Tool estimates one tool definition as a chat-completions request
 // carries it: {"type":"function","function":{name, description,
 // parameters}}, the JSON the weights were fitted on. Providers render
 // definitions in their own, usually terser, form; the Calibrator learns
 // the difference.
 func (e *Estimator) Tool(t model.ToolSpec) int {
+	if e.memo == nil {
+		return e.tool(t)
+	}
+	if n, ok := e.memo.tool(t); ok {
+		return n
+	}
+	n := e.tool(t)
+	e.memo.putTool(t, n)
+	return n
+}
+
+func (e *Estimator) tool(t model.ToolSpec) int {
 	params := t.Parameters
 	if len(params) == 0 || !json.Valid(params) {
 		// Invalid parameters are counted as text, not dropped.
@@ -82,10 +117,17 @@ func (e *Estimator) Tools(ts []model.ToolSpec) int {
 // Request estimates a whole request: system prompt, messages, tools and
 // the reply's start (not the reply itself).
 func (e *Estimator) Request(r *model.Request) int {
+	return e.RequestCounted(r, nil)
+}
+
+// RequestCounted is Request for a caller that keeps the estimates of the
+// first messages of r (known[i] is Message(r.Messages[i])): those are
+// added up, not counted again. The figure is Request's.
+func (e *Estimator) RequestCounted(r *model.Request, known []int) int {
 	if r == nil {
 		return 0
 	}
-	n := replyOverhead + e.Messages(r.Messages) + e.Tools(r.Tools)
+	n := replyOverhead + e.counted(r.Messages, known) + e.Tools(r.Tools)
 	if r.System != "" {
 		n += e.Message(model.Message{Role: model.RoleSystem, Content: r.System})
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/agentapp/agentapp/budget"
 	"github.com/agentapp/agentapp/model"
 )
 
@@ -17,54 +18,103 @@ import (
 const maxViewMessages = 4000
 
 // view is the model's view of a stored session: the summary of what was
-// folded and the messages after it, with their sequence numbers.
+// folded and the messages after it, with their sequence numbers and token
+// estimates (Estimator.Message of each; nil until counted).
 type view struct {
 	summary   string
 	foldedSeq int64
 	msgs      []model.Message
 	seqs      []int64
+	tokens    []int
 }
 
 // view reads the model's view of a session: its summary and the newest
-// unfolded messages (at most maxViewMessages), oldest first, starting at a
-// user message.
-func (s *sessions) view(ctx context.Context, id string) (view, error) {
-	var v view
-	err := s.st.DB.QueryRowContext(ctx, `SELECT summary, folded_seq FROM chat_context WHERE session_id = ?`, id).Scan(&v.summary, &v.foldedSeq)
+// unfolded messages (at most s.viewLimit, maxViewMessages), oldest first,
+// starting at a user message, each with its estimate by est. A session
+// seen before reads only what was stored since (viewCache); the result is
+// the same.
+func (s *sessions) view(ctx context.Context, id string, est *budget.Estimator) (view, error) {
+	var created, summary string
+	var foldedSeq, folds int64
+	err := s.prepared(nil).QueryRowContext(ctx, `SELECT s.created_at, COALESCE(c.summary, ''), COALESCE(c.folded_seq, 0), COALESCE(c.folds, 0)
+		FROM chat_sessions s LEFT JOIN chat_context c ON c.session_id = s.id WHERE s.id = ?`, id).Scan(&created, &summary, &foldedSeq, &folds)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return v, fmt.Errorf("read the summary of chat session %s: %w", id, err)
+		return view{}, fmt.Errorf("read the summary of chat session %s: %w", id, err)
 	}
-	rows, err := s.st.DB.QueryContext(ctx, `SELECT seq, role, content, tool_calls, tool_call_id, name
-		FROM chat_messages WHERE session_id = ? AND seq > ? ORDER BY seq DESC LIMIT ?`, id, v.foldedSeq, maxViewMessages)
-	if err != nil {
-		return v, fmt.Errorf("read chat session %s: %w", id, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var m model.Message
-		var seq int64
-		var role, calls string
-		if err := rows.Scan(&seq, &role, &m.Content, &calls, &m.ToolCallID, &m.Name); err != nil {
-			return v, fmt.Errorf("read chat session %s: %w", id, err)
-		}
-		m.Role = model.Role(role)
-		if calls != "" {
-			if err := json.Unmarshal([]byte(calls), &m.ToolCalls); err != nil {
-				return v, fmt.Errorf("read chat session %s: a stored tool call is corrupt: %w", id, err)
+	if s.views != nil {
+		if e := s.views.get(id); e != nil && e.est == est && e.created == created && e.folds == folds && e.v.foldedSeq == foldedSeq &&
+			e.v.summary == summary && e.lastSeq > foldedSeq {
+			rows, err := s.readRows(ctx, id, e.lastSeq, s.viewLimit+1)
+			if err != nil {
+				return view{}, err
+			}
+			// The row last read must still be there as it was; otherwise
+			// the session was rewritten and only a full read is right.
+			if len(rows) > 0 && rows[0] == e.last && len(rows) <= s.viewLimit {
+				s.views.since.Add(1)
+				if len(rows) == 1 {
+					return e.fresh(), nil
+				}
+				n, err := s.views.extend(id, e, rows[1:], est, s.viewLimit)
+				if err != nil {
+					return view{}, err
+				}
+				s.views.put(id, n)
+				return n.fresh(), nil
 			}
 		}
+	}
+	e, err := s.readView(ctx, id, summary, foldedSeq, est)
+	if err != nil {
+		return view{}, err
+	}
+	e.folds, e.created = folds, created
+	if s.views != nil {
+		s.views.whole.Add(1)
+		if e.lastSeq > foldedSeq {
+			s.views.put(id, e)
+		} else {
+			s.views.forget(id)
+		}
+	}
+	return e.fresh(), nil
+}
+
+// readView reads a session's whole view from the database.
+func (s *sessions) readView(ctx context.Context, id, summary string, foldedSeq int64, est *budget.Estimator) (*cachedView, error) {
+	e := &cachedView{v: view{summary: summary, foldedSeq: foldedSeq}, lastSeq: foldedSeq, est: est}
+	rows, err := s.prepared(nil).QueryContext(ctx, `SELECT seq, role, content, tool_calls, tool_call_id, name
+		FROM chat_messages WHERE session_id = ? AND seq > ? ORDER BY seq DESC LIMIT ?`, id, foldedSeq, s.viewLimit)
+	if err != nil {
+		return nil, fmt.Errorf("read chat session %s: %w", id, err)
+	}
+	defer rows.Close()
+	v := &e.v
+	for rows.Next() {
+		var r storedRow
+		if err := rows.Scan(&r.seq, &r.role, &r.content, &r.calls, &r.callID, &r.name); err != nil {
+			return nil, fmt.Errorf("read chat session %s: %w", id, err)
+		}
+		m, err := r.message(id)
+		if err != nil {
+			return nil, err
+		}
+		if len(v.msgs) == 0 {
+			e.lastSeq, e.last = r.seq, r
+		}
 		v.msgs = append(v.msgs, m)
-		v.seqs = append(v.seqs, seq)
+		v.seqs = append(v.seqs, r.seq)
 	}
 	if err := rows.Err(); err != nil {
-		return v, fmt.Errorf("read chat session %s: %w", id, err)
+		return nil, fmt.Errorf("read chat session %s: %w", id, err)
 	}
 	slices.Reverse(v.msgs)
 	slices.Reverse(v.seqs)
 	for len(v.msgs) > 0 && v.msgs[0].Role != model.RoleUser {
 		v.msgs, v.seqs = v.msgs[1:], v.seqs[1:]
 	}
-	return v, nil
+	v.tokens = est.MessageTokens(v.msgs)
+	return e, nil
 }
 
 // saveFold records that the messages up to foldedSeq are now in summary.
@@ -97,27 +147,36 @@ type SessionUsage struct {
 // addUsage adds one turn's usage to a session's totals; a session that is
 // not stored keeps nothing.
 func (s *sessions) addUsage(ctx context.Context, id string, u Usage) error {
+	if err := addUsage(ctx, s.prepared(nil), id, u); err != nil {
+		return fmt.Errorf("save the token usage of chat session %s: %w", id, err)
+	}
+	return nil
+}
+
+// addUsageQuery adds a turn's usage to a session's totals.
+const addUsageQuery = `INSERT INTO chat_context (session_id, input_tokens, output_tokens, calls, estimated_calls)
+		SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chat_sessions WHERE id = ?)
+		ON CONFLICT(session_id) DO UPDATE SET input_tokens = chat_context.input_tokens + excluded.input_tokens,
+			output_tokens = chat_context.output_tokens + excluded.output_tokens,
+			calls = chat_context.calls + excluded.calls,
+			estimated_calls = chat_context.estimated_calls + excluded.estimated_calls`
+
+// execer is a database or a transaction.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// addUsage is sessions.addUsage on db, which may be a transaction.
+func addUsage(ctx context.Context, db execer, id string, u Usage) error {
 	est := 0
 	for _, c := range u.Calls {
 		if c.Estimated {
 			est++
 		}
 	}
-	// Committed with the other turns ending at once (store.GroupTx).
-	err := s.st.GroupTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO chat_context (session_id, input_tokens, output_tokens, calls, estimated_calls)
-		SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chat_sessions WHERE id = ?)
-		ON CONFLICT(session_id) DO UPDATE SET input_tokens = chat_context.input_tokens + excluded.input_tokens,
-			output_tokens = chat_context.output_tokens + excluded.output_tokens,
-			calls = chat_context.calls + excluded.calls,
-			estimated_calls = chat_context.estimated_calls + excluded.estimated_calls`,
-			id, u.InputTokens, u.OutputTokens, len(u.Calls), est, id)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("save the token usage of chat session %s: %w", id, err)
-	}
-	return nil
+	_, err := db.ExecContext(ctx, addUsageQuery,
+		id, u.InputTokens, u.OutputTokens, len(u.Calls), est, id)
+	return err
 }
 
 // usage reads a session's totals and its summary.

@@ -213,7 +213,7 @@ func checkPolicyNames(cfg Config, notify func(Notice)) error {
 // opened; the errors are joined. It is safe to call more than once.
 func (h *Host) Close() error {
 	h.closeOnce.Do(func() {
-		h.closeErr = errors.Join(h.table.close(), runClosers(h.cfg.closers))
+		h.closeErr = errors.Join(h.table.close(), h.sessions.s.closeStmts(), runClosers(h.cfg.closers))
 	})
 	return h.closeErr
 }

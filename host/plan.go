@@ -49,7 +49,9 @@ func (e *ContextError) Error() string {
 func (h *Host) initContext() {
 	info := budget.LookupModel(h.cfg.Model.Name())
 	h.window = budget.Window(h.cfg.Model.Name(), h.cfg.Context.Window)
-	h.est = budget.NewEstimator(info.Family)
+	// The memo spares re-counting the tool definitions and long texts
+	// (system prompt, tool results) that every request of a turn repeats.
+	h.est = budget.NewEstimator(info.Family).WithMemo(budget.NewMemo(nil))
 	h.cal = budget.NewCalibrator(nil)
 }
 
@@ -99,6 +101,9 @@ type planner struct {
 
 	mu    sync.Mutex
 	usage Usage
+	// usageKept says the usage was stored with the turn (keepUsage
+	// stores it otherwise).
+	usageKept bool
 }
 
 func (p *planner) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
@@ -129,11 +134,13 @@ func (p *planner) replied(ctx context.Context, r *model.Response, err error) (*m
 	return r, err
 }
 
+// count measures a call of req, as prepare returned it: its messages
+// start with the unfolded view, whose estimates the planner keeps.
 func (p *planner) count(purpose string, req *model.Request, r *model.Response) {
 	if r == nil {
 		return
 	}
-	c := p.h.measure(purpose, req, r)
+	c := p.h.measure(purpose, p.h.est.RequestCounted(req, p.v.tokens[p.folded:]), r)
 	p.mu.Lock()
 	p.usage.add(c)
 	p.mu.Unlock()
@@ -159,10 +166,13 @@ func (p *planner) prepare(ctx context.Context, req *model.Request) (*model.Reque
 	if nHist > len(req.Messages) { // cannot happen: the loop only appends
 		return nil, errors.New("host: the loop's request lost part of the history")
 	}
+	if len(p.v.tokens) != nHist { // a conversation not read from the store
+		p.v.tokens = h.est.MessageTokens(p.v.msgs)
+	}
 	for range maxFoldsPerCall + 1 {
 		plan := h.est.Plan(budget.PlanInput{
 			Window: h.window, Reply: h.cfg.Context.Reply, System: req.System, Tools: req.Tools,
-			Summary: p.v.summary, History: req.Messages[p.folded:nHist], New: req.Messages[nHist:],
+			Summary: p.v.summary, History: req.Messages[p.folded:nHist], HistoryTokens: p.v.tokens[p.folded:], New: req.Messages[nHist:],
 			SummaryReserve: h.summaryReserve(), Calibrator: h.cal,
 		})
 		if !plan.Fits {
@@ -180,7 +190,7 @@ func (p *planner) prepare(ctx context.Context, req *model.Request) (*model.Reque
 		keep := plan.KeepFrom
 		r, _ := h.cal.Ratio()
 		hist := req.Messages[p.folded:nHist]
-		if sel := h.est.SelectHistory(hist, int(float64(plan.HistoryBudget)/2/r)); sel.KeepFrom > keep {
+		if sel := h.est.SelectHistoryCounted(hist, p.v.tokens[p.folded:], int(float64(plan.HistoryBudget)/2/r)); sel.KeepFrom > keep {
 			keep = sel.KeepFrom
 		}
 		if err := p.fold(ctx, keep); err != nil {
@@ -297,7 +307,7 @@ func (h *Host) summarize(ctx context.Context, previous string, msgs []model.Mess
 	r, err := h.cfg.Model.Generate(ctx, req)
 	var calls []CallUsage
 	if r != nil {
-		calls = append(calls, h.measure("summary", req, r))
+		calls = append(calls, h.measure("summary", h.est.Request(req), r))
 	}
 	if err == nil && r != nil {
 		if s := strings.TrimSpace(r.Message.Content); s != "" && len(r.Message.ToolCalls) == 0 && h.est.Text(s) <= bound {
@@ -338,7 +348,7 @@ type CompactResult struct {
 // the latest turn, which stays verbatim (with its tool calls and their
 // results). The transcript keeps every message.
 func (h *Host) Compact(ctx context.Context, session string) (CompactResult, error) {
-	v, err := h.sessions.s.view(ctx, session)
+	v, err := h.sessions.s.view(ctx, session, h.est)
 	if err != nil {
 		return CompactResult{}, err
 	}

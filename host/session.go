@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentapp/agentapp/model"
@@ -93,6 +94,12 @@ func SchemaVersion() int { return len(migrations) }
 type sessions struct {
 	st  *store.Store
 	now func() time.Time
+	// views keeps the model's view of recent sessions between turns;
+	// nil reads every view whole (tests compare the two).
+	views *viewCache
+	// viewLimit caps the messages of a view: maxViewMessages.
+	viewLimit int
+	stmts     stmtCache // prepared.go
 }
 
 // ErrNoSession is wrapped by the error for a --session id that is not in
@@ -106,7 +113,7 @@ func openSessions(ctx context.Context, st *store.Store, now func() time.Time) (*
 	if err := Migrate(ctx, st); err != nil {
 		return nil, err
 	}
-	return &sessions{st: st, now: now}, nil
+	return &sessions{st: st, now: now, views: newViewCache(), viewLimit: maxViewMessages}, nil
 }
 
 // newID returns a fresh session id: the UTC start time, readable in a
@@ -201,32 +208,78 @@ func (s *sessions) window(ctx context.Context, id string, limit int) ([]model.Me
 // a crash leaves either the whole turn or none of it. Turns that end
 // together are committed together (store.GroupTx).
 func (s *sessions) appendMessages(ctx context.Context, id string, msgs []model.Message) error {
+	return s.appendTurn(ctx, id, msgs, Usage{})
+}
+
+// The statements of storing a turn.
+const (
+	touchSessionQuery = `INSERT INTO chat_sessions (id, created_at, updated_ms) VALUES (?, ?, ?)
+		ON CONFLICT(id) DO UPDATE SET updated_ms = excluded.updated_ms`
+	nextSeqQuery = `SELECT COALESCE(MAX(seq), 0) + 1 FROM chat_messages WHERE session_id = ?`
+)
+
+// insertQuery is the INSERT of n messages; "" for none.
+func insertQuery(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return `INSERT INTO chat_messages (session_id, seq, role, content, tool_calls, tool_call_id, name, created_at) VALUES ` +
+		strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?), ", n-1) + "(?, ?, ?, ?, ?, ?, ?, ?)"
+}
+
+// insertBatch is the most messages one INSERT statement stores: 8
+// parameters each stays far below SQLite's and PostgreSQL's limits.
+const insertBatch = 64
+
+// appendTurn is appendMessages that also adds the turn's usage to the
+// session's totals in the same transaction (a turn's usage is stored
+// with it, or, when storing fails, on its own by keepUsage).
+func (s *sessions) appendTurn(ctx context.Context, id string, msgs []model.Message, u Usage) error {
+	// The transaction's statements are prepared before it begins (see
+	// prepared.stmt); one that cannot be is run unprepared.
+	queries := []string{touchSessionQuery, nextSeqQuery, insertQuery(min(len(msgs), insertBatch)), insertQuery(len(msgs) % insertBatch)}
+	if len(u.Calls) > 0 {
+		queries = append(queries, addUsageQuery)
+	}
+	for _, q := range queries {
+		if q != "" {
+			_, _ = s.prepare(ctx, q) // an error shows when the statement runs
+		}
+	}
 	now := s.now()
 	stamp := now.UTC().Format(time.RFC3339)
-	err := s.st.GroupTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO chat_sessions (id, created_at, updated_ms) VALUES (?, ?, ?)
-			ON CONFLICT(id) DO UPDATE SET updated_ms = excluded.updated_ms`, id, stamp, now.UnixMilli()); err != nil {
+	err := s.st.GroupTx(ctx, func(sqlTx *sql.Tx) error {
+		tx := s.prepared(sqlTx)
+		if _, err := tx.ExecContext(ctx, touchSessionQuery, id, stamp, now.UnixMilli()); err != nil {
 			return err
 		}
 		var next int
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM chat_messages WHERE session_id = ?`, id).Scan(&next); err != nil {
+		if err := tx.QueryRowContext(ctx, nextSeqQuery, id).Scan(&next); err != nil {
 			return err
 		}
-		for i, m := range msgs {
-			calls := ""
-			if len(m.ToolCalls) > 0 {
-				b, err := json.Marshal(storableCalls(m.ToolCalls))
-				if err != nil {
-					return err
+		// One statement per batch of messages rather than one per
+		// message: fewer statements to run.
+		var args []any
+		for start := 0; start < len(msgs); start += insertBatch {
+			batch := msgs[start:min(len(msgs), start+insertBatch)]
+			args = args[:0]
+			for i, m := range batch {
+				calls := ""
+				if len(m.ToolCalls) > 0 {
+					b, err := json.Marshal(storableCalls(m.ToolCalls))
+					if err != nil {
+						return err
+					}
+					calls = string(b)
 				}
-				calls = string(b)
+				args = append(args, id, next+start+i, string(m.Role), m.Content, calls, m.ToolCallID, m.Name, stamp)
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO chat_messages
-				(session_id, seq, role, content, tool_calls, tool_call_id, name, created_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-				id, next+i, string(m.Role), m.Content, calls, m.ToolCallID, m.Name, stamp); err != nil {
+			if _, err := tx.ExecContext(ctx, insertQuery(len(batch)), args...); err != nil {
 				return err
 			}
+		}
+		if len(u.Calls) > 0 {
+			return addUsage(ctx, tx, id, u)
 		}
 		return nil
 	})

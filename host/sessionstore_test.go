@@ -2,12 +2,15 @@ package host
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"sort"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentapp/agentapp/budget"
 	"github.com/agentapp/agentapp/model"
 )
 
@@ -74,4 +77,71 @@ func sessionIDs(t *testing.T, ss *SessionStore) []string {
 	}
 	sort.Strings(ids)
 	return ids
+}
+
+// TestAppendManyMessages: a turn of more messages than one INSERT holds is
+// stored whole and in order after the earlier turns, tool calls included,
+// and the next turn's view reads it back as stored.
+func TestAppendManyMessages(t *testing.T) {
+	ctx := context.Background()
+	ss, err := OpenSessionStore(ctx, openTestStore(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := []model.Message{{Role: model.RoleUser, Content: "hi"}, {Role: model.RoleAssistant, Content: "hello"}}
+	if err := ss.Append(ctx, "m", first); err != nil {
+		t.Fatal(err)
+	}
+	turn := []model.Message{{Role: model.RoleUser, Content: "check them all"}}
+	for i := range 2*insertBatch + 5 {
+		id := fmt.Sprint("c", i)
+		turn = append(turn, model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: id, Name: "get", Arguments: json.RawMessage(`{"i":1}`)}}},
+			model.Message{Role: model.RoleTool, ToolCallID: id, Name: "get", Content: fmt.Sprint("result ", i)})
+	}
+	turn = append(turn, model.Message{Role: model.RoleAssistant, Content: "all done"})
+	if err := ss.Append(ctx, "m", turn); err != nil {
+		t.Fatal(err)
+	}
+	want := append(append([]model.Message(nil), first...), turn...)
+	got, err := ss.Window(ctx, "m", 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("stored session differs (-want +got):\n%s", d)
+	}
+	v, err := ss.s.view(ctx, "m", budget.NewEstimator(budget.FamilyO200k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, v.msgs); d != "" {
+		t.Errorf("view differs (-want +got):\n%s", d)
+	}
+	// The prepared statements are one per query text: the batch sizes
+	// used (64 and 5 here, 2 before) and the few fixed queries.
+	if n := len(ss.s.stmts.m); n > 10 {
+		t.Errorf("%d statements prepared; want one per distinct query", n)
+	}
+}
+
+// TestHostCloseClosesStatements: the statements the host prepared on a
+// store it does not own are closed with it, and the store stays usable.
+func TestHostCloseClosesStatements(t *testing.T) {
+	ctx := context.Background()
+	st := openTestStore(t)
+	h := viewHost(t, st, &recordModel{}, true)
+	viewTurn(t, h, "s", 1)
+	viewTurn(t, h, "s", 2)
+	if len(h.sessions.s.stmts.m) == 0 {
+		t.Fatal("no statement was prepared")
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.sessions.s.stmts.m); n != 0 {
+		t.Errorf("%d statements left open", n)
+	}
+	if n, _, err := h.Sessions().Count(ctx, "s"); err != nil || n != 4 {
+		t.Errorf("Count = %d, %v after Close; want the 4 stored messages", n, err)
+	}
 }

@@ -324,7 +324,7 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		if len(added) == 0 {
 			return nil, errors.New("host: the turn has no messages")
 		}
-		if m.v, err = h.sessions.s.view(ctx, t.Session); err != nil {
+		if m.v, err = h.sessions.s.view(ctx, t.Session, h.est); err != nil {
 			return nil, err
 		}
 		m.session = t.Session
@@ -407,9 +407,10 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		// The turn is over: store it even if the caller left just now.
 		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 		defer scancel()
-		if err := h.sessions.Append(sctx, t.Session, res.Added); err != nil {
+		if err := h.sessions.s.appendTurn(sctx, t.Session, res.Added, res.Usage); err != nil {
 			return nil, &StoreError{Err: err}
 		}
+		m.usageKept = true
 	}
 	rt.emit(Event{Kind: EventDone, Done: res})
 	return res, nil

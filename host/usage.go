@@ -139,15 +139,15 @@ func (h *Host) SessionUsage(ctx context.Context, id string) (SessionUsage, error
 }
 
 // measure returns the usage of one call: the provider's counts, or the
-// estimate of what was sent and received where the provider gave none. A
-// reported input count also calibrates the estimator.
-func (h *Host) measure(purpose string, req *model.Request, r *model.Response) CallUsage {
+// estimate of what was sent (estimate, the raw Estimator.Request of it)
+// and received where the provider gave none. A reported input count also
+// calibrates the estimator.
+func (h *Host) measure(purpose string, estimate int, r *model.Response) CallUsage {
 	c := CallUsage{Model: h.cfg.Model.Name(), Purpose: purpose}
 	if r == nil {
 		return c
 	}
 	c.InputTokens, c.OutputTokens = r.Usage.InputTokens, r.Usage.OutputTokens
-	estimate := h.est.Request(req)
 	if c.InputTokens > 0 {
 		h.cal.Observe(estimate, c.InputTokens)
 	} else {
@@ -169,7 +169,7 @@ func (h *Host) measure(purpose string, req *model.Request, r *model.Response) Ca
 // conversation that is not stored (the OpenAI endpoint's) keeps nothing.
 func (h *Host) keepUsage(ctx context.Context, p *planner) {
 	u, session := p.total(), p.session
-	if session == "" || len(u.Calls) == 0 {
+	if session == "" || len(u.Calls) == 0 || p.usageKept {
 		return
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
