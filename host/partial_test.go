@@ -116,7 +116,9 @@ func TestToolDeltaThrottled(t *testing.T) {
 				got = append(got, fmt.Sprintf("%v %s %s", time.Since(start), ev.Call.ID, ev.Call.Arguments))
 			}}
 		rt.Think(1, 0, 0)
-		piece := func(i int, id, name, args string) { rt.toolDelta(model.ToolCallDelta{Index: i, ID: id, Name: name, Arguments: args}) }
+		piece := func(i int, id, name, args string) {
+			rt.toolDelta(model.ToolCallDelta{Index: i, ID: id, Name: name, Arguments: args})
+		}
 		piece(0, "a", "show_a", `{"k":`) // {}: reported
 		piece(1, "b", "plain", `{"x":1`)
 		piece(2, "", "show_b", `{"y":1`) // no id: never reported
