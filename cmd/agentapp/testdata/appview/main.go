@@ -213,8 +213,8 @@ $("inline").onclick = () => ask("inline");
 })();
 </script></body></html>`
 
-// inputHTML writes one line per tool-input notification: the method's
-// last part and its arguments as JSON.
+// inputHTML writes one line per tool-input notification, the method's
+// last part and its arguments as JSON, and one per tool-cancelled.
 const inputHTML = `<!doctype html><html><body><pre id="log"></pre><script>
 "use strict";
 const log = document.getElementById("log");
@@ -224,6 +224,7 @@ addEventListener("message", (e) => {
   if (m.method === "ui/notifications/tool-input-partial" || m.method === "ui/notifications/tool-input") {
     log.textContent += m.method.slice("ui/notifications/".length) + " " + JSON.stringify(m.params && m.params.arguments) + "\n";
   }
+  if (m.method === "ui/notifications/tool-cancelled") log.textContent += "tool-cancelled\n";
   if (m.id === 1 && m.result) parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} }, "*");
 });
 parent.postMessage({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: { protocolVersion: "2026-01-26", appInfo: { name: "input", version: "1" }, appCapabilities: {} } }, "*");
