@@ -64,9 +64,15 @@ func (t *running) toolDelta(d model.ToolCallDelta) {
 		p.id = d.ID
 	}
 	if d.Name != "" && d.Name != p.name {
-		p.name = d.Name
-		p.server = OriginOf(t.set, d.Name)
-		p.view = t.links != nil && p.server != "" && t.links(p.server, d.Name)
+		// A new name (or more of it): look its tool up, without holding
+		// t.mu while the servers are asked. Only this goroutine changes
+		// p's name.
+		set, links := t.set, t.links
+		t.mu.Unlock()
+		server := OriginOf(set, d.Name)
+		view := links != nil && server != "" && links(server, d.Name)
+		t.mu.Lock()
+		p.name, p.server, p.view = d.Name, server, view
 	}
 	if !p.view || p.over || p.id == "" {
 		t.mu.Unlock()
