@@ -34,7 +34,7 @@ type partialCall struct {
 	server   string
 	view     bool // the tool links a view: its pieces are gathered
 	args     []byte
-	over     bool      // args outgrew maxPartialArgs: no more reports
+	over     bool      // args outgrew maxPartialArgs, or pieces were missed: no more reports
 	sent     string    // the last input reported
 	last     time.Time // when it was reported
 	pending  bool      // pieces came after it
@@ -75,6 +75,12 @@ func (t *running) toolDelta(d model.ToolCallDelta) {
 		p.name, p.server, p.view = d.Name, server, view
 	}
 	if !p.view || p.over || p.id == "" {
+		// Pieces that come before the call's id, or before a name that
+		// links a view, are not kept: the arguments after them would
+		// not be the call's.
+		if d.Arguments != "" {
+			p.over = true
+		}
 		t.mu.Unlock()
 		return
 	}

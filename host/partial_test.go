@@ -151,13 +151,25 @@ func TestToolDeltaThrottled(t *testing.T) {
 		if len(got) != 1 {
 			t.Errorf("a call over the cap was reported %d times, want once (before it went over): %.80q", len(got), got)
 		}
-		// More calls than maxPartialCalls: the first ones are followed.
+		// Pieces before the call's id or its tool's full name are not kept,
+		// so the call is not reported: what follows them is not its input.
 		got = nil
 		rt.Think(3, 0, 0)
+		piece(0, "", "show_a", `{"k":`)
+		piece(0, "late", "show_a", `{"x":1`) // would read as {"x":1}
+		piece(1, "b", "show", `{"k":`)
+		piece(1, "b", "show_b", `{"y":2`)
+		rt.Act(3, nil)
+		if len(got) != 0 {
+			t.Errorf("calls whose first pieces were missed were reported: %q", got)
+		}
+		// More calls than maxPartialCalls: the first ones are followed.
+		got = nil
+		rt.Think(4, 0, 0)
 		for i := range maxPartialCalls + 5 {
 			piece(i, fmt.Sprint("c", i), "show_a", `{}`)
 		}
-		rt.Act(3, nil)
+		rt.Act(4, nil)
 		if len(got) != maxPartialCalls {
 			t.Errorf("%d calls reported, want %d", len(got), maxPartialCalls)
 		}
