@@ -29,6 +29,10 @@ type Options struct {
 	OnStep func(StepEvent)
 	// OnText, when set, makes the loop stream and receive text deltas.
 	OnText func(delta string)
+	// OnToolCallDelta, when set, makes the loop stream and receive the
+	// pieces of the tool calls as the model writes them
+	// (model.Request.OnToolCallDelta), before the calls run.
+	OnToolCallDelta func(model.ToolCallDelta)
 	// Observer, when set, follows the run (the trace uses it).
 	Observer Observer
 	// Refresh, when set, is called before each model call and may return
@@ -88,7 +92,7 @@ func run(ctx context.Context, opts *Options) (*Result, error) {
 	}
 	specs := Specs(opts.Tools)
 	res := &Result{Messages: append(make([]model.Message, 0, len(opts.Messages)+4), opts.Messages...)}
-	req := &model.Request{System: opts.System, Tools: specs}
+	req := &model.Request{System: opts.System, Tools: specs, OnToolCallDelta: opts.OnToolCallDelta}
 	for {
 		if err := ctx.Err(); err != nil {
 			return res, err

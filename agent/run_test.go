@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -271,6 +272,23 @@ func TestRunStreamsText(t *testing.T) {
 	res, err := agent.Run(context.Background(), agent.Options{Model: m, Messages: user("x"), OnText: func(d string) { got.WriteString(d) }})
 	if err != nil || got.String() != "streamed answer" || res.Text != "streamed answer" {
 		t.Fatalf("streamed %q, result %+v, err %v", got.String(), res, err)
+	}
+}
+
+// TestRunStreamsToolCallPieces: OnToolCallDelta alone makes the loop
+// stream, and the pieces of a call arrive before the observer hears the
+// call start.
+func TestRunStreamsToolCallPieces(t *testing.T) {
+	m := scripted.New(scripted.Turn{Calls: []model.ToolCall{scripted.Call("c", "echo", `{"text":"a"}`)}, Piece: 4}, scripted.Turn{Text: "fin"})
+	rec := &recorder{}
+	_, err := agent.Run(context.Background(), agent.Options{Model: m, Messages: user("x"), Tools: tools(t, echoTool()), Observer: rec,
+		OnToolCallDelta: func(d model.ToolCallDelta) { rec.lines = append(rec.lines, "piece "+d.ID+" "+d.Arguments) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"think", `piece c {"te`, `piece c xt":`, `piece c "a"}`, "act echo", "observe echo", "think", "done fin"}
+	if !slices.Equal(rec.lines, want) {
+		t.Errorf("sequence %q, want %q", rec.lines, want)
 	}
 }
 

@@ -26,9 +26,10 @@ func generate(ctx context.Context, opts *Options, req *model.Request) (*model.Re
 	return resp, err
 }
 
-// ask streams the reply when the run wants text as it comes.
+// ask streams the reply when the run wants text or tool calls as they
+// come.
 func ask(ctx context.Context, opts *Options, req *model.Request) (*model.Response, error) {
-	if opts.OnText != nil {
+	if opts.OnText != nil || opts.OnToolCallDelta != nil {
 		return opts.Model.Stream(ctx, req, opts.OnText)
 	}
 	return opts.Model.Generate(ctx, req)

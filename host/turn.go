@@ -36,6 +36,11 @@ type Turn struct {
 	Summaries SummaryCache
 	// Stream asks the model for text as it comes (EventText).
 	Stream bool
+	// ToolInputPartial asks, with Stream, for the arguments of calls to
+	// tools that link a view (MCP Apps) while the model writes them
+	// (EventToolInputPartial); only a front end that shows views wants
+	// them.
+	ToolInputPartial bool
 	// Observer, when set, follows the loop too (the trace, a spinner).
 	Observer agent.Observer
 	// OnEvent receives the turn's events, in order; calls may come from
@@ -71,6 +76,12 @@ const (
 	EventToolStatus EventKind = "tool_status"
 	// EventText: a piece of the answer (Text), with Turn.Stream.
 	EventText EventKind = "text"
+	// EventToolInputPartial: the model is still writing a call to a tool
+	// that links a view (Step, Call, Server), with Turn.ToolInputPartial.
+	// Call.Arguments are those written so far, made a valid JSON object
+	// (internal/partialjson). A call's reports are at least 50 ms apart,
+	// and its last one comes before its EventToolStart.
+	EventToolInputPartial EventKind = "tool_input_partial"
 	// EventApprovalAsked: a guarded call waits for the user (Approval).
 	EventApprovalAsked EventKind = "approval_asked"
 	// EventApprovalAnswered: the user (or a timeout) decided (Approval).
@@ -89,7 +100,8 @@ type Event struct {
 	Kind EventKind
 	// Step counts the model calls of the turn, from 1.
 	Step int
-	// Call is the tool call of EventToolStart and EventToolEnd.
+	// Call is the tool call of EventToolStart, EventToolEnd,
+	// EventToolStatus and EventToolInputPartial.
 	Call model.ToolCall
 	// Server is where the called tool comes from: "local", an MCP
 	// server's name, ResourceToolOrigin, or "" for a name not in the
@@ -223,6 +235,11 @@ type running struct {
 	steps   []agent.StepEvent
 	step    int
 	cuts    map[string]*ResultCut // results.go
+	// links reports whether a server's tool links a view; set with
+	// Turn.ToolInputPartial. partials are the calls of the reply the
+	// model is writing, by index (partial.go).
+	links    func(server, tool string) bool
+	partials map[int]*partialCall
 }
 
 func turnFrom(ctx context.Context) *running {
@@ -247,11 +264,13 @@ func (t *running) tools() *agent.ToolSet {
 func (t *running) Think(step, _, _ int) {
 	t.mu.Lock()
 	t.step = step
+	t.partials = nil
 	t.mu.Unlock()
 	t.emit(Event{Kind: EventStepStart, Step: step})
 }
 
 func (t *running) Act(step int, calls []model.ToolCall) {
+	t.flushPartials()
 	set := t.tools()
 	t.mu.Lock()
 	for _, c := range calls {
@@ -376,6 +395,13 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 	}
 	if t.Stream {
 		opts.OnText = func(delta string) { rt.emit(Event{Kind: EventText, Text: delta}) }
+		if t.ToolInputPartial && t.OnEvent != nil {
+			rt.links = func(server, tool string) bool {
+				u, ok := h.ToolUIOf(server, tool)
+				return ok && u.ResourceURI != ""
+			}
+			opts.OnToolCallDelta = rt.toolDelta
+		}
 	}
 	out, err := agent.Run(turnCtx, opts)
 	defer h.keepUsage(ctx, m)

@@ -57,6 +57,28 @@ type Request struct {
 	// provider. Sampling requests from MCP servers set it, so the cap the
 	// user approved is the cap the provider enforces.
 	MaxTokens int64
+	// OnToolCallDelta, when set, is called by Stream with each piece of
+	// a tool call's arguments as the model writes it, so that a front end
+	// can show the call before it is whole (an MCP Apps view gets its
+	// input while the model streams). Nil means not wanted; a provider that
+	// cannot report pieces ignores it. It is called from the goroutine
+	// that called Stream, before Stream returns.
+	OnToolCallDelta func(ToolCallDelta)
+}
+
+// ToolCallDelta is one piece of a streamed tool call.
+type ToolCallDelta struct {
+	// Index tells the calls of one reply apart, from 0 in the order they
+	// began; the pieces of a call share it.
+	Index int
+	// ID and Name are the call's id and tool name as far as they are
+	// known with this piece (a provider may send them with the first
+	// piece only; they are repeated here). ID may stay empty for a
+	// provider that gives none until the reply is whole.
+	ID, Name string
+	// Arguments is the new piece of the arguments' JSON text; the pieces
+	// of a call, joined in order, are its arguments.
+	Arguments string
 }
 
 // Response is the model's reply: an assistant message with text, tool calls

@@ -60,6 +60,31 @@ type StepUI struct {
 	Result map[string]any `json:"result,omitempty"`
 }
 
+// PartialEvent is the data of a "partial" event: the model is still
+// writing a call to a tool that links a view, and Input is what it wrote
+// so far, made a valid JSON object. The page shows the view at the first
+// one and passes each on as ui/notifications/tool-input-partial; the
+// call's "step" events, sharing its ID, follow.
+type PartialEvent struct {
+	ID     string          `json:"id"`
+	Step   int             `json:"step"`
+	Tool   string          `json:"tool"`
+	Server string          `json:"server"`
+	Input  json.RawMessage `json:"input"`
+	UI     *StepUI         `json:"ui"`
+}
+
+// partial sends a host.EventToolInputPartial on as a "partial" event, when
+// the tool links a view and views are on.
+func (t *turn) partial(ev host.Event) {
+	if t.emit == nil {
+		return
+	}
+	if ui := t.s.stepUI(ev.Server, ev.Call.Name); ui != nil {
+		t.emit("partial", PartialEvent{ID: ev.Call.ID, Step: ev.Step, Tool: ev.Call.Name, Server: ev.Server, Input: ev.Call.Arguments, UI: ui})
+	}
+}
+
 // withUI sets se.UI when the step's tool links a view, with its result
 // when the step has ended.
 func (s *Server) withUI(se *StepEvent) {

@@ -460,3 +460,63 @@ func TestViewResultsBounded(t *testing.T) {
 		t.Errorf("a result under the bound: %s", raw)
 	}
 }
+
+// TestAppsPartialInput: while the model writes a call to a tool with a
+// view, the chat stream carries "partial" events for it (valid JSON
+// objects, the view's resource named) before the call's "step" events; a
+// tool without a view gets none, nor does a server with views off.
+func TestAppsPartialInput(t *testing.T) {
+	args := `{"title":"季度报表","rows":[1,2,3]}`
+	script := func() *scripted.Model {
+		return scripted.New(
+			scripted.Turn{Calls: []model.ToolCall{scripted.Call("c0", "made_up", `{}`), scripted.Call("c1", "model_only", `{"q":"xxxxxxxx"}`), scripted.Call("c2", "show", args)}, Piece: 4},
+			scripted.Turn{Text: "shown"},
+		)
+	}
+	e, _, _ := appsEnv(t, script(), nil, nil)
+	id := e.newSession(t)
+	var names []string
+	var partials []PartialEvent
+	for _, ev := range e.send(t, id, "show it").rest(t) {
+		switch ev.Name {
+		case "partial":
+			var p PartialEvent
+			ev.decode(t, &p)
+			partials = append(partials, p)
+			names = append(names, "partial "+p.ID)
+		case "step":
+			var s StepEvent
+			ev.decode(t, &s)
+			names = append(names, "step "+s.ID+" "+s.State)
+		}
+	}
+	n := len(partials)
+	if n == 0 {
+		t.Fatalf("no partial events: %q", names)
+	}
+	for _, p := range partials {
+		var v map[string]any
+		if p.ID != "c2" || p.Tool != "show" || p.Server != "views" || p.Step != 1 || p.UI == nil || p.UI.ResourceURI != testViewURI || json.Unmarshal(p.Input, &v) != nil {
+			t.Errorf("partial event %+v (input %s)", p, p.Input)
+		}
+	}
+	if string(partials[n-1].Input) != args {
+		t.Errorf("the last partial input is %s, want the whole %s", partials[n-1].Input, args)
+	}
+	for i, name := range names[:n] {
+		if name != "partial c2" {
+			t.Errorf("event %d is %q; want the partial inputs first: %q", i, name, names)
+		}
+	}
+	if got, want := strings.Join(names[n:n+3], ","), "step c0 running,step c1 running,step c2 running"; got != want {
+		t.Errorf("after the partial inputs: %q, want %q", names[n:], want)
+	}
+
+	off, _, _ := appsEnv(t, script(), nil, func(o *Options) { o.SandboxOrigin = "" })
+	id = off.newSession(t)
+	for _, ev := range off.send(t, id, "show it").rest(t) {
+		if ev.Name == "partial" {
+			t.Errorf("views off, yet a partial event: %s", ev.Data)
+		}
+	}
+}

@@ -111,6 +111,8 @@ func (t *turn) event(ev host.Event, onText func(string)) {
 			}
 			t.emit("step", se)
 		}
+	case host.EventToolInputPartial:
+		t.partial(ev) // apps.go
 	case host.EventToolStatus:
 		if t.emit != nil {
 			st := ev.Status
@@ -178,6 +180,7 @@ func (s *Server) runTurn(ctx context.Context, t *turn, ht host.Turn, onText func
 	start := time.Now()
 	ht.Session = t.session
 	ht.Stream = onText != nil
+	ht.ToolInputPartial = t.emit != nil && s.opts.SandboxOrigin != "" // views want their input early
 	ht.OnEvent = func(ev host.Event) { t.event(ev, onText) }
 	ht.FrontEnd = "web"
 	if t.api == "openai" {

@@ -178,8 +178,9 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 }
 
 // Stream implements model.Model with a streamed request, calling onText with
-// each text delta. A failure after the first chunk is not retried (the
-// caller has already seen text).
+// each text delta, and req.OnToolCallDelta, when set, with each piece of a
+// tool call. A failure after the first chunk is not retried (the caller has
+// already seen text).
 func (m *Model) Stream(ctx context.Context, req *model.Request, onText func(string)) (*model.Response, error) {
 	body, err := m.requestBody(req, true)
 	if err != nil {
@@ -192,7 +193,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request, onText func(stri
 			return false, err
 		}
 		defer res.Body.Close()
-		var acc accumulator
+		acc := accumulator{onCall: req.OnToolCallDelta}
 		started := false
 		err = readEvents(res.Body, func(data []byte) error {
 			var c chatChunk

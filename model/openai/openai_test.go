@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"reflect"
@@ -791,4 +792,50 @@ func askOnce(t *testing.T, m *Model, streamed bool) error {
 		t.Fatalf("err = %T %v", err, err)
 	}
 	return err
+}
+
+// TestStreamReportsToolCallDeltas: with Request.OnToolCallDelta, each piece
+// of a streamed call's arguments is reported as it arrives, in order with
+// the text, carrying the call's index, id and name (sent only with the
+// first piece); the pieces of a call join to its arguments; whole calls in
+// one chunk get indexes of their own.
+func TestStreamReportsToolCallDeltas(t *testing.T) {
+	f := newFakeProvider(t, replySSE(
+		chunk(`{"role":"assistant","content":"Looking"}`, ""),
+		chunk(`{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"show_map","arguments":""}}]}`, ""),
+		chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":\"Pa"}}]}`, ""),
+		chunk(`{"content":" it up"}`, ""),
+		chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"ris\"}"}}]}`, ""),
+		chunk(`{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"show_map","arguments":"{}"}},{"index":1,"id":"call_c","type":"function","function":{"name":"other","arguments":"{\"x\":1}"}}]}`, ""),
+		chunk(`{}`, "tool_calls"),
+	))
+	var log []string
+	req := userRequest("map of Paris")
+	req.OnToolCallDelta = func(d model.ToolCallDelta) {
+		log = append(log, fmt.Sprintf("call %d %s %s %s", d.Index, d.ID, d.Name, d.Arguments))
+	}
+	resp, err := f.model().Stream(context.Background(), req, func(s string) { log = append(log, "text "+s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"text Looking",
+		"call 0 call_a show_map ",
+		`call 0 call_a show_map {"city":"Pa`,
+		"text  it up",
+		`call 0 call_a show_map ris"}`,
+		"call 1 call_b show_map {}",
+		`call 2 call_c other {"x":1}`,
+	}
+	if !reflect.DeepEqual(log, want) {
+		t.Errorf("reported\n%s\nwant\n%s", strings.Join(log, "\n"), strings.Join(want, "\n"))
+	}
+	if len(resp.Message.ToolCalls) != 3 || string(resp.Message.ToolCalls[0].Arguments) != `{"city":"Paris"}` {
+		t.Errorf("calls = %s", jsonOf(resp.Message.ToolCalls))
+	}
+	// Without the callback the stream is read as before.
+	f2 := newFakeProvider(t, replySSE(chunk(`{"tool_calls":[{"index":0,"id":"c","type":"function","function":{"name":"n","arguments":"{}"}}]}`, "tool_calls")))
+	if resp, err := f2.model().Stream(context.Background(), userRequest("x"), nil); err != nil || len(resp.Message.ToolCalls) != 1 {
+		t.Errorf("without OnToolCallDelta: %v %v", resp, err)
+	}
 }

@@ -122,9 +122,13 @@ type accumulator struct {
 	finishReason string
 	usage        model.Usage
 	size         int // bytes of text, names and arguments kept
+	// onCall, when set, hears each piece of a call's arguments
+	// (model.Request.OnToolCallDelta).
+	onCall func(model.ToolCallDelta)
 }
 
 type partialCall struct {
+	index    int // in calls
 	id, name string
 	args     strings.Builder
 }
@@ -168,7 +172,7 @@ func (a *accumulator) addToolCall(tc *wireToolCall) {
 	}
 	id := string(tc.ID)
 	if cur == nil || (id != "" && cur.id != "" && id != cur.id) {
-		cur = &partialCall{}
+		cur = &partialCall{index: len(a.calls)}
 		a.calls = append(a.calls, cur)
 		if tc.Index != nil {
 			a.byIndex[*tc.Index] = cur
@@ -188,6 +192,9 @@ func (a *accumulator) addToolCall(tc *wireToolCall) {
 	}
 	cur.args.WriteString(string(tc.Function.Arguments))
 	a.size += len(tc.Function.Arguments) + len(id)
+	if a.onCall != nil && (len(tc.Function.Arguments) > 0 || tc.Function.Name != "") {
+		a.onCall(model.ToolCallDelta{Index: cur.index, ID: cur.id, Name: cur.name, Arguments: string(tc.Function.Arguments)})
+	}
 }
 
 // response returns the assembled answer.

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
+	"unicode/utf8"
 
 	"github.com/agentapp/agentapp/model"
 )
@@ -20,6 +22,14 @@ type Turn struct {
 	Calls []model.ToolCall
 	// Err, when set, is returned instead of a reply.
 	Err error
+	// Piece is the size in bytes of the pieces in which Stream hands the
+	// calls' arguments to Request.OnToolCallDelta; 0 means each call's
+	// arguments in one piece. A piece never splits a UTF-8 character.
+	Piece int
+	// PieceDelay is how long Stream waits before each piece after the
+	// first (a model that writes slowly); cancelling the context ends
+	// the wait and the call.
+	PieceDelay time.Duration
 }
 
 // Call builds a tool call with arguments marshalled from args (a string or
@@ -96,6 +106,11 @@ func (m *Model) Stream(ctx context.Context, req *model.Request, onText func(stri
 	if onText != nil && t.Text != "" {
 		onText(t.Text)
 	}
+	if req.OnToolCallDelta != nil {
+		if err := streamCalls(ctx, &t, req.OnToolCallDelta); err != nil {
+			return nil, err
+		}
+	}
 	return &model.Response{Message: model.Message{
 		Role:      model.RoleAssistant,
 		Content:   t.Text,
@@ -115,4 +130,42 @@ func (m *Model) Remaining() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.turns) - m.next
+}
+
+// streamCalls hands the arguments of t's calls to on in pieces, as a
+// provider streaming them would: each call's first piece carries its id
+// and name.
+func streamCalls(ctx context.Context, t *Turn, on func(model.ToolCallDelta)) error {
+	first := true
+	for i, c := range t.Calls {
+		args := string(c.Arguments)
+		for {
+			n := len(args)
+			if t.Piece > 0 && n > t.Piece {
+				n = t.Piece
+				for n > 0 && !utf8.RuneStart(args[n]) {
+					n--
+				}
+				if n == 0 { // a piece smaller than one character
+					_, n = utf8.DecodeRuneInString(args)
+				}
+			}
+			if !first && t.PieceDelay > 0 {
+				tm := time.NewTimer(t.PieceDelay)
+				select {
+				case <-ctx.Done():
+					tm.Stop()
+					return ctx.Err()
+				case <-tm.C:
+				}
+			}
+			first = false
+			on(model.ToolCallDelta{Index: i, ID: c.ID, Name: c.Name, Arguments: args[:n]})
+			args = args[n:]
+			if args == "" {
+				break
+			}
+		}
+	}
+	return nil
 }

@@ -178,6 +178,7 @@ async function send(text) {
     await readEvents(r.body, (event, data) => {
       switch (event) {
         case "step": showStep(a, data); break;
+        case "partial": apps.partial(a, data); break; // apps.js: a view's input while the model writes it
         case "status": showStatus(a, data); break;
         case "token": streamed += data.text; a.text.textContent = streamed; scrollDown(); break;
         case "approval": showApproval(a, data); break;

@@ -14,6 +14,7 @@ const apps = (() => {
   const MAX_HEIGHT = 900;
   const MODES = ["inline", "fullscreen"]; // "pip" is answered with inline
   const RESIZE_DEBOUNCE = 250; // ms a container's size must hold before the view hears of it
+  const MAX_EARLY_VIEWS = 16; // views an answer may open from partial input, before their calls start
   const texts = {
     zh: { view: "交互视图", viewFailed: "视图无法显示：", openLink: "视图想打开这个链接：", byView: "（视图请求）", close: "退出全屏", turnEnded: "回答在调用结束前中止" },
     en: { view: "Interactive view", viewFailed: "The view could not be shown: ", openLink: "The view wants to open this link:", byView: " (asked by the view)", close: "Exit full screen", turnEnded: "the answer ended before the call did" },
@@ -240,9 +241,20 @@ const apps = (() => {
     }
 
     // sendTool gives the view its tool's input, then its result once the
-    // step ended.
+    // step ended. While the model still writes the call (the view was
+    // opened by a "partial" event), it gives the input so far instead.
     sendTool() {
       if (!this.initialized) return;
+      if (this.step.state === "partial") {
+        if (this.cancelled && !this.sentResult) {
+          this.sentResult = true;
+          this.notify("ui/notifications/tool-cancelled", { reason: this.cancelled });
+        } else if (!this.cancelled && this.partialInput && this.sentPartial !== this.partialInput) {
+          this.sentPartial = this.partialInput;
+          this.notify("ui/notifications/tool-input-partial", { arguments: this.partialInput });
+        }
+        return;
+      }
       if (!this.sentInput) {
         this.sentInput = true;
         const input = this.step.input && typeof this.step.input === "object" && !Array.isArray(this.step.input) ? this.step.input : {};
@@ -269,6 +281,14 @@ const apps = (() => {
 
     update(step) {
       this.step = step;
+      this.sendTool();
+    }
+
+    // partial takes the call's input as the model has written it so far;
+    // once the call started (or was cancelled) it is stale and dropped.
+    partial(input) {
+      if (this.step.state !== "partial" || this.cancelled) return;
+      this.partialInput = input;
       this.sendTool();
     }
 
@@ -393,9 +413,29 @@ const apps = (() => {
       a.views.set(s.id, nv);
       nv.load(sessionId).catch((e) => nv.fail(e.message));
     },
+    // partial opens the view of a call the model is still writing (a
+    // "partial" event), or gives the open one the input so far. The view
+    // is the one the call's steps use later. Input for a call that
+    // started, was cancelled or belongs to an ended answer is dropped, as
+    // is input that is not an object.
+    partial(a, p) {
+      if (!p || typeof p.id !== "string" || !p.id || typeof p.tool !== "string" || typeof p.server !== "string") return;
+      if (!p.ui || typeof p.ui.resourceUri !== "string" || !p.ui.resourceUri.startsWith("ui://") || !sessionId || a.ended) return;
+      if (!p.input || typeof p.input !== "object" || Array.isArray(p.input)) return;
+      a.views ||= new Map();
+      const v = a.views.get(p.id);
+      if (v) { v.partial(p.input); return; }
+      a.earlyViews = (a.earlyViews || 0) + 1;
+      if (a.earlyViews > MAX_EARLY_VIEWS) return;
+      const nv = new View(a, { id: p.id, step: p.step, tool: p.tool, server: p.server, ui: { resourceUri: p.ui.resourceUri }, state: "partial" });
+      a.views.set(p.id, nv);
+      nv.partial(p.input);
+      nv.load(sessionId).catch((e) => nv.fail(e.message));
+    },
     // turnEnded tells the views of answer a whose call had not ended that
     // it was cancelled: the turn failed, was stopped or lost its stream.
     turnEnded(a, reason) {
+      a.ended = true;
       for (const v of a.views?.values() || []) v.turnEnded(reason);
     },
     // teardownAll ends every view (a new conversation, another session).

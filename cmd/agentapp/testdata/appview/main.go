@@ -25,6 +25,9 @@ const (
 	// lifeURI is a quiet view that shows what the host tells it (display
 	// modes, container sizes, cancellation) for the test to read.
 	lifeURI = "ui://probe/life.html"
+	// inputURI is a view that lists the tool-input notifications it gets,
+	// partial and whole, in order.
+	inputURI = "ui://probe/input.html"
 )
 
 func main() {
@@ -63,6 +66,11 @@ func main() {
 				return result(map[string]any{"slow": "finished"}), nil
 			}
 		})
+	s.AddTool(&mcp.Tool{Name: "input_probe", Description: "Shows the view that lists its tool input.", InputSchema: obj,
+		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": inputURI}}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return result(map[string]any{"input": "shown"}), nil
+		})
 	s.AddTool(&mcp.Tool{Name: "life_note", Description: "Notes what the lifecycle view was told (views only).", InputSchema: obj,
 		Meta: mcp.Meta{"ui": map[string]any{"visibility": []any{"app"}}}},
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -97,6 +105,10 @@ func main() {
 	s.AddResource(&mcp.Resource{URI: lifeURI, Name: "life", MIMEType: "text/html;profile=mcp-app"},
 		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: lifeURI, MIMEType: "text/html;profile=mcp-app", Text: lifeHTML}}}, nil
+		})
+	s.AddResource(&mcp.Resource{URI: inputURI, Name: "input", MIMEType: "text/html;profile=mcp-app"},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: inputURI, MIMEType: "text/html;profile=mcp-app", Text: inputHTML}}}, nil
 		})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Fatal(err)
@@ -199,4 +211,21 @@ $("inline").onclick = () => ask("inline");
   $("init").textContent = JSON.stringify({ displayMode: c.displayMode, availableDisplayModes: c.availableDisplayModes });
   parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} }, "*");
 })();
+</script></body></html>`
+
+// inputHTML writes one line per tool-input notification, the method's
+// last part and its arguments as JSON, and one per tool-cancelled.
+const inputHTML = `<!doctype html><html><body><pre id="log"></pre><script>
+"use strict";
+const log = document.getElementById("log");
+addEventListener("message", (e) => {
+  const m = e.data;
+  if (!m || typeof m !== "object") return;
+  if (m.method === "ui/notifications/tool-input-partial" || m.method === "ui/notifications/tool-input") {
+    log.textContent += m.method.slice("ui/notifications/".length) + " " + JSON.stringify(m.params && m.params.arguments) + "\n";
+  }
+  if (m.method === "ui/notifications/tool-cancelled") log.textContent += "tool-cancelled\n";
+  if (m.id === 1 && m.result) parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} }, "*");
+});
+parent.postMessage({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: { protocolVersion: "2026-01-26", appInfo: { name: "input", version: "1" }, appCapabilities: {} } }, "*");
 </script></body></html>`
