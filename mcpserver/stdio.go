@@ -10,10 +10,12 @@ import (
 
 // StdioTransport returns the transport `agentapp serve` speaks on
 // stdin/stdout: an IOTransport with the server's direct path, on a stdin
-// the runtime can poll when it is a pipe. Close closes stdin, never
-// stdout, which the process may still use to report how it ended.
+// the runtime can poll when it is a pipe, read and written without waking
+// the runtime's monitor thread where that is safe (rawio_linux.go). Close
+// closes stdin, never stdout, which the process may still use to report
+// how it ended.
 func (s *Server) StdioTransport() *IOTransport {
-	return s.NewIOTransport(pollableStdin(), nopWriteCloser{os.Stdout})
+	return s.NewIOTransport(newRawReader(pollableStdin()), nopWriteCloser{newStdoutWriter(os.Stdout)})
 }
 
 // ServeStdio serves one session on stdin/stdout until the client closes
