@@ -305,7 +305,7 @@ func (ix *Index) Search(query string, n int) []Hit {
 	// an entry, and a little of its others. Terms the query has already
 	// are counted above.
 	var inGroup []int
-	for _, g := range lex.expand(folded, segs) {
+	for _, g := range lex().expand(folded, segs) {
 		inGroup = inGroup[:0]
 		for _, t := range g {
 			if _, ok := weight[t]; ok {

@@ -3,6 +3,7 @@ package toolsearch
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/agentapp/agentapp/internal/texttok"
 )
@@ -66,7 +67,9 @@ type lexicon struct {
 }
 
 // lex is the lexicon of the concepts in lexicon_data.go.
-var lex = newLexicon(concepts)
+// It is built on first use: a serve that never searches does not pay for
+// it at start (cmd/agentapp's TestPackageInitIsSmall).
+var lex = sync.OnceValue(func() *lexicon { return newLexicon(concepts) })
 
 // newLexicon compiles concepts. A trigger in several concepts adds all
 // their terms.
@@ -131,23 +134,27 @@ func appendNew(dst, add []string) []string {
 
 // routeRE finds a request for a way from one place to another: "from A to
 // B", "从A到B", "A到B多远".
-var routeRE = regexp.MustCompile(`\bfrom\b.+\bto\b|从.+[到去至]|\p{Han}到\p{Han}+(多远|多久|多长|多少公里|多少里|怎么走|怎么去|要多)`)
+var routeRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\bfrom\b.+\bto\b|从.+[到去至]|\p{Han}到\p{Han}+(多远|多久|多长|多少公里|多少里|怎么走|怎么去|要多)`)
+})
 
 // routeTerms are the terms a route request adds.
-var routeTerms = textTerms("origin destination directions route travel", nil)
+var routeTerms = sync.OnceValue(func() []string { return textTerms("origin destination directions route travel", nil) })
 
 // coordRE finds a latitude, longitude pair: "48.85, 2.35".
-var coordRE = regexp.MustCompile(`-?\d{1,3}\.\d+\s*[,，]\s*-?\d{1,3}\.\d+`)
+var coordRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-?\d{1,3}\.\d+\s*[,，]\s*-?\d{1,3}\.\d+`) })
 
 // coordTerms are the terms a pair of coordinates adds.
-var coordTerms = textTerms("coordinates latitude longitude location address", nil)
+var coordTerms = sync.OnceValue(func() []string { return textTerms("coordinates latitude longitude location address", nil) })
 
 // addressRE finds a street address: "1600 Amphitheatre Parkway", "10
 // Downing St", "中山路88号".
-var addressRE = regexp.MustCompile(`\b\d{1,5}\s+(\pL+\s+){1,4}(street|st|avenue|ave|road|rd|boulevard|blvd|parkway|pkwy|lane|ln|drive|dr|way|place|square|sq|court|ct|highway|hwy)\b|\p{Han}[路街道巷]\s*\d+\s*号`)
+var addressRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b\d{1,5}\s+(\pL+\s+){1,4}(street|st|avenue|ave|road|rd|boulevard|blvd|parkway|pkwy|lane|ln|drive|dr|way|place|square|sq|court|ct|highway|hwy)\b|\p{Han}[路街道巷]\s*\d+\s*号`)
+})
 
 // addressTerms are the terms an address adds.
-var addressTerms = textTerms("address geocode location", nil)
+var addressTerms = sync.OnceValue(func() []string { return textTerms("address geocode location", nil) })
 
 // expand returns the groups of terms the concepts named in a folded
 // query add, one group for each trigger: the longest English phrase at
@@ -203,15 +210,15 @@ func (l *lexicon) expand(folded string, segs []texttok.Segment) [][]string {
 		i += max(n, 1)
 	}
 	// The regular expressions run only on queries that can match them.
-	if (strings.Contains(folded, "from") || strings.ContainsRune(folded, '从') || strings.ContainsRune(folded, '到')) && routeRE.MatchString(folded) {
-		out = appendGroup(out, routeTerms)
+	if (strings.Contains(folded, "from") || strings.ContainsRune(folded, '从') || strings.ContainsRune(folded, '到')) && routeRE().MatchString(folded) {
+		out = appendGroup(out, routeTerms())
 	}
 	if hasDigit(folded) {
-		if addressRE.MatchString(folded) {
-			out = appendGroup(out, addressTerms)
+		if addressRE().MatchString(folded) {
+			out = appendGroup(out, addressTerms())
 		}
-		if strings.IndexByte(folded, '.') >= 0 && coordRE.MatchString(folded) {
-			out = appendGroup(out, coordTerms)
+		if strings.IndexByte(folded, '.') >= 0 && coordRE().MatchString(folded) {
+			out = appendGroup(out, coordTerms())
 		}
 	}
 	return out

@@ -119,7 +119,7 @@ func TestLexiconCompiled(t *testing.T) {
 			}
 			if len(ws) == 0 || len(ws) > maxPhraseWords {
 				t.Errorf("concept %q: English trigger %q has %d words, want 1 to %d", c.terms, p, len(ws), maxPhraseWords)
-			} else if _, ok := lex.en[strings.Join(ws, " ")]; !ok {
+			} else if _, ok := lex().en[strings.Join(ws, " ")]; !ok {
 				t.Errorf("concept %q: trigger %q not compiled", c.terms, p)
 			}
 		}
@@ -132,13 +132,13 @@ func TestLexiconCompiled(t *testing.T) {
 			}
 			if n := len([]rune(w)); n > maxZhRunes {
 				t.Errorf("concept %q: Chinese trigger %q has %d characters, more than %d", c.terms, w, n, maxZhRunes)
-			} else if _, ok := lex.zh[strings.Map(texttok.Fold, w)]; !ok {
+			} else if _, ok := lex().zh[strings.Map(texttok.Fold, w)]; !ok {
 				t.Errorf("concept %q: trigger %q not compiled", c.terms, w)
 			}
 		}
 		triggers += len(en) + len(zh)
 	}
-	t.Logf("%d concepts, %d triggers, %d English and %d Chinese keys", len(concepts), triggers, len(lex.en), len(lex.zh))
+	t.Logf("%d concepts, %d triggers, %d English and %d Chinese keys", len(concepts), triggers, len(lex().en), len(lex().zh))
 }
 
 // TestLexiconQuestionWords: question words, which the index drops as stop
@@ -156,7 +156,7 @@ func TestLexiconQuestionWords(t *testing.T) {
 	} {
 		var got []string
 		f := strings.Map(texttok.Fold, q)
-		for _, g := range lex.expand(f, texttok.Segments(splitName(f))) {
+		for _, g := range lex().expand(f, texttok.Segments(splitName(f))) {
 			got = append(got, g...)
 		}
 		if !contains(got, stem(want)) {
@@ -192,7 +192,7 @@ func TestLexiconBounded(t *testing.T) {
 	}
 	q := b.String()
 	f := strings.Map(texttok.Fold, q)
-	if gs := lex.expand(f, texttok.Segments(splitName(f))); len(gs) != maxGroups {
+	if gs := lex().expand(f, texttok.Segments(splitName(f))); len(gs) != maxGroups {
 		t.Errorf("a query of %d triggers names %d concepts, want the cap %d", len(words), len(gs), maxGroups)
 	}
 	ix := lexiconIndex(t)

@@ -133,7 +133,7 @@ func TestBrowserContextBudget(t *testing.T) {
 	if !regexp.MustCompile(`^\d+ ✂ Earlier turns were summarized for the model \(\d+ messages, ~[\d,]+ tokens → ~[\d,]+ tokens\); the full transcript stays here$`).MatchString(en) {
 		t.Errorf("the English mark reads %q", en)
 	}
-	if u := eval(`[...document.querySelectorAll('.usage')].pop().textContent + '|' + document.querySelector('#usage-total').textContent + '|' + document.querySelector('#compact').textContent + '|' + `+lastNote+``); !regexp.MustCompile(`^≈in [\d,]+ · out [\d,]+ tokens\|Session: ≈[\d,]+ tokens\|Compact\|Nothing earlier to compact: `).MatchString(u) {
+	if u := eval(`[...document.querySelectorAll('.usage')].pop().textContent + '|' + document.querySelector('#usage-total').textContent + '|' + document.querySelector('#compact').textContent + '|' + ` + lastNote + ``); !regexp.MustCompile(`^≈in [\d,]+ · out [\d,]+ tokens\|Session: ≈[\d,]+ tokens\|Compact\|Nothing earlier to compact: `).MatchString(u) {
 		t.Errorf("the English usage, totals and button read %q", u)
 	}
 	shot("4-english")
