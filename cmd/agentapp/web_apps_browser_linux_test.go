@@ -47,7 +47,7 @@ func appPeer(t *testing.T, name string) string {
 // view of a failed call is told it was cancelled; and a reload shows the
 // views again.
 func TestBrowserApps(t *testing.T) {
-	chromium := chromiumPath(t)
+	chromiumPath(t) // skips at once where there is no Chromium, before any server starts
 	basic, budget := appPeer(t, "mcp-server-basic-vanillajs"), appPeer(t, "mcp-budget-allocator-server")
 	var outside atomic.Int64
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -64,48 +64,15 @@ func TestBrowserApps(t *testing.T) {
 		// would ask; get-time's question comes from AGENT_GUARD_CONFIRM.
 		"--allow", "budget:*", "--allow", "probe:*",
 	}, "AGENT_GUARD_CONFIRM=get-time")
-	shots := artifactsDir(t)
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("lang", "en-US"),
-		// The views' frames stay in the page's process, so that the test
-		// can look inside them; the browser's origin checks, which are
-		// what the hostile view runs into, hold the same.
-		chromedp.Flag("disable-features", "SitePerProcess,IsolateOrigins,IsolateSandboxedIframes"),
-		chromedp.Flag("disable-site-isolation-trials", true),
-		chromedp.UserDataDir(profileDir(t)),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	defer cancelCtx()
-	ctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
-	defer cancel()
+	// The views' frames stay in the page's process, so that the test can
+	// read inside them.
+	page := openBrowser(t, browserOptions{Lang: "en-US", Frames: true, Timeout: 4 * time.Minute})
+	ctx := page.ctx
+	shots := page.shots
 
-	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	eval := func(expr string) string {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
-		if err != nil {
-			t.Fatalf("evaluate %s: %v", expr, err)
-		}
-		return v
-	}
+	do := page.do
+	eval := page.eval
 	shot := func(name string) {
 		t.Helper()
 		buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))

@@ -26,7 +26,7 @@ import (
 // and says its view is unavailable; and back on the first host, a new
 // conversation tears the view down (it answers by calling a tool).
 func TestBrowserAppsLifecycle(t *testing.T) {
-	chromium := chromiumPath(t)
+	chromiumPath(t)     // skips at once where there is no Chromium, before any server starts
 	data := t.TempDir() // shared with a second host below
 	notes := filepath.Join(t.TempDir(), "notes")
 	base := startWebWith(t, []string{
@@ -34,45 +34,13 @@ func TestBrowserAppsLifecycle(t *testing.T) {
 		"--allow", "probe:*",
 		"--turn-timeout", "8s",
 	}, "AGENTAPP_DATA_DIR="+data)
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("lang", "en-US"),
-		// As in TestBrowserApps: the frames stay in the page's process so
-		// that the test can read inside them.
-		chromedp.Flag("disable-features", "SitePerProcess,IsolateOrigins,IsolateSandboxedIframes"),
-		chromedp.Flag("disable-site-isolation-trials", true),
-		chromedp.UserDataDir(profileDir(t)),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	defer cancelCtx()
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
+	// The views' frames stay in the page's process, so that the test can
+	// read inside them.
+	page := openBrowser(t, browserOptions{Lang: "en-US", Frames: true, Timeout: 3 * time.Minute})
+	ctx := page.ctx
 
-	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	eval := func(expr string) string {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
-		if err != nil {
-			t.Fatalf("evaluate %s: %v", expr, err)
-		}
-		return v
-	}
+	do := page.do
+	eval := page.eval
 	ask := func(text string) chromedp.Action[chromedp.Void] {
 		return chromedp.Steps(
 			chromedp.WaitEnabled(chromedp.CSS("#send")),

@@ -26,7 +26,7 @@ import (
 // hears nothing more; a turn that fails while the model writes a call
 // tells that call's early view it was cancelled, with no tool-input.
 func TestBrowserAppsPartialInput(t *testing.T) {
-	chromium := chromiumPath(t)
+	chromiumPath(t) // skips at once where there is no Chromium, before any server starts
 	gates := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
 	var gateOnce [2]sync.Once
 	open := func(i int) { gateOnce[i].Do(func() { close(gates[i]) }) }
@@ -100,37 +100,12 @@ func TestBrowserAppsPartialInput(t *testing.T) {
 	base := startWebWith(t, []string{"--model", "fake", "--mcp", "probe=" + appViewServer.Path(t), "--allow", "probe:*"},
 		"OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL="+fake.URL+"/v1", "OPENAI_MODEL=fake")
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("lang", "en-US"),
-		// As in TestBrowserApps: the frames stay in the page's process so
-		// that the test can read inside them.
-		chromedp.Flag("disable-features", "SitePerProcess,IsolateOrigins,IsolateSandboxedIframes"),
-		chromedp.Flag("disable-site-isolation-trials", true),
-		chromedp.UserDataDir(profileDir(t)),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	defer cancelCtx()
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
+	// The views' frames stay in the page's process, so that the test can
+	// read inside them.
+	page := openBrowser(t, browserOptions{Lang: "en-US", Frames: true, Timeout: 3 * time.Minute})
+	ctx := page.ctx
 
-	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
+	do := page.do
 	// viewLog is what the view of input_probe in answer i wrote, "" while
 	// it has no view or frame.
 	viewLog := func(i int) string {
