@@ -77,7 +77,7 @@ func (s *Server) postCompact(w http.ResponseWriter, r *http.Request) {
 		limited(w, s.sessLim, id, "in this session", writeError) {
 		return
 	}
-	if ok, err := s.sessions.Exists(r.Context(), id); err != nil || !ok {
+	if ok, err := s.sessionExists(r.Context(), id); err != nil || !ok {
 		if err != nil {
 			s.log.Error(err.Error())
 		}
