@@ -19,27 +19,42 @@ import (
 // Only stdio: over HTTP the SDK's handler allocates about 200 KB per call
 // (a 32 KiB JSON decoder buffer for each of its several decodes of a
 // request), so collections come with the calls, and at 50 a call cost
-// about 1.7× the CPU it costs at the default (tuneServe).
+// about 1.7× the CPU it costs at the default (see serveHTTPGCPercent).
 const serveGCPercent = 50
 
+// serveHTTPGCPercent is the collector's target for `agentapp serve --http`
+// when the user has not set GOGC.
+//
+// Under load the HTTP server's live heap is a few MiB (the sessions and
+// the requests in flight) while the SDK's handler allocates about 200 KB
+// per call, so at the default of 100 it collected every 10–15 ms at 256
+// sessions and spent about a fifth of its CPU on it, each cycle stopping
+// the world and charging assists to the requests that allocated during
+// it. At 400 a collection comes about four times less often: CPU per call
+// fell by about a third and p99 with it, for a heap goal of five times a
+// live heap of a few MiB (bench/NOTES.md has the A/B).
+const serveHTTPGCPercent = 400
+
 // tuneServe tunes the runtime for `agentapp serve`: the collector and one
-// processor on stdio (tuneServeGC, tuneServeProcs); HTTP keeps the
-// runtime's defaults.
+// processor on stdio (tuneServeGC, tuneServeProcs); over HTTP a less
+// frequent collector (serveHTTPGCPercent) and every processor.
 func tuneServe(getenv func(string) string, http bool) {
 	if http {
+		tuneServeGC(getenv, serveHTTPGCPercent)
 		return
 	}
-	tuneServeGC(getenv)
+	tuneServeGC(getenv, serveGCPercent)
 	tuneServeProcs(getenv)
 }
 
-// tuneServeGC applies serveGCPercent unless GOGC is set, which the user
-// chose and the runtime has already applied. It reports whether it did.
-func tuneServeGC(getenv func(string) string) bool {
+// tuneServeGC sets the collector's target to percent unless GOGC is set,
+// which the user chose and the runtime has already applied. It reports
+// whether it did.
+func tuneServeGC(getenv func(string) string, percent int) bool {
 	if getenv("GOGC") != "" {
 		return false
 	}
-	debug.SetGCPercent(serveGCPercent)
+	debug.SetGCPercent(percent)
 	return true
 }
 
