@@ -94,8 +94,8 @@ other AGENT_GUARD_* variables guard agentapp chat and are ignored here.`,
 	return cmd
 }
 
-// runServe checks the configuration, listens (HTTP), opens the data (on
-// stdio with SQLite: on the first request that needs it), builds the server and serves it until the client goes away (stdio: stdin
+// runServe checks the configuration, listens (HTTP), opens the data,
+// builds the server and serves it until the client goes away (stdio: stdin
 // reaches EOF) or a signal arrives. Everything that can be refused is
 // refused before the data directory is created.
 func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr io.Writer) error {
