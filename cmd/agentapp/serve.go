@@ -167,19 +167,16 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 		var opened *store.Store // written inside the Lazy's once
 		lazy := assistant.NewLazy(func(ctx context.Context) (*support.Service, *kb.KB, error) {
 			s, err := store.Open(dir)
-			if err == nil {
-				var svc *support.Service
-				var k *kb.KB
-				if svc, k, _, err = openDomain(ctx, cmd, stderr, s, false); err == nil {
-					opened = s
-					return svc, k, nil
-				}
-				s.Close()
+			if err != nil {
+				return nil, nil, err
 			}
-			// Each request that needs the data gets this error too; the
-			// log says it once, where the person running the server looks.
-			logger.Error("serve cannot open the database; requests that need it fail until the server is restarted", "err", err)
-			return nil, nil, err
+			svc, k, _, err := openDomain(ctx, cmd, stderr, s, false)
+			if err != nil {
+				s.Close()
+				return nil, nil, err
+			}
+			opened = s
+			return svc, k, nil
 		})
 		defer func() {
 			if lazy.Stop() && opened != nil {
