@@ -120,28 +120,14 @@ func Open(dir string) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("store: empty data directory")
 	}
-	if err := PrepareDir(dir); err != nil {
-		return nil, err
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cannot create the data directory %s: %w (set AGENTAPP_DATA_DIR or --data-dir to a writable directory)", dir, err)
+	}
+	if err := private.Restrict(dir); err != nil {
+		return nil, fmt.Errorf("%w (chmod 700 the data directory, or choose another with AGENTAPP_DATA_DIR or --data-dir)", err)
 	}
 	path := filepath.Join(dir, FileName)
 	return OpenFile(path)
-}
-
-// PrepareDir creates the data directory if needed, readable by its owner
-// only, as Open does first: a caller that opens the store later (serve on
-// stdio, on its first request) calls it at start, so a directory that
-// cannot be created is still a start-up error.
-func PrepareDir(dir string) error {
-	if dir == "" {
-		return errors.New("store: empty data directory")
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("cannot create the data directory %s: %w (set AGENTAPP_DATA_DIR or --data-dir to a writable directory)", dir, err)
-	}
-	if err := private.Restrict(dir); err != nil {
-		return fmt.Errorf("%w (chmod 700 the data directory, or choose another with AGENTAPP_DATA_DIR or --data-dir)", err)
-	}
-	return nil
 }
 
 // maxConns bounds the database's connection pool. SQLite in WAL mode runs

@@ -101,18 +101,6 @@ func New(ctx context.Context, st *store.Store, opts ...Option) (*Service, error)
 	return s, nil
 }
 
-// Unopened returns a Service without a database whose tools describe
-// themselves (names, descriptions, schemas) but must not be run: for a
-// server that lists them before it opens the store (agentapp serve on
-// stdio opens it on the first request that needs it).
-func Unopened() *Service {
-	s := &Service{}
-	s.orderTool = s.newOrderStatusTool()
-	s.ticketTool = s.newCreateTicketTool()
-	s.escalateTool = s.newEscalateTool()
-	return s
-}
-
 // Close releases what the Service holds beside the store: the connection
 // that watches the database for getOrderStatus's cache (the store's Close
 // releases it too). The tools must not be running.

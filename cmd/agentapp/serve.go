@@ -147,55 +147,31 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 		defer ln.Close() // RunHTTP closes it too; this covers a failure before
 	}
 
-	// On stdio with SQLite the database is opened on the first request
-	// that needs it (assistant.Lazy): a client's initialize and tools/list
-	// need none of it, and opening it was about a tenth of a cold start.
-	// The data directory is still made now, so one that cannot be created
-	// stops the server at start as before. HTTP and PostgreSQL open at
-	// start: there a bad address or password must fail where the operator
-	// is looking, and the notification listener needs the connection.
-	version := readBuildInfo().Short()
-	var (
-		opts  *mcpserver.Options
-		st    *store.Store
-		ndocs = -1
-	)
-	if addr == "" && databaseURL(cmd) == "" {
-		if err := store.PrepareDir(dir); err != nil {
-			return err
-		}
-		var opened *store.Store // written inside the Lazy's once
-		lazy := assistant.NewLazy(func(ctx context.Context) (*support.Service, *kb.KB, error) {
-			s, err := store.Open(dir)
-			if err != nil {
-				return nil, nil, err
-			}
-			svc, k, _, err := openDomain(ctx, cmd, stderr, s, false)
-			if err != nil {
-				s.Close()
-				return nil, nil, err
-			}
-			opened = s
-			return svc, k, nil
-		})
-		defer func() {
-			if lazy.Stop() && opened != nil {
-				opened.Close()
-			}
-		}()
-		opts = lazy.ServerOptions(version)
-	} else {
-		if st, err = openStore(cmd); err != nil {
-			return err
-		}
-		defer st.Close()
-		svc, k, docs, err := openDomain(ctx, cmd, stderr, st, true)
-		if err != nil {
-			return err
-		}
-		ndocs = len(docs)
-		opts = assistant.ServerOptions(svc, k, version)
+	st, err := openStore(cmd)
+	if err != nil {
+		return err
 	}
+	defer st.Close()
+	svc, err := support.New(ctx, st)
+	if err != nil {
+		return err
+	}
+	// The server's own logger keeps to warnings; the seeding of the demo
+	// FAQ on first start is worth an info line.
+	k, err := kb.Open(ctx, st, kb.WithLogger(cmdLogger(cmd, stderr, slog.LevelInfo)))
+	if err != nil {
+		return err
+	}
+	if err := k.SeedDemo(ctx); err != nil {
+		return err
+	}
+	docs, err := k.List(ctx)
+	if err != nil {
+		return err
+	}
+
+	version := readBuildInfo().Short()
+	opts := assistant.ServerOptions(svc, k, version)
 	opts.Logger = logger
 	opts.Tracing = tr
 	if guardCfg.PII {
@@ -211,7 +187,7 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 	for i, t := range opts.Tools {
 		opts.Tools[i] = withCallDeadline(t, callTimeout)
 	}
-	postgres := st != nil && st.Dialect() == store.Postgres
+	postgres := st.Dialect() == store.Postgres
 	// On PostgreSQL every process's ingests are announced (kb.ChangeChannel),
 	// so this server can promise its clients resources/list_changed.
 	opts.DocsChange = postgres
@@ -219,9 +195,7 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 		return err
 	}
 	server := mcpserver.New(opts)
-	if st != nil {
-		dir = filepath.Dir(st.Path)
-	}
+	dir = filepath.Dir(st.Path)
 	if postgres {
 		dir = st.Path
 		lctx, cancel := context.WithCancel(ctx)
@@ -234,7 +208,7 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 	}
 
 	if addr == "" {
-		serveBanner(version, "stdio (stdout carries MCP frames only)", opts.Tools, ndocs, dir, "", guardCfg.PII).write(cmd, stderr)
+		serveBanner(version, "stdio (stdout carries MCP frames only)", opts.Tools, len(docs), dir, "", guardCfg.PII).write(cmd, stderr)
 		return server.ServeStdio(ctx)
 	}
 
@@ -242,7 +216,7 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 	if token != "" {
 		auth = "bearer token required"
 	}
-	serveBanner(version, "http://"+ln.Addr().String()+mcpserver.HTTPPath, opts.Tools, ndocs, dir, auth, guardCfg.PII).write(cmd, stderr)
+	serveBanner(version, "http://"+ln.Addr().String()+mcpserver.HTTPPath, opts.Tools, len(docs), dir, auth, guardCfg.PII).write(cmd, stderr)
 	handler := mcpserver.NewHTTPHandler(server, &mcpserver.HTTPOptions{Token: token, Logger: logger, Stateless: stateless})
 	perAddr, _ := cmd.Flags().GetInt("max-conns-per-addr")
 	maxConns, _ := cmd.Flags().GetInt("max-conns")
@@ -256,33 +230,6 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 	return nil
 }
 
-// openDomain opens the support service and the knowledge base on st,
-// running their migrations and seeding the demo FAQ on a new database; with
-// list it also lists the documents, for the banner.
-func openDomain(ctx context.Context, cmd *cobra.Command, stderr io.Writer, st *store.Store, list bool) (*support.Service, *kb.KB, []kb.Doc, error) {
-	svc, err := support.New(ctx, st)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	// The server's own logger keeps to warnings; the seeding of the demo
-	// FAQ on first start is worth an info line.
-	k, err := kb.Open(ctx, st, kb.WithLogger(cmdLogger(cmd, stderr, slog.LevelInfo)))
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if err := k.SeedDemo(ctx); err != nil {
-		return nil, nil, nil, err
-	}
-	if !list {
-		return svc, k, nil, nil
-	}
-	docs, err := k.List(ctx)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return svc, k, docs, nil
-}
-
 // serveBanner tells the person starting the server what it offers. It goes
 // to stderr: on stdio, stdout belongs to the protocol.
 func serveBanner(version, endpoint string, tools []*agent.Tool, ndocs int, dir, auth string, pii bool) *banner {
@@ -292,11 +239,7 @@ func serveBanner(version, endpoint string, tools []*agent.Tool, ndocs int, dir, 
 	}
 	b := &banner{title: fmt.Sprintf("agentapp %s MCP server on %s", version, endpoint)}
 	b.add("tools", "tools", strings.Join(names, ", "))
-	if ndocs >= 0 {
-		b.add("resources", "resources", fmt.Sprintf("%s (%d documents now)", mcpserver.DocURITemplate, ndocs))
-	} else {
-		b.add("resources", "resources", mcpserver.DocURITemplate+" (the database opens on the first request that needs it)")
-	}
+	b.add("resources", "resources", fmt.Sprintf("%s (%d documents now)", mcpserver.DocURITemplate, ndocs))
 	if store.IsPostgresURL(dir) {
 		b.add("database", "database", dir)
 	} else {

@@ -72,18 +72,3 @@ func TestServeRefusesBlankToken(t *testing.T) {
 	}
 	noDataDir(t, dir)
 }
-
-// TestServeStdioDataDirCannotBeCreated checks that on stdio, where the
-// database opens on the first request that needs it, a data directory that
-// cannot be created is still a start-up error naming it.
-func TestServeStdioDataDirCannotBeCreated(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "file")
-	if err := os.WriteFile(file, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(file, "data")
-	_, err := runServeCLI(t, "--data-dir", dir)
-	if err == nil || !strings.Contains(err.Error(), "cannot create the data directory "+dir) {
-		t.Fatalf("serve with a data directory under a file: %v, want a start-up error naming it", err)
-	}
-}
