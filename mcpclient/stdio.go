@@ -221,9 +221,16 @@ func (f *frameFilter) reportSkipped(held int64) {
 		"server", f.server)
 }
 
+// headID and tailID (and errorLine below) are compiled on first use: this
+// package is linked into every agentapp process, serve included, which
+// never starts an MCP client.
 var (
-	headID = regexp.MustCompile(`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?[0-9]+|"[^"\\]*")`)
-	tailID = regexp.MustCompile(`"id"\s*:\s*(-?[0-9]+|"[^"\\]*")\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$`)
+	headID = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?[0-9]+|"[^"\\]*")`)
+	})
+	tailID = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`"id"\s*:\s*(-?[0-9]+|"[^"\\]*")\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$`)
+	})
 )
 
 // refuse logs an oversized line and, when it is recognisably the response
@@ -237,9 +244,9 @@ func (f *frameFilter) refuse(lr *lineread.Reader) []byte {
 		return nil // a request or notification from the server: nobody waits for it
 	}
 	var id []byte
-	if m := headID.FindSubmatch(lr.Head()); m != nil {
+	if m := headID().FindSubmatch(lr.Head()); m != nil {
 		id = m[1]
-	} else if m := tailID.FindSubmatch(lr.Tail()); m != nil {
+	} else if m := tailID().FindSubmatch(lr.Tail()); m != nil {
 		id = m[1]
 	}
 	if id == nil {
@@ -279,7 +286,9 @@ type stderrRing struct {
 // frame of its stack: "Error [ERR_…]: …" (Node), "ModuleNotFoundError: …"
 // (Python's last traceback line), "FATAL: …", "panic: …", "fatal error:"
 // (Go), "error: …", "ERROR …", "[ERROR] …", "Exception in thread …".
-var errorLine = regexp.MustCompile(`^\s*(?:\[?(?:ERROR|Error|error|FATAL|Fatal|fatal|CRITICAL|PANIC|panic)\b\]?|[A-Za-z_][\w.]*(?:Error|Exception)\b|Exception in thread\b)`)
+var errorLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(?:\[?(?:ERROR|Error|error|FATAL|Fatal|fatal|CRITICAL|PANIC|panic)\b\]?|[A-Za-z_][\w.]*(?:Error|Exception)\b|Exception in thread\b)`)
+})
 
 // isErrorLine reports whether a stderr line looks like the statement of an
 // error (see errorLine).
@@ -291,7 +300,7 @@ func isErrorLine(s string) bool {
 		!strings.Contains(l, "anic") && !strings.Contains(l, "ANIC") && !strings.Contains(l, "xception") && !strings.Contains(l, "RITICAL") {
 		return false
 	}
-	return errorLine.MatchString(s)
+	return errorLine().MatchString(s)
 }
 
 const (

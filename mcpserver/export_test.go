@@ -13,3 +13,7 @@ const (
 	InitializeLine  = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"golden","version":"1"}}}`
 	InitializedLine = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
 )
+
+// NewWithSDKAddTool is New registering each tool with the SDK's own
+// AddTool (its re-marshalling included), the reference addTool is held to.
+func NewWithSDKAddTool(opts *Options) *Server { return newServer(opts, (*mcp.Server).AddTool) }

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/telemetry"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -138,7 +140,11 @@ type Server struct {
 // with another, or has an input schema that is not a JSON object schema:
 // the tools are compiled into the binary, so that is a programming error
 // that every test of the server catches.
-func New(opts *Options) *Server {
+func New(opts *Options) *Server { return newServer(opts, addTool) }
+
+// newServer is New with the function that registers each tool with the
+// SDK: addTool, or in the differential test the SDK's own AddTool.
+func newServer(opts *Options, add func(*mcp.Server, *mcp.Tool, mcp.ToolHandler)) *Server {
 	if opts == nil {
 		opts = &Options{}
 	}
@@ -196,7 +202,7 @@ func New(opts *Options) *Server {
 		if m := opts.ToolMeta[t.Name]; m != nil {
 			mt.Meta = m
 		}
-		s.mcp.AddTool(mt, s.toolHandler(t))
+		add(s.mcp, mt, s.toolHandler(t))
 	}
 	s.addStatic(opts)
 
@@ -288,6 +294,49 @@ func mcpTool(t *agent.Tool) *mcp.Tool {
 		mt.OutputSchema = t.OutputSchema
 	}
 	return mt
+}
+
+// objectSchema stands in for a tool's schemas while the SDK registers it
+// (see addTool). The SDK checks a *jsonschema.Schema by its Type alone.
+var objectSchema = &jsonschema.Schema{Type: "object"}
+
+// addTool registers mt as the SDK's AddTool does, without the SDK's
+// re-marshalling of each schema: AddTool marshals a json.RawMessage schema
+// and decodes it into a map[string]any to read its "type", and decodes the
+// input schema once more for x-mcp-header annotations, which was most of
+// New's time and a tenth of serve's start. Here the input schema's type is
+// read with one small decode, the SDK is given stand-in schemas, and the
+// tool it keeps (the same *mcp.Tool) gets the raw schemas back before any
+// session can list it, so tools/list sends the bytes unchanged
+// (TestToolsListBytesUnchanged holds this to the SDK's own path).
+//
+// A schema that uses x-mcp-header, or that is not a json.RawMessage, goes
+// through the SDK's AddTool unchanged, so its checks still apply.
+func addTool(srv *mcp.Server, mt *mcp.Tool, h mcp.ToolHandler) {
+	in, ok := mt.InputSchema.(json.RawMessage)
+	out, outOK := mt.OutputSchema.(json.RawMessage)
+	if !ok || (mt.OutputSchema != nil && !outOK) || bytes.Contains(in, []byte("x-mcp-header")) {
+		srv.AddTool(mt, h)
+		return
+	}
+	var head struct {
+		Type any `json:"type"`
+	}
+	if err := json.Unmarshal(in, &head); err != nil {
+		panic(fmt.Errorf("mcpserver.New: tool %q: the input schema is not a JSON object: %v", mt.Name, err))
+	}
+	if head.Type != "object" {
+		panic(fmt.Errorf(`mcpserver.New: tool %q: the input schema must have type "object" (got %v)`, mt.Name, head.Type))
+	}
+	if outOK && !json.Valid(out) {
+		panic(fmt.Errorf("mcpserver.New: tool %q: the output schema is not valid JSON", mt.Name))
+	}
+	mt.InputSchema, mt.OutputSchema = objectSchema, nil
+	srv.AddTool(mt, h)
+	mt.InputSchema = in
+	if outOK {
+		mt.OutputSchema = out
+	}
 }
 
 // toolHandler adapts t to a raw MCP tool handler that runs it on a warm

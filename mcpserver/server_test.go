@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -402,6 +403,9 @@ func TestNewServerRejectsBadToolLists(t *testing.T) {
 		"no execute": {{Name: "x", InputSchema: ok.InputSchema}},
 		"duplicate":  {ok, ok},
 		"not object": {{Name: "y", InputSchema: json.RawMessage(`{"type":"string"}`), Execute: ok.Execute}},
+		"no type":    {{Name: "y", InputSchema: json.RawMessage(`{"properties":{}}`), Execute: ok.Execute}},
+		"not JSON":   {{Name: "y", InputSchema: json.RawMessage(`{"type":"object"`), Execute: ok.Execute}},
+		"bad output": {{Name: "y", InputSchema: ok.InputSchema, OutputSchema: json.RawMessage(`{"type":`), Execute: ok.Execute}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			defer func() {
@@ -667,5 +671,29 @@ func BenchmarkToolHandlerGetOrderStatus(b *testing.B) {
 		if err != nil || res.IsError {
 			b.Fatal(err, res)
 		}
+	}
+}
+
+// TestToolsListBytesUnchanged holds New's registration without the SDK's
+// schema re-marshalling (addTool) to the SDK's own AddTool: tools/list,
+// read off the wire, is the same bytes from both, for the published tools
+// of `agentapp serve` (schemas, annotations, _meta, task support) and for
+// an argument-less tool.
+func TestToolsListBytesUnchanged(t *testing.T) {
+	d := newDomain(t)
+	list := func(newServer func(*mcpserver.Options) *mcpserver.Server) []byte {
+		opts := d.options()
+		opts.Tools = append(opts.Tools, &agent.Tool{Name: "plain", Execute: func(context.Context, json.RawMessage) (any, error) { return "ok", nil }})
+		r := newRawSessionOn(t, newServer(opts), rawTransports[2].make)
+		r.handshake()
+		r.send(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`)
+		return r.receive()
+	}
+	ours, sdk := list(mcpserver.New), list(mcpserver.NewWithSDKAddTool)
+	if !bytes.Equal(ours, sdk) {
+		t.Fatalf("tools/list differs from the SDK's AddTool path:\nours: %s\nsdk:  %s", ours, sdk)
+	}
+	if !bytes.Contains(ours, []byte(`"outputSchema"`)) || !bytes.Contains(ours, []byte(`"plain"`)) {
+		t.Fatalf("tools/list lacks the tools it should list: %s", ours)
 	}
 }

@@ -8,33 +8,43 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/agentapp/agentapp/internal/textsafe"
 )
 
+// The patterns below are compiled on first use (sync.OnceValue): only the
+// mcp subcommands need them, and every serve start would pay otherwise.
+
 // secretName matches the name of an environment variable, header, flag or
 // URL parameter that usually holds a secret.
-var secretName = regexp.MustCompile(`(?i)(token|secret|passw|pwd|api[-_]?key|apikey|access[-_]?key|private[-_]?key|auth|credential|cookie|session|bearer|signature)`)
+var secretName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(token|secret|passw|pwd|api[-_]?key|apikey|access[-_]?key|private[-_]?key|auth|credential|cookie|session|bearer|signature)`)
+})
 
 // secretValue matches a value that looks like a credential whatever its
 // name: a scheme and a token, or a well-known key prefix.
-var secretValue = regexp.MustCompile(`^(?i:bearer|basic|token)\s+\S{6,}|^(sk-|sk_live_|ghp_|gho_|github_pat_|xox[abpr]-|AKIA|AIza|glpat-)\S{6,}`)
+var secretValue = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?i:bearer|basic|token)\s+\S{6,}|^(sk-|sk_live_|ghp_|gho_|github_pat_|xox[abpr]-|AKIA|AIza|glpat-)\S{6,}`)
+})
 
 // urlPassword matches the password of a URL's user information anywhere
 // in a value (postgres://app:PASSWORD@db/app): a connection string holds
 // a secret whatever its variable is called. Groups: what comes before the
 // password, the password, the "@".
-var urlPassword = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^/@:\s]*:)([^@/\s]+)(@)`)
+var urlPassword = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^/@:\s]*:)([^@/\s]+)(@)`)
+})
 
 // varRef is a ${VAR} or ${VAR:-default} reference, which keeps the secret
 // out of the file.
-var varRef = regexp.MustCompile(`\$\{[^}]*\}`)
+var varRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{[^}]*\}`) })
 
 // holdsSecret reports whether the value of name is a secret written in
 // the clear: a secret-looking name or value, not only ${VAR} references
 // and an auth scheme.
 func holdsSecret(name, value string) bool {
-	rest := strings.TrimSpace(varRef.ReplaceAllString(value, ""))
+	rest := strings.TrimSpace(varRef().ReplaceAllString(value, ""))
 	for _, scheme := range []string{"Bearer", "Basic", "Token"} {
 		if len(rest) >= len(scheme) && strings.EqualFold(rest[:len(scheme)], scheme) {
 			rest = strings.TrimSpace(rest[len(scheme):])
@@ -43,15 +53,15 @@ func holdsSecret(name, value string) bool {
 	if rest == "" {
 		return false
 	}
-	return secretName.MatchString(name) || secretValue.MatchString(value) || urlPassword.MatchString(rest)
+	return secretName().MatchString(name) || secretValue().MatchString(value) || urlPassword().MatchString(rest)
 }
 
 // maskURLPasswords hides the passwords of the URLs in s, keeping ${VAR}
 // references.
 func maskURLPasswords(s string) string {
-	return urlPassword.ReplaceAllStringFunc(s, func(m string) string {
-		g := urlPassword.FindStringSubmatch(m)
-		if varRef.MatchString(g[2]) {
+	return urlPassword().ReplaceAllStringFunc(s, func(m string) string {
+		g := urlPassword().FindStringSubmatch(m)
+		if varRef().MatchString(g[2]) {
 			return m
 		}
 		return g[1] + "****" + g[3]
@@ -67,7 +77,7 @@ func maskValue(name, value string) string {
 	if scheme, _, ok := strings.Cut(value, " "); ok && (strings.EqualFold(scheme, "bearer") || strings.EqualFold(scheme, "basic") || strings.EqualFold(scheme, "token")) {
 		return scheme + " ****"
 	}
-	if !secretName.MatchString(name) && !secretValue.MatchString(value) {
+	if !secretName().MatchString(name) && !secretValue().MatchString(value) {
 		// Only a URL's password is secret: keep the rest readable.
 		return maskURLPasswords(value)
 	}
@@ -103,7 +113,7 @@ func maskEntry(raw json.RawMessage) json.RawMessage {
 			if name, val, eq := strings.Cut(s, "="); eq && strings.HasPrefix(name, "-") {
 				args[i] = name + "=" + maskValue(name, val)
 			} else if i > 0 {
-				if prev, ok := args[i-1].(string); ok && strings.HasPrefix(prev, "-") && !strings.Contains(prev, "=") && secretName.MatchString(prev) && !strings.HasPrefix(s, "-") {
+				if prev, ok := args[i-1].(string); ok && strings.HasPrefix(prev, "-") && !strings.Contains(prev, "=") && secretName().MatchString(prev) && !strings.HasPrefix(s, "-") {
 					args[i] = maskValue(prev, s)
 				}
 			} else {
@@ -156,7 +166,7 @@ func maskArgs(line string) string {
 	for i, w := range words {
 		if name, val, ok := strings.Cut(w, "="); ok && strings.HasPrefix(name, "-") {
 			words[i] = name + "=" + maskValue(name, val)
-		} else if i > 0 && strings.HasPrefix(words[i-1], "-") && !strings.Contains(words[i-1], "=") && secretName.MatchString(words[i-1]) && !strings.HasPrefix(w, "-") {
+		} else if i > 0 && strings.HasPrefix(words[i-1], "-") && !strings.Contains(words[i-1], "=") && secretName().MatchString(words[i-1]) && !strings.HasPrefix(w, "-") {
 			words[i] = maskValue(words[i-1], w)
 		}
 		words[i] = maskURLPasswords(words[i])
@@ -203,10 +213,10 @@ func warnSharedSecrets(w io.Writer, path string, raw json.RawMessage) {
 	// A password in a URL: an argument (a connection string) or the
 	// server's own URL.
 	inURL := func(what, value string) {
-		if urlPassword.MatchString(varRef.ReplaceAllString(value, "")) {
+		if urlPassword().MatchString(varRef().ReplaceAllString(value, "")) {
 			n++
 			fmt.Fprintln(w, textsafe.Escape(fmt.Sprintf("agentapp: warning: %s is shared with everyone who works on the project, and %s %s holds a password; write the password as ${VAR} (%s) and set that variable in your environment",
-				path, what, maskURLPasswords(value), urlPassword.ReplaceAllString(maskURLPasswords(value), "${1}$${PASSWORD}${3}"))))
+				path, what, maskURLPasswords(value), urlPassword().ReplaceAllString(maskURLPasswords(value), "${1}$${PASSWORD}${3}"))))
 		}
 	}
 	for _, a := range e.Args {

@@ -16,6 +16,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Mask is what a secret is replaced with.
@@ -25,18 +26,28 @@ const Mask = "[redacted]"
 // occurs; a shorter one would hit ordinary words.
 const minKnown = 6
 
+// The patterns are compiled on first use: every process links this package
+// and most (serve answering initialize) never redact anything.
 var (
 	// Key-shaped tokens: OpenAI's and Anthropic's sk-…, GitHub's, Slack's,
 	// Google's and AWS access key ids. The prefix is kept, so the reader
 	// knows which kind of key it was.
-	keyPattern = regexp.MustCompile(`\b(sk-(?:proj-|ant-|live-|test-)?|ghp_|gho_|ghs_|github_pat_|xox[abprs]-|AIza|AKIA)[A-Za-z0-9_\-*]{6,}`)
+	keyPattern = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b(sk-(?:proj-|ant-|live-|test-)?|ghp_|gho_|ghs_|github_pat_|xox[abprs]-|AIza|AKIA)[A-Za-z0-9_\-*]{6,}`)
+	})
 	// An Authorization value quoted back: Bearer and the token, or an
 	// Authorization header of another scheme and its credentials.
-	authPattern = regexp.MustCompile(`(?i)(\bbearer\s+|\bauthorization:\s*[a-z]+\s+)[A-Za-z0-9_\-.~+/=*]{4,}`)
+	authPattern = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(\bbearer\s+|\bauthorization:\s*[a-z]+\s+)[A-Za-z0-9_\-.~+/=*]{4,}`)
+	})
 	// The userinfo of a URL: scheme://user:password@ (the user is kept).
-	userinfoPattern = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.\-]*://)([^\s/@:]*):([^\s/@]*)@`)
+	userinfoPattern = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.\-]*://)([^\s/@:]*):([^\s/@]*)@`)
+	})
 	// A secret-named query or form parameter: ?key=…, &access_token=….
-	queryPattern = regexp.MustCompile(`(?i)([?&;](?:[a-z0-9_\-]*(?:key|token|secret|password|passwd|pwd|signature|sig|auth|credential)[a-z0-9_\-]*)=)[^&\s#"']+`)
+	queryPattern = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)([?&;](?:[a-z0-9_\-]*(?:key|token|secret|password|passwd|pwd|signature|sig|auth|credential)[a-z0-9_\-]*)=)[^&\s#"']+`)
+	})
 )
 
 // Secrets returns s with everything key-like replaced by Mask, and every
@@ -48,10 +59,10 @@ func Secrets(s string, known ...string) string {
 			s = strings.ReplaceAll(s, k, Mask)
 		}
 	}
-	s = keyPattern.ReplaceAllString(s, "${1}"+Mask)
-	s = authPattern.ReplaceAllString(s, "${1}"+Mask)
-	s = userinfoPattern.ReplaceAllString(s, "${1}${2}:"+Mask+"@")
-	s = queryPattern.ReplaceAllString(s, "${1}"+Mask)
+	s = keyPattern().ReplaceAllString(s, "${1}"+Mask)
+	s = authPattern().ReplaceAllString(s, "${1}"+Mask)
+	s = userinfoPattern().ReplaceAllString(s, "${1}${2}:"+Mask+"@")
+	s = queryPattern().ReplaceAllString(s, "${1}"+Mask)
 	return s
 }
 
