@@ -22,24 +22,36 @@ import (
 // about 1.7× the CPU it costs at the default (tuneServe).
 const serveGCPercent = 50
 
+// serveHTTPGCPercent is the collector's target for `serve --http` when the
+// user has not set GOGC. With collections coming with the calls (above),
+// fewer of them is CPU the clients get back: at 200 a call through the
+// TypeScript SDK client cost 0.67× the server CPU of the default's, and
+// since that client and the server share the machine's cores, its p50
+// fell to 0.82× (16 sessions, 6 interleaved rounds). The price is memory:
+// the minimum heap goal doubles to 8 MiB, and 256 open sessions held about
+// 3 MiB more. bench/NOTES.md has the A/B.
+const serveHTTPGCPercent = 200
+
 // tuneServe tunes the runtime for `agentapp serve`: the collector and one
-// processor on stdio (tuneServeGC, tuneServeProcs); HTTP keeps the
-// runtime's defaults.
+// processor on stdio (tuneServeGC, tuneServeProcs); HTTP keeps every
+// processor and collects less often (serveHTTPGCPercent).
 func tuneServe(getenv func(string) string, http bool) {
 	if http {
+		tuneServeGC(getenv, serveHTTPGCPercent)
 		return
 	}
-	tuneServeGC(getenv)
+	tuneServeGC(getenv, serveGCPercent)
 	tuneServeProcs(getenv)
 }
 
-// tuneServeGC applies serveGCPercent unless GOGC is set, which the user
-// chose and the runtime has already applied. It reports whether it did.
-func tuneServeGC(getenv func(string) string) bool {
+// tuneServeGC sets the collector's target to percent unless GOGC is set,
+// which the user chose and the runtime has already applied. It reports
+// whether it did.
+func tuneServeGC(getenv func(string) string, percent int) bool {
 	if getenv("GOGC") != "" {
 		return false
 	}
-	debug.SetGCPercent(serveGCPercent)
+	debug.SetGCPercent(percent)
 	return true
 }
 

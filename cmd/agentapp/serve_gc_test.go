@@ -10,13 +10,13 @@ func TestTuneServeGC(t *testing.T) {
 	old := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(old)
 
-	if !tuneServeGC(func(string) string { return "" }) {
+	if !tuneServeGC(func(string) string { return "" }, serveGCPercent) {
 		t.Fatal("GOGC unset: tuneServeGC did nothing")
 	}
 	if got := debug.SetGCPercent(100); got != serveGCPercent {
 		t.Fatalf("GOGC unset: GC percent is %d, want %d", got, serveGCPercent)
 	}
-	if tuneServeGC(func(k string) string { return map[string]string{"GOGC": "200"}[k] }) {
+	if tuneServeGC(func(k string) string { return map[string]string{"GOGC": "200"}[k] }, serveGCPercent) {
 		t.Fatal("GOGC=200: tuneServeGC overrode the user's setting")
 	}
 	if got := debug.SetGCPercent(100); got != 100 {
@@ -44,9 +44,10 @@ func TestTuneServeProcs(t *testing.T) {
 	}
 }
 
-// TestTuneServeHTTPKeepsDefaults: the HTTP server keeps the collector's
-// and the scheduler's defaults; stdio gets both tunings.
-func TestTuneServeHTTPKeepsDefaults(t *testing.T) {
+// TestTuneServeHTTP: the HTTP server keeps the scheduler's default (every
+// processor) and collects at serveHTTPGCPercent unless GOGC is set; stdio
+// gets its own two tunings.
+func TestTuneServeHTTP(t *testing.T) {
 	oldGC := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(oldGC)
 	oldProcs := runtime.GOMAXPROCS(2)
@@ -54,11 +55,15 @@ func TestTuneServeHTTPKeepsDefaults(t *testing.T) {
 
 	unset := func(string) string { return "" }
 	tuneServe(unset, true)
-	if got := debug.SetGCPercent(100); got != 100 {
-		t.Errorf("HTTP: GC percent %d, want the default 100", got)
+	if got := debug.SetGCPercent(100); got != serveHTTPGCPercent {
+		t.Errorf("HTTP: GC percent %d, want %d", got, serveHTTPGCPercent)
 	}
 	if got := runtime.GOMAXPROCS(0); got != 2 {
 		t.Errorf("HTTP: %d processors, want all 2", got)
+	}
+	tuneServe(func(k string) string { return map[string]string{"GOGC": "80"}[k] }, true)
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("HTTP with GOGC set: GC percent changed to %d", got)
 	}
 	tuneServe(unset, false)
 	if got := debug.SetGCPercent(100); got != serveGCPercent {
