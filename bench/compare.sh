@@ -169,10 +169,25 @@ http_load() { # round kind sessions calls-per-session
   local tool=getOrderStatus args=$order_args flags=()
   if [ "$2" = ref ]; then tool=get-structured-content args=$weather_args; fi
   case $2 in *-stateless) flags=(--stateless) ;; esac
-  http_start "$2"
-  "$work/mcpbench" http --round "$1" --name "$(http_name "$2")" --url "$url" --pid "$srv_pid" "${flags[@]}" \
-    --sessions "$3" --calls "$4" --warmup 5 --tool "$tool" --args "$args" --out "$http" >/dev/null
-  http_stop
+  local try
+  for try in 1 2 3; do
+    http_start "$2"
+    if "$work/mcpbench" http --round "$1" --name "$(http_name "$2")" --url "$url" --pid "$srv_pid" "${flags[@]}" \
+      --sessions "$3" --calls "$4" --warmup 5 --tool "$tool" --args "$args" --out "$http" >/dev/null; then
+      http_stop
+      return
+    fi
+    # A server that exited before it answered (its free port taken in
+    # between, seen once in 50 starts) is started again on another port;
+    # a load that failed against a running server fails the run.
+    if kill -0 "$srv_pid" 2>/dev/null; then
+      http_stop
+      return 1
+    fi
+    http_stop
+    say "$(http_name "$2") exited before it answered (try $try of 3); its log: $(tail -n 3 "$work/http.log" | tr '\n' ' ')"
+  done
+  return 1
 }
 http_all() { # round kinds…
   local round=$1 kind
