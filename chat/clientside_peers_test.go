@@ -449,11 +449,15 @@ func TestStreamJSONTaskStatus(t *testing.T) {
 		}
 	}
 	all := strings.Join(stages, "\n")
-	for _, want := range []string{"working: Gathering sources...", "working: Synthesizing findings...", "completed"} {
+	// The stages last 1 s, the server's advised poll interval, so a poll
+	// may skip one: the first stage and the end must show, and the rest
+	// in the server's order.
+	for _, want := range []string{"working: Gathering sources...", "completed"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("tool_status events:\n%s\nwant %q", all, want)
 		}
 	}
+	checkStageOrder(t, strings.ReplaceAll(all, "working: ", "⋯ simulate-research-query working: "))
 	call, first, result := slices.Index(types, "tool_call"), slices.Index(types, "tool_status"), slices.Index(types, "tool_result")
 	if call < 0 || first < call || result < 0 || slices.Contains(types[result:], "tool_status") {
 		t.Errorf("event order %v: want the statuses between tool_call and tool_result", types)

@@ -197,3 +197,24 @@ func (h *harness) run(t *testing.T) {
 		t.Fatalf("Run: %v\nstderr:\n%s", err, h.err.String())
 	}
 }
+
+// checkStageOrder fails the test when the stage lines in out go backwards
+// in simulate-research-query's order.
+func checkStageOrder(t *testing.T, out string) {
+	t.Helper()
+	stages := []string{"Gathering sources", "Analyzing content", "Synthesizing findings", "Generating report"}
+	at := 0
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.Contains(line, "⋯ simulate-research-query working: ") {
+			continue
+		}
+		for i, s := range stages {
+			if strings.Contains(line, s) {
+				if i < at {
+					t.Errorf("stage %q shown after %q:\n%s", s, stages[at], out)
+				}
+				at = i
+			}
+		}
+	}
+}
