@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -311,7 +312,7 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 		}
 		wantSums = append(wantSums, sha256.Sum256([]byte(token)))
 	}
-	h := &HTTPHandler{server: server.mcp, sessions: &sessionCap{max: maxSessions, server: server.mcp, open: map[string]*capSession{}}}
+	h := &HTTPHandler{server: server.mcp, sessions: &sessionCap{max: maxSessions, server: server.mcp}}
 	mux := http.NewServeMux()
 	mux.HandleFunc(HTTPPath, func(w http.ResponseWriter, r *http.Request) {
 		if msg := rebindingProblem(r); msg != "" {
@@ -406,21 +407,37 @@ const sessionIDHeader = "Mcp-Session-Id"
 //
 // A session being created counts against the bound from the moment room
 // is made for it, so concurrent initializes cannot overshoot it.
+//
+// Requests on open sessions take no lock: one shared mutex there, taken
+// twice by every request, was where 256 busy sessions queued (a lock
+// convoy: each hand-off waited for the next holder to be scheduled) and
+// what made the tail of their latencies (bench/NOTES.md). The mutex now
+// guards only what changes the set of sessions.
 type sessionCap struct {
 	max    int // < 0: no bound
 	server *mcp.Server
 
+	open sync.Map // session id → *capSession; stored and deleted under mu
+
 	mu      sync.Mutex
-	open    map[string]*capSession // by session id
-	pending int                    // sessions being created
+	n       int // sessions in open
+	pending int // sessions being created
 }
 
 // capSession is what sessionCap knows of one session.
 type capSession struct {
-	ss   *mcp.ServerSession
-	busy int       // POST and DELETE requests in progress
-	last time.Time // the end of its last request, or its creation
+	ss *mcp.ServerSession
+	// busy counts the POST and DELETE requests in progress; -1 once the
+	// session was chosen for eviction, after which it counts nothing.
+	busy atomic.Int32
+	last atomic.Int64 // the end of its last request, or its creation: nanoseconds since capEpoch
 }
+
+// capEpoch is the origin of capSession.last, whose differences are
+// monotonic (time.Since).
+var capEpoch = time.Now()
+
+func capNow() int64 { return int64(time.Since(capEpoch)) }
 
 // serve passes r to next, the SDK's handler, keeping the session count
 // (see sessionCap).
@@ -428,7 +445,9 @@ func (c *sessionCap) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	id := r.Header.Get(sessionIDHeader)
 	if id != "" || r.Method != http.MethodPost {
 		if id != "" {
-			defer c.use(id, r.Method != http.MethodGet)()
+			if s := c.use(id, r.Method != http.MethodGet); s != nil {
+				defer s.done(r.Method != http.MethodGet)
+			}
 		}
 		next.ServeHTTP(w, r)
 		return
@@ -456,23 +475,43 @@ func (c *sessionCap) serve(w http.ResponseWriter, r *http.Request, next http.Han
 func (c *sessionCap) reserve() (victims []*mcp.ServerSession, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if need := len(c.open) + c.pending + 1 - c.max; c.max >= 0 && need > 0 {
+	if need := c.n + c.pending + 1 - c.max; c.max >= 0 && need > 0 {
 		type idle struct {
-			id string
-			s  *capSession
+			id   string
+			s    *capSession
+			last int64
 		}
 		var candidates []idle
-		for id, s := range c.open {
-			if s.busy == 0 {
-				candidates = append(candidates, idle{id, s})
+		c.open.Range(func(k, v any) bool {
+			if s := v.(*capSession); s.busy.Load() == 0 {
+				candidates = append(candidates, idle{k.(string), s, s.last.Load()})
 			}
-		}
+			return true
+		})
 		if len(candidates) < need {
 			return nil, false
 		}
-		slices.SortFunc(candidates, func(a, b idle) int { return a.s.last.Compare(b.s.last) })
-		for _, v := range candidates[:need] {
-			delete(c.open, v.id)
+		slices.SortFunc(candidates, func(a, b idle) int { return cmp.Compare(a.last, b.last) })
+		// A candidate that a request took in the meantime is skipped: the
+		// claim (0 → -1) and a request's use (n → n+1) exclude each other.
+		var claimed []idle
+		for _, v := range candidates {
+			if len(claimed) == need {
+				break
+			}
+			if v.s.busy.CompareAndSwap(0, -1) {
+				claimed = append(claimed, v)
+			}
+		}
+		if len(claimed) < need {
+			for _, v := range claimed {
+				v.s.busy.Store(0)
+			}
+			return nil, false
+		}
+		for _, v := range claimed {
+			c.open.Delete(v.id)
+			c.n--
 			victims = append(victims, v.s.ss)
 		}
 	}
@@ -501,41 +540,50 @@ func (c *sessionCap) created(id string) {
 		// whose initialize failed before the request returns).
 		return
 	}
-	entry := &capSession{ss: ss, last: time.Now()}
-	c.open[id] = entry
+	entry := &capSession{ss: ss}
+	entry.last.Store(capNow())
+	c.open.Store(id, entry)
+	c.n++
 	go func() {
 		// Forget the session when it ends, however it ends: DELETE, the
 		// idle timeout, eviction or shutdown.
 		_ = ss.Wait()
 		c.mu.Lock()
-		if c.open[id] == entry {
-			delete(c.open, id)
+		if c.open.CompareAndDelete(id, entry) {
+			c.n--
 		}
 		c.mu.Unlock()
 	}()
 }
 
 // use marks the session id in use by a request; busy requests (POST,
-// DELETE) keep it from eviction until they end. The returned function ends
-// the use. An unknown id is left to the SDK, which answers 404.
-func (c *sessionCap) use(id string, busy bool) func() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.open[id]
-	if s == nil {
-		return func() {}
+// DELETE) keep it from eviction until they end, which done records. It
+// returns nil for an unknown id, which is left to the SDK (it answers
+// 404), and for a session being evicted.
+func (c *sessionCap) use(id string, busy bool) *capSession {
+	v, ok := c.open.Load(id)
+	if !ok {
+		return nil
 	}
-	s.last = time.Now()
-	if busy {
-		s.busy++
-	}
-	return func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		s.last = time.Now()
-		if busy {
-			s.busy--
+	s := v.(*capSession)
+	for busy {
+		b := s.busy.Load()
+		if b < 0 {
+			return nil
 		}
+		if s.busy.CompareAndSwap(b, b+1) {
+			break
+		}
+	}
+	s.last.Store(capNow())
+	return s
+}
+
+// done ends a use of the session.
+func (s *capSession) done(busy bool) {
+	s.last.Store(capNow())
+	if busy {
+		s.busy.Add(-1)
 	}
 }
 
