@@ -203,3 +203,56 @@ func TestMeasureWeb(t *testing.T) {
 		t.Error("an unknown API was accepted")
 	}
 }
+
+// TestMeasureHTTPConnectionsClosed runs a load on a server that ends
+// connections under it: every third answer says Connection: close, and
+// idle connections are dropped without a word after 30 ms (as Node's
+// http server drops idle ones after 5 s). Every call is still made, each
+// session on a connection of its own, and the requests that found their
+// connection dropped are sent again and counted.
+func TestMeasureHTTPConnectionsClosed(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "getOrderStatus"}, func(_ context.Context, _ *mcp.CallToolRequest, in orderIn) (*mcp.CallToolResult, orderOut, error) {
+		return nil, orderOut{OrderID: in.OrderID, Status: "shipped"}, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: true})
+	var mu sync.Mutex
+	n, conns := 0, 0
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n++
+		closeIt := n%3 == 0
+		mu.Unlock()
+		if closeIt {
+			w.Header().Set("Connection", "close")
+		}
+		h.ServeHTTP(w, r)
+	}))
+	srv.Config.IdleTimeout = 30 * time.Millisecond
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			mu.Lock()
+			conns++
+			mu.Unlock()
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	r, err := MeasureHTTP(context.Background(), HTTPOptions{
+		Name: "closing", URL: srv.URL + "/mcp", PID: os.Getpid(), Sessions: 3, Calls: 30, Warmup: 1,
+		Tool: "getOrderStatus", Args: json.RawMessage(`{"orderId":"A-1"}`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Calls != 90 {
+		t.Errorf("%d calls measured, want 90", r.Calls)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// A third of about 100 requests closed their connection: the load
+	// must have opened new ones rather than failed or shared them.
+	if conns < 30 {
+		t.Errorf("%d connections for %d requests of which every third closed its own", conns, n)
+	}
+}
