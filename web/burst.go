@@ -16,8 +16,13 @@ import (
 // not runnable, so an idle processor polls the network and the next message
 // is read as soon as it comes.
 const (
-	// burstQuiet is the pause in arrivals that ends a burst.
-	burstQuiet = time.Millisecond
+	// burstQuiet is the pause in arrivals that ends a burst. A sender
+	// of many messages at once is itself descheduled now and then
+	// between two of them: at 1 ms such pauses ended bursts early, and
+	// the turns released then slowed the rest of the burst (p99 of the
+	// first event 46 ms at 1 ms, 36 ms at 3 ms, no better at 5 ms;
+	// bench/NOTES.md).
+	burstQuiet = 3 * time.Millisecond
 	// burstMax bounds the wait of a turn: under a steady stream of
 	// messages, with no pause, a turn still starts within burstMax.
 	burstMax = 20 * time.Millisecond
