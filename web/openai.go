@@ -273,7 +273,6 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 			Choices: []oaChoice{{Delta: delta, FinishReason: finish}}})
 	}
 	chunk(&oaOut{Role: "assistant"}, nil)
-	s.burst.wait(ctx) // burst.go
 	streamed := false
 	res, err := s.runTurn(ctx, t, host.Turn{Conversation: msgs, Summaries: s.summaries}, func(delta string) {
 		firstText()
