@@ -389,16 +389,6 @@ func (s *Server) NewHTTPServer() *http.Server {
 // Options.ShutdownTimeout and are cancelled after it, and the MCP servers
 // are closed. It returns nil after a shutdown that ctx asked for.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	// The input guard compiles its patterns at its first use (about 16 ms
-	// of CPU). Compiled now, beside the listener, they are ready before
-	// the first messages, which otherwise all waited for the compilation
-	// before their first events.
-	warm := make(chan struct{})
-	go func() {
-		defer close(warm)
-		guard.ScanInput("warm up 预热")
-	}()
-	defer func() { <-warm }()
 	srv := s.NewHTTPServer()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
