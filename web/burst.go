@@ -41,7 +41,7 @@ type burst struct {
 	first   time.Time     // the arrival of the oldest waiting turn
 	release chan struct{} // closed to release the waiting turns; nil when none wait
 	timer   *time.Timer
-	waiting int // turns in wait, for tests and metrics
+	waiting int // turns in wait (inWait)
 }
 
 func newBurst(quiet, max time.Duration) *burst { return &burst{quiet: quiet, max: max} }
@@ -108,7 +108,7 @@ func (b *burst) flush() {
 	}
 }
 
-// inWait is the number of turns waiting.
+// inWait is the number of turns waiting, for tests.
 func (b *burst) inWait() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
