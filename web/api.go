@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"reflect"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -371,10 +370,9 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	defer ev.close()
 	received := time.Now()
 	ev.send("session", map[string]string{"id": id})
-	// Let the messages that arrived with this one open their streams
-	// before this turn's work takes the processor: at 200 messages at
-	// once, the last first events otherwise waited for the turns ahead.
-	runtime.Gosched()
+	// The messages that arrive with this one get their first events
+	// before the turns take the processor (burst.go).
+	s.burst.wait(ctx)
 	t := &turn{s: s, session: id, client: clientAddr(r), api: "chat", emit: ev.send}
 	var once sync.Once
 	user := model.Message{Role: model.RoleUser, Content: text}

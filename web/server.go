@@ -200,6 +200,7 @@ type Server struct {
 	known *knownSessions
 
 	streams  chan struct{} // one token per running turn
+	burst    *burst        // holds turns while their burst arrives (burst.go)
 	addrLim  *limiter
 	sessLim  *limiter
 	appLim   *limiter // views' requests per session (apps.go)
@@ -305,6 +306,7 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 		log:       opts.Logger,
 		clock:     opts.Clock,
 		streams:   make(chan struct{}, opts.MaxStreams),
+		burst:     newBurst(burstQuiet, burstMax),
 		drained:   make(chan struct{}),
 		active:    map[string]bool{},
 		approvals: map[string]*approval{},
@@ -410,10 +412,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return closeErr
 }
 
-// startDrain refuses new turns and pending approvals from now on.
+// startDrain refuses new turns and pending approvals from now on, and
+// starts the turns held in a burst.
 func (s *Server) startDrain() {
 	s.draining.Store(true)
 	s.drainOnce.Do(func() { close(s.drained) })
+	s.burst.flush()
 }
 
 // Close cancels any turn still running and closes the host, with every
