@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -432,4 +433,59 @@ func TestHTTPDirectSessionIdle(t *testing.T) {
 			t.Fatalf("a call after %v idle with a timeout of %v: %d %s, want 404", idle+time.Second, idle, rec.Code, rec.Body)
 		}
 	})
+}
+
+// TestHTTPDirectCaller checks that a tool on the direct path sees the
+// caller the SDK's path names (CallerFrom): the bearer token, so that a
+// refund requested in one session is found from another session with the
+// same token and not with another token.
+func TestHTTPDirectCaller(t *testing.T) {
+	var got [2][]httpAnswer
+	for i, direct := range []bool{false, true} {
+		p := newHTTPPeer(t, newDomain(t).options(), direct, &mcpserver.HTTPOptions{Token: "tok-a,tok-b"})
+		base := p.client.Transport
+		p.client.Transport = tokenTransport{"tok-a", base}
+		s1, s2 := p.open(), p.open()
+		ctx := context.Background()
+		asked := p.post(ctx, s1, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"requestRefund","arguments":{"orderId":"A-1024","reason":"broken"}}}`, nil)
+		var res struct {
+			Result struct {
+				StructuredContent struct {
+					RefundID string `json:"refundId"`
+				} `json:"structuredContent"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(asked.Body), &res); err != nil || res.Result.StructuredContent.RefundID == "" {
+			t.Fatalf("requestRefund (direct: %v): %v %+v", direct, err, asked)
+		}
+		status := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"getRefundStatus","arguments":{"refundId":"` + res.Result.StructuredContent.RefundID + `"}}}`
+		same := p.post(ctx, s2, status, nil)
+		p.client.Transport = tokenTransport{"tok-b", base}
+		other := p.post(ctx, p.open(), status, nil)
+		got[i] = []httpAnswer{same, other}
+		for j := range got[i] {
+			got[i][j].Body = strings.ReplaceAll(got[i][j].Body, res.Result.StructuredContent.RefundID, "RF-<id>")
+		}
+		if want := int64(3); direct && p.srv.DirectTaken() != want {
+			t.Errorf("direct path answered %d calls, want %d", p.srv.DirectTaken(), want)
+		}
+	}
+	if strings.Contains(got[1][0].Body, `"isError":true`) || !strings.Contains(got[1][1].Body, `"isError":true`) {
+		t.Errorf("the refund's status with the same token, then another: %+v", got[1])
+	}
+	if diff := cmp.Diff(got[0], got[1]); diff != "" {
+		t.Errorf("the direct path answers differently from the SDK (-sdk +direct):\n%s", diff)
+	}
+}
+
+// tokenTransport adds a bearer token to every request sent through base.
+type tokenTransport struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
 }
