@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
@@ -592,7 +593,9 @@ func (c *sessionCap) add(id string, ss *mcp.ServerSession) *capSession {
 	entry.direct.init(id, ss)
 	entry.last.Store(capNow())
 	if c.idle > 0 {
-		entry.timer = time.AfterFunc(c.idle, func() { c.expire(entry) })
+		// Armed once assigned: expire reads entry.timer.
+		entry.timer = time.AfterFunc(math.MaxInt64, func() { c.expire(entry) })
+		entry.timer.Reset(c.idle)
 	}
 	c.open.Store(id, entry)
 	return entry
