@@ -46,7 +46,7 @@ type directSession struct {
 	cancel context.CancelFunc
 
 	mu       sync.Mutex
-	inFlight map[jsonrpc.ID]struct{} // ids of the direct calls running
+	inFlight map[jsonrpc.ID]context.CancelFunc // the direct calls running, by id
 }
 
 // init prepares d for session ss, whose initialize has been answered.
@@ -74,19 +74,30 @@ func directVersion(v string) bool {
 	return v != "" && v < "2026-07-28" && slices.Contains(mcp.SupportedProtocolVersions(), v)
 }
 
-// start registers a direct call's id, or reports false if a call with the
-// same id is running on the session.
-func (d *directSession) start(id jsonrpc.ID) bool {
+// start registers a direct call's id and what cancels it, or reports
+// false if a call with the same id is running on the session.
+func (d *directSession) start(id jsonrpc.ID, cancel context.CancelFunc) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if _, dup := d.inFlight[id]; dup {
 		return false
 	}
 	if d.inFlight == nil {
-		d.inFlight = make(map[jsonrpc.ID]struct{})
+		d.inFlight = make(map[jsonrpc.ID]context.CancelFunc)
 	}
-	d.inFlight[id] = struct{}{}
+	d.inFlight[id] = cancel
 	return true
+}
+
+// cancelCall cancels the direct call id, if one is running: what the
+// SDK does with a notifications/cancelled for a call of its own.
+func (d *directSession) cancelCall(id jsonrpc.ID) {
+	d.mu.Lock()
+	cancel := d.inFlight[id]
+	d.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
 }
 
 func (d *directSession) finish(id jsonrpc.ID) {
@@ -115,6 +126,9 @@ var (
 //   - the body is one request, not a batch, that matchDirect accepts: a
 //     plain tools/call of one of the server's tools.
 //
+// A notifications/cancelled that passes the same checks cancels the
+// direct call it names on its way to the SDK, which knows nothing of it.
+//
 // The session's initialize has been answered (sessionCap knows a session
 // only from then on), so the SDK would serve the call.
 func (s *Server) serveDirect(w http.ResponseWriter, r *http.Request, cs *capSession, body []byte) bool {
@@ -135,6 +149,13 @@ func (s *Server) serveDirect(w http.ResponseWriter, r *http.Request, cs *capSess
 	if !ok {
 		return false
 	}
+	if req.Method == "notifications/cancelled" {
+		// The SDK, which gets it too, knows nothing of direct calls.
+		if id, ok := cancelledID(req.Params); ok {
+			d.cancelCall(id)
+		}
+		return false
+	}
 	t, args := s.matchDirect(req)
 	if t == nil {
 		return false
@@ -142,17 +163,17 @@ func (s *Server) serveDirect(w http.ResponseWriter, r *http.Request, cs *capSess
 	h := w.Header()
 	h["Cache-Control"] = directCacheControl
 	h["Content-Type"] = directContentType
-	if !d.start(req.ID) {
+	// The call ends when the client goes away, cancels it or ends the
+	// session.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	if !d.start(req.ID, cancel) {
 		// As the SDK answers a call whose id is in flight on the session.
 		w.WriteHeader(http.StatusBadRequest)
 		w.Write(appendErrorResponse(nil, req.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("duplicate in-flight request ID %v", req.ID.Raw())))
 		return true
 	}
 	defer d.finish(req.ID)
-
-	// The call ends when the client goes away or the session ends.
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
 	defer context.AfterFunc(d.ctx, cancel)()
 	if s.tasks != nil {
 		// As taskMiddleware names the caller on the SDK's path.

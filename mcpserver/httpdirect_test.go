@@ -51,12 +51,14 @@ type httpAnswer struct {
 }
 
 // post sends body with the usual headers of a session (headers add to or,
-// with "", remove them) and returns the answer.
+// with "", remove them) and returns the answer, or the zero answer after
+// reporting an error.
 func (p *httpPeer) post(ctx context.Context, session, body string, headers map[string]string) httpAnswer {
 	p.t.Helper()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, strings.NewReader(body))
 	if err != nil {
-		p.t.Fatal(err)
+		p.t.Errorf("POST %s: %v", body, err)
+		return httpAnswer{}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -71,14 +73,17 @@ func (p *httpPeer) post(ctx context.Context, session, body string, headers map[s
 			req.Header.Set(k, v)
 		}
 	}
+	// Errors are reported, not fatal: tests post from goroutines too.
 	res, err := p.client.Do(req)
 	if err != nil {
-		p.t.Fatalf("POST %s: %v", body, err)
+		p.t.Errorf("POST %s: %v", body, err)
+		return httpAnswer{}
 	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
 	if err != nil {
-		p.t.Fatal(err)
+		p.t.Errorf("POST %s: reading the answer: %v", body, err)
+		return httpAnswer{}
 	}
 	for _, n := range normalizers {
 		raw = n.re.ReplaceAll(raw, []byte(n.with))
@@ -488,4 +493,42 @@ func (b tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return b.base.RoundTrip(r)
+}
+
+// TestHTTPDirectCancelledNotification checks that notifications/cancelled
+// ends a call on the direct path as it ends one on the SDK's: the tool's
+// context ends, the notification is accepted, and the call's answer is
+// the same.
+func TestHTTPDirectCancelledNotification(t *testing.T) {
+	var got [2][]httpAnswer
+	for i, direct := range []bool{false, true} {
+		started, release := make(chan struct{}, 1), make(chan struct{})
+		var sawCancel atomic.Bool
+		p := newHTTPPeer(t, &mcpserver.Options{Version: "test", Tools: []*agent.Tool{slowTool(started, release, &sawCancel)}}, direct, nil)
+		id := p.open()
+		answer := make(chan httpAnswer, 1)
+		go func() {
+			answer <- p.post(context.Background(), id, `{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"slow","arguments":{}}}`, nil)
+		}()
+		waitFor(t, started, "the call to start")
+		note := p.post(context.Background(), id, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c1","reason":"user"}}`, nil)
+		var a httpAnswer
+		select {
+		case a = <-answer:
+		case <-time.After(connBound):
+			close(release)
+			t.Fatalf("direct %v: the cancelled call was not answered within %v", direct, connBound)
+		}
+		close(release)
+		if !sawCancel.Load() {
+			t.Errorf("direct %v: the tool's context did not end", direct)
+		}
+		got[i] = []httpAnswer{note, a}
+		if direct && p.srv.DirectTaken() != 1 {
+			t.Errorf("direct path answered %d calls, want 1", p.srv.DirectTaken())
+		}
+	}
+	if diff := cmp.Diff(got[0], got[1]); diff != "" {
+		t.Errorf("the direct path answers differently from the SDK (-sdk +direct):\n%s", diff)
+	}
 }
