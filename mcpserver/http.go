@@ -476,8 +476,14 @@ func (c *sessionCap) serve(w http.ResponseWriter, r *http.Request, next http.Han
 			busy := r.Method != http.MethodGet
 			if s := c.use(id, busy); s != nil {
 				defer s.done(busy)
-				if body != nil && srv.serveDirect(w, r, s, body) {
-					return
+				if body != nil {
+					taken, call := srv.serveDirect(w, r, s, body)
+					if taken {
+						return
+					}
+					if call.IsValid() {
+						defer s.direct.passed(call)
+					}
 				}
 			}
 		}

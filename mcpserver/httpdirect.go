@@ -47,6 +47,10 @@ type directSession struct {
 
 	mu       sync.Mutex
 	inFlight map[jsonrpc.ID]context.CancelFunc // the direct calls running, by id
+	// viaSDK counts, by id, the calls passed to the SDK that are running:
+	// a direct call may not share the id of one, as the SDK refuses a
+	// call whose id is in flight on the session.
+	viaSDK map[jsonrpc.ID]int
 }
 
 // init prepares d for session ss, whose initialize has been answered.
@@ -79,7 +83,7 @@ func directVersion(v string) bool {
 func (d *directSession) start(id jsonrpc.ID, cancel context.CancelFunc) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if _, dup := d.inFlight[id]; dup {
+	if _, dup := d.inFlight[id]; dup || d.viaSDK[id] > 0 {
 		return false
 	}
 	if d.inFlight == nil {
@@ -98,6 +102,25 @@ func (d *directSession) cancelCall(id jsonrpc.ID) {
 	if cancel != nil {
 		cancel()
 	}
+}
+
+// passing notes that the call id goes to the SDK; passed, that its
+// answer is written.
+func (d *directSession) passing(id jsonrpc.ID) {
+	d.mu.Lock()
+	if d.viaSDK == nil {
+		d.viaSDK = make(map[jsonrpc.ID]int)
+	}
+	d.viaSDK[id]++
+	d.mu.Unlock()
+}
+
+func (d *directSession) passed(id jsonrpc.ID) {
+	d.mu.Lock()
+	if d.viaSDK[id]--; d.viaSDK[id] <= 0 {
+		delete(d.viaSDK, id)
+	}
+	d.mu.Unlock()
 }
 
 func (d *directSession) finish(id jsonrpc.ID) {
@@ -128,37 +151,44 @@ var (
 //
 // A notifications/cancelled that passes the same checks cancels the
 // direct call it names on its way to the SDK, which knows nothing of it.
+// A call that passes them but goes to the SDK is returned as sdkCall: the
+// caller calls cs.direct.passed with it once the SDK has answered, and
+// until then no direct call may take its id.
 //
 // The session's initialize has been answered (sessionCap knows a session
 // only from then on), so the SDK would serve the call.
-func (s *Server) serveDirect(w http.ResponseWriter, r *http.Request, cs *capSession, body []byte) bool {
+func (s *Server) serveDirect(w http.ResponseWriter, r *http.Request, cs *capSession, body []byte) (taken bool, sdkCall jsonrpc.ID) {
 	d := &cs.direct
 	if d.version == "" || !s.direct.Load() || r.Header.Get("Mcp-Protocol-Version") != d.version ||
 		!directHeaders(r.Header) || auth.TokenInfoFromContext(r.Context()) != nil {
-		return false
+		return false, jsonrpc.ID{}
 	}
 	i := jsonscan.SkipSpace(body, 0)
 	if i >= len(body) || body[i] != '{' {
-		return false
+		return false, jsonrpc.ID{}
 	}
 	msg, _, problem := rpcwire.Decode(body[i:])
 	if problem != "" {
-		return false
+		return false, jsonrpc.ID{}
 	}
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok {
-		return false
+		return false, jsonrpc.ID{}
 	}
 	if req.Method == "notifications/cancelled" {
 		// The SDK, which gets it too, knows nothing of direct calls.
 		if id, ok := cancelledID(req.Params); ok {
 			d.cancelCall(id)
 		}
-		return false
+		return false, jsonrpc.ID{}
 	}
 	t, args := s.matchDirect(req)
 	if t == nil {
-		return false
+		if req.IsCall() {
+			d.passing(req.ID)
+			return false, req.ID
+		}
+		return false, jsonrpc.ID{}
 	}
 	h := w.Header()
 	h["Cache-Control"] = directCacheControl
@@ -171,7 +201,7 @@ func (s *Server) serveDirect(w http.ResponseWriter, r *http.Request, cs *capSess
 		// As the SDK answers a call whose id is in flight on the session.
 		w.WriteHeader(http.StatusBadRequest)
 		w.Write(appendErrorResponse(nil, req.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("duplicate in-flight request ID %v", req.ID.Raw())))
-		return true
+		return true, jsonrpc.ID{}
 	}
 	defer d.finish(req.ID)
 	defer context.AfterFunc(d.ctx, cancel)()
@@ -192,7 +222,7 @@ func (s *Server) serveDirect(w http.ResponseWriter, r *http.Request, cs *capSess
 	}
 	// Written even when the client has gone, as the SDK tries to.
 	w.Write(resp)
-	return true
+	return true, jsonrpc.ID{}
 }
 
 // directHeaders reports whether the SDK's checks of a POST's headers

@@ -276,30 +276,34 @@ func TestHTTPDirectOrdersMatchSDK(t *testing.T) {
 	}
 }
 
-// TestHTTPDirectDuplicateID sends a call whose id is that of a call still
-// running on the session: both paths refuse it alike.
+// TestHTTPDirectDuplicateID sends a plain call whose id is that of a call
+// still running on the session, first a plain one (on the direct path),
+// then one the SDK serves (its _meta sends it there): both paths refuse
+// the second call alike.
 func TestHTTPDirectDuplicateID(t *testing.T) {
-	var got [2]httpAnswer
-	for i, direct := range []bool{false, true} {
-		started, release := make(chan struct{}, 1), make(chan struct{})
-		var sawCancel atomic.Bool
-		p := newHTTPPeer(t, &mcpserver.Options{Version: "test", Tools: []*agent.Tool{slowTool(started, release, &sawCancel)}}, direct, nil)
-		id := p.open()
-		call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{}}}`
-		first := make(chan httpAnswer, 1)
-		go func() { first <- p.post(context.Background(), id, call, nil) }()
-		waitFor(t, started, "the first call to start")
-		got[i] = p.post(context.Background(), id, call, nil)
-		close(release)
-		if a := <-first; a.Status != http.StatusOK || !strings.Contains(a.Body, `"text":"done"`) {
-			t.Errorf("the first call (direct: %v): %+v", direct, a)
+	const plain = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{}}}`
+	for _, running := range []string{plain, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"progressToken":"p"}}}`} {
+		var got [2]httpAnswer
+		for i, direct := range []bool{false, true} {
+			started, release := make(chan struct{}, 1), make(chan struct{})
+			var sawCancel atomic.Bool
+			p := newHTTPPeer(t, &mcpserver.Options{Version: "test", Tools: []*agent.Tool{slowTool(started, release, &sawCancel)}}, direct, nil)
+			id := p.open()
+			first := make(chan httpAnswer, 1)
+			go func() { first <- p.post(context.Background(), id, running, nil) }()
+			waitFor(t, started, "the first call to start")
+			got[i] = p.post(context.Background(), id, plain, nil)
+			close(release)
+			if a := <-first; a.Status != http.StatusOK || !strings.Contains(a.Body, `"text":"done"`) {
+				t.Errorf("the first call (direct: %v): %+v", direct, a)
+			}
 		}
-	}
-	if got[1].Status != http.StatusBadRequest {
-		t.Errorf("a duplicate id on the direct path: %+v", got[1])
-	}
-	if diff := cmp.Diff(got[0], got[1]); diff != "" {
-		t.Errorf("the direct path answers differently from the SDK (-sdk +direct):\n%s", diff)
+		if got[1].Status != http.StatusBadRequest {
+			t.Errorf("a duplicate of %s on the direct path: %+v", running, got[1])
+		}
+		if diff := cmp.Diff(got[0], got[1]); diff != "" {
+			t.Errorf("a duplicate of %s: the direct path answers differently from the SDK (-sdk +direct):\n%s", running, diff)
+		}
 	}
 }
 
