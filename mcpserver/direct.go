@@ -348,19 +348,24 @@ func (c *lineConn) takeDirect(msg jsonrpc.Message) bool {
 
 // cancelDirect cancels the direct call a notifications/cancelled names.
 func (c *lineConn) cancelDirect(params json.RawMessage) {
+	if id, ok := cancelledID(params); ok {
+		c.pending.cancelDirect(id.Raw())
+	}
+}
+
+// cancelledID is the id of the request the params of a
+// notifications/cancelled name.
+func cancelledID(params json.RawMessage) (jsonrpc.ID, bool) {
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
 	}
 	if json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
-		return
+		return jsonrpc.ID{}, false
 	}
 	var raw any
 	if json.Unmarshal(p.RequestID, &raw) != nil {
-		return
+		return jsonrpc.ID{}, false
 	}
 	id, err := jsonrpc.MakeID(raw)
-	if err != nil {
-		return
-	}
-	c.pending.cancelDirect(id.Raw())
+	return id, err == nil
 }

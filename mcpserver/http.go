@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
@@ -290,10 +291,10 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 	}
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server.mcp }, &mcp.StreamableHTTPOptions{
 		Logger: logger,
-		// A client that goes away without ending its session (DELETE)
-		// would otherwise hold its state for the server's lifetime.
-		SessionTimeout: idle,
-		Stateless:      opts.Stateless,
+		// The idle timeout is sessionCap's, not the SDK's: the SDK's timer
+		// hears only of the requests it serves, and the direct path
+		// (httpdirect.go) answers most tools/call without it.
+		Stateless: opts.Stateless,
 		// Every request's answer is one message: the server's tools send
 		// no progress, log or server-to-client request while they run.
 		// application/json spares each client its event-stream parser
@@ -312,7 +313,7 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 		}
 		wantSums = append(wantSums, sha256.Sum256([]byte(token)))
 	}
-	h := &HTTPHandler{server: server.mcp, sessions: &sessionCap{max: maxSessions, server: server.mcp}}
+	h := &HTTPHandler{server: server.mcp, sessions: &sessionCap{max: maxSessions, idle: idle, server: server.mcp}}
 	mux := http.NewServeMux()
 	mux.HandleFunc(HTTPPath, func(w http.ResponseWriter, r *http.Request) {
 		if msg := rebindingProblem(r); msg != "" {
@@ -325,14 +326,18 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 			refuse(w, "Unauthorized: send the header \"Authorization: Bearer <token>\" with the token the server was started with (--token or AGENTAPP_SERVER_TOKEN)", http.StatusUnauthorized)
 			return
 		}
-		if r.Method == http.MethodPost && !checkBodyIDs(w, r) {
-			return
+		var body []byte
+		if r.Method == http.MethodPost {
+			var ok bool
+			if body, ok = checkBodyIDs(w, r); !ok {
+				return
+			}
 		}
 		if opts.Stateless {
 			mcpHandler.ServeHTTP(w, r)
 			return
 		}
-		h.sessions.serve(w, r, mcpHandler, logger)
+		h.sessions.serve(w, r, mcpHandler, logger, server, body)
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		refuse(w, "Not Found: the MCP endpoint is "+HTTPPath, http.StatusNotFound)
@@ -344,29 +349,34 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 // checkBodyIDs reads the body of a POST (within the SDK's own bound) and
 // refuses it with a JSON-RPC error when a message's id could not be echoed
 // exactly (see idProblem); otherwise it puts the body back for the SDK and
-// reports true. It writes the answer itself when it reports false.
-func checkBodyIDs(w http.ResponseWriter, r *http.Request) bool {
+// returns it, valid JSON or nil, for the direct path (httpdirect.go). It
+// writes the answer itself when it reports false.
+func checkBodyIDs(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			refuse(w, fmt.Sprintf("Request Entity Too Large: the body is over the %d-byte limit", mbe.Limit), http.StatusRequestEntityTooLarge)
-			return false
+			return nil, false
 		}
 		refuse(w, "Bad Request: the body could not be read: "+err.Error(), http.StatusBadRequest)
-		return false
+		return nil, false
 	}
-	if json.Valid(body) {
+	valid := json.Valid(body)
+	if valid {
 		if problem := idProblem(body); problem != "" {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadRequest)
 			w.Write(appendErrorResponse(nil, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "invalid request: "+problem))
-			return false
+			return nil, false
 		}
 	}
 	body = liftTaskBody(body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	return true
+	if !valid {
+		return nil, true
+	}
+	return body, true
 }
 
 // refuse answers a request the server will not serve, without reading its
@@ -408,13 +418,20 @@ const sessionIDHeader = "Mcp-Session-Id"
 // A session being created counts against the bound from the moment room
 // is made for it, so concurrent initializes cannot overshoot it.
 //
+// It also closes a session idle for longer than HTTPOptions.SessionIdleTimeout
+// (see expire). The SDK has such a timer too, but it is restarted only by
+// the requests the SDK serves, and the direct path answers tools/call
+// without the SDK: a session used only that way would be closed while in
+// use. sessionCap sees every request, so the timer is its own.
+//
 // Requests on open sessions take no lock: one shared mutex there, taken
 // twice by every request, was where 256 busy sessions queued (a lock
 // convoy: each hand-off waited for the next holder to be scheduled) and
 // what made the tail of their latencies (bench/NOTES.md). The mutex now
 // guards only what changes the set of sessions.
 type sessionCap struct {
-	max    int // < 0: no bound
+	max    int           // < 0: no bound
+	idle   time.Duration // 0: sessions are never closed for being idle
 	server *mcp.Server
 
 	open sync.Map // session id → *capSession; stored and deleted under mu
@@ -428,9 +445,19 @@ type sessionCap struct {
 type capSession struct {
 	ss *mcp.ServerSession
 	// busy counts the POST and DELETE requests in progress; -1 once the
-	// session was chosen for eviction, after which it counts nothing.
+	// session was chosen for eviction or closed as idle, after which it
+	// counts nothing.
 	busy atomic.Int32
-	last atomic.Int64 // the end of its last request, or its creation: nanoseconds since capEpoch
+	// last is the start or end of its last POST or DELETE, or its
+	// creation: nanoseconds since capEpoch. (A GET event stream is not a
+	// request that keeps a session, as in the SDK.)
+	last atomic.Int64
+	// timer closes the session once it has been idle for sessionCap.idle
+	// (expire); nil without an idle timeout.
+	timer *time.Timer
+
+	// The direct path's view of the session (httpdirect.go).
+	direct directSession
 }
 
 // capEpoch is the origin of capSession.last, whose differences are
@@ -440,13 +467,24 @@ var capEpoch = time.Now()
 func capNow() int64 { return int64(time.Since(capEpoch)) }
 
 // serve passes r to next, the SDK's handler, keeping the session count
-// (see sessionCap).
-func (c *sessionCap) serve(w http.ResponseWriter, r *http.Request, next http.Handler, logger *slog.Logger) {
+// (see sessionCap), or answers it on srv's direct path (httpdirect.go).
+// body is the POST's body if it is valid JSON.
+func (c *sessionCap) serve(w http.ResponseWriter, r *http.Request, next http.Handler, logger *slog.Logger, srv *Server, body []byte) {
 	id := r.Header.Get(sessionIDHeader)
 	if id != "" || r.Method != http.MethodPost {
 		if id != "" {
-			if s := c.use(id, r.Method != http.MethodGet); s != nil {
-				defer s.done(r.Method != http.MethodGet)
+			busy := r.Method != http.MethodGet
+			if s := c.use(id, busy); s != nil {
+				defer s.done(busy)
+				if body != nil {
+					taken, call := srv.serveDirect(w, r, s, body)
+					if taken {
+						return
+					}
+					if call.IsValid() {
+						defer s.direct.passed(call)
+					}
+				}
 			}
 		}
 		next.ServeHTTP(w, r)
@@ -540,9 +578,7 @@ func (c *sessionCap) created(id string) {
 		// whose initialize failed before the request returns).
 		return
 	}
-	entry := &capSession{ss: ss}
-	entry.last.Store(capNow())
-	c.open.Store(id, entry)
+	entry := c.add(id, ss)
 	c.n++
 	go func() {
 		// Forget the session when it ends, however it ends: DELETE, the
@@ -553,7 +589,54 @@ func (c *sessionCap) created(id string) {
 			c.n--
 		}
 		c.mu.Unlock()
+		entry.ended()
 	}()
+}
+
+// add records the open session ss under id; c.mu is held.
+func (c *sessionCap) add(id string, ss *mcp.ServerSession) *capSession {
+	entry := &capSession{ss: ss}
+	entry.direct.init(id, ss)
+	entry.last.Store(capNow())
+	if c.idle > 0 {
+		// Armed once assigned: expire reads entry.timer.
+		entry.timer = time.AfterFunc(math.MaxInt64, func() { c.expire(entry) })
+		entry.timer.Reset(c.idle)
+	}
+	c.open.Store(id, entry)
+	return entry
+}
+
+// ended releases what the session held once it has ended.
+func (s *capSession) ended() {
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	s.direct.end()
+}
+
+// expire is the idle timer of session s. Requests do not touch the timer
+// (they only record their time in last); when it fires, it closes the
+// session if no request is in progress and none has started or ended for
+// the idle timeout, and otherwise waits again for what remains of it. A
+// request in progress counts as use for as long as it runs, as in the SDK.
+func (c *sessionCap) expire(s *capSession) {
+	if s.busy.Load() == 0 {
+		if left := c.idle - time.Duration(capNow()-s.last.Load()); left > 0 {
+			s.timer.Reset(left)
+			return
+		}
+		// Claimed as eviction claims (0 → -1), so that a request that
+		// takes the session at this moment and the close exclude each
+		// other: the request then goes to the SDK, which answers 404.
+		if s.busy.CompareAndSwap(0, -1) {
+			s.ss.Close()
+			return
+		}
+	}
+	if s.busy.Load() >= 0 {
+		s.timer.Reset(c.idle)
+	}
 }
 
 // use marks the session id in use by a request; busy requests (POST,
@@ -566,7 +649,10 @@ func (c *sessionCap) use(id string, busy bool) *capSession {
 		return nil
 	}
 	s := v.(*capSession)
-	for busy {
+	if !busy {
+		return s
+	}
+	for {
 		b := s.busy.Load()
 		if b < 0 {
 			return nil
@@ -581,8 +667,8 @@ func (c *sessionCap) use(id string, busy bool) *capSession {
 
 // done ends a use of the session.
 func (s *capSession) done(busy bool) {
-	s.last.Store(capNow())
 	if busy {
+		s.last.Store(capNow())
 		s.busy.Add(-1)
 	}
 }

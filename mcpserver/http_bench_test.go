@@ -82,17 +82,27 @@ func httpSession(b *testing.B, url string) func() {
 // loopback: agentapp's handler (its checks, guards, SQLite) against the
 // SDK's bare handler with the floor's tool. The ratio is what agentapp
 // adds per call over HTTP.
+//
+// agentapp-sdkpath is agentapp without its direct path (httpdirect.go):
+// every call through the SDK's request path.
 func BenchmarkHTTPToolsCall(b *testing.B) {
-	b.Run("agentapp", func(b *testing.B) {
-		d := newDomain(b)
-		srv := httptest.NewServer(mcpserver.NewHTTPHandler(mcpserver.New(d.options()), nil))
-		b.Cleanup(srv.Close)
-		call := httpSession(b, srv.URL+mcpserver.HTTPPath)
-		b.ReportAllocs()
-		for b.Loop() {
-			call()
+	for _, direct := range []bool{true, false} {
+		name := "agentapp"
+		if !direct {
+			name = "agentapp-sdkpath"
 		}
-	})
+		b.Run(name, func(b *testing.B) {
+			opts := newDomain(b).options()
+			opts.NoDirectCalls = !direct
+			srv := httptest.NewServer(mcpserver.NewHTTPHandler(mcpserver.New(opts), nil))
+			b.Cleanup(srv.Close)
+			call := httpSession(b, srv.URL+mcpserver.HTTPPath)
+			b.ReportAllocs()
+			for b.Loop() {
+				call()
+			}
+		})
+	}
 	b.Run("sdkfloor", func(b *testing.B) {
 		s := floorServer()
 		srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))

@@ -103,6 +103,11 @@ type Options struct {
 // receiving middleware beyond its own (Options.Middleware or
 // AddReceivingMiddleware), because middleware must see every request, and
 // Options.NoDirectCalls turns it off outright.
+//
+// Over streamable HTTP (NewHTTPHandler) the same direct path answers a
+// POST that holds one such call on an open session, with the headers the
+// SDK would accept, writing the SDK's status, headers and bytes
+// (httpdirect.go).
 type Server struct {
 	mcp      *mcp.Server
 	docs     DocStore

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -167,9 +168,8 @@ func (s *Server) callerOf(req mcp.Request) string {
 		if ex.TokenInfo != nil && ex.TokenInfo.UserID != "" {
 			return "user:" + ex.TokenInfo.UserID
 		}
-		if tok, ok := strings.CutPrefix(ex.Header.Get("Authorization"), "Bearer "); ok && strings.TrimSpace(tok) != "" {
-			sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
-			return "token:" + hex.EncodeToString(sum[:16])
+		if c := tokenCaller(ex.Header); c != "" {
+			return c
 		}
 	}
 	ss, _ := req.GetSession().(*mcp.ServerSession)
@@ -177,6 +177,26 @@ func (s *Server) callerOf(req mcp.Request) string {
 		return ""
 	}
 	return s.sessions.of(ss)
+}
+
+// tokenCaller names the caller of an HTTP request by its bearer token, or
+// returns "" if it has none.
+func tokenCaller(h http.Header) string {
+	if tok, ok := strings.CutPrefix(h.Get("Authorization"), "Bearer "); ok && strings.TrimSpace(tok) != "" {
+		sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+		return "token:" + hex.EncodeToString(sum[:16])
+	}
+	return ""
+}
+
+// headerCaller is callerOf for a request on the HTTP direct path
+// (httpdirect.go), which has no token info: the bearer token, else the
+// session (toolSession, as sessionIDs names it).
+func headerCaller(h http.Header, toolSession string) string {
+	if c := tokenCaller(h); c != "" {
+		return c
+	}
+	return toolSession
 }
 
 // statelessHTTP reports whether req came over HTTP without a session.

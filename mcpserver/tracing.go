@@ -112,18 +112,19 @@ func traceFields(params []byte) map[string]string {
 func (c *lineConn) startTraced(ctx context.Context, cancel context.CancelFunc, id jsonrpc.ID, t *agent.Tool, args json.RawMessage, session string, params []byte) {
 	fields := traceFields(params)
 	c.srv.workers.start(func() {
-		resp := c.srv.tracedDirect(ctx, id, t, args, session, fields)
+		resp := c.srv.tracedDirect(ctx, id, t, args, session, "pipe", fields)
 		c.answerDirect(id.Raw(), resp, c.callCtx.Err() == nil)
 		cancel()
 	})
 }
 
-// tracedDirect is callDirect inside the request's server span. The
+// tracedDirect is callDirect inside the request's server span, on a
+// transport named as tracingMiddleware names it ("pipe", "tcp"). The
 // outcome is read off the encoded answer: a JSON-RPC error follows the id
 // at once, and a tool's isError is the last member of the result (no
 // member of structuredContent can end the message after a single "}}").
-func (s *Server) tracedDirect(ctx context.Context, id jsonrpc.ID, t *agent.Tool, args []byte, session string, fields map[string]string) []byte {
-	ctx, sp := s.tracing.StartMCPServerStrings(ctx, "tools/call", t.Name, sessionOf(session), "pipe", id.Raw(), fields)
+func (s *Server) tracedDirect(ctx context.Context, id jsonrpc.ID, t *agent.Tool, args []byte, session, transport string, fields map[string]string) []byte {
+	ctx, sp := s.tracing.StartMCPServerStrings(ctx, "tools/call", t.Name, sessionOf(session), transport, id.Raw(), fields)
 	sp.SetAttributes(telemetry.AttrDirect.Bool(true))
 	resp := s.callDirect(ctx, id, t, args, session)
 	head := len(appendID([]byte(`{"jsonrpc":"2.0","id":`), id))

@@ -129,7 +129,7 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // TestTracingHTTP: over streamable HTTP the server span continues the
 // trace in a request's _meta, or else the one in the HTTP request's
-// traceparent header.
+// traceparent header, on the direct path (httpdirect.go) as on the SDK's.
 func TestTracingHTTP(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
@@ -158,6 +158,9 @@ func TestTracingHTTP(t *testing.T) {
 			t.Fatalf("call: %v %+v", err, res)
 		}
 	}
+	if got := srv.taken.Load(); got != 2 {
+		t.Errorf("the direct path took %d calls, want 2", got)
+	}
 	parents := map[string]bool{}
 	for _, sp := range rec.Ended() {
 		if sp.Name() != "tools/call echoLen" {
@@ -166,10 +169,12 @@ func TestTracingHTTP(t *testing.T) {
 		if sp.SpanContext().TraceID().String() != parentTrace {
 			t.Errorf("span in trace %s, want %s", sp.SpanContext().TraceID(), parentTrace)
 		}
+		attrs := map[string]string{}
 		for _, kv := range sp.Attributes() {
-			if kv.Key == "network.transport" && kv.Value.AsString() != "tcp" {
-				t.Errorf("network.transport %q", kv.Value.AsString())
-			}
+			attrs[string(kv.Key)] = kv.Value.Emit()
+		}
+		if attrs["network.transport"] != "tcp" || attrs["mcp.session.id"] != cs.ID() || attrs["agentapp.mcp.direct"] != "true" {
+			t.Errorf("attributes %v, want transport tcp, session %s, direct", attrs, cs.ID())
 		}
 		parents[sp.Parent().SpanID().String()] = true
 	}
