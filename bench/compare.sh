@@ -213,7 +213,7 @@ web_load() { # round api
   port=$("$work/mcpbench" freeport)
   "$work/agentapp" --data-dir "$work/webdata" web --http "127.0.0.1:$port" --model offline 2>>"$work/web.log" &
   srv_pid=$!
-  "$work/mcpbench" web --round "$1" --url "http://127.0.0.1:$port" --pid "$srv_pid" --api "$2" --sessions 200 --repeats 3 --out "$web" >/dev/null
+  "$work/mcpbench" web --round "$1" --url "http://127.0.0.1:$port" --pid "$srv_pid" --api "$2" --sessions 200 --repeats 3 --warmup 1 --out "$web" >/dev/null
   http_stop
 }
 

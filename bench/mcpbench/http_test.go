@@ -188,12 +188,23 @@ func TestMeasureWeb(t *testing.T) {
 			t.Errorf("%s: figures do not add up: %+v", api, r)
 		}
 	}
+	// A warm-up run is made (its sessions created, its turns read) but
+	// not timed: its cold first-event p99 is kept apart.
+	r, err := MeasureWeb(context.Background(), WebOptions{BaseURL: base, PID: os.Getpid(), API: "chat", Sessions: 10, Repeats: 1, Warmup: 1, Message: "A-1024?", Expect: "已发货"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Warmup != 1 || r.Repeats != 1 || r.ColdFirstEventP99MS <= 0 || r.FirstEventP99MS <= 0 {
+		t.Errorf("warm-up not recorded apart: %+v", r)
+	}
 	got := addrs()
-	if len(got) != 40 {
-		t.Fatalf("%d sessions created, want 40", len(got))
+	if len(got) != 60 {
+		t.Fatalf("%d sessions created, want 60 (40, then 10 to warm up and 10 timed)", len(got))
 	}
 	slices.Sort(got)
 	if u := slices.Compact(got); len(u) != 40 {
+		// The second load's 20 sessions reuse the first load's first 20
+		// addresses: one address per session within a load.
 		t.Errorf("the sessions came from %d addresses, want one each (40): %v", len(u), u)
 	}
 	if _, err := MeasureWeb(context.Background(), WebOptions{BaseURL: base, PID: os.Getpid(), API: "chat", Sessions: 2, Expect: "取消"}); err == nil || !strings.Contains(err.Error(), "does not contain 取消") {

@@ -694,8 +694,9 @@ const method = `## How it is measured
   server reading a socket, as it does under every host built on that SDK.
 - **HTTP rows:** ` + "`mcpbench http`" + ` on a server started for each load (see that section); the TypeScript SDK
   client over HTTP is ` + "`bench/tsclient.mjs --url`" + `, one client and session per simulated user.
-- **Web rows:** ` + "`mcpbench web`" + `, 200 turns at once, 3 times per round, each session from its own loopback
-  address.
+- **Web rows:** ` + "`mcpbench web`" + `, 200 turns at once, 3 times per round after one untimed time on the fresh
+  server (as the other rows warm up; its first-event p99 is reported beside the table), each session from its own
+  loopback address.
 - **chat -p:** ` + "`mcpbench spawn`" + ` runs the command 20 times per round, each in a process group of its own
   (killed after it exits), and times spawn to exit; a run counts only if the answer names the order's
   status.
@@ -838,7 +839,12 @@ func reportWeb(in ReportInput, w func(string, ...any)) {
 	w0 := in.Web[0]
 	w("## `agentapp web`, %d turns at once (offline model)\n\n", w0.Sessions)
 	w("`mcpbench web` against a fresh `agentapp web --model offline` per API: %d sessions each send one message at once,\n", w0.Sessions)
-	w("%d times per round, and read the event stream to its end (the answer must name the order's status). Each session\n", w0.Repeats)
+	if w0.Warmup > 0 {
+		w("%d times per round after %d untimed time(s) on the fresh server, and read the event stream to its end (the answer must\n", w0.Repeats, w0.Warmup)
+		w("name the order's status). Each session\n")
+	} else {
+		w("%d times per round, and read the event stream to its end (the answer must name the order's status). Each session\n", w0.Repeats)
+	}
 	w("connects from a loopback address of its own (127.x.y.z), as separate browsers would: the server limits requests per\n")
 	w("address. Chat API: POST /api/sessions, then POST /api/sessions/{id}/messages; /v1: POST /v1/chat/completions with\n")
 	w("`\"stream\": true`. Times are from sending the message; memory per stream is the server's peak RSS during the turns\n")
@@ -853,4 +859,10 @@ func reportWeb(in ReportInput, w func(string, ...any)) {
 			f(func(r *WebResult) float64 { return r.CPUPerTurnUS }), f(func(r *WebResult) float64 { return r.MemPerStreamKiB }))
 	}
 	w("\n")
+	if w0.Warmup > 0 {
+		w("The first, untimed run on each fresh server (its lazy set-up: the input guard's patterns, the offline model's\n")
+		w("tables, the heap's first pages) had a first-event p99 of %s ms on the chat API and %s ms on /v1.\n\n",
+			formatSeries(in.webSeries("chat", func(r *WebResult) float64 { return r.ColdFirstEventP99MS }), FormatNum),
+			formatSeries(in.webSeries("v1", func(r *WebResult) float64 { return r.ColdFirstEventP99MS }), FormatNum))
+	}
 }

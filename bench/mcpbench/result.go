@@ -160,19 +160,23 @@ type HTTPResult struct {
 // Times are from sending the request; memory is the server's VmRSS growth
 // at its peak during the turns, per turn in flight.
 type WebResult struct {
-	Round           int     `json:"round"`
-	Name            string  `json:"name"`
-	API             string  `json:"api"` // chat or v1
-	Sessions        int     `json:"sessions"`
-	Repeats         int     `json:"repeats"`
-	FirstEventP50MS float64 `json:"first_event_p50_ms"`
-	FirstEventP99MS float64 `json:"first_event_p99_ms"`
-	FirstTextP50MS  float64 `json:"first_text_p50_ms"`
-	FirstTextP99MS  float64 `json:"first_text_p99_ms"`
-	TurnsPerS       float64 `json:"turns_per_s"`
-	CPUPerTurnUS    float64 `json:"cpu_per_turn_us"`
-	RSSBeforeMiB    float64 `json:"rss_before_mib"`
-	RSSPeakMiB      float64 `json:"rss_peak_mib"`
-	MemPerStreamKiB float64 `json:"mem_per_stream_kib"`
-	LoadBefore      string  `json:"loadavg_before"`
+	Round    int    `json:"round"`
+	Name     string `json:"name"`
+	API      string `json:"api"` // chat or v1
+	Sessions int    `json:"sessions"`
+	Repeats  int    `json:"repeats"`
+	Warmup   int    `json:"warmup,omitempty"` // untimed runs of the turns before the timed ones
+	// ColdFirstEventP99MS is the first-event p99 of the first warm-up
+	// run, on the fresh server: kept so that the warm-up hides nothing.
+	ColdFirstEventP99MS float64 `json:"cold_first_event_p99_ms,omitempty"`
+	FirstEventP50MS     float64 `json:"first_event_p50_ms"`
+	FirstEventP99MS     float64 `json:"first_event_p99_ms"`
+	FirstTextP50MS      float64 `json:"first_text_p50_ms"`
+	FirstTextP99MS      float64 `json:"first_text_p99_ms"`
+	TurnsPerS           float64 `json:"turns_per_s"`
+	CPUPerTurnUS        float64 `json:"cpu_per_turn_us"`
+	RSSBeforeMiB        float64 `json:"rss_before_mib"`
+	RSSPeakMiB          float64 `json:"rss_peak_mib"`
+	MemPerStreamKiB     float64 `json:"mem_per_stream_kib"`
+	LoadBefore          string  `json:"loadavg_before"`
 }

@@ -25,27 +25,33 @@ type WebOptions struct {
 	PID      int
 	API      string // "chat": POST /api/sessions/{id}/messages; "v1": POST /v1/chat/completions with "stream": true
 	Sessions int    // turns at once
-	Repeats  int    // how many times the Sessions turns are run
-	Message  string // the user's message
-	Expect   string // every turn's stream must contain it
-	Ready    time.Duration
-	Log      func(format string, args ...any)
+	Repeats  int    // how many times the Sessions turns are run and timed
+	// Warmup is how many times they are run first, untimed but for the
+	// first run's first events (WebResult.ColdFirstEventP99MS): a fresh
+	// server's first burst pays for its lazy set-up (the input guard's
+	// patterns, the offline model's tables, the heap's first pages) as
+	// the other rows' warm-up calls do.
+	Warmup  int
+	Message string // the user's message
+	Expect  string // every turn's stream must contain it
+	Ready   time.Duration
+	Log     func(format string, args ...any)
 }
 
 // MaxWebSessions caps the turns of one load at once.
 const MaxWebSessions = 4000
 
-// MeasureWeb runs o.Sessions turns at once, o.Repeats times, each from a
-// session of its own, and times each turn's first event and first text
-// from the moment its request is sent.
+// MeasureWeb runs o.Sessions turns at once, o.Warmup times untimed and then
+// o.Repeats times timed, each from a session of its own, and times each
+// turn's first event and first text from the moment its request is sent.
 //
 // Every session connects from an address of its own in 127.0.0.0/8 (all of
 // it is loopback on Linux): the server limits requests per client address,
 // and 200 sessions from one address are one client far over its limit,
 // where 200 browsers would each be well inside it.
 func MeasureWeb(ctx context.Context, o WebOptions) (*WebResult, error) {
-	if o.Sessions < 1 || o.Sessions*max(o.Repeats, 1) > MaxWebSessions {
-		return nil, fmt.Errorf("sessions × repeats must be 1 to %d", MaxWebSessions)
+	if o.Sessions < 1 || o.Warmup < 0 || o.Sessions*(max(o.Repeats, 1)+o.Warmup) > MaxWebSessions {
+		return nil, fmt.Errorf("sessions × (repeats + warm-up) must be 1 to %d, and warm-up ≥ 0", MaxWebSessions)
 	}
 	if o.API != "chat" && o.API != "v1" {
 		return nil, fmt.Errorf("api must be chat or v1, not %q", o.API)
@@ -61,7 +67,7 @@ func MeasureWeb(ctx context.Context, o WebOptions) (*WebResult, error) {
 	if err := waitHTTP(ctx, probe, base+"/healthz", o.Ready); err != nil {
 		return nil, err
 	}
-	r := &WebResult{Name: o.Name, API: o.API, Sessions: o.Sessions, Repeats: o.Repeats, LoadBefore: LoadAvg()}
+	r := &WebResult{Name: o.Name, API: o.API, Sessions: o.Sessions, Repeats: o.Repeats, Warmup: o.Warmup, LoadBefore: LoadAvg()}
 	var err error
 	if r.RSSBeforeMiB, err = rssOf(o.PID); err != nil {
 		return nil, err
@@ -90,7 +96,8 @@ func MeasureWeb(ctx context.Context, o WebOptions) (*WebResult, error) {
 	stopSampler := sync.OnceFunc(func() { close(stop); sampler.Wait() })
 	defer stopSampler()
 	var cpu time.Duration
-	for rep := range o.Repeats {
+	for rep := range o.Warmup + o.Repeats {
+		warm := rep < o.Warmup
 		clients := make([]*http.Client, o.Sessions)
 		ids := make([]string, o.Sessions)
 		for i := range clients {
@@ -114,7 +121,9 @@ func MeasureWeb(ctx context.Context, o WebOptions) (*WebResult, error) {
 			fs[i], ts[i], err = webTurn(ctx, clients[i], base, o, ids[i])
 			return err
 		})
-		elapsed += time.Since(start)
+		if !warm {
+			elapsed += time.Since(start)
+		}
 		cpu1, cerr := CPUOf(o.PID)
 		for _, c := range clients {
 			c.CloseIdleConnections()
@@ -124,6 +133,12 @@ func MeasureWeb(ctx context.Context, o WebOptions) (*WebResult, error) {
 		}
 		if cerr != nil {
 			return nil, cerr
+		}
+		if warm {
+			if rep == 0 {
+				r.ColdFirstEventP99MS = ms(Percentile(fs, 99))
+			}
+			continue
 		}
 		cpu += cpu1 - cpu0
 		first, text = append(first, fs...), append(text, ts...)

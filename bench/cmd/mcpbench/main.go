@@ -7,7 +7,7 @@
 //	mcpbench bridge [--server NAME] --tool T [--args JSON] [--calls 2000] [--out FILE] -- COMMAND ARGS…
 //	mcpbench spawn [--name N] --expect TEXT [--runs 20] [--out FILE] -- COMMAND ARGS…
 //	mcpbench http --url URL --pid PID [--name N] [--sessions 16] [--calls 200] [--warmup 20] [--stateless] --tool T [--args JSON] [--out FILE]
-//	mcpbench web --url BASE --pid PID --api chat|v1 [--name N] [--sessions 200] [--repeats 3] [--message M] [--expect TEXT] [--out FILE]
+//	mcpbench web --url BASE --pid PID --api chat|v1 [--name N] [--sessions 200] [--repeats 3] [--warmup 0] [--message M] [--expect TEXT] [--out FILE]
 //	mcpbench freeport
 //	mcpbench table FILE.jsonl
 //	mcpbench report --results FILE.jsonl [--connect FILE.jsonl] [--clients FILE.jsonl] [--spawns FILE.jsonl]
@@ -270,7 +270,8 @@ func runWeb(ctx context.Context, args []string) error {
 	fs.IntVar(&o.PID, "pid", 0, "the server's process id, for its CPU and memory (required)")
 	fs.StringVar(&o.API, "api", "chat", "chat (the chat API) or v1 (/v1/chat/completions, streaming)")
 	fs.IntVar(&o.Sessions, "sessions", 200, "turns at once, each from its own session")
-	fs.IntVar(&o.Repeats, "repeats", 3, "times the turns are run")
+	fs.IntVar(&o.Repeats, "repeats", 3, "times the turns are run and timed")
+	fs.IntVar(&o.Warmup, "warmup", 0, "times the turns are run first, untimed (the first run's first-event p99 is reported as cold_first_event_p99_ms)")
 	fs.StringVar(&o.Message, "message", "订单 A-1024 到哪了？", "the user's message")
 	fs.StringVar(&o.Expect, "expect", "已发货", "text every answer must contain")
 	fs.StringVar(&out, "out", "", "also append the JSON object to this file")
