@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -145,6 +146,67 @@ func TestRawReader(t *testing.T) {
 	}
 	if _, err := r.Read(make([]byte, 8)); err == nil || err == io.EOF {
 		t.Errorf("Read after Close: %v, want an error", err)
+	}
+}
+
+// TestRawReaderSpinsAfterQuickReads checks the reader's short poll before
+// it parks: after a read that found its data at once, the next read keeps
+// polling, yielding the processor while it does, and finds data sent
+// meanwhile by another goroutine on the same single processor without
+// parking in the poller. After a long wait the next read parks at once.
+func TestRawReaderSpinsAfterQuickReads(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	client, server := socketPair(t)
+	defer client.Close()
+	pollable, err := mcpserver.ReopenPollable(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mcpserver.NewRawReader(pollable)
+	defer r.Close()
+	// A window far longer than the test needs, so that the writer
+	// always gets to run within it.
+	mcpserver.SetRawReaderSpin(r, 5*time.Second)
+	buf := make([]byte, 64)
+	read := func(want string) {
+		t.Helper()
+		n, err := r.Read(buf)
+		if err != nil || string(buf[:n]) != want {
+			t.Fatalf("Read: %q, %v; want %q", buf[:n], err, want)
+		}
+	}
+	if _, err := client.Write([]byte("one\n")); err != nil {
+		t.Fatal(err)
+	}
+	read("one\n") // found at once: the next read may poll
+	werr := make(chan error, 1)
+	go func() { _, err := client.Write([]byte("two\n")); werr <- err }()
+	read("two\n")
+	if err := <-werr; err != nil {
+		t.Fatal(err)
+	}
+	if n := mcpserver.RawReaderParks(r); n != 0 {
+		t.Fatalf("the read after a quick one parked %d times: it did not let the writer run while it polled", n)
+	}
+	// Now a read whose data comes late: it parks, and the one after it
+	// does not poll at all.
+	mcpserver.SetRawReaderSpin(r, time.Millisecond)
+	go func() { time.Sleep(20 * time.Millisecond); _, err := client.Write([]byte("three\n")); werr <- err }()
+	read("three\n")
+	if err := <-werr; err != nil {
+		t.Fatal(err)
+	}
+	parks := mcpserver.RawReaderParks(r)
+	if parks != 1 {
+		t.Fatalf("a read that waited 20 ms parked %d times, want 1", parks)
+	}
+	go func() { time.Sleep(5 * time.Millisecond); _, err := client.Write([]byte("four\n")); werr <- err }()
+	read("four\n")
+	if err := <-werr; err != nil {
+		t.Fatal(err)
+	}
+	if n := mcpserver.RawReaderParks(r); n != parks+1 {
+		t.Fatalf("a read after a slow one parked %d times, want 1", n-parks)
 	}
 }
 
