@@ -202,10 +202,25 @@ http_all() { # round kinds…
 http_ts() { # round kind
   local tool=getOrderStatus args=$order_args
   if [ "$2" = ref ]; then tool=get-structured-content args=$weather_args; fi
-  http_start "$2"
-  node bench/tsclient.mjs --sdk "$sdk" --round "$1" --server "$(http_name "$2")" --tool "$tool" --args "$args" \
-    --url "$url" --pid "$srv_pid" --sessions 16 --calls $((100 * httpcalls)) --warmup 5 --structured 1 >>"$ts"
-  http_stop
+  local try
+  for try in 1 2 3; do
+    http_start "$2"
+    if node bench/tsclient.mjs --sdk "$sdk" --round "$1" --server "$(http_name "$2")" --tool "$tool" --args "$args" \
+      --url "$url" --pid "$srv_pid" --sessions 16 --calls $((100 * httpcalls)) --warmup 5 --structured 1 >>"$ts"; then
+      http_stop
+      return
+    fi
+    # As in http_load: a server that exited before it answered (its free
+    # port taken in between) is started again; a failure against a
+    # running server fails the run.
+    if kill -0 "$srv_pid" 2>/dev/null; then
+      http_stop
+      return 1
+    fi
+    http_stop
+    say "$(http_name "$2") exited before it answered (try $try of 3); its log: $(tail -n 3 "$work/http.log" | tr '\n' ' ')"
+  done
+  return 1
 }
 # agentapp web with the offline model, a fresh process for each API.
 web_load() { # round api

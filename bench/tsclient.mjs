@@ -239,7 +239,9 @@ function summarize(out, ds) {
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   main().catch((e) => {
-    process.stderr.write(`tsclient: ${e.stack ?? e}\n`);
+    // fetch's own message ("fetch failed") names nothing; its cause does.
+    const cause = e?.cause ? `\ncaused by: ${e.cause.stack ?? e.cause}${e.cause.code ? ` (${e.cause.code})` : ""}` : "";
+    process.stderr.write(`tsclient: ${e.stack ?? e}${cause}\n`);
     process.exit(1);
   });
 }
