@@ -165,29 +165,40 @@ http_name() {
     ref) echo "server-everything (TS)" ;;
   esac
 }
-http_load() { # round kind sessions calls-per-session
-  local tool=getOrderStatus args=$order_args flags=()
-  if [ "$2" = ref ]; then tool=get-structured-content args=$weather_args; fi
-  case $2 in *-stateless) flags=(--stateless) ;; esac
-  local try
+# with_http_server runs "$@" (which reads $url and $srv_pid) against a
+# fresh server of the kind. A server that exited before it answered (its
+# free port taken in between, seen once in 50 starts) is started again on
+# another port, up to 3 times; a load that failed against a running server
+# fails the run.
+with_http_server() { # kind command…
+  local kind=$1 try
+  shift
   for try in 1 2 3; do
-    http_start "$2"
-    if "$work/mcpbench" http --round "$1" --name "$(http_name "$2")" --url "$url" --pid "$srv_pid" "${flags[@]}" \
-      --sessions "$3" --calls "$4" --warmup 5 --tool "$tool" --args "$args" --out "$http" >/dev/null; then
+    http_start "$kind"
+    if "$@"; then
       http_stop
       return
     fi
-    # A server that exited before it answered (its free port taken in
-    # between, seen once in 50 starts) is started again on another port;
-    # a load that failed against a running server fails the run.
     if kill -0 "$srv_pid" 2>/dev/null; then
       http_stop
       return 1
     fi
     http_stop
-    say "$(http_name "$2") exited before it answered (try $try of 3); its log: $(tail -n 3 "$work/http.log" | tr '\n' ' ')"
+    say "$(http_name "$kind") exited before it answered (try $try of 3); its log: $(tail -n 3 "$work/http.log" | tr '\n' ' ')"
   done
   return 1
+}
+http_load() { # round kind sessions calls-per-session
+  local tool=getOrderStatus args=$order_args flags=()
+  if [ "$2" = ref ]; then tool=get-structured-content args=$weather_args; fi
+  case $2 in *-stateless) flags=(--stateless) ;; esac
+  with_http_server "$2" mcpbench_http "$1" "$2" "$3" "$4" "$tool" "$args" "${flags[@]}"
+}
+mcpbench_http() { # round kind sessions calls tool args [flags…]
+  local round=$1 kind=$2 sessions=$3 calls=$4 tool=$5 args=$6
+  shift 6
+  "$work/mcpbench" http --round "$round" --name "$(http_name "$kind")" --url "$url" --pid "$srv_pid" "$@" \
+    --sessions "$sessions" --calls "$calls" --warmup 5 --tool "$tool" --args "$args" --out "$http" >/dev/null
 }
 http_all() { # round kinds…
   local round=$1 kind
@@ -202,25 +213,11 @@ http_all() { # round kinds…
 http_ts() { # round kind
   local tool=getOrderStatus args=$order_args
   if [ "$2" = ref ]; then tool=get-structured-content args=$weather_args; fi
-  local try
-  for try in 1 2 3; do
-    http_start "$2"
-    if node bench/tsclient.mjs --sdk "$sdk" --round "$1" --server "$(http_name "$2")" --tool "$tool" --args "$args" \
-      --url "$url" --pid "$srv_pid" --sessions 16 --calls $((100 * httpcalls)) --warmup 5 --structured 1 >>"$ts"; then
-      http_stop
-      return
-    fi
-    # As in http_load: a server that exited before it answered (its free
-    # port taken in between) is started again; a failure against a
-    # running server fails the run.
-    if kill -0 "$srv_pid" 2>/dev/null; then
-      http_stop
-      return 1
-    fi
-    http_stop
-    say "$(http_name "$2") exited before it answered (try $try of 3); its log: $(tail -n 3 "$work/http.log" | tr '\n' ' ')"
-  done
-  return 1
+  with_http_server "$2" tsclient_http "$1" "$2" "$tool" "$args"
+}
+tsclient_http() { # round kind tool args
+  node bench/tsclient.mjs --sdk "$sdk" --round "$1" --server "$(http_name "$2")" --tool "$3" --args "$4" \
+    --url "$url" --pid "$srv_pid" --sessions 16 --calls $((100 * httpcalls)) --warmup 5 --structured 1 >>"$ts"
 }
 # agentapp web with the offline model, a fresh process for each API.
 web_load() { # round api
