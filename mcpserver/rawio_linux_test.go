@@ -107,20 +107,30 @@ func TestRawSocketIOMatchesPipe(t *testing.T) {
 	}
 }
 
+// rawSocketReader returns the client's end of a socketpair and a raw
+// reader of the server's end, reopened as stdin is.
+func rawSocketReader(t *testing.T) (client *os.File, r io.ReadCloser) {
+	t.Helper()
+	client, server := socketPair(t)
+	pollable, err := mcpserver.ReopenPollable(server)
+	if err != nil {
+		client.Close()
+		t.Fatal(err)
+	}
+	r = mcpserver.NewRawReader(pollable)
+	if r == pollable {
+		client.Close()
+		t.Fatal("NewRawReader did not take the pollable socket")
+	}
+	return client, r
+}
+
 // TestRawReader checks the raw reader against what os.File's Read gives:
 // data written after the read started (it waits in the poller), data in
 // pieces, the end of the input, and an error once closed.
 func TestRawReader(t *testing.T) {
-	client, server := socketPair(t)
+	client, r := rawSocketReader(t)
 	defer client.Close()
-	pollable, err := mcpserver.ReopenPollable(server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := mcpserver.NewRawReader(pollable)
-	if r == pollable {
-		t.Fatal("NewRawReader did not take the pollable socket")
-	}
 	want := bytes.Repeat([]byte("0123456789abcdef"), 64<<10) // 1 MiB, more than a socket buffer
 	werr := make(chan error, 1)
 	go func() {
@@ -156,13 +166,8 @@ func TestRawReader(t *testing.T) {
 // parking in the poller. After a long wait the next read parks at once.
 func TestRawReaderSpinsAfterQuickReads(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	client, server := socketPair(t)
+	client, r := rawSocketReader(t)
 	defer client.Close()
-	pollable, err := mcpserver.ReopenPollable(server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := mcpserver.NewRawReader(pollable)
 	defer r.Close()
 	// A window far longer than the test needs, so that the writer
 	// always gets to run within it.
