@@ -10,7 +10,9 @@
 #   - the TypeScript SDK client on both servers with a tool of the same kind
 #     on each (outputSchema and structuredContent: getOrderStatus against
 #     get-structured-content): p50/p99, calls/s sequential and 16 in flight,
-#     server CPU per call, cold start through that client;
+#     server CPU per call, cold start through that client; and the same
+#     client on bench/cmd/stdiofloor, a zero-work server answering with
+#     agentapp's own bytes (the most any server gets through that client);
 #   - streamable HTTP: `serve --http` (stateful and --stateless) against
 #     server-everything's streamableHttp and against bench/cmd/gosdkfloor
 #     (a bare Go SDK server, the floor), 1, 16 and 256 sessions, driven by
@@ -78,6 +80,7 @@ CGO_ENABLED=0 go build -o "$work/agentapp" ./cmd/agentapp
 cp "$work/agentapp" "$work/agentapp.copy" && mv "$work/agentapp.copy" "$work/agentapp"
 go build -o "$work/mcpbench" ./bench/cmd/mcpbench
 go build -o "$work/gosdkfloor" ./bench/cmd/gosdkfloor
+go build -o "$work/stdiofloor" ./bench/cmd/stdiofloor
 
 # agentapp gets a data directory of its own, initialised once (the first
 # start creates and seeds the database) so that every measured start finds
@@ -86,6 +89,9 @@ mkdir -p "$work/data"
 "$work/agentapp" --data-dir "$work/data" serve </dev/null 2>/dev/null
 mkdir -p "$work/webdata"
 "$work/agentapp" --data-dir "$work/webdata" serve </dev/null 2>/dev/null
+# The zero-work server's one answer: agentapp's own, byte for byte.
+"$work/stdiofloor" capture --tool getOrderStatus --args '{"orderId":"A-1024"}' \
+  -- "$work/agentapp" --data-dir "$work/data" serve >"$work/floor-result.json" 2>/dev/null
 
 results=$work/results.jsonl clients=$work/clients.jsonl spawns=$work/spawns.jsonl connect=$work/connect.jsonl
 ts=$work/ts.jsonl http=$work/http.jsonl web=$work/web.jsonl
@@ -122,9 +128,16 @@ clients_ref() { clients_on "$1" "server-everything (TS)" echo "$echo_args" "${re
 # The TypeScript SDK client on both servers, with a tool of the same kind on
 # each: outputSchema and structuredContent, which the client validates.
 weather_args='{"location":"New York"}'
+ts_floor_name="zero-work server (bench/cmd/stdiofloor)"
 ts_ours() {
   node bench/tsclient.mjs --sdk "$sdk" --round "$1" --server "agentapp serve" --tool getOrderStatus --args "$order_args" \
     --calls 2000 --inflight 16 --cold 5 --structured 1 -- "${ours_cmd[@]}" >>"$ts"
+}
+# The same client on bench/cmd/stdiofloor, which answers with those bytes
+# and does nothing else: the most any server gets through this client here.
+ts_floor() {
+  node bench/tsclient.mjs --sdk "$sdk" --round "$1" --server "$ts_floor_name" --tool getOrderStatus --args "$order_args" \
+    --calls 2000 --inflight 16 --structured 1 -- "$work/stdiofloor" serve --result "$work/floor-result.json" >>"$ts"
 }
 ts_ref() {
   node bench/tsclient.mjs --sdk "$sdk" --round "$1" --server "server-everything (TS)" --tool get-structured-content --args "$weather_args" \
@@ -239,7 +252,7 @@ for round in $(seq 1 "$rounds"); do
   say "round $round of $rounds: bridge and TypeScript SDK client round trips"
   "clients_$first" "$round"; "clients_$second" "$round"
   say "round $round of $rounds: the TypeScript SDK client, the same kind of tool on both servers"
-  "ts_$first" "$round"; "ts_$second" "$round"
+  "ts_$first" "$round"; ts_floor "$round"; "ts_$second" "$round"
   say "round $round of $rounds: streamable HTTP, 1, 16 and 256 sessions"
   if [ "$first" = ours ]; then http_all "$round" ours ours-stateless floor floor-stateless ref; else http_all "$round" ref floor-stateless floor ours-stateless ours; fi
   say "round $round of $rounds: the TypeScript SDK client over HTTP, 16 sessions"

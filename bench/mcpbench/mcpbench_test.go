@@ -503,3 +503,42 @@ func TestReport(t *testing.T) {
 		t.Errorf("sections out of order: analysis at %d, web at %d", a, w)
 	}
 }
+
+// TestTSFloorCeiling checks that the zero-work server's rows, when
+// measured, say beside the TypeScript client's calls/s targets how far a
+// server could go, and fill the ceiling table.
+func TestTSFloorCeiling(t *testing.T) {
+	in := roundsInput()
+	if strings.Contains(Report(in), TSFloor) {
+		t.Fatal("the report names the zero-work server though it was not measured")
+	}
+	for i := range 5 {
+		in.TS = append(in.TS, &ClientResult{Round: i + 1, Client: TSClient, Server: TSFloor, Transport: "stdio", P50US: 100, P99US: 300,
+			SequentialCPS: []float64{2100, 1900, 2200, 2300, 1800}[i], ThroughputCPS: 6000, ClientCPUPerCallUS: 250, ClientCPUPerCallInflightUS: 50})
+	}
+	details := map[string]string{}
+	for _, tg := range Targets(in) {
+		details[tg.What] = tg.Detail
+	}
+	for what, want := range map[string]string{
+		"TypeScript SDK client (stdio): calls/s, sequential":   "the zero-work server through the same client: 2.10× (1.80×–2.30×) the reference (≥ 2× in 3 of 5 rounds), 2100 calls/s",
+		"TypeScript SDK client (stdio): calls/s, 16 in flight": "the zero-work server through the same client: 3.00× (3.00×–3.00×) the reference (≥ 2× in 5 of 5 rounds), 6000 calls/s",
+	} {
+		if !strings.Contains(details[what], want) {
+			t.Errorf("%s: detail %q\nwant it to hold %q", what, details[what], want)
+		}
+	}
+	report := Report(in)
+	for _, want := range []string{
+		"| metric | " + TSFloor + " | go ÷ it | it ÷ ts |",
+		"| calls/s, sequential | 2100 (1800–2300) | 0.86× (0.78×–1.00×) | 2.10× (1.80×–2.30×) |",
+		"| the client's CPU per call, 16 in flight (µs) | 50.0 (50.0–50.0) |",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(report, "| cold start, spawn → connected (ms) | –") {
+		t.Error("the ceiling table has a cold-start row")
+	}
+}

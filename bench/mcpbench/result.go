@@ -102,16 +102,20 @@ type ClientResult struct {
 	// schedstat), SequentialCPS the sequential calls per second; Inflight,
 	// ThroughputCPS and CPUPerCallInflightUS the phase with calls in
 	// flight; ColdStartMS the median of ColdStartAllMS, spawn to
-	// connected; Sessions the clients at once over HTTP.
-	Transport            string    `json:"transport,omitempty"`
-	CPUPerCallUS         float64   `json:"cpu_per_call_us,omitempty"`
-	SequentialCPS        float64   `json:"sequential_cps,omitempty"`
-	Inflight             int       `json:"inflight,omitempty"`
-	ThroughputCPS        float64   `json:"throughput_cps,omitempty"`
-	CPUPerCallInflightUS float64   `json:"cpu_per_call_inflight_us,omitempty"`
-	ColdStartMS          float64   `json:"cold_start_ms,omitempty"`
-	ColdStartAllMS       []float64 `json:"cold_start_all_ms,omitempty"`
-	Sessions             int       `json:"sessions,omitempty"`
+	// connected; Sessions the clients at once over HTTP; the Client
+	// fields are the client's own CPU (every thread of its process) per
+	// call in each phase.
+	Transport                  string    `json:"transport,omitempty"`
+	CPUPerCallUS               float64   `json:"cpu_per_call_us,omitempty"`
+	SequentialCPS              float64   `json:"sequential_cps,omitempty"`
+	Inflight                   int       `json:"inflight,omitempty"`
+	ThroughputCPS              float64   `json:"throughput_cps,omitempty"`
+	CPUPerCallInflightUS       float64   `json:"cpu_per_call_inflight_us,omitempty"`
+	ColdStartMS                float64   `json:"cold_start_ms,omitempty"`
+	ColdStartAllMS             []float64 `json:"cold_start_all_ms,omitempty"`
+	Sessions                   int       `json:"sessions,omitempty"`
+	ClientCPUPerCallUS         float64   `json:"client_cpu_per_call_us,omitempty"`
+	ClientCPUPerCallInflightUS float64   `json:"client_cpu_per_call_inflight_us,omitempty"`
 }
 
 // SpawnResult is a command run to completion several times, timed from
