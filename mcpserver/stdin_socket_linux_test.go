@@ -5,7 +5,9 @@ import (
 	"context"
 	"io"
 	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -42,6 +44,20 @@ func socketSession(t *testing.T, srv *mcpserver.Server) *rawSession {
 	return r
 }
 
+// secondID gives a request line's id a value of its own: a number plus
+// 1000, a string with "-2" added.
+func secondID(line string) string {
+	return idRe.ReplaceAllStringFunc(line, func(m string) string {
+		sub := idRe.FindStringSubmatch(m)
+		if n, err := strconv.Atoi(sub[2]); err == nil {
+			return sub[1] + strconv.Itoa(n+1000)
+		}
+		return sub[1] + strings.TrimSuffix(sub[2], `"`) + `-2"`
+	})
+}
+
+var idRe = regexp.MustCompile(`("id"\s*:\s*)(\d+|"[^"]*")`)
+
 // TestSocketStdinMatchesPipe sends every direct-path case, one at a time
 // and then all pipelined, to a server reading a pollable socket and to one
 // reading a pipe, and requires the same bytes back in the same order.
@@ -53,8 +69,12 @@ func TestSocketStdinMatchesPipe(t *testing.T) {
 			r.send(tc.line)
 			b.Write(r.receive())
 		}
+		// Fresh ids: MCP forbids reusing one within a session, and a
+		// server may still be closing the first phase's call of an id
+		// when its answer has been read, so reusing them made the
+		// answer depend on timing ("still being answered").
 		for _, tc := range directCases {
-			r.send(tc.line)
+			r.send(secondID(tc.line))
 		}
 		var pipelined []string
 		for range directCases {
