@@ -514,7 +514,8 @@ func TestTSFloorCeiling(t *testing.T) {
 	}
 	for i := range 5 {
 		in.TS = append(in.TS, &ClientResult{Round: i + 1, Client: TSClient, Server: TSFloor, Transport: "stdio", P50US: 100, P99US: 300,
-			SequentialCPS: []float64{2100, 1900, 2200, 2300, 1800}[i], ThroughputCPS: 6000, ClientCPUPerCallUS: 250, ClientCPUPerCallInflightUS: 50})
+			SequentialCPS: []float64{2100, 1900, 2200, 2300, 1800}[i], ThroughputCPS: 6000, ClientCPUPerCallUS: 250, ClientCPUPerCallInflightUS: 50,
+			CPUPerCallUS: []float64{30, 50, 30, 30, 30}[i]})
 	}
 	details := map[string]string{}
 	for _, tg := range Targets(in) {
@@ -523,6 +524,7 @@ func TestTSFloorCeiling(t *testing.T) {
 	for what, want := range map[string]string{
 		"TypeScript SDK client (stdio): calls/s, sequential":   "the zero-work server through the same client: 2.10× (1.80×–2.30×) the reference (≥ 2× in 3 of 5 rounds), 2100 calls/s",
 		"TypeScript SDK client (stdio): calls/s, 16 in flight": "the zero-work server through the same client: 3.00× (3.00×–3.00×) the reference (≥ 2× in 5 of 5 rounds), 6000 calls/s",
+		"TypeScript SDK client (stdio): server CPU per call":   "the zero-work server through the same client: 0.15× (0.15×–0.25×) the reference (≤ 0.2× in 4 of 5 rounds), 30.0 µs",
 	} {
 		if !strings.Contains(details[what], want) {
 			t.Errorf("%s: detail %q\nwant it to hold %q", what, details[what], want)
@@ -537,6 +539,9 @@ func TestTSFloorCeiling(t *testing.T) {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q", want)
 		}
+	}
+	if !strings.Contains(report, "| server CPU per call, sequential (µs) | 30.0 (30.0–50.0) | 0.67× (0.40×–0.67×) | 0.15× (0.15×–0.25×) |") {
+		t.Error("the ceiling table lacks the server CPU row")
 	}
 	if strings.Contains(report, "| cold start, spawn → connected (ms) | –") {
 		t.Error("the ceiling table has a cold-start row")
