@@ -31,7 +31,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"syscall"
 	"time"
 )
 
@@ -202,7 +201,7 @@ func jsonEscape(s string) string {
 func capture(ctx context.Context, argv []string, tool string, args json.RawMessage) (json.RawMessage, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -223,14 +222,14 @@ func capture(ctx context.Context, argv []string, tool string, args json.RawMessa
 		select {
 		case <-exited:
 		case <-time.After(5 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			killGroup(cmd)
 			<-exited
 		}
 	}()
 	go func() {
 		select {
 		case <-ctx.Done():
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			killGroup(cmd)
 		case <-exited:
 		}
 	}()
