@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,7 +18,7 @@ import (
 func runKBCLI(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
 	root := newRootCmd()
-	var out, errOut bytes.Buffer
+	var out, errOut syncBuffer // commands write from goroutines of their own
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	root.SetArgs(args)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"os"
@@ -20,7 +19,7 @@ func runServeCLI(t *testing.T, args ...string) (string, error) {
 	defer cancel()
 	t.Setenv("GOGC", "100") // leave the test binary's collector alone
 	root := newRootCmd()
-	var out, errOut bytes.Buffer
+	var out, errOut syncBuffer // commands write from goroutines of their own
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	root.SetArgs(append([]string{"serve"}, args...))
