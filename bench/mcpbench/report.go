@@ -317,7 +317,7 @@ func newTargets(in ReportInput) []Target {
 			v := Check(g, Ratios(fl, in.tsSeries(in.Ref, "stdio", f)))
 			last := &ts[len(ts)-1]
 			last.Detail += fmt.Sprintf("; the zero-work server through the same client: %s the reference (%s in %d of %d rounds), %s %s",
-				formatSeries(v.Rounds, formatX), strings.TrimSuffix(goal, " the TS server's"), v.Held, len(v.Rounds), FormatNum(fl.Median()), unit)
+				formatSeries(v.Rounds, formatX), goal, v.Held, len(v.Rounds), FormatNum(fl.Median()), unit)
 		}
 		bounded("calls/s, sequential", "≥ 2×", Goal{Limit: 2, AtLeast: true}, "calls/s", func(c *ClientResult) float64 { return c.SequentialCPS })
 		bounded("calls/s, 16 in flight", "≥ 2×", Goal{Limit: 2, AtLeast: true}, "calls/s", func(c *ClientResult) float64 { return c.ThroughputCPS })

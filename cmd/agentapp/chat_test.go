@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -29,7 +28,7 @@ func runChatCLI(t *testing.T, stdin string, args ...string) (string, string, int
 	// Safe for concurrent writes, as os.Stdout and os.Stderr are: a
 	// command's logger, its progress lines and its server's log lines
 	// write from goroutines of their own.
-	var out, errOut syncBuffer
+	var out, errOut testkit.SyncBuffer
 	root.SetIn(strings.NewReader(stdin))
 	root.SetOut(&out)
 	root.SetErr(&errOut)
@@ -37,7 +36,7 @@ func runChatCLI(t *testing.T, stdin string, args ...string) (string, string, int
 	err := root.Execute()
 	code := 0
 	if err != nil {
-		errOut.WriteString("agentapp: " + err.Error() + "\n")
+		io.WriteString(&errOut, "agentapp: "+err.Error()+"\n")
 		code = 1
 		var ee *exitError
 		if errors.As(err, &ee) {
@@ -45,37 +44,6 @@ func runChatCLI(t *testing.T, stdin string, args ...string) (string, string, int
 		}
 	}
 	return out.String(), errOut.String(), code
-}
-
-// syncBuffer is a bytes.Buffer that may be written from several
-// goroutines at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) WriteString(p string) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.WriteString(p)
-}
-
-func (s *syncBuffer) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Len()
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // chatEnv clears the switches that change the chat's behaviour, so the

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentapp/agentapp/internal/testkit"
 	"github.com/agentapp/agentapp/kb"
 )
 
@@ -18,7 +19,7 @@ import (
 func runKBCLI(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
 	root := newRootCmd()
-	var out, errOut syncBuffer // commands write from goroutines of their own
+	var out, errOut testkit.SyncBuffer // commands write from goroutines of their own
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	root.SetArgs(args)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentapp/agentapp/internal/testkit"
 )
 
 // runServeCLI runs `agentapp serve` in-process with args and returns its
@@ -19,12 +21,12 @@ func runServeCLI(t *testing.T, args ...string) (string, error) {
 	defer cancel()
 	t.Setenv("GOGC", "100") // leave the test binary's collector alone
 	root := newRootCmd()
-	var out, errOut syncBuffer // commands write from goroutines of their own
+	var out, errOut testkit.SyncBuffer // commands write from goroutines of their own
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	root.SetArgs(append([]string{"serve"}, args...))
 	err := root.ExecuteContext(ctx)
-	if out.Len() != 0 {
+	if out.String() != "" {
 		t.Errorf("serve wrote %q to stdout", out.String())
 	}
 	return errOut.String(), err

@@ -108,16 +108,14 @@ func checkResult(b []byte) (json.RawMessage, error) {
 	return json.RawMessage(b), nil
 }
 
-// maxLine bounds a request line; the floor is fed by a benchmark client,
-// whose requests are a few hundred bytes.
+// maxLine bounds a line read: a request to serve (a benchmark client's are
+// a few hundred bytes) or an answer to capture.
 const maxLine = 1 << 20
 
 type request struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
-	Params struct {
-		ProtocolVersion string `json:"protocolVersion"`
-	} `json:"params"`
+	Params json.RawMessage `json:"params"` // read only by initialize
 }
 
 // serve answers requests until the input ends.
@@ -152,7 +150,7 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 		chunk, err := r.ReadSlice('\n')
 		line = append(line, chunk...)
 		if len(line) > maxLine {
-			return nil, fmt.Errorf("a request line is over %d bytes", maxLine)
+			return nil, fmt.Errorf("a line is over %d bytes", maxLine)
 		}
 		if err != bufio.ErrBufferFull {
 			return line, err
@@ -172,7 +170,11 @@ func answer(line []byte, result json.RawMessage) []byte {
 	out := append([]byte(`{"jsonrpc":"2.0","id":`), req.ID...)
 	switch req.Method {
 	case "initialize":
-		v := req.Params.ProtocolVersion
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		json.Unmarshal(req.Params, &p) // params of another shape: the default version
+		v := p.ProtocolVersion
 		if v == "" {
 			v = "2025-06-18"
 		}

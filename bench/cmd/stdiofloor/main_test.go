@@ -41,6 +41,7 @@ func TestServeAnswers(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":4,"method":"resources/list"}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":[1,2]}`,
 		``,
 		`{not json`,
 	}, "\n") + "\n"
@@ -54,6 +55,7 @@ func TestServeAnswers(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"result":{}}`,
 		`{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}`,
 		`{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"method not found: resources/list"}}`,
+		`{"jsonrpc":"2.0","id":5,"result":` + result + `}`,
 		`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: invalid character 'n' looking for beginning of object key string"}}`,
 	}
 	got := strings.Split(strings.TrimSuffix(strings.Join(w.writes, ""), "\n"), "\n")
