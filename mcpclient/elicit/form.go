@@ -1,4 +1,6 @@
-package mcpclient
+// Package elicit reads an elicitation's requested schema into a form a host
+// can ask for and check, and holds the elicitors that need no person.
+package elicit
 
 import (
 	"context"
