@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/internal/textsafe"
+	"github.com/agentapp/agentapp/mcpclient/oauth"
 	"github.com/agentapp/agentapp/mcpconfig"
 
 	"github.com/agentapp/agentapp/agent"
@@ -58,7 +59,7 @@ type connectOptions struct {
 	lists               ListLimits
 	restart             RestartPolicy
 	httpBase            http.RoundTripper // tests: the transport under the HTTP client
-	oauth               *OAuthOptions     // nil: no OAuth logins
+	oauth               *oauth.Options    // nil: no OAuth logins
 
 	// The client half (clientside.go).
 	sampler     Sampler
@@ -464,16 +465,27 @@ func (b *Bridge) dialHTTP(ctx context.Context) (*conn, toolList, error) {
 	return c, tools, nil
 }
 
+// WithOAuth turns on OAuth logins for HTTP servers (see oauth.Options).
+// Without it, a 401 fails the connect with advice about tokens.
+func WithOAuth(o *oauth.Options) ConnectOption {
+	return func(co *connectOptions) {
+		if o == nil {
+			o = &oauth.Options{}
+		}
+		co.oauth = o
+	}
+}
+
 // loginFlow returns the OAuth login of one connection attempt, or nil when
 // the server is not to log in: OAuth is off, or a static token or an
 // Authorization header says how to authenticate. The flow starts from
 // tokens when given (what an earlier attempt of the same connect holds),
 // else from the stored login.
-func (b *Bridge) loginFlow(ht *headerTransport, clock *connectClock, tokens oauth2.TokenSource) (*oauthFlow, error) {
+func (b *Bridge) loginFlow(ht *headerTransport, clock *oauth.Clock, tokens oauth2.TokenSource) (*oauth.Flow, error) {
 	if b.opts.oauth == nil || b.cfg.Token != "" || b.cfg.Headers["Authorization"] != "" {
 		return nil, nil
 	}
-	flow, err := newOAuthFlow(&b.cfg, b.opts.oauth, b.opts.logger, &http.Client{Transport: &legacyIssuer{base: ht.base}, Timeout: authRequestTimeout}, clock, tokens)
+	flow, err := oauth.NewFlow(&b.cfg, b.opts.oauth, b.opts.logger, oauth.NewAuthClient(ht.base), clock, tokens)
 	if err != nil {
 		return nil, err
 	}
@@ -483,18 +495,18 @@ func (b *Bridge) loginFlow(ht *headerTransport, clock *connectClock, tokens oaut
 
 // newHTTPConn is the connection of an HTTP transport: releasing it ends the
 // login flow, if there is one, and closes the client's idle connections.
-func newHTTPConn(hc *http.Client, ht *headerTransport, flow *oauthFlow) *conn {
+func newHTTPConn(hc *http.Client, ht *headerTransport, flow *oauth.Flow) *conn {
 	release := hc.CloseIdleConnections
 	if flow != nil {
-		release = func() { flow.close(); hc.CloseIdleConnections() }
+		release = func() { flow.Close(); hc.CloseIdleConnections() }
 	}
 	return &conn{release: release, ht: ht, capture: ht.capture}
 }
 
 func (b *Bridge) dialStreamable(ctx context.Context) (*conn, toolList, error) {
 	timeout := b.connectTimeout()
-	ctx, clock := newConnectClock(ctx, timeout)
-	defer clock.stop()
+	ctx, clock := oauth.NewClock(ctx, timeout)
+	defer clock.Stop()
 	hc, ht := newHTTPClient(&b.cfg, b.opts)
 	flow, err := b.loginFlow(ht, clock, nil)
 	if err != nil {
@@ -518,11 +530,11 @@ func (b *Bridge) dialStreamable(ctx context.Context) (*conn, toolList, error) {
 		}
 		c.release()
 		if flow != nil {
-			if lr := flow.needed.Load(); lr != nil {
+			if lr := flow.Needed(); lr != nil {
 				return &ConnectError{Server: b.name, Err: lr, msg: lr.Error()}
 			}
 		}
-		if timedOut(ctx) {
+		if oauth.TimedOut(ctx) {
 			err = fmt.Errorf("no answer within %s (the connect timeout): %w", timeout, err)
 		}
 		err = ht.explain(err)

@@ -13,8 +13,9 @@
 // legacy HTTP+SSE transport (mcpconfig.Server.Transport; a bare URL tries
 // the first, then the second). WithOAuth lets an HTTP server of either
 // transport that answers 401 be logged in to with OAuth 2.1 through the
-// SDK's auth package, the tokens kept in a TokenStore; without a browser allowed, a
-// server that needs a login fails with a *LoginRequiredError.
+// SDK's auth package (the glue is package mcpclient/oauth), the tokens
+// kept in an oauth.TokenStore; without a browser allowed, a server that
+// needs a login fails with an *oauth.LoginRequiredError.
 //
 // A Bridge supervises its server: a stdio server runs in its own process
 // group and is stopped as a group (EOF, SIGTERM, SIGKILL); a server that
@@ -51,7 +52,7 @@
 //     rarely works);
 //   - on Windows a .cmd or .bat server is run through %ComSpec%, where
 //     Windows says its command interpreter is;
-//   - OpenBrowser, the default opener of an OAuth login, runs $BROWSER,
+//   - oauth.OpenBrowser, the default opener of an OAuth login, runs $BROWSER,
 //     the user's choice of browser for every program.
 //
 // Nothing is logged on the default logger: WithLogger says where the

@@ -1,17 +1,10 @@
-package mcpclient
+package oauth
 
 import (
-	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
-
-	"github.com/agentapp/agentapp/mcpconfig"
 )
 
 // TestLegacyIssuer: without protected-resource metadata, root metadata
@@ -56,34 +49,5 @@ func TestLegacyIssuer(t *testing.T) {
 	get(rt, "/.well-known/oauth-protected-resource/mcp")
 	if m := get(rt, "/.well-known/oauth-authorization-server"); m["issuer"] != issuer {
 		t.Errorf("rewritten although protected-resource metadata exists: %v", m)
-	}
-}
-
-// TestNoSSEFallbackForFailingServer: a streamable HTTP server that
-// refuses the draft server/discover probe (400, as many do) and then fails
-// initialize is not taken for a legacy SSE server: no SSE stream is
-// opened, and the error is streamable HTTP's.
-func TestNoSSEFallbackForFailingServer(t *testing.T) {
-	var gets atomic.Int32
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet {
-			gets.Add(1)
-			http.Error(w, "no", http.StatusMethodNotAllowed)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		if strings.Contains(string(body), `"server/discover"`) {
-			http.Error(w, "unknown method", http.StatusBadRequest)
-			return
-		}
-		http.Error(w, "broken", http.StatusInternalServerError)
-	}))
-	defer ts.Close()
-	_, err := Connect(context.Background(), mcpconfig.Server{Name: "broken", URL: ts.URL, ConnectTimeout: 10 * time.Second})
-	if err == nil {
-		t.Fatal("connected")
-	}
-	if gets.Load() != 0 || strings.Contains(err.Error(), "legacy SSE") {
-		t.Errorf("%d GETs; error %v", gets.Load(), err)
 	}
 }

@@ -1,4 +1,4 @@
-package mcpclient
+package oauth
 
 import (
 	"errors"
@@ -10,16 +10,16 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// oauthTransport logs in for the legacy SSE transport, whose SDK client,
+// Transport logs in for the legacy SSE transport, whose SDK client,
 // unlike the streamable one, takes no OAuth handler: it puts the flow's
 // bearer token on every request and, when the server answers 401 (or 403,
 // which the flow takes for a login request only with insufficient_scope),
 // runs the flow's Authorize and sends the request once more, as the SDK's
 // streamable transport does. It sits in front of the header transport, so
 // that a refusal is still recorded there for the error the user sees.
-type oauthTransport struct {
+type Transport struct {
 	base http.RoundTripper
-	flow *oauthFlow
+	flow *Flow
 	// resource is the server's configured URL. A login is for the server,
 	// not for the session's message endpoint the POSTs go to (which
 	// carries a session ID), so Authorize is given this URL: it names the
@@ -28,15 +28,15 @@ type oauthTransport struct {
 	resource *url.URL
 }
 
-func newOAuthTransport(base http.RoundTripper, flow *oauthFlow) (*oauthTransport, error) {
+func NewTransport(base http.RoundTripper, flow *Flow) (*Transport, error) {
 	u, err := url.Parse(flow.server.URL)
 	if err != nil {
 		return nil, fmt.Errorf("MCP server %s: invalid URL: %v", flow.server.Name, err)
 	}
-	return &oauthTransport{base: base, flow: flow, resource: u}, nil
+	return &Transport{base: base, flow: flow, resource: u}, nil
 }
 
-func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.send(req)
 	if err != nil || resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
 		return resp, err
@@ -66,7 +66,7 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // send sends req with the flow's current access token, which the token
 // source refreshes when it has expired.
-func (t *oauthTransport) send(req *http.Request) (*http.Response, error) {
+func (t *Transport) send(req *http.Request) (*http.Response, error) {
 	ts, err := t.flow.TokenSource(req.Context())
 	if err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func (t *oauthTransport) send(req *http.Request) (*http.Response, error) {
 
 // CloseIdleConnections closes the idle connections of the transport
 // below, as the http.Client that holds this one expects.
-func (t *oauthTransport) CloseIdleConnections() {
+func (t *Transport) CloseIdleConnections() {
 	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}

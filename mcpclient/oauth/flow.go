@@ -1,4 +1,10 @@
-package mcpclient
+// Package oauth logs an MCP client in to an HTTP server with OAuth 2.1:
+// the glue around the SDK's auth package that gives it a browser, a
+// loopback redirect, a place to keep tokens (TokenStore) and a connect
+// timeout that stops while the user is in the browser (Clock). The SDK's
+// streamable transport takes a *Flow as its OAuth handler; the legacy SSE
+// transport, which takes none, gets a Transport in front of its client.
+package oauth
 
 import (
 	"context"
@@ -36,13 +42,13 @@ const maxAuthorizations = 4
 // own timeout is its only bound.
 const authRequestTimeout = 30 * time.Second
 
-// OAuthOptions turns on OAuth 2.1 for HTTP servers, streamable or legacy
+// Options turns on OAuth 2.1 for HTTP servers, streamable or legacy
 // SSE: on a 401 the bridge discovers the server's authorization server and
 // logs in with an authorization code and PKCE, as the MCP authorization
 // spec describes.
 // The SDK's auth package does the protocol; this is the glue that gives
 // it a browser, a loopback redirect and a place to keep tokens.
-type OAuthOptions struct {
+type Options struct {
 	// Store keeps logins between runs and is where a stored token is
 	// found and refreshed; nil keeps a login for one connection only (a
 	// restart of the server asks again).
@@ -66,17 +72,6 @@ type OAuthOptions struct {
 	LoginHint func(mcpconfig.Server) string
 }
 
-// WithOAuth turns on OAuth logins for HTTP servers (see OAuthOptions).
-// Without it, a 401 fails the connect with advice about tokens.
-func WithOAuth(o *OAuthOptions) ConnectOption {
-	return func(co *connectOptions) {
-		if o == nil {
-			o = &OAuthOptions{}
-		}
-		co.oauth = o
-	}
-}
-
 // LoginRequiredError is a connect that failed because the server wants an
 // OAuth login and the bridge may not open a browser. LoginHint is the
 // command that logs in.
@@ -93,16 +88,16 @@ func (e *LoginRequiredError) Error() string {
 // LoginHint returns the command to run to log in, e.g. "agentapp mcp login docs".
 func (e *LoginRequiredError) LoginHint() string { return e.hint }
 
-// oauthFlow is one connection's OAuth handler: the SDK's authorization
+// Flow is one connection's OAuth handler: the SDK's authorization
 // code handler, fed with the stored login and saving what it obtains,
 // behind a gate that refuses the browser step in non-interactive use.
-type oauthFlow struct {
+type Flow struct {
 	server  mcpconfig.Server
-	opts    *OAuthOptions
+	opts    *Options
 	logger  *slog.Logger
 	inner   *auth.AuthorizationCodeHandler
 	cb      *loopback // nil when not interactive
-	clock   *connectClock
+	clock   *Clock
 	count   atomic.Int32
 	needed  atomic.Pointer[LoginRequiredError]
 	timeout time.Duration
@@ -112,13 +107,24 @@ type oauthFlow struct {
 	failed atomic.Pointer[error]
 }
 
-var _ auth.OAuthHandler = (*oauthFlow)(nil)
+var _ auth.OAuthHandler = (*Flow)(nil)
 
-// newOAuthFlow prepares the OAuth handler of one connection to cfg's
+// NewAuthClient is the client that carries a login's requests to the
+// authorization server over base: bounded by authRequestTimeout, and with
+// the legacy issuer rule applied (see legacyIssuer).
+func NewAuthClient(base http.RoundTripper) *http.Client {
+	return &http.Client{Transport: &legacyIssuer{base: base}, Timeout: authRequestTimeout}
+}
+
+// Needed is the login a non-interactive flow refused to start, or nil:
+// the reason to give for a failed connect rather than its symptom.
+func (f *Flow) Needed() *LoginRequiredError { return f.needed.Load() }
+
+// NewFlow prepares the OAuth handler of one connection to cfg's
 // server. hc carries the requests to the authorization server. The flow
 // starts from tokens when it is not nil, else from the stored login.
-func newOAuthFlow(cfg *mcpconfig.Server, o *OAuthOptions, logger *slog.Logger, hc *http.Client, clock *connectClock, tokens oauth2.TokenSource) (*oauthFlow, error) {
-	f := &oauthFlow{server: *cfg, opts: o, logger: logger, clock: clock, timeout: o.LoginTimeout}
+func NewFlow(cfg *mcpconfig.Server, o *Options, logger *slog.Logger, hc *http.Client, clock *Clock, tokens oauth2.TokenSource) (*Flow, error) {
+	f := &Flow{server: *cfg, opts: o, logger: logger, clock: clock, timeout: o.LoginTimeout}
 	if f.timeout <= 0 {
 		f.timeout = DefaultLoginTimeout
 	}
@@ -181,7 +187,7 @@ func newOAuthFlow(cfg *mcpconfig.Server, o *OAuthOptions, logger *slog.Logger, h
 	}
 	inner, err := auth.NewAuthorizationCodeHandler(hcfg)
 	if err != nil {
-		f.close()
+		f.Close()
 		return nil, fmt.Errorf("MCP server %s: OAuth settings: %w", cfg.Name, err)
 	}
 	f.inner = inner
@@ -197,19 +203,19 @@ func (l *storedLogin) config() *oauth2.Config {
 	}
 }
 
-func (f *oauthFlow) hint() string {
+func (f *Flow) hint() string {
 	if f.opts.LoginHint != nil {
 		return f.opts.LoginHint(f.server)
 	}
 	return "agentapp mcp login " + f.server.Name
 }
 
-func (f *oauthFlow) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
+func (f *Flow) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 	return f.inner.TokenSource(ctx)
 }
 
 // Authorize runs the login a 401 (or a 403 insufficient_scope) asks for.
-func (f *oauthFlow) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+func (f *Flow) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	if !f.opts.Interactive && wantsLogin(resp) {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		_ = resp.Body.Close()
@@ -273,13 +279,13 @@ func wantsLogin(resp *http.Response) bool {
 
 // newTokenSource is called by the SDK after a login: it stores the login
 // and returns a source that stores each refreshed token too.
-func (f *oauthFlow) newTokenSource(ctx context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
+func (f *Flow) newTokenSource(ctx context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
 	ts := f.saving(cfg, tok, ctx)
 	f.save(cfg, tok)
 	return ts, nil
 }
 
-func (f *oauthFlow) save(cfg *oauth2.Config, tok *oauth2.Token) {
+func (f *Flow) save(cfg *oauth2.Config, tok *oauth2.Token) {
 	if f.opts.Store == nil {
 		return
 	}
@@ -296,7 +302,7 @@ func (f *oauthFlow) save(cfg *oauth2.Config, tok *oauth2.Token) {
 // saving returns a token source over cfg that refreshes tok when it
 // expires and stores every new token, so that the refresh token a server
 // rotates is not lost with the process.
-func (f *oauthFlow) saving(cfg *oauth2.Config, tok *oauth2.Token, ctx context.Context) oauth2.TokenSource {
+func (f *Flow) saving(cfg *oauth2.Config, tok *oauth2.Token, ctx context.Context) oauth2.TokenSource {
 	return &savingSource{src: cfg.TokenSource(ctx, tok), last: tok.AccessToken, save: func(t *oauth2.Token) { f.save(cfg, t) }}
 }
 
@@ -345,7 +351,7 @@ func redactTokenError(err error) error {
 
 // fetch is the browser step: print and open the authorization URL, and
 // wait for the redirect to the loopback server.
-func (f *oauthFlow) fetch(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+func (f *Flow) fetch(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 	if f.cb == nil {
 		e := &LoginRequiredError{Server: f.server.Name, URL: f.server.URL, hint: f.hint()}
 		f.needed.Store(e)
@@ -392,16 +398,16 @@ func (f *oauthFlow) fetch(ctx context.Context, args *auth.AuthorizationArgs) (*a
 	return res, nil
 }
 
-func (f *oauthFlow) close() {
+func (f *Flow) Close() {
 	if f.cb != nil {
 		f.cb.close()
 	}
 }
 
-// connectClock is a connect timeout that can be paused: it cancels its
+// Clock is a connect timeout that can be paused: it cancels its
 // context with errConnectTimeout when it runs out, unless it is paused
 // (during a login in the browser), and starts afresh on resume.
-type connectClock struct {
+type Clock struct {
 	d      time.Duration
 	cancel context.CancelCauseFunc
 	mu     sync.Mutex
@@ -411,14 +417,14 @@ type connectClock struct {
 
 var errConnectTimeout = errors.New("connect timeout")
 
-func newConnectClock(parent context.Context, d time.Duration) (context.Context, *connectClock) {
+func NewClock(parent context.Context, d time.Duration) (context.Context, *Clock) {
 	ctx, cancel := context.WithCancelCause(parent)
-	c := &connectClock{d: d, cancel: cancel}
+	c := &Clock{d: d, cancel: cancel}
 	c.timer = time.AfterFunc(d, func() { cancel(errConnectTimeout) })
 	return ctx, c
 }
 
-func (c *connectClock) pause() {
+func (c *Clock) pause() {
 	if c == nil {
 		return
 	}
@@ -428,7 +434,7 @@ func (c *connectClock) pause() {
 	c.timer.Stop()
 }
 
-func (c *connectClock) resume() {
+func (c *Clock) resume() {
 	if c == nil {
 		return
 	}
@@ -439,14 +445,14 @@ func (c *connectClock) resume() {
 	}
 }
 
-func (c *connectClock) stop() {
+func (c *Clock) Stop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.timer.Stop()
 	c.cancel(nil)
 }
 
-// timedOut reports whether ctx (from newConnectClock) ended by the clock.
-func timedOut(ctx context.Context) bool {
+// TimedOut reports whether ctx (from NewClock) ended by the clock.
+func TimedOut(ctx context.Context) bool {
 	return errors.Is(context.Cause(ctx), errConnectTimeout) || errors.Is(ctx.Err(), context.DeadlineExceeded)
 }
