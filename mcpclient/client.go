@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/agentapp/agentapp/mcpclient/oauth"
+	"github.com/agentapp/agentapp/mcpclient/supervise"
 	"github.com/agentapp/agentapp/mcpconfig"
 
 	"github.com/agentapp/agentapp/agent"
@@ -79,7 +80,7 @@ type connectOptions struct {
 }
 
 // WithGracePeriods sets the close sequence's waits after stdin EOF and after
-// SIGTERM (defaults DefaultEOFGrace and DefaultTermGrace). Tests shorten them.
+// SIGTERM (defaults supervise.DefaultEOFGrace and supervise.DefaultTermGrace). Tests shorten them.
 func WithGracePeriods(afterEOF, afterTerm time.Duration) ConnectOption {
 	return func(o *connectOptions) { o.eofGrace, o.termGrace = afterEOF, afterTerm }
 }
@@ -103,7 +104,7 @@ func WithLogger(l *slog.Logger) ConnectOption {
 func withMaxFrame(n int) ConnectOption { return func(o *connectOptions) { o.maxFrame = n } }
 
 func buildOptions(opts []ConnectOption) *connectOptions {
-	o := &connectOptions{eofGrace: DefaultEOFGrace, termGrace: DefaultTermGrace}
+	o := &connectOptions{eofGrace: supervise.DefaultEOFGrace, termGrace: supervise.DefaultTermGrace}
 	for _, f := range opts {
 		f(o)
 	}
@@ -113,7 +114,7 @@ func buildOptions(opts []ConnectOption) *connectOptions {
 	o.restart = o.restart.withDefaults()
 	o.lists = o.lists.withDefaults()
 	if o.maxFrame <= 0 {
-		o.maxFrame = MaxFrameSize
+		o.maxFrame = supervise.MaxFrameSize
 	}
 	return o
 }
@@ -141,10 +142,10 @@ type Bridge struct {
 	cur      *conn // nil while a restart is in progress or after Close
 	state    ServerState
 	tools    toolList
-	gen      uint64      // generation of tools
-	restarts []time.Time // automatic restarts within the policy's window
-	lastStop string      // why the server last stopped
-	proc     *process    // the latest process, for StderrTail
+	gen      uint64             // generation of tools
+	restarts []time.Time        // automatic restarts within the policy's window
+	lastStop string             // why the server last stopped
+	proc     *supervise.Process // the latest process, for StderrTail
 
 	sem     chan struct{} // one restart or re-listing at a time
 	stale   atomic.Bool   // the server announced a tool list change
@@ -232,7 +233,7 @@ func (b *Bridge) StderrTail() []string {
 	if p == nil {
 		return nil
 	}
-	return p.stderr.tail(0)
+	return p.Stderr().Tail(0)
 }
 
 // StderrErrors returns the decisive lines the latest stdio server process
@@ -247,7 +248,7 @@ func (b *Bridge) StderrErrors() []string {
 	if p == nil {
 		return nil
 	}
-	return p.stderr.errorLines()
+	return p.Stderr().ErrorLines()
 }
 
 // Connect connects to the server cfg describes (stdio when cfg.Command is
@@ -320,7 +321,7 @@ func (b *Bridge) dialStdio(ctx context.Context) (_ *conn, _ toolList, err error)
 	timeout := b.connectTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	p, err := startProcess(&b.cfg, b.opts)
+	p, err := supervise.Start(&b.cfg, supervise.Options{Logger: b.opts.logger, MaxFrame: b.opts.maxFrame, StderrEcho: b.opts.stderrEcho})
 	if err != nil {
 		return nil, toolList{}, fmt.Errorf("MCP server %s: %w", b.name, err)
 	}
@@ -331,7 +332,7 @@ func (b *Bridge) dialStdio(ctx context.Context) (_ *conn, _ toolList, err error)
 			err = b.failStdio(ctx, c, phase, timeout, err)
 		}
 	}()
-	t := &stdioTransport{frames: p.stdout, stdin: stdinCloser{p}}
+	t := &stdioTransport{frames: p.Stdout(), stdin: p.Stdin()}
 	if err := b.open(ctx, c, &captureTransport{inner: t, cap: c.capture}, stdioProtocolVersion); err != nil {
 		return nil, toolList{}, err
 	}
@@ -353,25 +354,25 @@ func (b *Bridge) failStdio(ctx context.Context, c *conn, phase string, timeout t
 	p := c.proc
 	// A server that died on its own usually closed stdout first; give the
 	// exit status a moment to arrive so the message can report it.
-	exitedByItself := p.hasExited() || (ctx.Err() == nil && p.waitExit(300*time.Millisecond))
-	p.abort()
+	exitedByItself := p.HasExited() || (ctx.Err() == nil && p.WaitExit(300*time.Millisecond))
+	p.Abort()
 	if c.session != nil {
 		_ = c.session.Close()
 	}
-	p.release()
+	p.Release()
 	var msg strings.Builder
-	fmt.Fprintf(&msg, "connecting to MCP server %s (command: %s) failed during %s: ", b.name, p.cmdLine, phase)
+	fmt.Fprintf(&msg, "connecting to MCP server %s (command: %s) failed during %s: ", b.name, p.CmdLine(), phase)
 	switch {
 	case errors.Is(context.Cause(ctx), errBridgeClosed):
 		msg.WriteString("the bridge was closed")
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		fmt.Fprintf(&msg, "no answer within %s (the connect timeout); is it an MCP server speaking stdio?", timeout)
 	case exitedByItself:
-		fmt.Fprintf(&msg, "the server exited (%s): %s", p.exitStatus(), safeText(cause))
+		fmt.Fprintf(&msg, "the server exited (%s): %s", p.ExitStatus(), safeText(cause))
 	default:
 		msg.WriteString(safeText(cause))
 	}
-	decisive, tail := p.stderr.errorLines(), p.stderr.tail(stderrTailShown)
+	decisive, tail := p.Stderr().ErrorLines(), p.Stderr().Tail(stderrTailShown)
 	for _, l := range decisive {
 		msg.WriteString("\nits stderr says: " + l)
 	}
@@ -961,7 +962,7 @@ func (b *Bridge) requestFailed(ctx context.Context, c *conn, err error, bound ti
 // are cancelled first, then the session is closed; a stdio server gets
 // stdin EOF, then SIGTERM, then SIGKILL, each to its whole process group
 // and to the helpers it started that left the group (found on Linux
-// only; see AdoptOrphans), after the grace periods. Close is idempotent
+// only; see supervise.AdoptOrphans), after the grace periods. Close is idempotent
 // and never blocks much longer than the two grace periods.
 func (b *Bridge) Close() error {
 	b.closeOnce.Do(func() {
@@ -1000,13 +1001,13 @@ func (b *Bridge) closeConn(c *conn, graceful bool) error {
 	}()
 	if c.proc != nil {
 		if graceful {
-			c.proc.stop(b.opts.eofGrace, b.opts.termGrace)
+			c.proc.Stop(b.opts.eofGrace, b.opts.termGrace)
 		} else {
-			c.proc.abort()
+			c.proc.Abort()
 		}
-		c.proc.release()
+		c.proc.Release()
 	}
-	t := time.NewTimer(killWait)
+	t := time.NewTimer(supervise.KillWait)
 	defer t.Stop()
 	var err error
 	select {
@@ -1021,7 +1022,7 @@ func (b *Bridge) closeConn(c *conn, graceful bool) error {
 		c.release()
 	}
 	if c.watchDone != nil {
-		w := time.NewTimer(killWait)
+		w := time.NewTimer(supervise.KillWait)
 		defer w.Stop()
 		select {
 		case <-c.watchDone:

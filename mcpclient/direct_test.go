@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentapp/agentapp/mcpclient/supervise"
 	"github.com/agentapp/agentapp/mcpconfig"
 )
 
@@ -266,7 +267,7 @@ func TestDirectCallCancelSendsNotification(t *testing.T) {
 func TestStdioConnDirectCalls(t *testing.T) {
 	outR, outW := io.Pipe() // the server's stdout
 	inR, inW := io.Pipe()   // the server's stdin
-	tr := &stdioTransport{frames: newFrameFilter("srv", outR, 0, slog.New(slog.DiscardHandler)), stdin: inW}
+	tr := &stdioTransport{frames: supervise.NewFrameFilter("srv", outR, 0, slog.New(slog.DiscardHandler)), stdin: inW}
 	mc, _ := tr.Connect(context.Background())
 	c := mc.(*stdioConn)
 	defer c.Close()

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/agentapp/agentapp/internal/textsafe"
+	"github.com/agentapp/agentapp/mcpclient/internal/units"
 )
 
 // Defaults of ListLimits.
@@ -19,7 +20,7 @@ const (
 	// prompts) of one listing across all its pages.
 	defaultMaxListItems = 10_000
 	// defaultMaxListBytes bounds the size of one listing across all its
-	// pages; each page is bounded by MaxFrameSize on its own.
+	// pages; each page is bounded by supervise.MaxFrameSize on its own.
 	defaultMaxListBytes = 16 << 20
 )
 
@@ -113,7 +114,7 @@ func listAll[T any](ctx context.Context, server, method string, lim ListLimits, 
 		}
 		if len(all)+len(items) > lim.MaxItems {
 			return nil, fail("items", "server %q listed more than %s %s in %s (page %d); the limit is %s: the server offers more than a client can use, or is paginating in a loop; configure it to offer fewer",
-				server, commas(int64(lim.MaxItems)), noun, method, n, commas(int64(lim.MaxItems)))
+				server, units.Commas(int64(lim.MaxItems)), noun, method, n, units.Commas(int64(lim.MaxItems)))
 		}
 		size, err := json.Marshal(items)
 		if err != nil {
@@ -122,7 +123,7 @@ func listAll[T any](ctx context.Context, server, method string, lim ListLimits, 
 		bytes += int64(len(size)) + int64(len(next))
 		if bytes > lim.MaxBytes {
 			return nil, fail("bytes", "server %q sent more than %s in %d %s of %s; the limit is %s across all pages: the server sends too much (huge descriptions or schemas?) or is paginating in a loop",
-				server, sizeText(lim.MaxBytes), n, plural(n, "page", "pages"), method, sizeText(lim.MaxBytes))
+				server, units.SizeText(lim.MaxBytes), n, units.Plural(n, "page", "pages"), method, units.SizeText(lim.MaxBytes))
 		}
 		all = append(all, items...)
 		if next == "" {
@@ -139,54 +140,4 @@ func listAll[T any](ctx context.Context, server, method string, lim ListLimits, 
 		seen[next] = n
 		cursor = next
 	}
-}
-
-// commas writes n with thousands separators, as in "1,299,998".
-func commas(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := len(s) > 0 && s[0] == '-'
-	if neg {
-		s = s[1:]
-	}
-	var b []byte
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b = append(b, ',')
-		}
-		b = append(b, s[i])
-	}
-	if neg {
-		return "-" + string(b)
-	}
-	return string(b)
-}
-
-// sizeText writes a byte count for people: "16 MiB", "512 KiB", "300 bytes".
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return strconv.FormatInt(n>>20, 10) + " MiB"
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return strconv.FormatInt(n>>10, 10) + " KiB"
-	}
-	return commas(n) + " bytes"
-}
-
-// approxSize writes a byte count rounded for people: "12.3 MiB", "45.6 KiB",
-// "300 bytes".
-func approxSize(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
-	case n >= 1<<10:
-		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KiB"
-	}
-	return commas(n) + " bytes"
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -144,10 +144,10 @@ func TestStatusStateComesWithItsReason(t *testing.T) {
 	t.Cleanup(func() { _ = b.Close() })
 	server, _ := serverIDs(t, pidfile)
 	p := curConn(b).proc
-	if err := syscall.Kill(p.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+	if err := syscall.Kill(p.Pid(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-p.exited
+	<-p.Exited()
 	st := b.Status()
 	if st.State != StateRestarting || !strings.Contains(st.Detail, "its process exited (signal: killed)") ||
 		!strings.Contains(st.Detail, "testserver starting in mode normal") {

@@ -35,7 +35,7 @@ func TestSoak(t *testing.T) {
 		if err != nil {
 			t.Fatalf("cycle %d: connect: %v", i, err)
 		}
-		pgid := curConn(b).proc.pgid
+		pgid := curConn(b).proc.Pgid()
 		text := fmt.Sprintf("cycle %d", i)
 		got, err := adExec(t, adTool(t, b, "echo"), `{"text":"`+text+`"}`)
 		if err != nil || got != `{"echo":"`+text+`"}` {

@@ -124,22 +124,3 @@ func TestConnectErrorNodeImport(t *testing.T) {
 		t.Errorf("error:\n%s", ce)
 	}
 }
-
-func TestIsErrorLine(t *testing.T) {
-	for line, want := range map[string]bool{
-		"Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'x'": true,
-		"FATAL: DATABASE_URL is not set":                        true,
-		"panic: runtime error: index out of range":              true,
-		"fatal error: all goroutines are asleep":                true,
-		"ValueError: bad":                                       true,
-		"[ERROR] no key":                                        true,
-		"    at packageResolve (node:internal)":                 false,
-		"Traceback (most recent call last):":                    false,
-		"error_log enabled":                                     false,
-		"server listening on stdio":                             false,
-	} {
-		if got := isErrorLine(line); got != want {
-			t.Errorf("isErrorLine(%q) = %v, want %v", line, got, want)
-		}
-	}
-}

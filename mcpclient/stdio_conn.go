@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/agentapp/agentapp/mcpclient/supervise"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -27,7 +28,7 @@ import (
 // 2025-06-18, are taken message by message, and answers to the requests in
 // one are written one by one rather than as an array.
 type stdioTransport struct {
-	frames *frameFilter
+	frames *supervise.FrameFilter
 	stdin  io.WriteCloser
 	conn   *stdioConn // the connection made, for the direct tools/call path
 }
@@ -38,7 +39,7 @@ func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 }
 
 type stdioConn struct {
-	frames *frameFilter
+	frames *supervise.FrameFilter
 	queue  []jsonrpc.Message // the rest of a batch; Read's own
 	direct directCalls       // the bridge's own tools/call (direct.go)
 
@@ -77,12 +78,12 @@ func (c *stdioConn) read(ctx context.Context) (jsonrpc.Message, error) {
 		c.queue = c.queue[1:]
 		return msg, nil
 	}
-	fr, err := c.frames.next()
+	fr, err := c.frames.Next()
 	if err != nil {
 		return nil, err
 	}
-	c.queue = fr.msgs[1:]
-	return fr.msgs[0], nil
+	c.queue = fr.Msgs[1:]
+	return fr.Msgs[0], nil
 }
 
 // maxKeptWriteBuffer bounds the write buffer kept between messages, so

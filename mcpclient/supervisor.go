@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/internal/ctxtime"
+	"github.com/agentapp/agentapp/mcpclient/supervise"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -189,9 +190,9 @@ type conn struct {
 	session *mcp.ClientSession
 	client  *mcp.Client // its roots are the ones offered on session
 	capture *capture
-	proc    *process   // stdio only
-	direct  *stdioConn // stdio: the direct tools/call path; nil: the SDK's
-	release func()     // HTTP: idle connections; in-memory: the server side
+	proc    *supervise.Process // stdio only
+	direct  *stdioConn         // stdio: the direct tools/call path; nil: the SDK's
+	release func()             // HTTP: idle connections; in-memory: the server side
 	ht      *headerTransport
 
 	closing atomic.Bool // we are ending it: its end is not a crash
@@ -225,14 +226,14 @@ func (c *conn) alive() bool {
 // alive and, for stdio, its process has not exited. What is left of a
 // crashed server is killed at once instead.
 func (c *conn) running() bool {
-	return c.alive() && (c.proc == nil || !c.proc.hasExited())
+	return c.alive() && (c.proc == nil || !c.proc.HasExited())
 }
 
 // settle waits for the watcher to record c's end when c's stdio process has
 // already exited: the watcher then only collects the last stderr lines, and
 // deciding on c before that would see a dead server as alive.
 func (c *conn) settle() {
-	if c == nil || c.proc == nil || !c.proc.hasExited() {
+	if c == nil || c.proc == nil || !c.proc.HasExited() {
 		return
 	}
 	t := time.NewTimer(lastWordsWait + time.Second)
@@ -256,7 +257,7 @@ func (b *Bridge) start(c *conn) {
 		defer close(c.watchDone)
 		var exited <-chan struct{}
 		if c.proc != nil {
-			exited = c.proc.exited
+			exited = c.proc.Exited()
 		}
 		var err error
 		sessionOver := false
@@ -301,15 +302,15 @@ func (b *Bridge) describeEnd(c *conn, err error) string {
 	}
 	p := c.proc
 	var s string
-	if p.waitExit(crashWait) {
-		s = "its process exited (" + p.exitStatus() + ")"
+	if p.WaitExit(crashWait) {
+		s = "its process exited (" + p.ExitStatus() + ")"
 	} else {
 		s = "it closed its stdout"
 	}
 	// The stderr pipe reaches EOF with the process; its last lines are the
 	// server's last words.
-	p.waitStderr(lastWordsWait)
-	if tail := p.stderr.tail(3); len(tail) > 0 {
+	p.WaitStderr(lastWordsWait)
+	if tail := p.Stderr().Tail(3); len(tail) > 0 {
 		s += "; its last stderr lines: " + strings.Join(tail, " | ")
 	} else {
 		s += "; nothing on its stderr"

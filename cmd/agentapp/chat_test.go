@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/internal/testkit"
-	"github.com/agentapp/agentapp/mcpclient"
+	"github.com/agentapp/agentapp/mcpclient/supervise"
 )
 
 // runChatCLI runs agentapp in-process with the given stdin and returns
@@ -570,7 +570,7 @@ func TestChatSIGTERMClosesEverything(t *testing.T) {
 
 // bridgeCloseBound is the close sequence's worst case (EOF grace, TERM
 // grace, the wait after KILL) plus a generous margin.
-const bridgeCloseBound = mcpclient.DefaultEOFGrace + mcpclient.DefaultTermGrace + 2*time.Second + 5*time.Second
+const bridgeCloseBound = supervise.DefaultEOFGrace + supervise.DefaultTermGrace + 2*time.Second + 5*time.Second
 
 // TestChatMCPQuotedPathAndName: --mcp takes a shell-quoted command line,
 // so the server binary can live in a directory with a space in its name

@@ -14,7 +14,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/agentapp/agentapp/mcpclient"
+	"github.com/agentapp/agentapp/mcpclient/supervise"
 	"github.com/spf13/cobra"
 )
 
@@ -138,7 +138,7 @@ func run(args []string) int {
 	// signal handler and a reaper for nothing.
 	root := newRootCmd()
 	if startsServers(root, args) {
-		if err := mcpclient.AdoptOrphans(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		if err := supervise.AdoptOrphans(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 			fmt.Fprintf(os.Stderr, "agentapp: %v; a helper an MCP server detaches from its tree (forking twice, setsid, clearing its environment) may outlive agentapp\n", err)
 		}
 	}

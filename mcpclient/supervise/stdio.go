@@ -1,4 +1,4 @@
-package mcpclient
+package supervise
 
 import (
 	"bufio"
@@ -19,6 +19,7 @@ import (
 	"github.com/agentapp/agentapp/internal/lineread"
 	"github.com/agentapp/agentapp/internal/rpcwire"
 	"github.com/agentapp/agentapp/internal/textsafe"
+	"github.com/agentapp/agentapp/mcpclient/internal/units"
 )
 
 // MaxFrameSize is the largest line a stdio server may write on stdout, not
@@ -27,7 +28,7 @@ import (
 // being buffered, so a runaway server cannot eat the host's memory.
 const MaxFrameSize = 16 << 20
 
-// frameFilter reads a stdio server's stdout and passes on its JSON-RPC
+// FrameFilter reads a stdio server's stdout and passes on its JSON-RPC
 // messages, decoded, to the connection (stdioConn).
 //
 // The SDK treats one undecodable line as a broken connection and ends the
@@ -46,7 +47,7 @@ const MaxFrameSize = 16 << 20
 // Close unblocks a read in progress by closing the pipe, which the SDK's
 // connection relies on: its read goroutine would otherwise leak while the
 // child keeps stdout open.
-type frameFilter struct {
+type FrameFilter struct {
 	server   string
 	src      io.ReadCloser
 	maxFrame int
@@ -55,16 +56,16 @@ type frameFilter struct {
 	lr       *lineread.Reader
 
 	ended   bool   // the reader's: stdout ended (next returns io.EOF)
-	cur     []byte // unread rest of the current frame (Read only)
+	cur     []byte // unread rest of the current Frame (Read only)
 	closing atomic.Bool
 	closeMu sync.Mutex
 }
 
-func newFrameFilter(server string, src io.ReadCloser, maxFrame int, logger *slog.Logger) *frameFilter {
+func NewFrameFilter(server string, src io.ReadCloser, maxFrame int, logger *slog.Logger) *FrameFilter {
 	if maxFrame <= 0 {
 		maxFrame = MaxFrameSize
 	}
-	return &frameFilter{
+	return &FrameFilter{
 		server:   server,
 		src:      src,
 		maxFrame: maxFrame,
@@ -74,22 +75,22 @@ func newFrameFilter(server string, src io.ReadCloser, maxFrame int, logger *slog
 	}
 }
 
-// frame is one line passed on: its text with the trailing newline, and
+// Frame is one line passed on: its text with the trailing newline, and
 // the JSON-RPC messages it holds (one, or a batch's), decoded.
-type frame struct {
-	raw  []byte
-	msgs []jsonrpc.Message
+type Frame struct {
+	Raw  []byte
+	Msgs []jsonrpc.Message
 }
 
 // next returns the next frame, skipping (and logging) the lines that are
 // not JSON-RPC messages. At the end of stdout, or once the filter is
 // closed, it returns io.EOF, after logging what was skipped without being
 // logged line by line. One goroutine at a time may call it.
-func (f *frameFilter) next() (frame, error) {
+func (f *FrameFilter) Next() (Frame, error) {
 	for !f.ended {
 		line, err := f.lr.ReadLine()
 		if f.lr.Len()+f.lr.EndLen() > 0 {
-			if fr := f.accept(f.lr, line); fr.raw != nil {
+			if fr := f.accept(f.lr, line); fr.Raw != nil {
 				if err != nil {
 					f.end(err) // the last line had no newline: pass it on, then end
 				}
@@ -100,10 +101,10 @@ func (f *frameFilter) next() (frame, error) {
 			f.end(err)
 		}
 	}
-	return frame{}, io.EOF
+	return Frame{}, io.EOF
 }
 
-func (f *frameFilter) end(err error) {
+func (f *FrameFilter) end(err error) {
 	f.ended = true
 	if !errors.Is(err, io.EOF) && !isClosedPipe(err) && !f.closing.Load() {
 		f.logger.Warn("mcp: reading the server's stdout failed", "server", f.server, "error", err)
@@ -114,13 +115,13 @@ func (f *frameFilter) end(err error) {
 
 // Read implements io.Reader over the frames' text, each with its trailing
 // newline: newline-delimited JSON with the skipped lines left out.
-func (f *frameFilter) Read(p []byte) (int, error) {
+func (f *FrameFilter) Read(p []byte) (int, error) {
 	if len(f.cur) == 0 {
-		fr, err := f.next()
+		fr, err := f.Next()
 		if err != nil {
 			return 0, err
 		}
-		f.cur = fr.raw
+		f.cur = fr.Raw
 	}
 	n := copy(p, f.cur)
 	f.cur = f.cur[n:]
@@ -129,7 +130,7 @@ func (f *frameFilter) Read(p []byte) (int, error) {
 
 // Close closes the pipe the filter reads, which ends a read in progress.
 // It is idempotent.
-func (f *frameFilter) Close() error {
+func (f *FrameFilter) Close() error {
 	f.closeMu.Lock()
 	defer f.closeMu.Unlock()
 	if f.closing.Swap(true) {
@@ -147,19 +148,19 @@ func (f *frameFilter) Close() error {
 // JSON-RPC 2.0 message (rpcwire.Decode): the SDK's connection ends the
 // session at the first line it cannot decode, and servers do print JSON
 // log records on stdout.
-func (f *frameFilter) accept(lr *lineread.Reader, line []byte) frame {
+func (f *FrameFilter) accept(lr *lineread.Reader, line []byte) Frame {
 	if lr.TooLong() {
 		return decodeFrame(f.refuse(lr))
 	}
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
-		return frame{}
+		return Frame{}
 	}
 	if (line[0] == '{' || line[0] == '[') && json.Valid(line) {
 		raw := make([]byte, len(line)+1)
 		copy(raw, line)
 		raw[len(line)] = '\n'
-		if fr := decodeFrame(raw); fr.raw != nil {
+		if fr := decodeFrame(raw); fr.Raw != nil {
 			return fr
 		}
 	}
@@ -169,23 +170,23 @@ func (f *frameFilter) accept(lr *lineread.Reader, line []byte) frame {
 		f.logger.Warn("mcp: server wrote a line on stdout that is not a JSON-RPC message; skipped (servers must log to stderr)",
 			"server", f.server, "line", textsafe.Preview(string(line), 300))
 	}
-	return frame{}
+	return Frame{}
 }
 
 // decodeFrame decodes the messages of raw, a line of valid JSON text (or
 // nil), and returns the frame, or no frame when any message in it is not a
 // JSON-RPC 2.0 message.
-func decodeFrame(raw []byte) frame {
+func decodeFrame(raw []byte) Frame {
 	if raw == nil {
-		return frame{}
+		return Frame{}
 	}
 	v := bytes.TrimSpace(raw)
 	if v[0] != '[' {
 		msg, _, problem := rpcwire.Decode(v)
 		if problem != "" {
-			return frame{}
+			return Frame{}
 		}
-		return frame{raw: raw, msgs: []jsonrpc.Message{msg}}
+		return Frame{Raw: raw, Msgs: []jsonrpc.Message{msg}}
 	}
 	var msgs []jsonrpc.Message
 	ok := true
@@ -199,9 +200,9 @@ func decodeFrame(raw []byte) frame {
 		msgs = append(msgs, msg)
 	})
 	if !ok || len(msgs) == 0 {
-		return frame{}
+		return Frame{}
 	}
-	return frame{raw: raw, msgs: msgs}
+	return Frame{Raw: raw, Msgs: msgs}
 }
 
 // maxBatchMessages bounds the messages taken from one batch line: each
@@ -213,11 +214,11 @@ const maxBatchMessages = 1024
 
 // reportSkipped logs how many non-JSON lines were skipped without being
 // logged one by one, if any were.
-func (f *frameFilter) reportSkipped(held int64) {
+func (f *FrameFilter) reportSkipped(held int64) {
 	if held == 0 {
 		return
 	}
-	f.logger.Warn(fmt.Sprintf("mcp: … and %s more non-JSON %s on stdout skipped without being logged (servers must log to stderr)", commas(held), plural(int(min(held, 2)), "line", "lines")),
+	f.logger.Warn(fmt.Sprintf("mcp: … and %s more non-JSON %s on stdout skipped without being logged (servers must log to stderr)", units.Commas(held), units.Plural(int(min(held, 2)), "line", "lines")),
 		"server", f.server)
 }
 
@@ -236,7 +237,7 @@ var (
 // refuse logs an oversized line and, when it is recognisably the response
 // to one of our calls, returns an error response for that call so the caller
 // fails at once with the reason instead of waiting for its timeout.
-func (f *frameFilter) refuse(lr *lineread.Reader) []byte {
+func (f *FrameFilter) refuse(lr *lineread.Reader) []byte {
 	size := lr.Len() + lr.EndLen()
 	f.logger.Error("mcp: server wrote a message larger than the limit on stdout; refused",
 		"server", f.server, "bytes", size, "limit", f.maxFrame, "start", textsafe.Preview(string(lr.Head()), 120))
@@ -266,13 +267,13 @@ func isClosedPipe(err error) bool {
 	return strings.Contains(err.Error(), "file already closed") || strings.Contains(err.Error(), "closed pipe")
 }
 
-// stderrRing keeps the last lines a server wrote on stderr, for error
+// StderrRing keeps the last lines a server wrote on stderr, for error
 // messages (a failed connect shows them) and for StderrTail, and the
 // decisive ones: the first line that looks like an error and the latest
 // one. A crash often ends in a long stack (Node prints 10 or more frames
 // after "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'x'"), so the
 // tail alone can miss the one line that says what is wrong.
-type stderrRing struct {
+type StderrRing struct {
 	mu    sync.Mutex
 	lines []string
 	next  int
@@ -283,7 +284,7 @@ type stderrRing struct {
 }
 
 // errorLine matches a stderr line that states an error rather than a
-// frame of its stack: "Error [ERR_…]: …" (Node), "ModuleNotFoundError: …"
+// Frame of its stack: "Error [ERR_…]: …" (Node), "ModuleNotFoundError: …"
 // (Python's last traceback line), "FATAL: …", "panic: …", "fatal error:"
 // (Go), "error: …", "ERROR …", "[ERROR] …", "Exception in thread …".
 var errorLine = sync.OnceValue(func() *regexp.Regexp {
@@ -308,7 +309,7 @@ const (
 	stderrMaxLine   = 1000
 )
 
-func (r *stderrRing) add(line string) {
+func (r *StderrRing) add(line string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.lines == nil {
@@ -328,7 +329,7 @@ func (r *stderrRing) add(line string) {
 }
 
 // tail returns up to n of the last lines, oldest first; n <= 0 means all kept.
-func (r *stderrRing) tail(n int) []string {
+func (r *StderrRing) Tail(n int) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []string
@@ -345,7 +346,7 @@ func (r *stderrRing) tail(n int) []string {
 // errorLines returns the decisive lines: the first error-looking line and,
 // when it is another, the latest one (a Python traceback ends with its
 // exception); nil when no line looked like an error.
-func (r *stderrRing) errorLines() []string {
+func (r *StderrRing) ErrorLines() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
@@ -364,14 +365,14 @@ func (r *stderrRing) errorLines() []string {
 // error messages, and a server must not be able to write escape sequences
 // there. The echo is bounded like a flood: echoLines lines and echoBytes
 // bytes per echoWindow, then a line saying how many were not shown.
-func pumpStderr(server string, src io.Reader, ring *stderrRing, echo io.Writer, logger *slog.Logger) {
+func pumpStderr(server string, src io.Reader, ring *StderrRing, echo io.Writer, logger *slog.Logger) {
 	prefix := "[" + textsafe.Escape(server) + "] "
 	gate := newLineGate(echoLines, echoBytes, echoWindow)
 	report := func(held, heldBytes int64) {
 		if held == 0 {
 			return
 		}
-		msg := fmt.Sprintf("… %s more stderr %s (%s) not shown", commas(held), plural(int(min(held, 2)), "line", "lines"), approxSize(heldBytes))
+		msg := fmt.Sprintf("… %s more stderr %s (%s) not shown", units.Commas(held), units.Plural(int(min(held, 2)), "line", "lines"), units.ApproxSize(heldBytes))
 		if echo != nil {
 			fmt.Fprintf(echo, "%s%s\n", prefix, msg)
 		} else {

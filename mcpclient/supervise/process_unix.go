@@ -1,6 +1,6 @@
 //go:build unix
 
-package mcpclient
+package supervise
 
 import (
 	"os/exec"
@@ -40,15 +40,15 @@ func hasPathSeparator(s string) bool {
 }
 
 // terminate sends SIGTERM to the whole process group and the strays.
-func (p *process) terminate() { p.signal(syscall.SIGTERM) }
+func (p *Process) terminate() { p.signal(syscall.SIGTERM) }
 
 // kill sends SIGKILL to the whole process group and the strays.
-func (p *process) kill() { p.signal(syscall.SIGKILL) }
+func (p *Process) kill() { p.signal(syscall.SIGKILL) }
 
 // signal sends sig to the server's process group and to each of its
 // strays (see scan), found afresh: a helper may have started since the
 // last look.
-func (p *process) signal(sig syscall.Signal) {
+func (p *Process) signal(sig syscall.Signal) {
 	_ = syscall.Kill(-p.pgid, sig)
 	_, strays := p.scan()
 	for _, pid := range strays {
@@ -58,7 +58,7 @@ func (p *process) signal(sig syscall.Signal) {
 
 // treeAlive reports whether any process of the group, or any stray, is
 // still running.
-func (p *process) treeAlive() bool {
+func (p *Process) treeAlive() bool {
 	group, strays := p.scan()
 	return group || len(strays) > 0
 }

@@ -1,8 +1,9 @@
-package mcpclient
+package supervise
 
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -53,7 +54,7 @@ func TestFrameFilterSummarisesFlood(t *testing.T) {
 	}
 	in.WriteString(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n")
 	logger, logs := testkit.NewLogger()
-	f := newFrameFilter("srv", io.NopCloser(strings.NewReader(in.String())), 0, logger)
+	f := NewFrameFilter("srv", io.NopCloser(strings.NewReader(in.String())), 0, logger)
 	got, err := io.ReadAll(f)
 	if err != nil {
 		t.Fatal(err)
@@ -79,9 +80,9 @@ func TestStderrEchoBoundedAndEscaped(t *testing.T) {
 	for i := range 10_000 {
 		fmt.Fprintf(&in, "\x1b[2Jline %d\n", i)
 	}
-	var ring stderrRing
+	var ring StderrRing
 	var echo strings.Builder
-	pumpStderr("srv\x1b", strings.NewReader(in.String()), &ring, &echo, discardLogger())
+	pumpStderr("srv\x1b", strings.NewReader(in.String()), &ring, &echo, slog.New(slog.DiscardHandler))
 	lines := strings.Split(strings.TrimSpace(echo.String()), "\n")
 	if len(lines) != 51 {
 		t.Fatalf("echoed %d lines, want 50 and a summary", len(lines))
@@ -92,7 +93,7 @@ func TestStderrEchoBoundedAndEscaped(t *testing.T) {
 	if want := `[srv\x1b] … 9,950 more stderr lines (`; !strings.HasPrefix(lines[50], want) {
 		t.Errorf("summary %q, want it to start %q", lines[50], want)
 	}
-	if tail := ring.tail(1); len(tail) != 1 || tail[0] != `\x1b[2Jline 9999` {
+	if tail := ring.Tail(1); len(tail) != 1 || tail[0] != `\x1b[2Jline 9999` {
 		t.Errorf("ring tail %q", tail)
 	}
 }

@@ -1,4 +1,4 @@
-package mcpclient
+package supervise
 
 import (
 	"bufio"
@@ -29,7 +29,7 @@ func TestFrameFilter(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"result":{}}` + "\r",
 	}, "\n") + "\n"
 	logger, logs := testkit.NewLogger()
-	f := newFrameFilter("srv", io.NopCloser(strings.NewReader(input)), 100, logger)
+	f := NewFrameFilter("srv", io.NopCloser(strings.NewReader(input)), 100, logger)
 	defer f.Close()
 	var got []string
 	sc := bufio.NewScanner(f)
@@ -52,18 +52,18 @@ func TestFrameFilter(t *testing.T) {
 }
 
 func TestStderrRing(t *testing.T) {
-	var r stderrRing
-	if got := r.tail(0); len(got) != 0 {
+	var r StderrRing
+	if got := r.Tail(0); len(got) != 0 {
 		t.Fatalf("empty ring: %q", got)
 	}
 	for i := range stderrKeepLines + 7 {
 		r.add(strings.Repeat("l", i%3+1) + string(rune('A'+i%26)))
 	}
-	all := r.tail(0)
+	all := r.Tail(0)
 	if len(all) != stderrKeepLines {
 		t.Fatalf("kept %d lines, want %d", len(all), stderrKeepLines)
 	}
-	if last := r.tail(2); len(last) != 2 || last[1] != all[len(all)-1] {
+	if last := r.Tail(2); len(last) != 2 || last[1] != all[len(all)-1] {
 		t.Errorf("tail(2) = %q", last)
 	}
 	// Line 7 (index 7) is the oldest kept: 'A'+7 = 'H', 7%3+1 = 2 l's.
@@ -80,7 +80,7 @@ func TestStderrRing(t *testing.T) {
 func TestFrameFilterEscapesLoggedLines(t *testing.T) {
 	input := "banner \u202e\x1b[31mred\n" + `{"jsonrpc":"2.0","id":3,"result":"` + "\u2066" + strings.Repeat("y", 200) + "\"}\n"
 	var logs bytes.Buffer
-	f := newFrameFilter("srv", io.NopCloser(strings.NewReader(input)), 100, slog.New(slog.NewJSONHandler(&logs, nil)))
+	f := NewFrameFilter("srv", io.NopCloser(strings.NewReader(input)), 100, slog.New(slog.NewJSONHandler(&logs, nil)))
 	// The filter logs before it closes its frames, so once Read reports
 	// the end the log is complete and no longer written.
 	if _, err := io.ReadAll(f); err != nil {
@@ -116,7 +116,7 @@ func BenchmarkFrameFilterLine(b *testing.B) {
 	for range 64 {
 		data = append(data, line+"\n"...)
 	}
-	f := &frameFilter{server: "bench", maxFrame: MaxFrameSize, logger: slog.New(slog.DiscardHandler)}
+	f := &FrameFilter{server: "bench", maxFrame: MaxFrameSize, logger: slog.New(slog.DiscardHandler)}
 	lr := lineread.NewReader(bufio.NewReaderSize(&testkit.RepeatReader{Data: data}, 64<<10), f.maxFrame, idWindow)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -124,7 +124,7 @@ func BenchmarkFrameFilterLine(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if fr := f.accept(lr, got); len(fr.raw) != len(line)+1 {
+		if fr := f.accept(lr, got); len(fr.Raw) != len(line)+1 {
 			b.Fatalf("%q", fr)
 		}
 	}
@@ -145,18 +145,18 @@ func TestFrameFilterDecodes(t *testing.T) {
 		"[" + strings.TrimSuffix(strings.Repeat(`{"jsonrpc":"2.0","method":"m"},`, maxBatchMessages), ",") + "]",
 	}, "\n") + "\n"
 	logger, logs := testkit.NewLogger()
-	f := newFrameFilter("srv", io.NopCloser(strings.NewReader(input)), 0, logger)
+	f := NewFrameFilter("srv", io.NopCloser(strings.NewReader(input)), 0, logger)
 	defer f.Close()
 	var got []string
 	for {
-		fr, err := f.next()
+		fr, err := f.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, m := range fr.msgs {
+		for _, m := range fr.Msgs {
 			data, err := jsonrpc.EncodeMessage(m)
 			if err != nil {
 				t.Fatal(err)
@@ -178,6 +178,25 @@ func TestFrameFilterDecodes(t *testing.T) {
 	for _, skipped := range []string{`{\"level\":30`, `{\"level\":\"info\"}`, `\"id\":2.5`} {
 		if !strings.Contains(logs.String(), skipped) {
 			t.Errorf("skipped line with %s not logged:\n%s", skipped, logs.String())
+		}
+	}
+}
+
+func TestIsErrorLine(t *testing.T) {
+	for line, want := range map[string]bool{
+		"Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'x'": true,
+		"FATAL: DATABASE_URL is not set":                        true,
+		"panic: runtime error: index out of range":              true,
+		"fatal error: all goroutines are asleep":                true,
+		"ValueError: bad":                                       true,
+		"[ERROR] no key":                                        true,
+		"    at packageResolve (node:internal)":                 false,
+		"Traceback (most recent call last):":                    false,
+		"error_log enabled":                                     false,
+		"server listening on stdio":                             false,
+	} {
+		if got := isErrorLine(line); got != want {
+			t.Errorf("isErrorLine(%q) = %v, want %v", line, got, want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package mcpclient
+package supervise
 
 import "time"
 

@@ -1,4 +1,4 @@
-package mcpclient
+package supervise
 
 import (
 	"bytes"
@@ -91,7 +91,7 @@ func startTime(pid int) uint64 {
 // kill(-pgid, 0) alone is not enough for the group either: an orphaned
 // member that exited stays a zombie wherever PID 1 does not reap (common
 // in containers), and it must not count as a survivor.
-func (p *process) scan() (groupLive bool, strays []int) {
+func (p *Process) scan() (groupLive bool, strays []int) {
 	groupGone := syscall.Kill(-p.pgid, 0) == syscall.ESRCH
 	table, ok := readProcTable()
 	if !ok {
@@ -153,7 +153,7 @@ func (p *process) scan() (groupLive bool, strays []int) {
 // (at the latest when the host exits). An orphan in our own process group
 // was started by a child of ours that is not a server (a browser opened
 // for a login, say) and is left alone.
-func (p *process) addAdopted(table []procEntry, self int, member map[int]bool, add func(int)) {
+func (p *Process) addAdopted(table []procEntry, self int, member map[int]bool, add func(int)) {
 	spawnMu.Lock()
 	others := 0
 	for pid := range spawned {
@@ -181,7 +181,7 @@ func (p *process) addAdopted(table []procEntry, self int, member map[int]bool, a
 // serverIDEnv value. The answer is kept per process (pid and start time):
 // an environment does not change unless the process executes another
 // program, which a helper hiding from us could do anyway.
-func (p *process) carriesID(e procEntry) bool {
+func (p *Process) carriesID(e procEntry) bool {
 	p.idMu.Lock()
 	defer p.idMu.Unlock()
 	key := [2]uint64{uint64(e.pid), e.start}

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package mcpclient
+package supervise
 
 import (
 	"fmt"
@@ -45,13 +45,13 @@ func resolveCommand(cfg *mcpconfig.Server) (string, []string, error) {
 }
 
 // terminate has no SIGTERM to send on Windows; the sequence goes on to kill.
-func (p *process) terminate() {}
+func (p *Process) terminate() {}
 
 // kill kills the direct child.
-func (p *process) kill() { _ = p.cmd.Process.Kill() }
+func (p *Process) kill() { _ = p.cmd.Process.Kill() }
 
 // treeAlive: without process groups only the child is tracked.
-func (p *process) treeAlive() bool { return !p.hasExited() }
+func (p *Process) treeAlive() bool { return !p.HasExited() }
 
 // startTime is not needed here.
 func startTime(int) uint64 { return 0 }

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package mcpclient
+package supervise
 
 import "syscall"
 
@@ -8,7 +8,7 @@ import "syscall"
 // without /proc: the group counts as alive while kill(-pgid, 0) succeeds,
 // so the caller escalates to SIGKILL after the grace periods at worst, and
 // a helper that called setsid is not found.
-func (p *process) scan() (groupLive bool, strays []int) {
+func (p *Process) scan() (groupLive bool, strays []int) {
 	return syscall.Kill(-p.pgid, 0) != syscall.ESRCH, nil
 }
 

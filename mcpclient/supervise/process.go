@@ -1,4 +1,10 @@
-package mcpclient
+// Package supervise runs the process of a stdio MCP server: it starts the
+// command in its own process group, reads its stdout as JSON-RPC frames
+// (FrameFilter) and its stderr into a ring and the user's terminal, and
+// stops the whole group, strays included, with bounded grace periods. It
+// knows nothing of MCP sessions; mcpclient's bridge decides when to start
+// and stop.
+package supervise
 
 import (
 	"crypto/rand"
@@ -24,9 +30,9 @@ import (
 const (
 	DefaultEOFGrace  = 2 * time.Second
 	DefaultTermGrace = 2 * time.Second
-	// killWait bounds the wait for the exit status after SIGKILL, which the
+	// KillWait bounds the wait for the exit status after SIGKILL, which the
 	// kernel delivers unconditionally; it is the "margin" of the close bound.
-	killWait = 2 * time.Second
+	KillWait = 2 * time.Second
 	// groupPoll is how often the process group is checked for survivors
 	// once the direct child has exited.
 	groupPoll = 20 * time.Millisecond
@@ -64,7 +70,7 @@ var (
 // anything the child spawns (npx → node, a wrapper script → the real server)
 // is signalled and killed with it, and the strays that left the group (see
 // scan).
-type process struct {
+type Process struct {
 	server  string
 	cmdLine string
 	cmd     *exec.Cmd
@@ -79,9 +85,9 @@ type process struct {
 
 	stdin     *os.File
 	stdinOnce sync.Once
-	stdout    *frameFilter
+	stdout    *FrameFilter
 	stderrR   *os.File
-	stderr    stderrRing
+	stderr    StderrRing
 	stderrEnd chan struct{}
 
 	exited  chan struct{}
@@ -90,12 +96,26 @@ type process struct {
 	stopOnce sync.Once
 }
 
-// errCommandNotFound marks a stdio command that does not exist.
-var errCommandNotFound = errors.New("command not found")
+// Options is what Start takes from the bridge's configuration.
+type Options struct {
+	// Logger receives the records about the process; nil discards them.
+	Logger *slog.Logger
+	// MaxFrame bounds one stdout line; 0 means MaxFrameSize.
+	MaxFrame int
+	// StderrEcho receives the server's stderr, escaped and rate-limited;
+	// nil shows it nowhere.
+	StderrEcho io.Writer
+}
 
-// startProcess spawns cfg's command without a shell, in its own process
+// ErrCommandNotFound marks a stdio command that does not exist.
+var ErrCommandNotFound = errors.New("command not found")
+
+// Start spawns cfg's command without a shell, in its own process
 // group, with cfg.Env merged over our environment.
-func startProcess(cfg *mcpconfig.Server, o *connectOptions) (*process, error) {
+func Start(cfg *mcpconfig.Server, o Options) (*Process, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 	name, args, err := resolveCommand(cfg)
 	if err != nil {
 		return nil, err
@@ -141,14 +161,14 @@ func startProcess(cfg *mcpconfig.Server, o *connectOptions) (*process, error) {
 		closeAll(stdinW, stdoutR, stderrR)
 		return nil, startError(cfg, err)
 	}
-	p := &process{
+	p := &Process{
 		server:    cfg.Name,
 		cmdLine:   cfg.CommandLine(),
 		cmd:       cmd,
 		pid:       cmd.Process.Pid,
 		pgid:      cmd.Process.Pid, // Setpgid with Pgid 0: the group id is the child's pid
 		start:     startTime(cmd.Process.Pid),
-		logger:    o.logger,
+		logger:    o.Logger,
 		serverID:  serverID,
 		stdin:     stdinW,
 		stderrR:   stderrR,
@@ -164,15 +184,15 @@ func startProcess(cfg *mcpconfig.Server, o *connectOptions) (*process, error) {
 	}()
 	go func() {
 		defer close(p.stderrEnd)
-		pumpStderr(cfg.Name, stderrR, &p.stderr, o.stderrEcho, o.logger)
+		pumpStderr(cfg.Name, stderrR, &p.stderr, o.StderrEcho, o.Logger)
 	}()
-	p.stdout = newFrameFilter(cfg.Name, stdoutR, o.maxFrame, o.logger)
+	p.stdout = NewFrameFilter(cfg.Name, stdoutR, o.MaxFrame, o.Logger)
 	return p, nil
 }
 
 func startError(cfg *mcpconfig.Server, err error) error {
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %s (is it installed and on PATH?)", errCommandNotFound, cfg.Command)
+		return fmt.Errorf("%w: %s (is it installed and on PATH?)", ErrCommandNotFound, cfg.Command)
 	}
 	if errors.Is(err, fs.ErrPermission) {
 		return fmt.Errorf("command %s cannot be executed (permission denied); check that it is an executable file", cfg.Command)
@@ -199,17 +219,39 @@ func closeAll(fs ...io.Closer) {
 // stdinCloser is the write end of the child's stdin as the transport sees
 // it; closing it (from the session or from stop) is the EOF step of the
 // close sequence, done once.
-type stdinCloser struct{ p *process }
+type stdinCloser struct{ p *Process }
 
 func (w stdinCloser) Write(b []byte) (int, error) { return w.p.stdin.Write(b) }
 func (w stdinCloser) Close() error                { w.p.closeStdin(); return nil }
 
-func (p *process) closeStdin() {
+// Stdin is the write end of the child's stdin; closing it is the EOF step
+// of the close sequence.
+func (p *Process) Stdin() io.WriteCloser { return stdinCloser{p} }
+
+// Stdout is the child's stdout, read as JSON-RPC frames.
+func (p *Process) Stdout() *FrameFilter { return p.stdout }
+
+// Stderr is the ring of the child's last stderr lines.
+func (p *Process) Stderr() *StderrRing { return &p.stderr }
+
+// Exited is closed once the direct child has exited.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// CmdLine is the command line the process was started with, for messages.
+func (p *Process) CmdLine() string { return p.cmdLine }
+
+// Pid is the direct child's process id.
+func (p *Process) Pid() int { return p.pid }
+
+// Pgid is the id of the process group the child leads.
+func (p *Process) Pgid() int { return p.pgid }
+
+func (p *Process) closeStdin() {
 	p.stdinOnce.Do(func() { _ = p.stdin.Close() })
 }
 
 // hasExited reports whether the direct child has exited.
-func (p *process) hasExited() bool {
+func (p *Process) HasExited() bool {
 	select {
 	case <-p.exited:
 		return true
@@ -219,8 +261,8 @@ func (p *process) hasExited() bool {
 }
 
 // waitExit waits up to d for the direct child to exit.
-func (p *process) waitExit(d time.Duration) bool {
-	if p.hasExited() {
+func (p *Process) WaitExit(d time.Duration) bool {
+	if p.HasExited() {
 		return true
 	}
 	t := time.NewTimer(d)
@@ -235,8 +277,8 @@ func (p *process) waitExit(d time.Duration) bool {
 
 // waitGone waits until deadline for the child to exit and every other
 // member of its process group, and every stray, to be gone.
-func (p *process) waitGone(deadline time.Time) bool {
-	if !p.waitExit(time.Until(deadline)) {
+func (p *Process) waitGone(deadline time.Time) bool {
+	if !p.WaitExit(time.Until(deadline)) {
 		return false
 	}
 	tick := time.NewTicker(groupPoll)
@@ -252,11 +294,11 @@ func (p *process) waitGone(deadline time.Time) bool {
 
 // stop runs the close sequence: stdin EOF → eofGrace → SIGTERM to the group
 // and the strays → termGrace → SIGKILL to them. It returns once the child
-// has been reaped (or killWait after SIGKILL), so it never blocks much
+// has been reaped (or KillWait after SIGKILL), so it never blocks much
 // longer than eofGrace + termGrace. Survivors are handled even when the
 // direct child exits politely: a wrapper script that exits on EOF must not
 // leave its server behind, nor a server the daemon it started.
-func (p *process) stop(eofGrace, termGrace time.Duration) {
+func (p *Process) Stop(eofGrace, termGrace time.Duration) {
 	p.stopOnce.Do(func() {
 		p.closeStdin()
 		if p.waitGone(time.Now().Add(eofGrace)) {
@@ -269,25 +311,25 @@ func (p *process) stop(eofGrace, termGrace time.Duration) {
 		}
 		p.logf("did not exit %v after SIGTERM; killing its process group", termGrace)
 		p.kill()
-		p.waitGone(time.Now().Add(killWait))
+		p.waitGone(time.Now().Add(KillWait))
 	})
 }
 
 // abort kills the group at once; a failed connect owes nobody a grace period.
-func (p *process) abort() {
+func (p *Process) Abort() {
 	p.stopOnce.Do(func() {
 		p.closeStdin()
 		p.kill()
 		// SIGKILL is delivered asynchronously: wait until every member of
 		// the group is gone, not only the direct child.
-		p.waitGone(time.Now().Add(killWait))
+		p.waitGone(time.Now().Add(KillWait))
 	})
 }
 
 // release closes our ends of stdout and stderr and waits for the goroutines
 // reading them. Call it after stop or abort. It waits briefly for stderr to
 // drain so that error messages include the server's last words.
-func (p *process) release() {
+func (p *Process) Release() {
 	_ = p.stdout.Close()
 	t := time.NewTimer(500 * time.Millisecond)
 	defer t.Stop()
@@ -300,8 +342,8 @@ func (p *process) release() {
 }
 
 // exitStatus describes how the child ended, or "" while it runs.
-func (p *process) exitStatus() string {
-	if !p.hasExited() {
+func (p *Process) ExitStatus() string {
+	if !p.HasExited() {
 		return ""
 	}
 	if p.waitErr == nil {
@@ -314,13 +356,13 @@ func (p *process) exitStatus() string {
 	return p.waitErr.Error()
 }
 
-func (p *process) logf(format string, args ...any) {
+func (p *Process) logf(format string, args ...any) {
 	p.logger.Warn("mcp: "+fmt.Sprintf(format, args...), "server", p.server, "command", p.cmdLine)
 }
 
 // waitStderr waits up to d for the server's stderr to reach EOF, so that
 // its last lines are in the ring.
-func (p *process) waitStderr(d time.Duration) {
+func (p *Process) WaitStderr(d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
