@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/internal/textsafe"
+	"github.com/agentapp/agentapp/mcpclient/stdiofast"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -251,7 +252,7 @@ func mapResult(res *mcp.CallToolResult) (json.RawMessage, bool) {
 	if lines, ok := describeContent(res.Content); ok {
 		return json.RawMessage(strings.Join(lines, "\n")), true
 	}
-	if s, ok := res.Meta[legacyToolResultKey].(string); ok {
+	if s, ok := res.Meta[stdiofast.LegacyToolResultKey].(string); ok {
 		return json.RawMessage(s), true
 	}
 	if res.StructuredContent != nil {

@@ -1,21 +1,14 @@
 package mcpclient
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"sync"
 
+	"github.com/agentapp/agentapp/mcpclient/stdiofast"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// legacyToolResultKey is the _meta key under which the capturing connection
-// hands a legacy `toolResult` (the result shape of protocol 2024-10-07) to
-// the adapter, as a string holding its raw JSON. The SDK drops fields it does
-// not know when it decodes a CallToolResult, so the value is moved into
-// _meta, which it keeps, before the SDK sees it.
-const legacyToolResultKey = "agentapp/legacyToolResult"
 
 // capture records what the SDK would otherwise lose from the server's
 // messages: the raw bytes of every tool's inputSchema and outputSchema from
@@ -96,37 +89,6 @@ func (c *capture) recordTools(result json.RawMessage) {
 		c.input[t.Name] = t.InputSchema
 		c.output[t.Name] = t.OutputSchema
 	}
-}
-
-// liftLegacyToolResult returns result with a top-level toolResult moved into
-// _meta[legacyToolResultKey], or result unchanged when it has none.
-func liftLegacyToolResult(result json.RawMessage) json.RawMessage {
-	if !bytes.Contains(result, []byte(`"toolResult"`)) {
-		return result // the common case, without decoding
-	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(result, &fields) != nil {
-		return result
-	}
-	legacy, ok := fields["toolResult"]
-	if !ok {
-		return result
-	}
-	meta := map[string]json.RawMessage{}
-	if raw, ok := fields["_meta"]; ok {
-		if json.Unmarshal(raw, &meta) != nil {
-			return result
-		}
-	}
-	s, _ := json.Marshal(string(legacy))
-	meta[legacyToolResultKey] = s
-	fields["_meta"], _ = json.Marshal(meta)
-	delete(fields, "toolResult")
-	out, err := json.Marshal(fields)
-	if err != nil {
-		return result
-	}
-	return out
 }
 
 // captureTransport wraps a transport so that its connection feeds a capture.
@@ -243,7 +205,7 @@ func (c *captureConn) read(msg jsonrpc.Message) (jsonrpc.Message, error) {
 		}
 	case "tools/call":
 		if resp.Result != nil {
-			resp.Result = liftLegacyToolResult(resp.Result)
+			resp.Result = stdiofast.LiftLegacyToolResult(resp.Result)
 		}
 	case "initialize":
 		if resp.Result != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/agentapp/agentapp/mcpclient/oauth"
+	"github.com/agentapp/agentapp/mcpclient/stdiofast"
 	"github.com/agentapp/agentapp/mcpclient/supervise"
 	"github.com/agentapp/agentapp/mcpconfig"
 
@@ -332,12 +333,12 @@ func (b *Bridge) dialStdio(ctx context.Context) (_ *conn, _ toolList, err error)
 			err = b.failStdio(ctx, c, phase, timeout, err)
 		}
 	}()
-	t := &stdioTransport{frames: p.Stdout(), stdin: p.Stdin()}
+	t := stdiofast.NewTransport(p.Stdout(), p.Stdin())
 	if err := b.open(ctx, c, &captureTransport{inner: t, cap: c.capture}, stdioProtocolVersion); err != nil {
 		return nil, toolList{}, err
 	}
-	if !b.opts.sdkToolCalls && directAllowed(c.session) {
-		c.direct = t.conn
+	if !b.opts.sdkToolCalls && stdiofast.DirectAllowed(c.session) {
+		c.direct = t.Conn()
 	}
 	phase = "tools/list"
 	tools, err := b.listTools(ctx, c)
@@ -464,6 +465,15 @@ func (b *Bridge) dialHTTP(ctx context.Context) (*conn, toolList, error) {
 	}
 	b.legacy.Store(true)
 	return c, tools, nil
+}
+
+// WithSDKToolCalls turns the direct tools/call path off: every tools/call
+// then goes through the SDK's session, also on stdio. It is the switch to
+// reach for when the direct path is suspected of answering differently
+// (the results are the same either way, only costlier without it); the
+// direct path's tests hold it to this plain path.
+func WithSDKToolCalls() ConnectOption {
+	return func(o *connectOptions) { o.sdkToolCalls = true }
 }
 
 // WithOAuth turns on OAuth logins for HTTP servers (see oauth.Options).
@@ -744,7 +754,7 @@ func (b *Bridge) keep(name string) bool {
 }
 
 // CallTool implements ToolCaller: it sends tools/call on the live
-// connection (on stdio by the bridge's direct path, direct.go; otherwise
+// connection (on stdio by the bridge's direct path, package stdiofast; otherwise
 // through the SDK's session), restarting the server first when it had
 // stopped, and tracks the call so that Close can cancel it (the SDK's
 // session close waits for calls in flight, so an unanswered call would
@@ -803,13 +813,13 @@ func (b *Bridge) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Call
 }
 
 // callTool sends tools/call on c: on the direct path of a stdio
-// connection (direct.go) when it has one, else through the SDK's session.
+// connection (package stdiofast) when it has one, else through the SDK's session.
 func (c *conn) callTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	if c.direct == nil {
 		return c.session.CallTool(ctx, p)
 	}
-	res, err := c.direct.callTool(ctx, p)
-	if errors.Is(err, errNeedsSDK) {
+	res, err := c.direct.CallTool(ctx, p)
+	if errors.Is(err, stdiofast.ErrNeedsSDK) {
 		return c.session.CallTool(ctx, p)
 	}
 	return res, err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/internal/ctxtime"
+	"github.com/agentapp/agentapp/mcpclient/stdiofast"
 	"github.com/agentapp/agentapp/mcpclient/supervise"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -191,7 +192,7 @@ type conn struct {
 	client  *mcp.Client // its roots are the ones offered on session
 	capture *capture
 	proc    *supervise.Process // stdio only
-	direct  *stdioConn         // stdio: the direct tools/call path; nil: the SDK's
+	direct  *stdiofast.Conn    // stdio: the direct tools/call path; nil: the SDK's
 	release func()             // HTTP: idle connections; in-memory: the server side
 	ht      *headerTransport
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/internal/textsafe"
+	"github.com/agentapp/agentapp/mcpclient/stdiofast"
 	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -99,7 +100,7 @@ func (b *Bridge) extOn(c *conn) bool {
 		return false
 	}
 	ir := c.session.InitializeResult()
-	if ir == nil || ir.ProtocolVersion < newProtocolVersion || ir.Capabilities == nil {
+	if ir == nil || ir.ProtocolVersion < stdiofast.NewProtocolVersion || ir.Capabilities == nil {
 		return false
 	}
 	_, ok := ir.Capabilities.Extensions[ExtTasks]

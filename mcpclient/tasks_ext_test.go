@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentapp/agentapp/assistant"
 	"github.com/agentapp/agentapp/kb"
+	"github.com/agentapp/agentapp/mcpclient/stdiofast"
 	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/agentapp/agentapp/mcpserver"
 	"github.com/agentapp/agentapp/store"
@@ -96,7 +97,7 @@ func TestTaskExtRefund(t *testing.T) {
 	wire := &wireLog{}
 	log := newTaskProgressLog()
 	alice := connectAs(t, endpoint, "alice-token", "", WithProgress(log.add), withHTTPBase(wire))
-	if v := alice.Session().InitializeResult().ProtocolVersion; v < newProtocolVersion || !alice.ExtTasksOn() {
+	if v := alice.Session().InitializeResult().ProtocolVersion; v < stdiofast.NewProtocolVersion || !alice.ExtTasksOn() {
 		t.Fatalf("protocol %s, extension on: %v; want 2026-07-28 with the tasks extension", v, alice.ExtTasksOn())
 	}
 	type answer struct {

@@ -1,4 +1,29 @@
-package mcpclient
+// Package stdiofast is the fast path of stdio MCP connections: a
+// connection (Conn) over the frames supervise.FrameFilter decoded, and the
+// direct tools/call path on it.
+//
+// The SDK's client decodes every tools/call result twice with its JSON
+// package, and each decode allocates a 32 KiB buffer; on a stdio bridge
+// that was most of the bytes a call allocated and a large share of its CPU
+// (bench/NOTES.md). So the bridge sends tools/call itself on a stdio
+// connection: the request goes out through Conn.Write, the SDK's own
+// write path and lock, and its response is taken out of the connection's
+// read path before the SDK sees it, with its result still raw, and decoded
+// by decodeToolResult into what the SDK would have returned.
+//
+// What the SDK's ClientSession.CallTool does beyond the wire is kept or
+// left to it: notifications (progress, logging, list changes) and the
+// server's requests still reach the SDK's session, which reads the same
+// connection; cancellation sends notifications/cancelled as the SDK does;
+// a JSON-RPC error, a lost connection and an undecodable result give the
+// errors the SDK gives. The tool lookup it does is for the headers of
+// streamable HTTP only. Sessions of protocol 2026-07-28 or later, where
+// the SDK adds per-request _meta and runs the multi-round-trip loop, keep
+// the SDK's path (DirectAllowed); so does HTTP, where the SDK owns the
+// connection. A result that asks for input all the same (inputRequests) is
+// answered by calling again through the SDK's path, which runs the loop:
+// such a result means the tool has not run yet.
+package stdiofast
 
 import (
 	"bytes"
@@ -15,58 +40,25 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The direct tools/call path of stdio connections.
-//
-// The SDK's client decodes every tools/call result twice with its JSON
-// package, and each decode allocates a 32 KiB buffer; on a stdio bridge
-// that was most of the bytes a call allocated and a large share of its CPU
-// (bench/NOTES.md). So the bridge sends tools/call itself on a stdio
-// connection: the request goes out through stdioConn.Write, the SDK's own
-// write path and lock, and its response is taken out of the connection's
-// read path before the SDK sees it, with its result still raw, and decoded
-// by decodeToolResult into what the SDK would have returned.
-//
-// What the SDK's ClientSession.CallTool does beyond the wire is kept or
-// left to it: notifications (progress, logging, list changes) and the
-// server's requests still reach the SDK's session, which reads the same
-// connection; cancellation sends notifications/cancelled as the SDK does;
-// a JSON-RPC error, a lost connection and an undecodable result give the
-// errors the SDK gives. The tool lookup it does is for the headers of
-// streamable HTTP only. Sessions of protocol 2026-07-28 or later, where
-// the SDK adds per-request _meta and runs the multi-round-trip loop, keep
-// the SDK's path (directAllowed); so does HTTP, where the SDK owns the
-// connection. A result that asks for input all the same (inputRequests) is
-// answered by calling again through the SDK's path, which runs the loop:
-// such a result means the tool has not run yet.
-
-// WithSDKToolCalls turns the direct tools/call path off: every tools/call
-// then goes through the SDK's session, also on stdio. It is the switch to
-// reach for when the direct path is suspected of answering differently
-// (the results are the same either way, only costlier without it); the
-// direct path's tests hold it to this plain path.
-func WithSDKToolCalls() ConnectOption {
-	return func(o *connectOptions) { o.sdkToolCalls = true }
-}
-
 // directIDPrefix starts the ids of the calls the bridge sends itself. The
 // SDK's jsonrpc2 numbers its calls with integers, so a string id with this
 // prefix can never be the answer to one of the SDK's calls.
 const directIDPrefix = "agentapp-direct-"
 
-// newProtocolVersion is the first protocol version under which the SDK's
+// NewProtocolVersion is the first protocol version under which the SDK's
 // client does more for a tools/call than send it and decode the answer.
-const newProtocolVersion = "2026-07-28"
+const NewProtocolVersion = "2026-07-28"
 
 // notifyCancelTimeout bounds the write of notifications/cancelled, as the
 // SDK bounds its own.
 const notifyCancelTimeout = 5 * time.Second
 
-// directAllowed reports whether calls on s may take the direct path: the
-// negotiated version is older than newProtocolVersion (versions are dates,
+// DirectAllowed reports whether calls on s may take the direct path: the
+// negotiated version is older than NewProtocolVersion (versions are dates,
 // so they compare as strings, as the SDK compares them).
-func directAllowed(s *mcp.ClientSession) bool {
+func DirectAllowed(s *mcp.ClientSession) bool {
 	res := s.InitializeResult()
-	return res != nil && res.ProtocolVersion < newProtocolVersion
+	return res != nil && res.ProtocolVersion < NewProtocolVersion
 }
 
 // directCalls tracks the direct calls of one connection that wait for
@@ -78,8 +70,8 @@ type directCalls struct {
 	ended   error // the read side's end: calls fail at once
 }
 
-// errNeedsSDK tells the bridge to make a call through the SDK's path.
-var errNeedsSDK = errors.New("the call needs the SDK's path")
+// ErrNeedsSDK tells the bridge to make a call through the SDK's path.
+var ErrNeedsSDK = errors.New("the call needs the SDK's path")
 
 // register returns a fresh id and the channel its response will come on.
 func (d *directCalls) register() (jsonrpc.ID, string, chan *jsonrpc.Response, error) {
@@ -145,9 +137,16 @@ func (d *directCalls) end(err error) {
 	}
 }
 
-// callTool sends tools/call on c and returns the decoded result, with the
+// Sent is how many calls c has sent on the direct path.
+func (c *Conn) Sent() int64 {
+	c.direct.mu.Lock()
+	defer c.direct.mu.Unlock()
+	return c.direct.next
+}
+
+// CallTool sends tools/call on c and returns the decoded result, with the
 // errors the SDK's ClientSession.CallTool returns in the same cases.
-func (c *stdioConn) callTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+func (c *Conn) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	const method = "tools/call"
 	if p == nil {
 		p = new(mcp.CallToolParams)
@@ -186,14 +185,14 @@ func (c *stdioConn) callTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.C
 	}
 	result := resp.Result
 	if result != nil {
-		result = liftLegacyToolResult(result)
+		result = LiftLegacyToolResult(result)
 	}
 	res, err := decodeToolResult(result)
 	if err != nil {
 		return nil, fmt.Errorf("calling %q: %w", method, err)
 	}
 	if res.InputRequests != nil {
-		return nil, errNeedsSDK
+		return nil, ErrNeedsSDK
 	}
 	return res, nil
 }
@@ -201,7 +200,7 @@ func (c *stdioConn) callTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.C
 // notifyCancelled tells the server that the call key was cancelled, off
 // the caller's return path (a server that does not read its stdin must not
 // hold up the caller), with the SDK's reason: the context's error.
-func (c *stdioConn) notifyCancelled(ctx context.Context, key string) {
+func (c *Conn) notifyCancelled(ctx context.Context, key string) {
 	params, err := marshalParams(&mcp.CancelledParams{Reason: ctx.Err().Error(), RequestID: key})
 	if err != nil {
 		return

@@ -1,4 +1,4 @@
-package mcpclient
+package stdiofast
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// stdioTransport is the client side of a stdio server: the messages its
+// Transport is the client side of a stdio server: the messages its
 // frame filter decoded, and ours written one per line to its stdin.
 //
 // It replaces the SDK's IOTransport on this path. That transport decodes
@@ -27,18 +27,27 @@ import (
 // Batches, which servers may send only under protocol versions before
 // 2025-06-18, are taken message by message, and answers to the requests in
 // one are written one by one rather than as an array.
-type stdioTransport struct {
+type Transport struct {
 	frames *supervise.FrameFilter
 	stdin  io.WriteCloser
-	conn   *stdioConn // the connection made, for the direct tools/call path
+	conn   *Conn // the connection made, for the direct tools/call path
 }
 
-func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
-	t.conn = &stdioConn{frames: t.frames, stdin: t.stdin, closed: make(chan struct{})}
+// NewTransport is the transport of a stdio server whose stdout frames
+// reads and whose stdin is stdin.
+func NewTransport(frames *supervise.FrameFilter, stdin io.WriteCloser) *Transport {
+	return &Transport{frames: frames, stdin: stdin}
+}
+
+// Conn is the connection Connect made, nil before.
+func (t *Transport) Conn() *Conn { return t.conn }
+
+func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
+	t.conn = &Conn{frames: t.frames, stdin: t.stdin, closed: make(chan struct{})}
 	return t.conn, nil
 }
 
-type stdioConn struct {
+type Conn struct {
 	frames *supervise.FrameFilter
 	queue  []jsonrpc.Message // the rest of a batch; Read's own
 	direct directCalls       // the bridge's own tools/call (direct.go)
@@ -56,7 +65,7 @@ type stdioConn struct {
 // the filter's read. The answers to the bridge's direct calls are handed
 // to their callers here and never reach the SDK; when reading ends, so do
 // the direct calls waiting for an answer.
-func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		msg, err := c.read(ctx)
 		if err != nil {
@@ -69,7 +78,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-func (c *stdioConn) read(ctx context.Context) (jsonrpc.Message, error) {
+func (c *Conn) read(ctx context.Context) (jsonrpc.Message, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -92,7 +101,7 @@ const maxKeptWriteBuffer = 64 << 10
 
 // Write implements mcp.Connection: one message and its newline in one
 // write, as the SDK's transport writes them.
-func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+func (c *Conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -119,7 +128,7 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 
 // Close implements mcp.Connection: it closes the server's stdin (the first
 // step of its close sequence) and our end of its stdout. It is idempotent.
-func (c *stdioConn) Close() error {
+func (c *Conn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
 		c.closeErr = errors.Join(c.frames.Close(), c.stdin.Close())
@@ -128,4 +137,4 @@ func (c *stdioConn) Close() error {
 }
 
 // SessionID implements mcp.Connection; stdio has no session id.
-func (c *stdioConn) SessionID() string { return "" }
+func (c *Conn) SessionID() string { return "" }

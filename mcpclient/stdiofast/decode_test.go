@@ -1,4 +1,4 @@
-package mcpclient
+package stdiofast
 
 import (
 	"encoding/json"
