@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/agentapp/agentapp/mcpclient/stdiofast"
+	"github.com/agentapp/agentapp/mcpclient/tasks"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -26,9 +27,9 @@ type capture struct {
 	// taskSupport and tasks: tasks.go.
 	taskSupport map[string]string
 	tasks       TaskCapabilities
-	// serving runs the server's task requests (requesttasks.go); nil
+	// serving runs the server's task requests (tasks.Requests); nil
 	// when we run none.
-	serving *requestTasks
+	serving *tasks.Requests
 }
 
 func newCapture() *capture {
@@ -111,16 +112,16 @@ type captureConn struct {
 }
 
 func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	msg = renameTaskCall(msg)
+	msg = tasks.RenameCall(msg)
 	if rt := c.cap.serving; rt != nil {
 		switch m := msg.(type) {
 		case *jsonrpc.Response:
-			if rt.finish(m) {
+			if rt.Finish(m) {
 				return nil // the result of a task the server polls for
 			}
 		case *jsonrpc.Request:
 			if m.Method == "initialize" {
-				if p, ok := rt.withCapability(m.Params); ok {
+				if p, ok := rt.WithCapability(m.Params); ok {
 					cp := *m
 					cp.Params = p
 					msg = &cp
@@ -164,19 +165,19 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // serveTask handles a request of the server that concerns the tasks we
 // run for it: it answers it, and returns what the SDK must get instead
 // (nil: nothing).
-func (c *captureConn) serveTask(rt *requestTasks, req *jsonrpc.Request) (jsonrpc.Message, bool) {
+func (c *captureConn) serveTask(rt *tasks.Requests, req *jsonrpc.Request) (jsonrpc.Message, bool) {
 	// A failed write means the connection is gone, which the server sees.
-	send := func(resp *jsonrpc.Response) { _ = writeDetached(c.Connection, resp) }
+	send := func(resp *jsonrpc.Response) { _ = tasks.WriteDetached(c.Connection, resp) }
 	switch {
-	case rt.runsAsTask(req) && hasTask(req.Params):
-		forSDK, answer := rt.start(req)
+	case rt.RunsAsTask(req) && tasks.HasTask(req.Params):
+		forSDK, answer := rt.Start(req)
 		send(answer)
 		if forSDK == nil {
 			return nil, true
 		}
 		return forSDK, true
-	case isTaskMethod(req.Method):
-		resp, cancelSDK := rt.answer(req, send)
+	case tasks.IsMethod(req.Method):
+		resp, cancelSDK := rt.Answer(req, send)
 		if resp != nil {
 			send(resp)
 		}
@@ -189,7 +190,7 @@ func (c *captureConn) serveTask(rt *requestTasks, req *jsonrpc.Request) (jsonrpc
 }
 
 func (c *captureConn) Close() error {
-	c.cap.serving.close()
+	c.cap.serving.Close()
 	return c.Connection.Close()
 }
 

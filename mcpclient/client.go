@@ -18,6 +18,7 @@ import (
 	"github.com/agentapp/agentapp/mcpclient/oauth"
 	"github.com/agentapp/agentapp/mcpclient/stdiofast"
 	"github.com/agentapp/agentapp/mcpclient/supervise"
+	"github.com/agentapp/agentapp/mcpclient/tasks"
 	"github.com/agentapp/agentapp/mcpconfig"
 
 	"github.com/agentapp/agentapp/agent"
@@ -629,11 +630,11 @@ func ConnectInMemory(ctx context.Context, name string, srv InProcessServer, opts
 func (b *Bridge) open(ctx context.Context, c *conn, t mcp.Transport, version string) error {
 	if ct, ok := t.(*captureTransport); ok {
 		// The server's sampling and elicitation may run as tasks of ours
-		// where the connection can serve them (requesttasks.go).
-		ct.cap.serving = newRequestTasks(b.opts.sampler != nil, b.opts.elicitor != nil)
+		// where the connection can serve them (tasks.Requests).
+		ct.cap.serving = tasks.NewRequests(b.opts.sampler != nil, b.opts.elicitor != nil)
 	}
 	client := mcp.NewClient(clientImpl, b.clientOptions(c))
-	registerTaskMethods(client)
+	tasks.RegisterMethods(client)
 	client.AddSendingMiddleware(b.tracingMiddleware(c))
 	// Before connecting, so that a server asking for the roots as soon as
 	// it is initialized gets them.

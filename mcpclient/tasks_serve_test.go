@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentapp/agentapp/assistant"
 	"github.com/agentapp/agentapp/kb"
+	"github.com/agentapp/agentapp/mcpclient/tasks"
 	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/agentapp/agentapp/mcpserver"
 	"github.com/agentapp/agentapp/store"
@@ -59,7 +60,7 @@ func TestTaskServeRefund(t *testing.T) {
 	endpoint, svc := serveRefunds(t)
 	log := newTaskProgressLog()
 	alice := connectAs(t, endpoint, "alice-token", "", WithProgress(log.add))
-	if got := alice.TaskSupport("requestRefund"); got != TaskOptional {
+	if got := alice.TaskSupport("requestRefund"); got != tasks.Optional {
 		t.Fatalf("requestRefund's taskSupport = %q, want optional", got)
 	}
 	if !alice.ServerTasks().ToolsCall || !alice.RunsAsTask("requestRefund") {
@@ -82,7 +83,7 @@ func TestTaskServeRefund(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("no status report within 30 s")
 	}
-	if first.Status != TaskWorking || first.Message != support.RefundWaiting || first.Task == "" {
+	if first.Status != tasks.Working || first.Message != support.RefundWaiting || first.Task == "" {
 		t.Fatalf("first status report %+v; want working, %q", first, support.RefundWaiting)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -110,7 +111,7 @@ func TestTaskServeRefund(t *testing.T) {
 		t.Fatalf("after the approval the model sees %q, %v", a.out, a.err)
 	}
 	task, err := alice.GetTask(ctx, first.Task)
-	if err != nil || task.Status != TaskCompleted {
+	if err != nil || task.Status != tasks.Completed {
 		t.Errorf("the task after approval: %+v, %v", task, err)
 	}
 }
@@ -143,7 +144,7 @@ func TestTaskServeRefundCancel(t *testing.T) {
 	qctx, qcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer qcancel()
 	task, err := alice.GetTask(qctx, id)
-	if err != nil || task.Status != TaskCancelled {
+	if err != nil || task.Status != tasks.Cancelled {
 		t.Fatalf("after cancelling, the task is %+v, %v; want cancelled", task, err)
 	}
 	if _, err := svc.DecideRefund(qctx, id, true, ""); err == nil {

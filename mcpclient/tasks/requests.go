@@ -1,4 +1,4 @@
-package mcpclient
+package tasks
 
 import (
 	"context"
@@ -45,8 +45,8 @@ const (
 	requestTaskIDPrefix = "agentapp-task-"
 )
 
-// requestTasks are the tasks one connection runs for its server.
-type requestTasks struct {
+// Requests are the tasks one connection runs for its server.
+type Requests struct {
 	sampling, elicitation bool // what we advertise
 
 	mu     sync.Mutex
@@ -67,22 +67,22 @@ type requestTask struct {
 	sdkID        jsonrpc.ID    // the id the SDK got the request under
 }
 
-func newRequestTasks(sampling, elicitation bool) *requestTasks {
+func NewRequests(sampling, elicitation bool) *Requests {
 	if !sampling && !elicitation {
 		return nil
 	}
-	return &requestTasks{sampling: sampling, elicitation: elicitation, tasks: map[string]*requestTask{}, closed: make(chan struct{}), now: time.Now}
+	return &Requests{sampling: sampling, elicitation: elicitation, tasks: map[string]*requestTask{}, closed: make(chan struct{}), now: time.Now}
 }
 
 // close ends the waits of tasks/result when the connection closes.
-func (rt *requestTasks) close() {
+func (rt *Requests) Close() {
 	if rt != nil {
 		rt.once.Do(func() { close(rt.closed) })
 	}
 }
 
 // capability is what initialize's capabilities.tasks says.
-func (rt *requestTasks) capability() json.RawMessage {
+func (rt *Requests) capability() json.RawMessage {
 	reqs := map[string]any{}
 	if rt.sampling {
 		reqs["sampling"] = map[string]any{"createMessage": struct{}{}}
@@ -95,7 +95,7 @@ func (rt *requestTasks) capability() json.RawMessage {
 }
 
 // withCapability adds capabilities.tasks to the params of initialize.
-func (rt *requestTasks) withCapability(params json.RawMessage) (json.RawMessage, bool) {
+func (rt *Requests) WithCapability(params json.RawMessage) (json.RawMessage, bool) {
 	var p map[string]json.RawMessage
 	if json.Unmarshal(params, &p) != nil {
 		return nil, false
@@ -114,7 +114,7 @@ func (rt *requestTasks) withCapability(params json.RawMessage) (json.RawMessage,
 }
 
 // runsAsTask reports whether req is a request we run as a task.
-func (rt *requestTasks) runsAsTask(req *jsonrpc.Request) bool {
+func (rt *Requests) RunsAsTask(req *jsonrpc.Request) bool {
 	switch req.Method {
 	case "sampling/createMessage":
 		return rt.sampling
@@ -147,7 +147,7 @@ func (t *requestTask) wire() wireRequestTask {
 // start turns a task request of the server into a task: it returns the
 // request to hand the SDK (params.task removed, our id) and the answer to
 // send the server now (the task, or an error when no task can be made).
-func (rt *requestTasks) start(req *jsonrpc.Request) (forSDK *jsonrpc.Request, answer *jsonrpc.Response) {
+func (rt *Requests) Start(req *jsonrpc.Request) (forSDK *jsonrpc.Request, answer *jsonrpc.Response) {
 	var p map[string]json.RawMessage
 	if json.Unmarshal(req.Params, &p) != nil {
 		return nil, errorResponse(req.ID, jsonrpc.CodeInvalidParams, req.Method+": the params are not a JSON object")
@@ -173,9 +173,9 @@ func (rt *requestTasks) start(req *jsonrpc.Request) (forSDK *jsonrpc.Request, an
 		return nil, errorResponse(req.ID, jsonrpc.CodeInternalError, err.Error())
 	}
 	now := rt.now()
-	t := &requestTask{id: id, method: req.Method, status: TaskWorking, created: now, upd: now, ttl: ttl, done: make(chan struct{}), sdkID: sdkID}
+	t := &requestTask{id: id, method: req.Method, status: Working, created: now, upd: now, ttl: ttl, done: make(chan struct{}), sdkID: sdkID}
 	if req.Method == "elicitation/create" {
-		t.status, t.msg = TaskInputRequired, "waiting for the user's answer"
+		t.status, t.msg = InputRequired, "waiting for the user's answer"
 	}
 	rt.mu.Lock()
 	rt.expireLocked(now)
@@ -192,7 +192,7 @@ func (rt *requestTasks) start(req *jsonrpc.Request) (forSDK *jsonrpc.Request, an
 
 // finish takes the SDK's answer to a task request; it reports whether
 // resp was one (and so must not go to the server).
-func (rt *requestTasks) finish(resp *jsonrpc.Response) bool {
+func (rt *Requests) Finish(resp *jsonrpc.Response) bool {
 	s, ok := resp.ID.Raw().(string)
 	if !ok || len(s) <= len(requestTaskIDPrefix) || s[:len(requestTaskIDPrefix)] != requestTaskIDPrefix {
 		return false
@@ -210,7 +210,7 @@ func (rt *requestTasks) finish(resp *jsonrpc.Response) bool {
 	}
 	t.upd = rt.now()
 	if resp.Error != nil {
-		t.status, t.msg = TaskFailed, resp.Error.Error()
+		t.status, t.msg = Failed, resp.Error.Error()
 		var we *jsonrpc.Error
 		if errors.As(resp.Error, &we) {
 			t.rpcErr = we
@@ -218,14 +218,14 @@ func (rt *requestTasks) finish(resp *jsonrpc.Response) bool {
 			t.rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: resp.Error.Error()}
 		}
 	} else {
-		t.status, t.msg, t.result = TaskCompleted, "", resp.Result
+		t.status, t.msg, t.result = Completed, "", resp.Result
 	}
 	close(t.done)
 	return true
 }
 
 // expireLocked removes the tasks whose TTL has passed; rt.mu is held.
-func (rt *requestTasks) expireLocked(now time.Time) {
+func (rt *Requests) expireLocked(now time.Time) {
 	for id, t := range rt.tasks {
 		if now.Sub(t.created) > t.ttl {
 			delete(rt.tasks, id)
@@ -233,7 +233,7 @@ func (rt *requestTasks) expireLocked(now time.Time) {
 	}
 }
 
-func (rt *requestTasks) get(id string) *requestTask {
+func (rt *Requests) get(id string) *requestTask {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	rt.expireLocked(rt.now())
@@ -248,7 +248,7 @@ func noTask(id jsonrpc.ID, task string) *jsonrpc.Response {
 // the response to send now (nil when it comes later, from tasks/result,
 // through send) and, for tasks/cancel, the notification that cancels the
 // SDK's handler.
-func (rt *requestTasks) answer(req *jsonrpc.Request, send func(*jsonrpc.Response)) (resp *jsonrpc.Response, cancelSDK *jsonrpc.Request) {
+func (rt *Requests) Answer(req *jsonrpc.Request, send func(*jsonrpc.Response)) (resp *jsonrpc.Response, cancelSDK *jsonrpc.Request) {
 	var p struct {
 		TaskID string `json:"taskId"`
 	}
@@ -287,7 +287,7 @@ func (rt *requestTasks) answer(req *jsonrpc.Request, send func(*jsonrpc.Response
 			return errorResponse(req.ID, jsonrpc.CodeInvalidParams, fmt.Sprintf("task %q has ended (%s) and cannot be cancelled", t.id, t.status)), nil
 		default:
 		}
-		t.status, t.msg, t.upd = TaskCancelled, "the server cancelled it", rt.now()
+		t.status, t.msg, t.upd = Cancelled, "the server cancelled it", rt.now()
 		close(t.done)
 		params, _ := json.Marshal(map[string]any{"requestId": t.sdkID.Raw(), "reason": "the server cancelled the task"})
 		return resultResponse(req.ID, t.wire()), &jsonrpc.Request{Method: "notifications/cancelled", Params: params}
@@ -315,11 +315,11 @@ func (rt *requestTasks) answer(req *jsonrpc.Request, send func(*jsonrpc.Response
 
 // result is tasks/result's answer for an ended task: the request's own
 // result, tied to the task by _meta.
-func (rt *requestTasks) result(id jsonrpc.ID, t *requestTask) *jsonrpc.Response {
+func (rt *Requests) result(id jsonrpc.ID, t *requestTask) *jsonrpc.Response {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	switch {
-	case t.status == TaskCancelled:
+	case t.status == Cancelled:
 		return errorResponse(id, jsonrpc.CodeInternalError, fmt.Sprintf("task %q was cancelled; it has no result", t.id))
 	case t.rpcErr != nil:
 		return &jsonrpc.Response{ID: id, Error: t.rpcErr}
@@ -332,7 +332,7 @@ func (rt *requestTasks) result(id jsonrpc.ID, t *requestTask) *jsonrpc.Response 
 	if raw, ok := m["_meta"]; ok {
 		_ = json.Unmarshal(raw, &meta)
 	}
-	meta[relatedTaskKey], _ = json.Marshal(map[string]string{"taskId": t.id})
+	meta[RelatedKey], _ = json.Marshal(map[string]string{"taskId": t.id})
 	m["_meta"], _ = json.Marshal(meta)
 	out, err := json.Marshal(m)
 	if err != nil {
@@ -353,14 +353,14 @@ func errorResponse(id jsonrpc.ID, code int64, msg string) *jsonrpc.Response {
 	return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: code, Message: msg}}
 }
 
-// isTaskMethod reports whether a request of the server is one of the task
+// IsMethod reports whether a request of the server is one of the task
 // methods we answer ourselves.
-func isTaskMethod(m string) bool {
+func IsMethod(m string) bool {
 	return m == "tasks/get" || m == "tasks/result" || m == "tasks/list" || m == "tasks/cancel"
 }
 
-// hasTask reports whether params has a "task" member.
-func hasTask(params json.RawMessage) bool {
+// HasTask reports whether params has a "task" member.
+func HasTask(params json.RawMessage) bool {
 	var p map[string]json.RawMessage
 	if json.Unmarshal(params, &p) != nil {
 		return false
@@ -369,9 +369,9 @@ func hasTask(params json.RawMessage) bool {
 	return ok
 }
 
-// writeDetached writes msg on conn within a bound, apart from any request's
+// WriteDetached writes msg on conn within a bound, apart from any request's
 // context (an answer must go out even when the read that caused it ended).
-func writeDetached(conn interface {
+func WriteDetached(conn interface {
 	Write(context.Context, jsonrpc.Message) error
 }, msg jsonrpc.Message) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
