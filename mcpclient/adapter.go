@@ -81,7 +81,7 @@ func AdaptTool(c ToolCaller, server string, t *mcp.Tool, rawSchema json.RawMessa
 
 func adaptTool(c ToolCaller, server string, t *mcp.Tool, exposedName string, rawIn, rawOut json.RawMessage, callTimeout time.Duration) *agent.Tool {
 	if callTimeout <= 0 {
-		callTimeout = DefaultCallTimeout
+		callTimeout = defaultCallTimeout
 	}
 	in := rawIn
 	if len(in) == 0 {
@@ -150,7 +150,7 @@ func callAdapted(ctx context.Context, c ToolCaller, server, name, remote string,
 	}
 	res, err := c.CallTool(cctx, p)
 	if err != nil {
-		var taskErr *TaskError
+		var taskErr *taskError
 		switch {
 		case ctx.Err() != nil:
 			return nil, ctx.Err() // the run was cancelled; not the tool's fault
@@ -162,9 +162,9 @@ func callAdapted(ctx context.Context, c ToolCaller, server, name, remote string,
 			return nil, fail(KindConnection, err, "tool %s could not be called: the connection to server %s was closed", name, server)
 		}
 		var (
-			exitErr    *ServerExitError
-			downErr    *ServerDownError
-			restartErr *RestartError
+			exitErr    *serverExitError
+			downErr    *serverDownError
+			restartErr *restartError
 		)
 		if errors.As(err, &exitErr) || errors.As(err, &downErr) || errors.As(err, &restartErr) {
 			// Their messages name the server, why it stopped and what

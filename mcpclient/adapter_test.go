@@ -260,7 +260,7 @@ func TestAdapterTransportFailure(t *testing.T) {
 	// (an in-memory server comes back like a restarted process).
 	b := adConnect(t, adServer(t, map[string]mcp.ToolHandler{"x": adFixed(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "back"}}})}))
 	tl = adTool(t, b, "x")
-	old := b.Session()
+	old := b.session()
 	ended := curConn(b).ended
 	if err := old.Close(); err != nil {
 		t.Fatalf("closing session: %v", err)
@@ -269,7 +269,7 @@ func TestAdapterTransportFailure(t *testing.T) {
 	if got, err := adExec(t, tl, `{}`); err != nil || got != "back" {
 		t.Fatalf("call after the session ended: %q, %v; want the bridge to reconnect", got, err)
 	}
-	if b.Session() == old {
+	if b.session() == old {
 		t.Errorf("the bridge still uses the closed session")
 	}
 

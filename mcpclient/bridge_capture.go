@@ -26,7 +26,7 @@ type capture struct {
 	output  map[string]json.RawMessage
 	// taskSupport and tasks: tasks.go.
 	taskSupport map[string]string
-	tasks       TaskCapabilities
+	tasks       taskCapabilities
 	// serving runs the server's task requests (tasks.Requests); nil
 	// when we run none.
 	serving *tasks.Requests

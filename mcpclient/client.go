@@ -29,12 +29,12 @@ import (
 // Default timeouts for MCP connections, used where a server's
 // mcpconfig.Server leaves ConnectTimeout or CallTimeout at 0.
 const (
-	// DefaultConnectTimeout bounds spawn (or dial) + initialize + tools/list.
-	DefaultConnectTimeout = 30 * time.Second
-	// DefaultCallTimeout bounds one request after connecting: a
+	// defaultConnectTimeout bounds spawn (or dial) + initialize + tools/list.
+	defaultConnectTimeout = 30 * time.Second
+	// defaultCallTimeout bounds one request after connecting: a
 	// tools/call, a listing of resources, templates or prompts, a
 	// resources/read.
-	DefaultCallTimeout = 60 * time.Second
+	defaultCallTimeout = 60 * time.Second
 )
 
 // stdioProtocolVersion is the protocol version offered to stdio and
@@ -59,8 +59,8 @@ type connectOptions struct {
 	stderrEcho          io.Writer
 	logger              *slog.Logger
 	maxFrame            int
-	lists               ListLimits
-	restart             RestartPolicy
+	lists               listLimits
+	restart             restartPolicy
 	httpBase            http.RoundTripper // tests: the transport under the HTTP client
 	oauth               *oauth.Options    // nil: no OAuth logins
 
@@ -74,7 +74,7 @@ type connectOptions struct {
 	serverLog   func(ServerLog)
 
 	// sdkToolCalls sends every tools/call through the SDK's session, also
-	// on stdio (WithSDKToolCalls).
+	// on stdio (withSDKToolCalls).
 	sdkToolCalls bool
 
 	// apps advertises the MCP Apps extension (WithApps, apps.go).
@@ -127,9 +127,9 @@ func buildOptions(opts []ConnectOption) *connectOptions {
 //
 // A bridge outlives its server's process: when the process exits (or an
 // HTTP or in-memory session ends), the call in flight fails with a
-// *ServerExitError and the next call restarts the server (initialize and
-// tools/list again) under the RestartPolicy; when the policy's restarts are
-// used up, calls fail at once with a *ServerDownError until Restart. A
+// *serverExitError and the next call restarts the server (initialize and
+// tools/list again) under the restartPolicy; when the policy's restarts are
+// used up, calls fail at once with a *serverDownError until Restart. A
 // server's notifications/tools/list_changed marks the list stale; Refresh
 // reads it again.
 type Bridge struct {
@@ -194,13 +194,13 @@ func (b *Bridge) RemoteName(name string) (string, bool) {
 	return r, ok
 }
 
-// CallTimeout returns the bound of one request to the server:
-// mcpconfig.Server.CallTimeout, or DefaultCallTimeout when that is 0.
-func (b *Bridge) CallTimeout() time.Duration {
+// callTimeout returns the bound of one request to the server:
+// mcpconfig.Server.CallTimeout, or defaultCallTimeout when that is 0.
+func (b *Bridge) callTimeout() time.Duration {
 	if b.cfg.CallTimeout > 0 {
 		return b.cfg.CallTimeout
 	}
-	return DefaultCallTimeout
+	return defaultCallTimeout
 }
 
 // bound returns ctx limited to CallTimeout when it has no deadline of its
@@ -210,14 +210,14 @@ func (b *Bridge) bound(ctx context.Context) (context.Context, context.CancelFunc
 	if _, ok := ctx.Deadline(); ok {
 		return ctx, func() {}, 0
 	}
-	d := b.CallTimeout()
+	d := b.callTimeout()
 	ctx, cancel := context.WithTimeout(ctx, d)
 	return ctx, cancel, d
 }
 
-// Session returns the current MCP session, for requests the bridge does
+// session returns the current MCP session, for requests the bridge does
 // not wrap; it is nil while the server is being restarted.
-func (b *Bridge) Session() *mcp.ClientSession {
+func (b *Bridge) session() *mcp.ClientSession {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.cur == nil {
@@ -226,9 +226,9 @@ func (b *Bridge) Session() *mcp.ClientSession {
 	return b.cur.session
 }
 
-// StderrTail returns the last lines the latest stdio server process wrote
+// stderrTail returns the last lines the latest stdio server process wrote
 // on stderr, even after it exited (nil for other transports).
-func (b *Bridge) StderrTail() []string {
+func (b *Bridge) stderrTail() []string {
 	b.mu.Lock()
 	p := b.proc
 	b.mu.Unlock()
@@ -238,12 +238,12 @@ func (b *Bridge) StderrTail() []string {
 	return p.Stderr().Tail(0)
 }
 
-// StderrErrors returns the decisive lines the latest stdio server process
+// stderrErrors returns the decisive lines the latest stdio server process
 // wrote on stderr: the first line that looks like an error and the latest
 // such line when it is another (nil when none did, and for other
 // transports). They are what a failure should show first; the tail may
 // hold only the end of a stack trace.
-func (b *Bridge) StderrErrors() []string {
+func (b *Bridge) stderrErrors() []string {
 	b.mu.Lock()
 	p := b.proc
 	b.mu.Unlock()
@@ -316,7 +316,7 @@ func (b *Bridge) connectTimeout() time.Duration {
 	if b.cfg.ConnectTimeout > 0 {
 		return b.cfg.ConnectTimeout
 	}
-	return DefaultConnectTimeout
+	return defaultConnectTimeout
 }
 
 func (b *Bridge) dialStdio(ctx context.Context) (_ *conn, _ toolList, err error) {
@@ -411,9 +411,9 @@ type ConnectError struct {
 
 func (e *ConnectError) Error() string { return e.msg }
 
-// Headline is the first line of the message: which server failed, when and
+// headline is the first line of the message: which server failed, when and
 // how, without the stderr lines.
-func (e *ConnectError) Headline() string {
+func (e *ConnectError) headline() string {
 	h, _, _ := strings.Cut(e.msg, "\n")
 	return h
 }
@@ -468,12 +468,12 @@ func (b *Bridge) dialHTTP(ctx context.Context) (*conn, toolList, error) {
 	return c, tools, nil
 }
 
-// WithSDKToolCalls turns the direct tools/call path off: every tools/call
+// withSDKToolCalls turns the direct tools/call path off: every tools/call
 // then goes through the SDK's session, also on stdio. It is the switch to
 // reach for when the direct path is suspected of answering differently
 // (the results are the same either way, only costlier without it); the
 // direct path's tests hold it to this plain path.
-func WithSDKToolCalls() ConnectOption {
+func withSDKToolCalls() ConnectOption {
 	return func(o *connectOptions) { o.sdkToolCalls = true }
 }
 
@@ -667,7 +667,7 @@ type toolList struct {
 	meta map[string]map[string]any
 }
 
-// listTools reads every page of tools/list on c (within the ListLimits)
+// listTools reads every page of tools/list on c (within the listLimits)
 // and adapts the tools the config lets through, under the names
 // mcpconfig.ExposedName gives them. What a model provider would refuse, and what
 // would make the table ambiguous, is skipped with a warning: a tool
@@ -733,7 +733,7 @@ func (b *Bridge) listTools(ctx context.Context, c *conn) (toolList, error) {
 		in, out := c.capture.schemas(t.Name)
 		timeout := b.cfg.CallTimeout
 		if b.runsAsTaskOn(c, t.Name) {
-			timeout = b.TaskTimeout()
+			timeout = b.taskTimeout()
 		}
 		tl.tools = append(tl.tools, adaptTool(b, b.name, t, names[i], in, out, timeout))
 		tl.remote[names[i]] = t.Name
@@ -855,13 +855,13 @@ func (b *Bridge) callFailed(ctx context.Context, c *conn, err error) error {
 		return err
 	}
 	if reason, ended := awaitEnd(c); ended {
-		return &ServerExitError{Server: b.name, Reason: reason, Err: err}
+		return &serverExitError{Server: b.name, Reason: reason, Err: err}
 	}
 	return err
 }
 
 // ListResources lists every resource the server offers, all pages within
-// the ListLimits. Like every request of the bridge it is bounded by
+// the listLimits. Like every request of the bridge it is bounded by
 // CallTimeout when ctx has no deadline.
 func (b *Bridge) ListResources(ctx context.Context) ([]*mcp.Resource, error) {
 	return listOn(b, ctx, "listing resources", "resources/list", func(ctx context.Context, s *mcp.ClientSession, cursor string) ([]*mcp.Resource, string, error) {
@@ -873,9 +873,9 @@ func (b *Bridge) ListResources(ctx context.Context) ([]*mcp.Resource, error) {
 	})
 }
 
-// ListResourceTemplates lists every resource template the server offers,
+// listResourceTemplates lists every resource template the server offers,
 // like ListResources.
-func (b *Bridge) ListResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemplate, error) {
+func (b *Bridge) listResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemplate, error) {
 	return listOn(b, ctx, "listing resource templates", "resources/templates/list", func(ctx context.Context, s *mcp.ClientSession, cursor string) ([]*mcp.ResourceTemplate, string, error) {
 		res, err := s.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
 		if err != nil {
@@ -898,7 +898,7 @@ func (b *Bridge) ListPrompts(ctx context.Context) ([]*mcp.Prompt, error) {
 
 // listOn runs one paginated listing on the live session (restarting the
 // server first when it had stopped), bounded like every request and
-// within the ListLimits.
+// within the listLimits.
 func listOn[T any](b *Bridge, ctx context.Context, what, method string, page func(context.Context, *mcp.ClientSession, string) ([]*T, string, error)) ([]*T, error) {
 	ctx, done, err := b.calls.track(ctx)
 	if err != nil {
@@ -915,7 +915,7 @@ func listOn[T any](b *Bridge, ctx context.Context, what, method string, page fun
 		return page(ctx, c.session, cursor)
 	})
 	if err != nil {
-		var le *ListLimitError
+		var le *listLimitError
 		if errors.As(err, &le) {
 			return nil, err // it names the server and the limit
 		}

@@ -46,12 +46,12 @@ func compareDirect(t *testing.T, cfg mcpconfig.Server, cases []directCase, opts 
 		t.Cleanup(func() { _ = b.Close() })
 		return b
 	}
-	direct, plain := connect(), connect(WithSDKToolCalls())
+	direct, plain := connect(), connect(withSDKToolCalls())
 	if direct.current().direct == nil {
 		t.Fatal("the stdio bridge has no direct path")
 	}
 	if plain.current().direct != nil {
-		t.Fatal("WithSDKToolCalls left the direct path on")
+		t.Fatal("withSDKToolCalls left the direct path on")
 	}
 	for _, tc := range cases {
 		remote, ok := direct.RemoteName(tc.tool)
@@ -162,7 +162,7 @@ func TestDirectCallFailsWithTheConnection(t *testing.T) {
 	for _, sdk := range []bool{false, true} {
 		opts := []ConnectOption{WithGracePeriods(time.Second, time.Second)}
 		if sdk {
-			opts = append(opts, WithSDKToolCalls())
+			opts = append(opts, withSDKToolCalls())
 		}
 		b, err := Connect(context.Background(), mcpconfig.Server{Name: "crash", Command: testServerPath(t), Args: []string{"-crash-every", "2"}}, opts...)
 		if err != nil {
@@ -174,9 +174,9 @@ func TestDirectCallFailsWithTheConnection(t *testing.T) {
 		}
 		start := time.Now()
 		_, err = echo.Execute(context.Background(), json.RawMessage(`{"text":"2"}`))
-		var exit *ServerExitError
+		var exit *serverExitError
 		if !errors.As(err, &exit) || !strings.Contains(err.Error(), "exited (exit status 7)") {
-			t.Errorf("sdk path %v: the call the crash cut short: %v; want a *ServerExitError naming status 7", sdk, err)
+			t.Errorf("sdk path %v: the call the crash cut short: %v; want a *serverExitError naming status 7", sdk, err)
 		}
 		if d := time.Since(start); d > 5*time.Second {
 			t.Errorf("sdk path %v: the failed call took %s", sdk, d)
@@ -209,7 +209,7 @@ func TestDirectCallCancelledByClose(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
-		if tail := b.StderrTail(); len(tail) > 0 && strings.Contains(strings.Join(tail, "\n"), "sleep started") {
+		if tail := b.stderrTail(); len(tail) > 0 && strings.Contains(strings.Join(tail, "\n"), "sleep started") {
 			break
 		}
 	}
@@ -245,11 +245,11 @@ func TestDirectCallCancelSendsNotification(t *testing.T) {
 		t.Fatal("the call did not take the direct path")
 	}
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if strings.Contains(strings.Join(b.StderrTail(), "\n"), "sleep cancelled") {
+		if strings.Contains(strings.Join(b.stderrTail(), "\n"), "sleep cancelled") {
 			return
 		}
 	}
-	t.Errorf("the server never saw the cancellation; its stderr: %q", b.StderrTail())
+	t.Errorf("the server never saw the cancellation; its stderr: %q", b.stderrTail())
 }
 
 // diffToolResults compares two decoded results; "" means equal.

@@ -36,7 +36,7 @@
 //
 // A Bridge assumes its server may misbehave, and bounds what that costs:
 // every request has a deadline (CallTimeout when the caller gives none);
-// every listing follows at most ListLimits of pages, items and bytes and
+// every listing follows at most listLimits of pages, items and bytes and
 // stops at a repeated cursor; one message is at most
 // supervise.MaxFrameSize bytes on stdio and HTTP alike; tool names are
 // offered as mcpconfig.ExposedName makes them; what a server writes outside the protocol reaches the user's terminal

@@ -10,7 +10,7 @@ import (
 	"github.com/agentapp/agentapp/mcpclient/internal/units"
 )
 
-// Defaults of ListLimits.
+// Defaults of listLimits.
 const (
 	// defaultMaxListPages bounds the pages of one listing: a real server
 	// with more than this many pages has more than a model can use, and a
@@ -24,12 +24,12 @@ const (
 	defaultMaxListBytes = 16 << 20
 )
 
-// ListLimits bound what one paginated listing (tools/list, resources/list,
+// listLimits bound what one paginated listing (tools/list, resources/list,
 // resources/templates/list, prompts/list) may bring into memory, so that a
 // server sending endless, looping or huge pages fails the listing in
 // seconds instead of growing the client until a timeout. A field left at
 // 0 takes its default.
-type ListLimits struct {
+type listLimits struct {
 	// MaxPages is the most pages one listing may take (default 100).
 	MaxPages int
 	// MaxItems is the most items across the pages (default 10,000).
@@ -41,7 +41,7 @@ type ListLimits struct {
 	MaxBytes int64
 }
 
-func (l ListLimits) withDefaults() ListLimits {
+func (l listLimits) withDefaults() listLimits {
 	if l.MaxPages <= 0 {
 		l.MaxPages = defaultMaxListPages
 	}
@@ -54,16 +54,16 @@ func (l ListLimits) withDefaults() ListLimits {
 	return l
 }
 
-// WithListLimits sets the bounds of every paginated listing (see
-// ListLimits; the zero value is the defaults).
-func WithListLimits(l ListLimits) ConnectOption {
+// withListLimits sets the bounds of every paginated listing (see
+// listLimits; the zero value is the defaults).
+func withListLimits(l listLimits) ConnectOption {
 	return func(o *connectOptions) { o.lists = l }
 }
 
-// ListLimitError is a listing stopped because the server went past one of
-// the ListLimits, or sent a cursor it had sent before. Its message says
+// listLimitError is a listing stopped because the server went past one of
+// the listLimits, or sent a cursor it had sent before. Its message says
 // which limit was hit and what to do.
-type ListLimitError struct {
+type listLimitError struct {
 	Server string
 	// Method is the list method, such as "tools/list".
 	Method string
@@ -73,7 +73,7 @@ type ListLimitError struct {
 	msg   string
 }
 
-func (e *ListLimitError) Error() string { return e.msg }
+func (e *listLimitError) Error() string { return e.msg }
 
 // listNouns names the items of each list method in messages.
 var listNouns = map[string]string{
@@ -86,17 +86,17 @@ var listNouns = map[string]string{
 // listAll reads every page of one list method, asking page for the page at
 // a cursor ("" for the first), and enforces lim on the way: a cursor seen
 // before, a page past MaxPages, and more than MaxItems items or MaxBytes
-// bytes across the pages each stop the listing with a *ListLimitError.
+// bytes across the pages each stop the listing with a *listLimitError.
 // It is the one paginator of the bridge: the SDK's iterators follow
 // cursors for as long as the server sends them.
-func listAll[T any](ctx context.Context, server, method string, lim ListLimits, page func(ctx context.Context, cursor string) ([]*T, string, error)) ([]*T, error) {
+func listAll[T any](ctx context.Context, server, method string, lim listLimits, page func(ctx context.Context, cursor string) ([]*T, string, error)) ([]*T, error) {
 	lim = lim.withDefaults()
 	noun := listNouns[method]
 	if noun == "" {
 		noun = "items"
 	}
 	fail := func(limit, format string, a ...any) error {
-		return &ListLimitError{Server: server, Method: method, Limit: limit, msg: fmt.Sprintf(format, a...)}
+		return &listLimitError{Server: server, Method: method, Limit: limit, msg: fmt.Sprintf(format, a...)}
 	}
 	var (
 		all    []*T

@@ -66,7 +66,7 @@ func TestStdioWrapperCloseLeavesNoProcess(t *testing.T) {
 	if n := len(testkit.LiveGroup(t, pgid)); n != 2 {
 		t.Fatalf("group %d has %d live processes before Close, want 2 (wrapper and server)", pgid, n)
 	}
-	if tail := b.StderrTail(); len(tail) == 0 || tail[0] != "testserver starting in mode normal" {
+	if tail := b.stderrTail(); len(tail) == 0 || tail[0] != "testserver starting in mode normal" {
 		t.Errorf("StderrTail = %q", tail)
 	}
 	if err := b.Close(); err != nil {
@@ -104,7 +104,7 @@ func TestStdioStubbornServerKilledWithinGrace(t *testing.T) {
 	if left := testkit.LiveGroup(t, pgid); len(left) > 0 {
 		t.Fatalf("processes of group %d left after Close: %v", pgid, left)
 	}
-	if tail := strings.Join(b.StderrTail(), "\n"); !strings.Contains(tail, "staying alive anyway") {
+	if tail := strings.Join(b.stderrTail(), "\n"); !strings.Contains(tail, "staying alive anyway") {
 		t.Errorf("the server did not see stdin EOF before being killed; stderr:\n%s", tail)
 	}
 	// The escalations are logged on the bridge's logger, naming the server.

@@ -80,8 +80,8 @@ func TestConnectErrorKeepsDecisiveStderr(t *testing.T) {
 			if len(lines) < 2 || lines[1] != "its stderr says: "+tc.want[0] {
 				t.Errorf("the decisive line is not the second line of the message:\n%s", msg)
 			}
-			if !strings.Contains(ce.Headline(), "failed during initialize") || strings.Contains(ce.Headline(), "\n") {
-				t.Errorf("Headline = %q", ce.Headline())
+			if !strings.Contains(ce.headline(), "failed during initialize") || strings.Contains(ce.headline(), "\n") {
+				t.Errorf("Headline = %q", ce.headline())
 			}
 		})
 	}

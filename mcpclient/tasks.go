@@ -30,26 +30,26 @@ const (
 	maxTaskList = 1000
 )
 
-// TaskCapabilities is what a server said in initialize about tasks.
-type TaskCapabilities struct {
+// taskCapabilities is what a server said in initialize about tasks.
+type taskCapabilities struct {
 	// ToolsCall: tools/call may run as a task.
 	ToolsCall bool
 	List      bool
 	Cancel    bool
 }
 
-// TaskError is the error of a tool call that ran as a task and did not
+// taskError is the error of a tool call that ran as a task and did not
 // deliver a result: the server cancelled it, its bound expired, polling
 // failed, or the server does not run the tool as a task. Its message is
 // written for the model.
-type TaskError struct {
+type taskError struct {
 	Server, Tool, TaskID string
 	msg                  string
 	Err                  error
 }
 
-func (e *TaskError) Error() string { return e.msg }
-func (e *TaskError) Unwrap() error { return e.Err }
+func (e *taskError) Error() string { return e.msg }
+func (e *taskError) Unwrap() error { return e.Err }
 
 // recordTaskSupport notes each tool's execution.taskSupport from a
 // tools/list result; c.mu is held.
@@ -95,9 +95,9 @@ func (c *capture) recordInit(result json.RawMessage) {
 	if json.Unmarshal(result, &init) != nil || init.ServerInfo == nil {
 		return // not an initialize result
 	}
-	var tc TaskCapabilities
+	var tc taskCapabilities
 	if t := init.Capabilities.Tasks; t != nil {
-		tc = TaskCapabilities{ToolsCall: t.Requests.Tools.Call != nil, List: t.List != nil, Cancel: t.Cancel != nil}
+		tc = taskCapabilities{ToolsCall: t.Requests.Tools.Call != nil, List: t.List != nil, Cancel: t.Cancel != nil}
 	}
 	c.mu.Lock()
 	c.tasks = tc
@@ -110,7 +110,7 @@ func (c *capture) toolTaskSupport(tool string) string {
 	return c.taskSupport[tool]
 }
 
-func (c *capture) taskCaps() TaskCapabilities {
+func (c *capture) taskCaps() taskCapabilities {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.tasks
@@ -132,18 +132,18 @@ func taskSupportOn(c *conn, tool string) string {
 	return tasks.Forbidden
 }
 
-// ServerTasks returns what the server said in initialize about tasks.
-func (b *Bridge) ServerTasks() TaskCapabilities {
+// serverTasks returns what the server said in initialize about tasks.
+func (b *Bridge) serverTasks() taskCapabilities {
 	c := b.current()
 	if c == nil || c.capture == nil {
-		return TaskCapabilities{}
+		return taskCapabilities{}
 	}
 	return c.capture.taskCaps()
 }
 
-// RunsAsTask reports whether a call of the server's tool runs as a task
+// runsAsTask reports whether a call of the server's tool runs as a task
 // under the server's "tasks" setting (mcpconfig.Server.Tasks).
-func (b *Bridge) RunsAsTask(tool string) bool {
+func (b *Bridge) runsAsTask(tool string) bool {
 	return b.runsAsTaskOn(b.current(), tool)
 }
 
@@ -164,7 +164,7 @@ func (b *Bridge) taskTool(ctx context.Context, p *mcp.CallToolParams) bool {
 	if p == nil {
 		return false
 	}
-	return forcedTask(ctx) || b.RunsAsTask(p.Name) || b.TaskSupport(p.Name) == tasks.Required
+	return forcedTask(ctx) || b.runsAsTask(p.Name) || b.TaskSupport(p.Name) == tasks.Required
 }
 
 type statusHookKey struct{}
@@ -202,16 +202,16 @@ func forcedTask(ctx context.Context) bool {
 // tracked already.
 func (b *Bridge) callTask(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	if forcedTask(ctx) && b.TaskSupport(p.Name) == tasks.Forbidden {
-		return nil, &TaskError{Server: b.name, Tool: p.Name, Err: errNoTasks,
+		return nil, &taskError{Server: b.name, Tool: p.Name, Err: errNoTasks,
 			msg: fmt.Sprintf("tool %s was not called: server %s does not run it as a task (its tools/list gives it no execution.taskSupport)", p.Name, b.name)}
 	}
-	if !forcedTask(ctx) && !b.RunsAsTask(p.Name) {
-		return nil, &TaskError{Server: b.name, Tool: p.Name, Err: errTasksOff,
+	if !forcedTask(ctx) && !b.runsAsTask(p.Name) {
+		return nil, &taskError{Server: b.name, Tool: p.Name, Err: errTasksOff,
 			msg: fmt.Sprintf("tool %s was not called: it runs only as an MCP task and tasks are turned off for server %s; tell the user", p.Name, b.name)}
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, b.TaskTimeout())
+		ctx, cancel = context.WithTimeout(ctx, b.taskTimeout())
 		defer cancel()
 	}
 	c, err := b.ready(ctx)
@@ -222,7 +222,7 @@ func (b *Bridge) callTask(ctx context.Context, p *mcp.CallToolParams) (*mcp.Call
 	defer retire()
 	res, err := b.callToolAsTask(ctx, c, p)
 	if err != nil {
-		var te *TaskError
+		var te *taskError
 		if !errors.As(err, &te) {
 			err = b.callFailed(ctx, c, err)
 		}
@@ -230,9 +230,9 @@ func (b *Bridge) callTask(ctx context.Context, p *mcp.CallToolParams) (*mcp.Call
 	return res, err
 }
 
-// TaskTimeout returns the bound of a call that runs as a task:
+// taskTimeout returns the bound of a call that runs as a task:
 // mcpconfig.Server.TaskTimeout, or mcpconfig.DefaultTaskTimeout.
-func (b *Bridge) TaskTimeout() time.Duration {
+func (b *Bridge) taskTimeout() time.Duration {
 	if b.cfg.TaskTimeout > 0 {
 		return b.cfg.TaskTimeout
 	}
@@ -242,10 +242,10 @@ func (b *Bridge) TaskTimeout() time.Duration {
 // ToolTimeout returns the bound of one call of the server's tool: the
 // TaskTimeout when it runs as a task, else the CallTimeout.
 func (b *Bridge) ToolTimeout(tool string) time.Duration {
-	if b.RunsAsTask(tool) {
-		return b.TaskTimeout()
+	if b.runsAsTask(tool) {
+		return b.taskTimeout()
 	}
-	return b.CallTimeout()
+	return b.callTimeout()
 }
 
 // GetTask sends tasks/get.
@@ -312,7 +312,7 @@ func (b *Bridge) ListTasks(ctx context.Context) ([]*tasks.Task, error) {
 // bound, the TTL the server gave it capped by TaskTimeout, instead of the
 // call timeout. When ctx ends first the task is cancelled (tasks/cancel).
 func (b *Bridge) callToolAsTask(ctx context.Context, c *conn, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	bound := b.TaskTimeout()
+	bound := b.taskTimeout()
 	tp := &tasks.ToolCallParams{Name: p.Name, Arguments: p.Arguments, Task: tasks.Metadata{TTL: bound.Milliseconds()}}
 	if len(p.Meta) > 0 {
 		tp.Meta = p.Meta
@@ -362,7 +362,7 @@ type resultOrErr struct {
 }
 
 func (r *taskRun) fail(err error, format string, a ...any) error {
-	return &TaskError{Server: r.b.name, Tool: r.tool, TaskID: r.id, Err: err, msg: fmt.Sprintf(format, a...)}
+	return &taskError{Server: r.b.name, Tool: r.tool, TaskID: r.id, Err: err, msg: fmt.Sprintf(format, a...)}
 }
 
 func (r *taskRun) run(ctx context.Context, t *tasks.Task) (*mcp.CallToolResult, error) {

@@ -30,8 +30,8 @@ import (
 // alias of ours (tasks.ExtCallMethod, renamed on the wire like tasks.CallMethod)
 // and its answer read raw.
 
-// ExtTasks is the identifier of the tasks extension.
-const ExtTasks = "io.modelcontextprotocol/tasks"
+// extTasks is the identifier of the tasks extension.
+const extTasks = "io.modelcontextprotocol/tasks"
 
 // maxInputRounds caps the inputRequests one task may ask us to answer.
 const maxInputRounds = 20
@@ -40,13 +40,13 @@ const maxInputRounds = 20
 // that may speak 2026-07-28 (HTTP).
 func (b *Bridge) declareExtTasks(c *conn, caps *mcp.ClientCapabilities) {
 	if c.ht != nil && b.cfg.Tasks != mcpconfig.TasksNever {
-		caps.AddExtension(ExtTasks, map[string]any{})
+		caps.AddExtension(extTasks, map[string]any{})
 	}
 }
 
-// ExtTasksOn reports whether the bridge's session speaks the tasks
+// extTasksOn reports whether the bridge's session speaks the tasks
 // extension: protocol 2026-07-28 or later, and both sides declared it.
-func (b *Bridge) ExtTasksOn() bool { return b.extOn(b.current()) }
+func (b *Bridge) extTasksOn() bool { return b.extOn(b.current()) }
 
 func (b *Bridge) extOn(c *conn) bool {
 	if c == nil || c.ht == nil || c.session == nil || b.cfg.Tasks == mcpconfig.TasksNever {
@@ -56,7 +56,7 @@ func (b *Bridge) extOn(c *conn) bool {
 	if ir == nil || ir.ProtocolVersion < stdiofast.NewProtocolVersion || ir.Capabilities == nil {
 		return false
 	}
-	_, ok := ir.Capabilities.Extensions[ExtTasks]
+	_, ok := ir.Capabilities.Extensions[extTasks]
 	return ok
 }
 
@@ -87,7 +87,7 @@ func (b *Bridge) callExt(ctx context.Context, c *conn, p *mcp.CallToolParams) (*
 		if err := json.Unmarshal(raw.Raw, &t); err != nil || t.TaskID == "" || t.Status == "" {
 			return nil, fmt.Errorf("server %s answered tools/call %s with a task that has no taskId or status (%s)", b.name, p.Name, textsafe.Preview(string(raw.Raw), 200))
 		}
-		bound := b.TaskTimeout()
+		bound := b.taskTimeout()
 		if t.TTLMs != nil && *t.TTLMs > 0 {
 			bound = min(bound, time.Duration(*t.TTLMs)*time.Millisecond)
 		}

@@ -98,8 +98,8 @@ func TestTaskExtRefund(t *testing.T) {
 	wire := &wireLog{}
 	log := newTaskProgressLog()
 	alice := connectAs(t, endpoint, "alice-token", "", WithProgress(log.add), withHTTPBase(wire))
-	if v := alice.Session().InitializeResult().ProtocolVersion; v < stdiofast.NewProtocolVersion || !alice.ExtTasksOn() {
-		t.Fatalf("protocol %s, extension on: %v; want 2026-07-28 with the tasks extension", v, alice.ExtTasksOn())
+	if v := alice.session().InitializeResult().ProtocolVersion; v < stdiofast.NewProtocolVersion || !alice.extTasksOn() {
+		t.Fatalf("protocol %s, extension on: %v; want 2026-07-28 with the tasks extension", v, alice.extTasksOn())
 	}
 	type answer struct {
 		out string
@@ -127,7 +127,7 @@ func TestTaskExtRefund(t *testing.T) {
 	if wire.find(&wire.sent, `"method":"tools/call"`, `"task":{`) {
 		t.Error("the client sent params.task; under the extension the server decides")
 	}
-	if !wire.find(&wire.sent, `"method":"tools/call"`, ExtTasks) {
+	if !wire.find(&wire.sent, `"method":"tools/call"`, extTasks) {
 		t.Error("the tools/call did not declare the extension")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -224,7 +224,7 @@ func TestTaskExtUpdate(t *testing.T) {
 		t.Fatal("no status report within 30 s")
 	}
 	update := func(b *Bridge, task string) (string, error) {
-		res, err := mcp.CallCustomMethod[*tasks.UpdateParams, *tasks.RawResult](ctx, b.Session(), "tasks/update",
+		res, err := mcp.CallCustomMethod[*tasks.UpdateParams, *tasks.RawResult](ctx, b.session(), "tasks/update",
 			&tasks.UpdateParams{TaskID: task, InputResponses: map[string]any{"k": map[string]any{"action": "accept"}}})
 		if err != nil {
 			return "", err
@@ -242,10 +242,10 @@ func TestTaskExtUpdate(t *testing.T) {
 		t.Errorf("tasks/update of another caller's task: %v", err)
 	}
 	carol := connectAs(t, endpoint, "bob-token", mcpconfig.TasksNever)
-	if carol.ExtTasksOn() {
+	if carol.extTasksOn() {
 		t.Fatal(`with "tasks": "never" the extension must not be declared`)
 	}
-	if _, err := update(carol, id); err == nil || !strings.Contains(err.Error(), ExtTasks) {
+	if _, err := update(carol, id); err == nil || !strings.Contains(err.Error(), extTasks) {
 		t.Errorf("tasks/update without the extension: %v; want the missing capability named", err)
 	}
 	cancel()

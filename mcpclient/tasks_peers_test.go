@@ -92,10 +92,10 @@ func TestTaskPeerResearchQuery(t *testing.T) {
 	if got := b.TaskSupport("simulate-research-query"); got != tasks.Required {
 		t.Fatalf("TaskSupport = %q, want required", got)
 	}
-	if !b.ServerTasks().ToolsCall {
-		t.Fatalf("ServerTasks = %+v; server-everything declares tasks.requests.tools.call", b.ServerTasks())
+	if !b.serverTasks().ToolsCall {
+		t.Fatalf("ServerTasks = %+v; server-everything declares tasks.requests.tools.call", b.serverTasks())
 	}
-	if !b.RunsAsTask("simulate-research-query") || b.RunsAsTask("echo") {
+	if !b.runsAsTask("simulate-research-query") || b.runsAsTask("echo") {
 		t.Fatal("RunsAsTask: want true for simulate-research-query, false for echo")
 	}
 	tl := adTool(t, b, "simulate-research-query")

@@ -63,8 +63,8 @@ func TestTaskServeRefund(t *testing.T) {
 	if got := alice.TaskSupport("requestRefund"); got != tasks.Optional {
 		t.Fatalf("requestRefund's taskSupport = %q, want optional", got)
 	}
-	if !alice.ServerTasks().ToolsCall || !alice.RunsAsTask("requestRefund") {
-		t.Fatalf("the server does not offer tasks for tools/call: %+v", alice.ServerTasks())
+	if !alice.serverTasks().ToolsCall || !alice.runsAsTask("requestRefund") {
+		t.Fatalf("the server does not offer tasks for tools/call: %+v", alice.serverTasks())
 	}
 	type answer struct {
 		out string
@@ -158,7 +158,7 @@ func TestTaskServeRefundCancel(t *testing.T) {
 func TestTaskServeRefundPlain(t *testing.T) {
 	endpoint, svc := serveRefunds(t)
 	alice := connectAs(t, endpoint, "alice-token", mcpconfig.TasksRequired)
-	if alice.RunsAsTask("requestRefund") {
+	if alice.runsAsTask("requestRefund") {
 		t.Fatal(`with "tasks": "required" an optional tool must not run as a task`)
 	}
 	out, err := execWithin(t, context.Background(), adTool(t, alice, "requestRefund"), `{"orderId":"A-1024","reason":"late"}`)
