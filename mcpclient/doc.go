@@ -52,7 +52,7 @@
 //     rarely works);
 //   - on Windows a .cmd or .bat server is run through %ComSpec%, where
 //     Windows says its command interpreter is;
-//   - oauth.OpenBrowser, the default opener of an OAuth login, runs $BROWSER,
+//   - the default opener of an OAuth login (package oauth) runs $BROWSER,
 //     the user's choice of browser for every program.
 //
 // Nothing is logged on the default logger: WithLogger says where the

@@ -402,9 +402,9 @@ func (f FormField) checkString(s string) (any, error) {
 	return s, nil
 }
 
-// Defaults returns the answer made of the schema's defaults, and the
+// defaults returns the answer made of the schema's defaults, and the
 // required fields that have none (so the defaults alone cannot answer).
-func (f *Form) Defaults() (content map[string]any, missing []string) {
+func (f *Form) defaults() (content map[string]any, missing []string) {
 	content = map[string]any{}
 	for _, fl := range f.Fields {
 		switch {
@@ -437,7 +437,7 @@ func (d DefaultsElicitor) Elicit(_ context.Context, server string, p *mcp.Elicit
 	if err != nil {
 		return nil, err
 	}
-	content, missing := form.Defaults()
+	content, missing := form.defaults()
 	if len(missing) > 0 {
 		log.Warn(fmt.Sprintf("MCP server %s asks for a form whose required fields %s have no defaults; declined (answer it on a terminal with --elicit ask)", server, strings.Join(missing, ", ")))
 		return &mcp.ElicitResult{Action: "decline"}, nil

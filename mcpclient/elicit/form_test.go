@@ -107,7 +107,7 @@ func TestParseFormKinds(t *testing.T) {
 
 func TestFormDefaultsAndElicitors(t *testing.T) {
 	f := parseEverythingForm(t)
-	content, missing := f.Defaults()
+	content, missing := f.defaults()
 	if !reflect.DeepEqual(missing, []string{"name"}) {
 		t.Errorf("missing %v", missing)
 	}

@@ -23,11 +23,11 @@ import (
 // the URL ends with the redirect; one that does not is stopped.
 const openerWait = 2 * time.Second
 
-// OpenBrowser opens url with the command in $BROWSER when it is set (the
+// openBrowser opens url with the command in $BROWSER when it is set (the
 // URL replaces a %s in it, or is added at the end), else with the
 // platform's opener: xdg-open, open, or rundll32 on Windows. It returns
 // once the opener exits or ctx ends, and never leaves the opener running.
-func OpenBrowser(ctx context.Context, url string) error {
+func openBrowser(ctx context.Context, url string) error {
 	var argv []string
 	if b := strings.TrimSpace(os.Getenv("BROWSER")); b != "" {
 		argv = strings.Fields(b)

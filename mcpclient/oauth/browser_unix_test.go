@@ -27,7 +27,7 @@ func TestOpenBrowserUsesBROWSER(t *testing.T) {
 		{script + " --new-tab %s --x", "--new-tab|" + u + "|--x|"},
 	} {
 		t.Setenv("BROWSER", c.env)
-		if err := OpenBrowser(context.Background(), u); err != nil {
+		if err := openBrowser(context.Background(), u); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := os.ReadFile(out)
@@ -36,7 +36,7 @@ func TestOpenBrowserUsesBROWSER(t *testing.T) {
 		}
 	}
 	t.Setenv("BROWSER", filepath.Join(dir, "missing"))
-	if err := OpenBrowser(context.Background(), u); err == nil || !strings.Contains(err.Error(), "missing") {
+	if err := openBrowser(context.Background(), u); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("a missing browser: %v", err)
 	}
 }

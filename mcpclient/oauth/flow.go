@@ -26,9 +26,9 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// DefaultLoginTimeout bounds the browser step of an OAuth login: the time
+// defaultLoginTimeout bounds the browser step of an OAuth login: the time
 // the user has to approve the login before the attempt gives up.
-const DefaultLoginTimeout = 5 * time.Minute
+const defaultLoginTimeout = 5 * time.Minute
 
 // maxAuthorizations bounds the logins one connection may ask for. The SDK
 // retries each request once after a login; a server that keeps asking for
@@ -61,10 +61,10 @@ type Options struct {
 	// Prompt receives the login URL, which is always printed so that a
 	// user whose browser did not open can copy it; nil means os.Stderr.
 	Prompt io.Writer
-	// OpenURL opens the login URL; nil means OpenBrowser ($BROWSER, else
+	// OpenURL opens the login URL; nil means openBrowser ($BROWSER, else
 	// the platform's opener).
 	OpenURL func(ctx context.Context, url string) error
-	// LoginTimeout bounds the browser step; 0 means DefaultLoginTimeout.
+	// LoginTimeout bounds the browser step; 0 means defaultLoginTimeout.
 	LoginTimeout time.Duration
 	// LoginHint returns the command a *LoginRequiredError tells the user
 	// to run for a server; nil means "agentapp mcp login NAME" (the URL
@@ -126,7 +126,7 @@ func (f *Flow) Needed() *LoginRequiredError { return f.needed.Load() }
 func NewFlow(cfg *mcpconfig.Server, o *Options, logger *slog.Logger, hc *http.Client, clock *Clock, tokens oauth2.TokenSource) (*Flow, error) {
 	f := &Flow{server: *cfg, opts: o, logger: logger, clock: clock, timeout: o.LoginTimeout}
 	if f.timeout <= 0 {
-		f.timeout = DefaultLoginTimeout
+		f.timeout = defaultLoginTimeout
 	}
 	oc := cfg.OAuth
 	if oc == nil {
@@ -376,7 +376,7 @@ func (f *Flow) fetch(ctx context.Context, args *auth.AuthorizationArgs) (*auth.A
 	fmt.Fprintf(w, "agentapp: MCP server %s wants you to log in; open this URL in your browser (waiting up to %s):\n  %s\n", f.server.Name, f.timeout, args.URL)
 	open := f.opts.OpenURL
 	if open == nil {
-		open = OpenBrowser
+		open = openBrowser
 	}
 	opened := make(chan struct{})
 	go func() {

@@ -332,7 +332,7 @@ func (rt *Requests) result(id jsonrpc.ID, t *requestTask) *jsonrpc.Response {
 	if raw, ok := m["_meta"]; ok {
 		_ = json.Unmarshal(raw, &meta)
 	}
-	meta[RelatedKey], _ = json.Marshal(map[string]string{"taskId": t.id})
+	meta[relatedKey], _ = json.Marshal(map[string]string{"taskId": t.id})
 	m["_meta"], _ = json.Marshal(meta)
 	out, err := json.Marshal(m)
 	if err != nil {

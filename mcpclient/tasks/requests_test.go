@@ -70,7 +70,7 @@ func TestRequestTasksLifecycle(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("tasks/result was not answered within 10 s of the task's end")
 	}
-	if res.ID.Raw() != int64(9) || !strings.Contains(string(res.Result), `"name":"Ada"`) || !strings.Contains(string(res.Result), RelatedKey) {
+	if res.ID.Raw() != int64(9) || !strings.Contains(string(res.Result), `"name":"Ada"`) || !strings.Contains(string(res.Result), relatedKey) {
 		t.Fatalf("tasks/result sent %v %s", res.ID.Raw(), res.Result)
 	}
 	get, _ = rt.Answer(rtRequest(t, float64(10), "tasks/get", `{"taskId":"`+task.TaskID+`"}`), send)

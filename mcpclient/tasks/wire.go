@@ -48,8 +48,8 @@ const (
 	Cancelled     = "cancelled"
 )
 
-// RelatedKey is the _meta key that ties a message to a task.
-const RelatedKey = "io.modelcontextprotocol/related-task"
+// relatedKey is the _meta key that ties a message to a task.
+const relatedKey = "io.modelcontextprotocol/related-task"
 
 // MetaKey is the _meta key under which the bridge marks a tools/call
 // result that came from a task (its id), so the adapter words its errors
