@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentapp/agentapp/internal/trust"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -172,10 +170,10 @@ func ResolveHTTPAddr(addr, token string) (string, error) {
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 		return "", fmt.Errorf("invalid port %q in --http address %q; use a number from 0 to 65535", port, addr)
 	}
-	if host == "" || isLocalhostSubdomain(host) {
+	if host == "" || trust.IsLocalhostSubdomain(host) {
 		host = "127.0.0.1"
 	}
-	if !isLoopbackHost(host) && token == "" {
+	if !trust.IsLoopbackHost(host) && token == "" {
 		return "", fmt.Errorf("refusing to serve on %s without a bearer token: every machine that can reach it could call the tools and read the documents. "+
 			"Set --token or AGENTAPP_SERVER_TOKEN, or bind a loopback address such as 127.0.0.1:%s", net.JoinHostPort(host, port), port)
 	}
@@ -201,16 +199,6 @@ func splitTokens(tokens string) []string {
 	return strings.Split(tokens, ",")
 }
 
-// bearerMatchesAny is bearerMatches for any of the tokens.
-func bearerMatchesAny(header string, want [][32]byte) bool {
-	ok := false
-	for _, w := range want {
-		// Every one compared: the time taken says nothing of which.
-		ok = bearerMatches(header, w) || ok
-	}
-	return ok
-}
-
 func checkOneToken(token string) error {
 	if token == "" {
 		return errors.New("the bearer tokens (--token or AGENTAPP_SERVER_TOKEN) hold an empty one between commas; separate tokens by single commas")
@@ -224,31 +212,6 @@ func checkOneToken(token string) error {
 		return errors.New("the bearer token (--token or AGENTAPP_SERVER_TOKEN) holds a control character, which no client can send in an HTTP header; use printable characters only")
 	}
 	return nil
-}
-
-// isLoopbackHost reports whether host (a name or an IP, without port or
-// brackets) is "localhost", a name under .localhost or a loopback address.
-func isLoopbackHost(host string) bool {
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if host == "localhost" || isLocalhostSubdomain(host) {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
-}
-
-// isLocalhostSubdomain reports whether host is a name under .localhost.
-func isLocalhostSubdomain(host string) bool {
-	return strings.HasSuffix(strings.TrimSuffix(strings.ToLower(host), "."), ".localhost")
-}
-
-// hostOnly returns the host part of a Host header value ("[::1]:80" →
-// "::1").
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return strings.Trim(hostport, "[]")
 }
 
 // NewHTTPHandler serves server over the streamable HTTP transport at
@@ -303,16 +266,14 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 		// goes out on the GET stream.
 		JSONResponse: true,
 	})
-	var wantSums [][32]byte
 	for _, part := range splitTokens(opts.Token) {
-		token := strings.TrimSpace(part)
-		if token == "" {
-			// Fail closed: a blank token must not mean no token.
+		if strings.TrimSpace(part) == "" {
+			// Fail closed: a blank token must not mean no token
+			// (trust.NewSecrets keeps it, and it matches no client).
 			logger.Error("a bearer token is only white space; it will be refused")
-			token = part
 		}
-		wantSums = append(wantSums, sha256.Sum256([]byte(token)))
 	}
+	tokens := trust.NewSecrets(splitTokens(opts.Token)...)
 	h := &HTTPHandler{server: server.mcp, sessions: &sessionCap{max: maxSessions, idle: idle, server: server.mcp}}
 	mux := http.NewServeMux()
 	mux.HandleFunc(HTTPPath, func(w http.ResponseWriter, r *http.Request) {
@@ -321,7 +282,7 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 			refuse(w, "Forbidden: "+msg, http.StatusForbidden)
 			return
 		}
-		if opts.Token != "" && !bearerMatchesAny(r.Header.Get("Authorization"), wantSums) {
+		if opts.Token != "" && !tokens.MatchBearer(r.Header.Get("Authorization")) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentapp"`)
 			refuse(w, "Unauthorized: send the header \"Authorization: Bearer <token>\" with the token the server was started with (--token or AGENTAPP_SERVER_TOKEN)", http.StatusUnauthorized)
 			return
@@ -676,35 +637,10 @@ func (s *capSession) done(busy bool) {
 // rebindingProblem says why r looks like a DNS-rebinding or cross-site
 // request, or returns "" if it does not.
 func rebindingProblem(r *http.Request) string {
-	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	onLoopback := local != nil && isLoopbackHost(hostOnly(local.String()))
-	if onLoopback && !isLoopbackHost(hostOnly(r.Host)) {
-		return fmt.Sprintf("Host %s is not a loopback name; this server only answers requests addressed to localhost, 127.0.0.1 or [::1]", Quote(r.Host))
+	if msg := trust.HostProblem(r); msg != "" {
+		return msg
 	}
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return "" // not a browser request
-	}
-	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Sprintf("Origin %s is not allowed", Quote(origin))
-	}
-	if isLoopbackHost(u.Hostname()) || strings.EqualFold(u.Host, r.Host) {
-		return ""
-	}
-	return fmt.Sprintf("Origin %s is not allowed; only pages served from localhost or from this server may call it", Quote(origin))
-}
-
-// bearerMatches reports whether an Authorization header carries the token
-// whose SHA-256 is want. Comparing fixed-size digests in constant time
-// leaks neither the token's bytes nor its length through timing.
-func bearerMatches(header string, want [32]byte) bool {
-	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	got := sha256.Sum256([]byte(strings.TrimSpace(token)))
-	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
+	return trust.OriginProblem(r)
 }
 
 // RunHTTP serves handler on ln until ctx is done, then shuts down

@@ -9,10 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/internal/trust"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -182,8 +182,10 @@ func (s *Server) callerOf(req mcp.Request) string {
 // tokenCaller names the caller of an HTTP request by its bearer token, or
 // returns "" if it has none.
 func tokenCaller(h http.Header) string {
-	if tok, ok := strings.CutPrefix(h.Get("Authorization"), "Bearer "); ok && strings.TrimSpace(tok) != "" {
-		sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	// The header is read as the token check reads it (any case of
+	// "Bearer"), so that every client let in is named by its token.
+	if tok, ok := trust.BearerToken(h.Get("Authorization")); ok {
+		sum := sha256.Sum256([]byte(tok))
 		return "token:" + hex.EncodeToString(sum[:16])
 	}
 	return ""

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -444,20 +445,28 @@ func (e *eventStream) close() {
 	e.mu.Unlock()
 }
 
-// send writes one event; it reports false once the client is gone.
+// send writes one named event with data as JSON; it reports false once
+// the client is gone.
 func (e *eventStream) send(event string, data any) bool {
 	b, err := json.Marshal(data)
 	if err != nil {
 		b, _ = json.Marshal(ErrorEvent{Message: "an event could not be encoded: " + err.Error()})
 		event = "error"
 	}
+	return e.write(event, b)
+}
+
+// write is the one writer of the stream's events (the chat API's named
+// ones and /v1's unnamed ones): each under the write deadline, flushed at
+// once; a failed write marks the stream broken and cancels the turn.
+func (e *eventStream) write(event string, data []byte) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.broken {
 		return false
 	}
 	_ = e.rc.SetWriteDeadline(time.Now().Add(e.timeout))
-	_, err = fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", event, b)
+	_, err := e.w.Write(appendEvent(nil, event, data))
 	if err == nil {
 		err = e.rc.Flush()
 	}
@@ -467,6 +476,26 @@ func (e *eventStream) send(event string, data any) bool {
 		return false
 	}
 	return true
+}
+
+// appendEvent appends one server-sent event to b: its name when it has
+// one, and data as one "data:" line per line of it, since a line break
+// inside a data line would end the field there and the rest would be read
+// as a field of its own.
+func appendEvent(b []byte, event string, data []byte) []byte {
+	if event != "" {
+		b = append(append(append(b, "event: "...), event...), '\n')
+	}
+	data = bytes.ReplaceAll(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")), []byte("\r"), []byte("\n"))
+	for {
+		line, rest, more := bytes.Cut(data, []byte("\n"))
+		b = append(append(append(b, "data: "...), line...), '\n')
+		if !more {
+			break
+		}
+		data = rest
+	}
+	return append(b, '\n')
 }
 
 // ApprovalRequest is the body of POST .../approvals/{approvalId}.

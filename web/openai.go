@@ -304,24 +304,7 @@ func (e *eventStream) data(v any) bool {
 	return e.raw(string(b))
 }
 
-func (e *eventStream) raw(data string) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.broken {
-		return false
-	}
-	_ = e.rc.SetWriteDeadline(time.Now().Add(e.timeout))
-	_, err := fmt.Fprintf(e.w, "data: %s\n\n", data)
-	if err == nil {
-		err = e.rc.Flush()
-	}
-	if err != nil {
-		e.broken = true
-		e.cancel()
-		return false
-	}
-	return true
-}
+func (e *eventStream) raw(data string) bool { return e.write("", []byte(data)) }
 
 // usageOf is the turn's usage in the OpenAI shape: every model call of the
 // turn added up, estimated (and marked so) where the provider reported

@@ -16,6 +16,7 @@ import (
 	"github.com/agentapp/agentapp/assistant"
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/host"
+	"github.com/agentapp/agentapp/internal/trust"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/agentapp/agentapp/model/openai"
@@ -142,10 +143,9 @@ func checkWebAddr(addr, token string, apiKeys []string, openV1 bool) error {
 	if err != nil {
 		return usageError("--http %q is not HOST:PORT (%v), e.g. --http 127.0.0.1:8080", addr, err)
 	}
-	loopback := strings.EqualFold(host, "localhost")
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		loopback = true
-	}
+	// A name under .localhost is loopback by RFC 6761, but a listener on
+	// it binds where the resolver says: it needs the token as any name.
+	loopback := trust.IsLoopbackHost(host) && !trust.IsLocalhostSubdomain(host)
 	if !loopback && strings.TrimSpace(token) == "" {
 		return usageError("--http %s is not a loopback address, so the operator view needs a token: set %s (or bind 127.0.0.1)", addr, webTokenEnv)
 	}
