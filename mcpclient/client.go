@@ -203,7 +203,7 @@ func (b *Bridge) callTimeout() time.Duration {
 	return defaultCallTimeout
 }
 
-// bound returns ctx limited to CallTimeout when it has no deadline of its
+// bound returns ctx limited to callTimeout when it has no deadline of its
 // own, so that no request the bridge sends can wait for ever, and the
 // bound it set (0 when ctx had its own deadline).
 func (b *Bridge) bound(ctx context.Context) (context.Context, context.CancelFunc, time.Duration) {
@@ -862,7 +862,7 @@ func (b *Bridge) callFailed(ctx context.Context, c *conn, err error) error {
 
 // ListResources lists every resource the server offers, all pages within
 // the listLimits. Like every request of the bridge it is bounded by
-// CallTimeout when ctx has no deadline.
+// callTimeout when ctx has no deadline.
 func (b *Bridge) ListResources(ctx context.Context) ([]*mcp.Resource, error) {
 	return listOn(b, ctx, "listing resources", "resources/list", func(ctx context.Context, s *mcp.ClientSession, cursor string) ([]*mcp.Resource, string, error) {
 		res, err := s.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})

@@ -35,12 +35,13 @@
 // server connects and again after it announces a change.
 //
 // A Bridge assumes its server may misbehave, and bounds what that costs:
-// every request has a deadline (CallTimeout when the caller gives none);
-// every listing follows at most listLimits of pages, items and bytes and
+// every request has a deadline (the server's call timeout when the caller
+// gives none); every listing follows bounds of pages, items and bytes and
 // stops at a repeated cursor; one message is at most
 // supervise.MaxFrameSize bytes on stdio and HTTP alike; tool names are
-// offered as mcpconfig.ExposedName makes them; what a server writes outside the protocol reaches the user's terminal
-// escaped and rate-limited; and Close stops the helpers a stdio server
+// offered as mcpconfig.ExposedName makes them; what a server writes
+// outside the protocol reaches the user's terminal escaped and
+// rate-limited; and Close stops the helpers a stdio server
 // started outside its process group (on Linux).
 //
 // The package takes its configuration from its callers and reads the

@@ -240,7 +240,7 @@ func (b *Bridge) taskTimeout() time.Duration {
 }
 
 // ToolTimeout returns the bound of one call of the server's tool: the
-// TaskTimeout when it runs as a task, else the CallTimeout.
+// taskTimeout when it runs as a task, else the callTimeout.
 func (b *Bridge) ToolTimeout(tool string) time.Duration {
 	if b.runsAsTask(tool) {
 		return b.taskTimeout()
