@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/agentapp/agentapp/host"
+	"github.com/agentapp/agentapp/internal/fence"
 	"github.com/agentapp/agentapp/internal/textsafe"
-	"github.com/agentapp/agentapp/kb"
 	"github.com/agentapp/agentapp/model"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -135,7 +135,7 @@ func promptMessages(res *mcp.GetPromptResult) ([]model.Message, error) {
 			if ct.Resource == nil {
 				continue
 			}
-			text = "Embedded resource " + ct.Resource.URI + ". " + host.ResourceNotice + "\n" + kb.Fence(host.CutText(ct.Resource.Text, host.MaxResourceText))
+			text = "Embedded resource " + ct.Resource.URI + ". " + host.ResourceNotice + "\n" + fence.Text(host.CutText(ct.Resource.Text, host.MaxResourceText))
 		case *mcp.ResourceLink:
 			text = "Resource link: " + ct.URI
 		default:

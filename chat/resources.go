@@ -12,8 +12,8 @@ import (
 
 	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/editdist"
+	"github.com/agentapp/agentapp/internal/fence"
 	"github.com/agentapp/agentapp/internal/textsafe"
-	"github.com/agentapp/agentapp/kb"
 )
 
 // Bounds of what resources bring into the chat.
@@ -180,7 +180,7 @@ func (c *Chat) attachments(ctx context.Context, text string) (string, error) {
 		if mime != "" {
 			fmt.Fprintf(&b, " (%s)", mime)
 		}
-		b.WriteString(". " + host.ResourceNotice + "\n" + kb.Fence(body))
+		b.WriteString(". " + host.ResourceNotice + "\n" + fence.Text(body))
 		// One line says what went with the message, so the user knows
 		// the model has it (and how much of it).
 		note := fmt.Sprintf("Attached %s from MCP server %s (%s", uri, cat.Name(), sizeOf(body))

@@ -72,7 +72,7 @@ func TestTwoToolTurnStreamsInOrder(t *testing.T) {
 }
 
 func TestOfflineModelAnswersOrder(t *testing.T) {
-	e := newEnv(t, offline.New(), nil)
+	e := newEnv(t, offline.New(offlineDemo), nil)
 	id := e.newSession(t)
 	evs := e.send(t, id, "订单 A-1024 到哪了？").rest(t)
 	last := evs[len(evs)-1]
@@ -368,7 +368,7 @@ func TestHostChecked(t *testing.T) {
 }
 
 func TestSessionCookieAndReload(t *testing.T) {
-	e := newEnv(t, offline.New(), nil)
+	e := newEnv(t, offline.New(offlineDemo), nil)
 	resp := e.post(t, "/api/sessions", "")
 	resp.Body.Close()
 	var c *http.Cookie
@@ -440,7 +440,7 @@ func TestStreamOutlivesTimeouts(t *testing.T) {
 }
 
 func TestOperatorView(t *testing.T) {
-	e := newEnv(t, offline.New(), func(o *Options) { o.Token = "s3cret" })
+	e := newEnv(t, offline.New(offlineDemo), func(o *Options) { o.Token = "s3cret" })
 	id := e.newSession(t)
 	e.send(t, id, "我要转人工").rest(t)
 	e.send(t, id, "我要投诉，订单 A-1024 的包装破损了").rest(t)
@@ -510,7 +510,7 @@ func TestOperatorView(t *testing.T) {
 
 func TestHealthReadinessMetrics(t *testing.T) {
 	_, bridge := connectShop(t)
-	e := newEnv(t, offline.New(), func(o *Options) { o.Servers = []host.Server{bridge} })
+	e := newEnv(t, offline.New(offlineDemo), func(o *Options) { o.Servers = []host.Server{bridge} })
 	resp, _ := e.ts.Client().Get(e.url("/readyz"))
 	var rd Readiness
 	json.NewDecoder(resp.Body).Decode(&rd)

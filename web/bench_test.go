@@ -118,7 +118,7 @@ func pct(ds []time.Duration, p int) float64 {
 // message (an order look-up: a tool call, a database read, the turn
 // stored) with the offline model, all at once.
 func BenchmarkConcurrentSessions(b *testing.B) {
-	e, client := benchEnv(b, offline.New(), nil)
+	e, client := benchEnv(b, offline.New(offlineDemo), nil)
 	isText := func(block string) bool { return strings.HasPrefix(block, "event: token") }
 	runConcurrent(b, func() []func() (timing, error) {
 		turns := make([]func() (timing, error), benchSessions)
@@ -140,7 +140,7 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 // BenchmarkConcurrentCompletions: the same load on /v1/chat/completions,
 // streaming.
 func BenchmarkConcurrentCompletions(b *testing.B) {
-	e, client := benchEnv(b, offline.New(), nil)
+	e, client := benchEnv(b, offline.New(offlineDemo), nil)
 	isText := func(block string) bool { return strings.Contains(block, `"content":`) }
 	body := `{"model":"agentapp","stream":true,"messages":[{"role":"user","content":"订单 A-1024 到哪了？"}]}`
 	runConcurrent(b, func() []func() (timing, error) {

@@ -17,6 +17,7 @@ import (
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
+	"github.com/agentapp/agentapp/model/offline"
 	"github.com/agentapp/agentapp/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -332,4 +333,14 @@ func (s *sseStream) nextWithin(t *testing.T, d time.Duration) (sseEvent, bool) {
 		t.Fatalf("no event within %s", d)
 		return sseEvent{}, false
 	}
+}
+
+// offlineDemo names the assistant's tools for the offline demo model, as
+// cmd/agentapp does.
+var offlineDemo = offline.Tools{
+	Order:        "getOrderStatus",
+	Ticket:       "createTicket",
+	Handoff:      "escalateToHuman",
+	Search:       "searchKnowledgeBase",
+	SearchRemote: "searchKnowledge",
 }

@@ -125,7 +125,7 @@ func TestCurrentSessionWithoutOneIsNoContent(t *testing.T) {
 // in <time> elements (the browser's script shows them in its zone), not
 // the stored RFC 3339 stamps with their fractions of a second.
 func TestOperatorTimesReadable(t *testing.T) {
-	e := newEnv(t, offline.New(), nil)
+	e := newEnv(t, offline.New(offlineDemo), nil)
 	id := e.newSession(t)
 	e.send(t, id, "我要转人工").rest(t)
 	resp, err := e.ts.Client().Get(e.url("/operator"))

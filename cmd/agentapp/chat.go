@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/assistant"
+	"github.com/agentapp/agentapp/assistant/toolnames"
 	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/mcpconfig"
 
@@ -472,9 +473,9 @@ func chooseModel(flag string) (m model.Model, info string, hint func(error) stri
 		} else {
 			info += "; set OPENAI_API_KEY (environment or .env) to use a real model"
 		}
-		return offline.New(), info, nil, nil
+		return offline.New(offlineTools), info, nil, nil
 	case name == "" && !cfg.HasKey():
-		return offline.New(), offline.Notice + "; --model NAME picks a model once a key is set", nil, nil
+		return offline.New(offlineTools), offline.Notice + "; --model NAME picks a model once a key is set", nil, nil
 	case !cfg.HasKey():
 		return nil, "", nil, usageError("--model %s needs an API key: set OPENAI_API_KEY (in the environment or a .env file), or use --model offline", name)
 	}
@@ -651,4 +652,14 @@ func connectFailure(err error, cfgs []mcpconfig.Server) error {
 		}
 	}
 	return &exitError{code: 1, err: errors.New(b.String())}
+}
+
+// offlineTools are the assistant's tool names, which the offline demo model
+// calls by: the command picks the model, so it names the tools for it.
+var offlineTools = offline.Tools{
+	Order:        toolnames.OrderStatus,
+	Ticket:       toolnames.CreateTicket,
+	Handoff:      toolnames.Escalate,
+	Search:       toolnames.SearchKB,
+	SearchRemote: toolnames.SearchKBRemote,
 }
