@@ -85,7 +85,8 @@ func openHost(t *testing.T, m model.Model) *host.Host {
 		Connect: func(ctx context.Context, c mcpconfig.Server) (host.Server, error) {
 			return mcpclient.ConnectInMemory(ctx, c.Name, servers[c.Name])
 		},
-		System: assistant.SystemPrompt,
+		System:  assistant.SystemPrompt,
+		Sources: assistant.Sources,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -97,6 +97,10 @@ type Config struct {
 	ToolSearch *ToolSearchOptions
 	// Context sizes the model's context window (see ContextOptions).
 	Context ContextOptions
+	// Sources finds the passages an answer cites among the turn's tool
+	// outputs (the composition knows their shape: package assistant's
+	// knowledge-base hits); nil finds none.
+	Sources func(answer string, toolOutputs []string) []Source
 
 	// closers are closed after the servers by Close, last first: what
 	// Open opened (the store, the audit trail).

@@ -87,6 +87,8 @@ type Options struct {
 	ToolSearch *ToolSearchOptions
 	// Context sizes the model's context window (see ContextOptions).
 	Context ContextOptions
+	// Sources is as in Config.
+	Sources func(answer string, toolOutputs []string) []Source
 }
 
 // ExtraServer is a server given apart from the config files.
@@ -220,6 +222,7 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 		Tracing:     o.Tracing,
 		Results:     &ResultOptions{MaxTokens: o.MaxOutputTokens, PerServer: serverCaps(cfgs)},
 		ToolSearch:  o.ToolSearch,
+		Sources:     o.Sources,
 		closers:     closers,
 	})
 }

@@ -428,7 +428,7 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		Usage:  m.total(),
 		Tools:  rt.tools(),
 	}
-	res.Sources = Sources(out.Text, toolOutputs(res.Added))
+	res.Sources = h.Sources(out.Text, toolOutputs(res.Added))
 	if t.Conversation == nil {
 		// The turn is over: store it even if the caller left just now.
 		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)

@@ -29,7 +29,7 @@ const sessionCookieAge = 30 * 24 * time.Hour
 
 // routes builds the handler: every request is counted, Host-checked and,
 // when it changes state, checked for cross-origin.
-func (s *Server) routes() http.Handler {
+func (s *Server) routes() (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/sessions", s.createSession)
 	mux.HandleFunc("GET /api/sessions/current", s.currentSession)
@@ -40,18 +40,38 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /api/sessions/{id}/compact", s.postCompact) // compact.go
 	mux.Handle("POST /v1/chat/completions", s.opts.Tracing.Handler("/v1/chat/completions", s.apiKeyOnly(s.completions)))
 	mux.HandleFunc("GET /v1/models", s.apiKeyOnly(s.models))
-	mux.HandleFunc("GET /operator", s.operatorOnly(s.operatorPage))
-	mux.HandleFunc("GET /operator/queue", s.operatorOnly(s.operatorQueue))
-	mux.HandleFunc("POST /operator/handoffs/{id}/resolve", s.operatorOnly(s.resolveHandoff))
-	mux.HandleFunc("POST /operator/tickets/{id}/resolve", s.operatorOnly(s.resolveTicket))
-	s.registerRefunds(mux) // refunds.go
-	s.registerApps(mux)    // apps.go
+	if err := s.mountOperator(mux); err != nil {
+		return nil, err
+	}
+	s.registerApps(mux) // apps.go
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.HandleFunc("GET /metrics", s.metricsOnly(s.metrics.handler().ServeHTTP))
 	mux.Handle("GET /static/", staticFiles())
 	mux.HandleFunc("GET /{$}", s.servePage)
-	return s.metrics.instrument(checkHost(crossOrigin(methodsOrNotFound(mux))))
+	return s.metrics.instrument(checkHost(crossOrigin(methodsOrNotFound(mux)))), nil
+}
+
+// mountOperator mounts the operator view's routes (Options.Operator) behind
+// the operator token. A pattern outside /operator, or one the mux refuses
+// (malformed, or clashing with another), is an error of the caller.
+func (s *Server) mountOperator(mux *http.ServeMux) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("web: an operator route cannot be mounted: %v", r)
+		}
+	}()
+	for pattern, h := range s.opts.Operator {
+		_, path, _ := strings.Cut(pattern, " ")
+		if !strings.Contains(pattern, " ") {
+			path = pattern
+		}
+		if h == nil || (path != "/operator" && !strings.HasPrefix(path, "/operator/")) {
+			return fmt.Errorf("web: operator route %q: want a handler on /operator or a path under it", pattern)
+		}
+		mux.HandleFunc(pattern, s.operatorOnly(h.ServeHTTP))
+	}
+	return nil
 }
 
 // probedMethods are the methods tried on a path no route takes, to tell a

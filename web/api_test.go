@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/assistant"
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/testkit"
@@ -464,7 +465,7 @@ func TestOperatorView(t *testing.T) {
 		}
 	}
 	resp := get("/operator/queue", "Bearer s3cret")
-	var q Queue
+	var q assistant.Queue
 	json.NewDecoder(resp.Body).Decode(&q)
 	resp.Body.Close()
 	if len(q.Handoffs) != 1 || q.Handoffs[0].Session != id || !strings.Contains(q.Handoffs[0].Transcript, "转人工") || q.Handoffs[0].ResolvedAt != "" {

@@ -19,6 +19,7 @@ import (
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/offline"
 	"github.com/agentapp/agentapp/store"
+	"github.com/agentapp/agentapp/support"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -27,6 +28,7 @@ type testEnv struct {
 	srv *Server
 	ts  *httptest.Server
 	st  *store.Store
+	svc *support.Service // the operator view's queue
 }
 
 // newEnv starts a Server with the real local tools (plus extra) on a
@@ -43,7 +45,12 @@ func newEnv(t testing.TB, m model.Model, edit func(*Options)) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Model: m, Local: local, Store: st, AddressRate: Unlimited, SessionRate: Unlimited}
+	// The operator view is mounted as cmd/agentapp mounts it.
+	svc, err := support.New(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Model: m, Local: local, Store: st, AddressRate: Unlimited, SessionRate: Unlimited, Operator: assistant.Operator(svc, nil)}
 	if edit != nil {
 		edit(&opts)
 	}
@@ -58,7 +65,7 @@ func newEnv(t testing.TB, m model.Model, edit func(*Options)) *testEnv {
 		ts.Close()
 		srv.Close()
 	})
-	return &testEnv{srv: srv, ts: ts, st: st}
+	return &testEnv{srv: srv, ts: ts, st: st, svc: svc}
 }
 
 func (e *testEnv) url(path string) string { return e.ts.URL + path }

@@ -61,7 +61,7 @@ func (s *Server) history(ctx context.Context, id string, after int) (_ []History
 				}
 				continue
 			}
-			out = append(out, HistoryEntry{Role: "assistant", Content: m.Content, Steps: steps, Sources: host.Sources(m.Content, outputs)})
+			out = append(out, HistoryEntry{Role: "assistant", Content: m.Content, Steps: steps, Sources: s.h.Sources(m.Content, outputs)})
 			steps, outputs = nil, nil
 		case model.RoleTool:
 			outputs = append(outputs, m.Content)

@@ -21,7 +21,7 @@ func TestOperatorRefunds(t *testing.T) {
 	ctx := support.WithCaller(context.Background(), "token:abc")
 	var ids []string
 	for _, order := range []string{"A-1024", "A-2048"} {
-		r, err := e.srv.support.RequestRefund(ctx, "token:abc", order, "broken")
+		r, err := e.svc.RequestRefund(ctx, "token:abc", order, "broken")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +70,7 @@ func TestOperatorRefunds(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("unknown request: %d, want 404", resp.StatusCode)
 	}
-	r, err := e.srv.support.Refund(ctx, "token:abc", ids[0])
+	r, err := e.svc.Refund(ctx, "token:abc", ids[0])
 	if err != nil || r.Status != support.RefundApproved {
 		t.Errorf("after approval the caller reads %+v, %v", r, err)
 	}
@@ -85,7 +85,7 @@ func TestOperatorPageRefunds(t *testing.T) {
 	ctx := support.WithCaller(context.Background(), "token:abc")
 	var ids []string
 	for _, order := range []string{"A-1024", "A-2048"} {
-		r, err := e.srv.support.RequestRefund(ctx, "token:abc", order, "broken <script>alert(1)</script>")
+		r, err := e.svc.RequestRefund(ctx, "token:abc", order, "broken <script>alert(1)</script>")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +146,7 @@ func TestOperatorPageRefunds(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/operator" {
 		t.Fatalf("form approve: %d to %q, want 303 to /operator", resp.StatusCode, resp.Header.Get("Location"))
 	}
-	q, err := e.srv.support.Refund(ctx, "token:abc", ids[0])
+	q, err := e.svc.Refund(ctx, "token:abc", ids[0])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,6 @@ import (
 	"github.com/agentapp/agentapp/internal/redact"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/store"
-	"github.com/agentapp/agentapp/support"
 	"github.com/agentapp/agentapp/telemetry"
 )
 
@@ -88,8 +87,11 @@ type Options struct {
 	Guards *guard.Guards
 	// Store holds the sessions.
 	Store *store.Store
-	// Support is the operator's queue; nil opens one on Store.
-	Support *support.Service
+	// Operator are the routes of the operator view, by pattern ("GET
+	// /operator", every path under /operator): the composition mounts them
+	// (assistant.Operator), the server puts the operator token in front.
+	// None serves no operator view.
+	Operator map[string]http.Handler
 	// Token, when set, is required for the operator view (Bearer, or the
 	// password of HTTP Basic so a browser can send it). Empty leaves the
 	// operator view open, which only a loopback server may do; the
@@ -190,7 +192,6 @@ type Server struct {
 	clock    Clock
 	h        *host.Host
 	sessions *host.SessionStore
-	support  *support.Service
 	guards   *guard.Guards
 	metrics  *metrics
 	handler  http.Handler
@@ -349,19 +350,15 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	s.metrics.tokens = tokenMetrics{h}
 	s.sessions = h.Sessions()
 	s.known = newKnownSessions(knownCap, knownTTL)
-	s.support = opts.Support
-	if s.support == nil {
-		if s.support, err = support.New(ctx, opts.Store); err != nil {
-			return nil, err
-		}
-	}
 	if err := MigrateAppSteps(ctx, opts.Store); err != nil {
 		return nil, err
 	}
 	// Every confirmation of the host's guards is asked on the page.
 	h.SetConfirmer(&confirmer{s: s})
 	s.guards = h.Guards()
-	s.handler = s.routes()
+	if s.handler, err = s.routes(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

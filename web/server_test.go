@@ -152,3 +152,26 @@ func TestShutdownRefusesPendingApprovals(t *testing.T) {
 		t.Errorf("events %v, refund calls %v: want the turn finished without the call", names(evs), shop.called())
 	}
 }
+
+// TestOperatorRoutesChecked: the composition mounts operator routes under
+// /operator only; anything else, or a route the mux refuses, is an error
+// of New, not a panic.
+func TestOperatorRoutesChecked(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
+	for _, routes := range []map[string]http.Handler{
+		{"GET /api/steal": ok},
+		{"/operatorx": ok},
+		{"GET /operator": nil},
+		{"GET /operator/{id": ok},
+	} {
+		st, err := store.Open(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = New(context.Background(), Options{Model: scripted.New(), Store: st, Operator: routes})
+		st.Close()
+		if err == nil || !strings.Contains(err.Error(), "operator route") {
+			t.Errorf("routes %v: err = %v, want it refused", routes, err)
+		}
+	}
+}

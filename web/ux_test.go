@@ -141,12 +141,6 @@ func TestOperatorTimesReadable(t *testing.T) {
 	if stamp == nil || !strings.HasPrefix(strings.Replace(stamp[1], "T", " ", 1), stamp[2]) {
 		t.Errorf("no readable <time> in the operator page:\n%s", page)
 	}
-	if when("not a time <b>") != "not a time &lt;b&gt;" {
-		t.Errorf("an unparsable stamp is not shown escaped: %q", when("not a time <b>"))
-	}
-	if got := when("2026-12-02T01:39:05.123456789Z"); got != `<time datetime="2026-12-02T01:39:05Z" title="2026-12-02T01:39:05Z">2026-12-02 01:39 UTC</time>` {
-		t.Errorf("nanosecond stamp shown as %q", got)
-	}
 	js, err := e.ts.Client().Get(e.url("/static/operator.js"))
 	if err != nil {
 		t.Fatal(err)

@@ -320,6 +320,7 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 		Strict:         f.strictMCP,
 		Reason:         connectReason,
 		System:         assistant.SystemPrompt,
+		Sources:        assistant.Sources,
 		MaxSteps:       f.maxSteps,
 		TurnTimeout:    f.turnTimeout,
 		Notify:         chatNotice(stderr),

@@ -19,6 +19,7 @@ import (
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/agentapp/agentapp/model/openai"
+	"github.com/agentapp/agentapp/support"
 	"github.com/agentapp/agentapp/trace"
 	"github.com/agentapp/agentapp/web"
 	"github.com/spf13/cobra"
@@ -255,6 +256,7 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		Strict:         f.strictMCP,
 		Reason:         connectReason,
 		System:         assistant.SystemPrompt,
+		Sources:        assistant.Sources,
 		MaxSteps:       f.maxSteps,
 		TurnTimeout:    f.turnTimeout,
 		Logger:         logger,
@@ -280,8 +282,16 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	if om, ok := m.(*openai.Model); ok {
 		secrets = append(secrets, om.Config().APIKey)
 	}
+	// The operator view is the domain's: the assistant's, over the
+	// support queue in the host's store.
+	svc, err := support.New(ctx, h.Store())
+	if err != nil {
+		_ = h.Close()
+		return err
+	}
 	srv, err := web.New(ctx, web.Options{
 		Host:         h,
+		Operator:     assistant.Operator(svc, logger),
 		Token:        token,
 		APIKeys:      apiKeys,
 		MetricsToken: metricsToken,
