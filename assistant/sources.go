@@ -10,7 +10,7 @@ import (
 )
 
 // The sources of an answer are the knowledge-base hits it cites as [n]:
-// the host runs this hook (host.Config.Sources) after every turn and when
+// the host runs this hook (host.Options.Sources) after every turn and when
 // a front end shows a stored answer.
 
 // citation matches [n] in an answer.
@@ -68,4 +68,13 @@ func Sources(answer string, outputs []string) []host.Source {
 		out = append(out, s)
 	}
 	return out
+}
+
+// Compose fills in what the assistant brings to a host: its local tools,
+// its system prompt and the hook that finds an answer's sources. The
+// command line opens its hosts with it, and so do the front ends' tests, so
+// they test the host production runs.
+func Compose(o *host.Options) *host.Options {
+	o.LocalTools, o.System, o.Sources = LocalTools, SystemPrompt, Sources
+	return o
 }

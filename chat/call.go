@@ -53,7 +53,7 @@ func (c *Chat) callCommand(ctx context.Context, line string) {
 			return
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.TurnTimeout)
+	ctx, cancel := context.WithTimeout(ctx, c.h.TurnTimeout())
 	defer cancel()
 	ctx, stop := c.interruptible(ctx)
 	defer stop()

@@ -88,7 +88,9 @@ func (c *Chat) promptCommand(ctx context.Context, line string) bool {
 		return true
 	}
 	fmt.Fprintln(c.cfg.Err, textsafe.Escape(fmt.Sprintf("Sending prompt %s of MCP server %s (%d %s) to the model.", name, server, len(msgs), plural(len(msgs), "message", "messages"))))
-	c.replRun(ctx, func(obs *turnObserver) (turnResult, error) { return c.turnMessages(ctx, msgs, obs, true) })
+	c.replRun(ctx, func(obs *turnObserver) (turnResult, error) {
+		return c.turnMessages(ctx, host.Turn{Messages: msgs}, obs, true)
+	})
 	return true
 }
 

@@ -41,11 +41,12 @@ const (
 	DefaultTurnTimeout = 2 * time.Minute
 )
 
-// Config is a host made of parts already open: the model, the local tools,
+// config is a host made of parts already open: the model, the local tools,
 // the connected servers, the guards and the store. Open builds one from
-// Options; tests and embedders may call New with their own parts. Model and
-// Store are required; a zero field means its default.
-type Config struct {
+// Options (the one way to make a host); the package's tests call newHost
+// with parts of their own. Model and Store are required; a zero field
+// means its default.
+type config struct {
 	Model model.Model
 	// Local are the tools implemented in this process.
 	Local []*agent.Tool
@@ -107,10 +108,10 @@ type Config struct {
 	closers []func() error
 }
 
-// Host is a running host. Create it with New or Open, run turns with Run,
-// then Close.
+// Host is a running host. Create it with Open, run turns with Run, then
+// Close.
 type Host struct {
-	cfg      Config
+	cfg      config
 	log      *slog.Logger
 	table    *Table
 	guards   *guard.Guards // cfg.Guards asking through confirm
@@ -131,10 +132,10 @@ type Host struct {
 	tokens tokenCounters
 }
 
-// New checks cfg, builds the tool table (reporting the merge warnings
+// newHost checks cfg, builds the tool table (reporting the merge warnings
 // through cfg.Notify) and prepares the session tables. On error it closes
 // cfg.Servers, so no server process outlives a host that did not start.
-func New(ctx context.Context, cfg Config) (h *Host, err error) {
+func newHost(ctx context.Context, cfg config) (h *Host, err error) {
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, CloseAll(cfg.Servers), runClosers(cfg.closers))
@@ -184,7 +185,7 @@ func New(ctx context.Context, cfg Config) (h *Host, err error) {
 // rule names a tool or server that nothing configured has
 // (guard.Config.CheckNames), and reports the names that may belong to a
 // server that is down as warnings.
-func checkPolicyNames(cfg Config, notify func(Notice)) error {
+func checkPolicyNames(cfg config, notify func(Notice)) error {
 	k := guard.Known{Running: map[string][]string{}, Down: slices.Clone(cfg.Unapproved)}
 	if len(cfg.Servers) > 0 {
 		// The table's own tools over the servers' resources, offered

@@ -83,7 +83,7 @@ func TestCloseAllBounded(t *testing.T) {
 // hook finds them, and a hook that finds none still gives an empty list.
 func TestSourcesHook(t *testing.T) {
 	ctx := context.Background()
-	h, err := New(ctx, Config{Model: scripted.New(), Store: openTestStore(t)})
+	h, err := newHost(ctx, config{Model: scripted.New(), Store: openTestStore(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestSourcesHook(t *testing.T) {
 		t.Errorf("without a hook: %#v, want an empty list", got)
 	}
 	var seen []string
-	h2, err := New(ctx, Config{Model: scripted.New(), Store: openTestStore(t), Sources: func(answer string, outs []string) []Source {
+	h2, err := newHost(ctx, config{Model: scripted.New(), Store: openTestStore(t), Sources: func(answer string, outs []string) []Source {
 		seen = append([]string{answer}, outs...)
 		return nil
 	}})
@@ -149,7 +149,7 @@ func TestTableMidSessionClash(t *testing.T) {
 	alpha.offer("a1")
 	beta.offer("shared")
 	var notices []Notice
-	h, err := New(ctx, Config{Model: scripted.New(), Servers: []Server{alpha, beta}, Store: openTestStore(t),
+	h, err := newHost(ctx, config{Model: scripted.New(), Servers: []Server{alpha, beta}, Store: openTestStore(t),
 		Notify: func(n Notice) { notices = append(notices, n) }})
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +198,7 @@ func TestRunEvents(t *testing.T) {
 		scripted.Turn{Text: "done"},
 	)
 	g := guard.New(guard.Config{Confirm: []string{"refund"}}, confirmAll{}, nil)
-	h, err := New(ctx, Config{Model: m, Servers: []Server{srv}, Guards: g, Store: openTestStore(t)})
+	h, err := newHost(ctx, config{Model: m, Servers: []Server{srv}, Guards: g, Store: openTestStore(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestRunEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []EventKind{EventStepStart, EventToolStart, EventApprovalAsked, EventApprovalAnswered, EventToolEnd, EventStepStart, EventText, EventDone}
+	want := []EventKind{EventAccepted, EventStepStart, EventToolStart, EventApprovalAsked, EventApprovalAnswered, EventToolEnd, EventStepStart, EventText, EventDone}
 	if !slices.Equal(kinds, want) {
 		t.Errorf("events %v, want %v", kinds, want)
 	}

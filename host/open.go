@@ -39,15 +39,31 @@ type Options struct {
 	// Extra are servers given apart from the files (the command line's
 	// --mcp), connected after the files' servers in this order.
 	Extra []ExtraServer
+	// Servers are servers already connected (an embedder's in-process
+	// servers), listed after the ones Open connects. The host owns them:
+	// Close, or a failing Open, closes every one.
+	Servers []Server
+	// Inactive are servers given apart from the files that do not run at
+	// the start. Enabling one of these or of Servers again (Table.Enable)
+	// calls Connect with a config that names it only.
+	Inactive []Inactive
 	// ApproveProject picks which of the project scope's servers may run
 	// (they come with the project, from whoever wrote it); nil runs none.
 	ApproveProject func(project []mcpconfig.ScopedServer) ([]mcpconfig.Server, error)
 
-	// Guards configure the guards; nil guards nothing.
+	// Guards configure the guards; nil means their defaults.
 	Guards *guard.Config
+	// Confirmer asks about the tools the guards confirm when a front end
+	// has no way of its own to ask (an embedder, a test); nil leaves the
+	// asking to the front end.
+	Confirmer guard.Confirmer
 	// Store holds the sessions and the domain's data; the host takes it
-	// over (Close closes it). Required.
+	// over (Close closes it) unless KeepStore is set. Required.
 	Store *store.Store
+	// KeepStore leaves the store open at Close: its owner (an embedder
+	// that shares it, a test that opens hosts one after another over one
+	// database) closes it.
+	KeepStore bool
 	// AuditToFile keeps the audit trail in Guards.AuditLog even on a shared
 	// PostgreSQL database, whose audit table is used otherwise (so that
 	// replicas keep one trail).
@@ -55,6 +71,8 @@ type Options struct {
 	// LocalTools makes the local tools from the store and the guards (the
 	// assistant's); nil means none.
 	LocalTools func(ctx context.Context, st *store.Store, g *guard.Guards, logger *slog.Logger) ([]*agent.Tool, error)
+	// Local are tools made already, offered after LocalTools'.
+	Local []*agent.Tool
 
 	// Connect connects one server; nil means mcpclient.Connect with
 	// ConnectOptions.
@@ -69,25 +87,36 @@ type Options struct {
 	// error.
 	Reason func(err error, cfg mcpconfig.Server) error
 
-	// System, MaxSteps, TurnTimeout, Now, Notify, Logger and Tracing are
-	// as in Config.
-	System      string
-	MaxSteps    int
+	// System is the system prompt; empty sends none.
+	System string
+	// MaxSteps bounds tool rounds per turn; 0 means agent.DefaultMaxSteps.
+	MaxSteps int
+	// TurnTimeout bounds a whole turn; 0 means DefaultTurnTimeout.
 	TurnTimeout time.Duration
-	Now         func() time.Time
-	Notify      func(Notice)
-	Logger      *slog.Logger
-	Tracing     *telemetry.Tracing
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Notify receives what the tool table reports while the host runs
+	// (clash warnings, changed tool lists); nil logs them to Logger.
+	Notify func(Notice)
+	// Logger receives what the host reports; nil discards.
+	Logger *slog.Logger
+	// Tracing starts a span for each turn, under which the loop's model
+	// and tool calls and the MCP requests are traced; nil traces a turn
+	// only when its context already carries a trace.
+	Tracing *telemetry.Tracing
 	// Hints name the switches behind some messages (see Hints).
 	Hints Hints
 	// MaxOutputTokens caps a tool result the model sees (0: the default);
 	// a server's maxOutputTokens in the config caps its own.
 	MaxOutputTokens int
-	// ToolSearch is as in Config.
+	// ToolSearch says when MCP tools are deferred behind searchTools
+	// (toolsearch.go); nil means auto.
 	ToolSearch *ToolSearchOptions
 	// Context sizes the model's context window (see ContextOptions).
 	Context ContextOptions
-	// Sources is as in Config.
+	// Sources finds the passages an answer cites among the turn's tool
+	// outputs (the composition knows their shape: package assistant's
+	// knowledge-base hits); nil finds none.
 	Sources func(answer string, toolOutputs []string) []Source
 }
 
@@ -135,10 +164,14 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 		return nil, errors.New("host: no store")
 	}
 	o := *opts
-	closers := []func() error{o.Store.Close}
+	var closers []func() error
+	if !o.KeepStore {
+		closers = append(closers, o.Store.Close)
+	}
+	given := o.Servers // closed by newHost from the call on
 	defer func() {
 		if err != nil && h == nil {
-			err = errors.Join(err, runClosers(closers))
+			err = errors.Join(err, CloseAll(given), runClosers(closers))
 		}
 	}()
 	if o.Getenv == nil {
@@ -172,13 +205,14 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 		audit = guard.NewAudit(gcfg.AuditLog, logger)
 	}
 	closers = append(closers, audit.Close)
-	guards := guard.New(gcfg, nil, audit) // a front end adds its confirmer
+	guards := guard.New(gcfg, o.Confirmer, audit)
 	var local []*agent.Tool
 	if o.LocalTools != nil {
 		if local, err = o.LocalTools(ctx, o.Store, guards, logger); err != nil {
 			return nil, err
 		}
 	}
+	local = append(local, o.Local...)
 
 	connect := o.Connect
 	if connect == nil {
@@ -194,8 +228,10 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 	if err != nil {
 		return nil, err
 	}
-	inactive = append(failed, inactive...)
-	return New(ctx, Config{
+	inactive = append(append(failed, inactive...), o.Inactive...)
+	servers = append(servers, o.Servers...)
+	given = nil
+	return newHost(ctx, config{
 		Model:      o.Model,
 		Local:      local,
 		Servers:    servers,
@@ -205,6 +241,18 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 			for _, c := range cfgs {
 				if c.Name == name {
 					return connect(ctx, c)
+				}
+			}
+			// A server given apart from the files is started again by
+			// its name only.
+			for _, in := range o.Inactive {
+				if in.Name == name {
+					return connect(ctx, mcpconfig.Server{Name: name})
+				}
+			}
+			for _, sv := range o.Servers {
+				if sv.Name() == name {
+					return connect(ctx, mcpconfig.Server{Name: name})
 				}
 			}
 			return nil, fmt.Errorf("no MCP server %q is configured", name)

@@ -86,7 +86,7 @@ type hasResults interface {
 
 // newResultParts opens the result store (the database's unless opts gives
 // one) and the tools over it.
-func newResultParts(ctx context.Context, cfg *Config) (*resultParts, error) {
+func newResultParts(ctx context.Context, cfg *config) (*resultParts, error) {
 	var o ResultOptions
 	if cfg.Results != nil {
 		o = *cfg.Results

@@ -1,7 +1,7 @@
 package host
 
 // Source is a passage an answer cites as [No], as the composition's
-// Sources hook (Config.Sources) finds it; the host knows no knowledge base.
+// Sources hook (Options.Sources) finds it; the host knows no knowledge base.
 // Every front end shows sources in this one shape: the chat's JSON output, the chat
 // API's done event and the page's history.
 //
@@ -19,7 +19,7 @@ type Source struct {
 }
 
 // Sources lists what answer cites from the turn's tool outputs (in order),
-// through the Sources hook of the host's config; never nil, empty when no
+// through the Sources hook of the host's options; never nil, empty when no
 // hook is set.
 func (h *Host) Sources(answer string, outputs []string) []Source {
 	if h.cfg.Sources == nil {

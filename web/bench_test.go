@@ -21,8 +21,8 @@ import (
 // benchSessions is how many sessions send a message at once.
 const benchSessions = 200
 
-func benchEnv(b *testing.B, m model.Model, edit func(*Options)) (*testEnv, *http.Client) {
-	e := newEnv(b, m, func(o *Options) {
+func benchEnv(b *testing.B, m model.Model, edit func(*envOptions)) (*testEnv, *http.Client) {
+	e := newEnv(b, m, func(o *envOptions) {
 		o.MaxStreams = benchSessions + 8
 		if edit != nil {
 			edit(o)
@@ -198,7 +198,7 @@ func benchOpenStreams(b *testing.B, prepare func(*testEnv, *http.Client) func() 
 			}
 			return "ok", nil
 		}}
-		e, client := benchEnv(b, holdModel{}, func(o *Options) { o.Local = []*agent.Tool{hold} })
+		e, client := benchEnv(b, holdModel{}, func(o *envOptions) { o.Local = []*agent.Tool{hold} })
 		starts := make([]func() (*http.Response, error), benchSessions)
 		for i := range starts {
 			starts[i] = prepare(e, client)

@@ -17,7 +17,7 @@ import (
 // The operator lists refund requests and approves or declines them over
 // HTTP with the operator token; a decision is final.
 func TestOperatorRefunds(t *testing.T) {
-	e := newEnv(t, offline.New(offlineDemo), func(o *Options) { o.Token = "s3cret" })
+	e := newEnv(t, offline.New(offlineDemo), func(o *envOptions) { o.Token = "s3cret" })
 	ctx := support.WithCaller(context.Background(), "token:abc")
 	var ids []string
 	for _, order := range []string{"A-1024", "A-2048"} {
@@ -81,7 +81,7 @@ func TestOperatorRefunds(t *testing.T) {
 // browser does, with the operator's Basic credentials) to the refund API,
 // which records the decision and sends the browser back to the page.
 func TestOperatorPageRefunds(t *testing.T) {
-	e := newEnv(t, offline.New(offlineDemo), func(o *Options) { o.Token = "s3cret" })
+	e := newEnv(t, offline.New(offlineDemo), func(o *envOptions) { o.Token = "s3cret" })
 	ctx := support.WithCaller(context.Background(), "token:abc")
 	var ids []string
 	for _, order := range []string{"A-1024", "A-2048"} {

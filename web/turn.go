@@ -33,6 +33,9 @@ type turn struct {
 	// turn once it is stored (apps_steps.go).
 	results  viewResults
 	appSteps []appStep
+	// accepted, when set, runs when the host has accepted the message
+	// (host.EventAccepted): the stream starts then.
+	accepted func()
 }
 
 func turnFrom(ctx context.Context) *turn {
@@ -86,6 +89,10 @@ type StatusEvent struct {
 // the page answers with.
 func (t *turn) event(ev host.Event, onText func(string)) {
 	switch ev.Kind {
+	case host.EventAccepted:
+		if t.accepted != nil {
+			t.accepted()
+		}
 	case host.EventToolStart:
 		if t.emit != nil {
 			t.emit("step", StepEvent{ID: ev.Call.ID, Step: ev.Step, Tool: ev.Call.Name, Server: ev.Server, Input: jsonOrString(ev.Call.Arguments), State: "running", UI: t.s.stepUI(ev.Server, ev.Call.Name)})
@@ -229,7 +236,7 @@ func (s *Server) explain(err error) error {
 		s.log.Error(storeErr.Err.Error())
 		return errors.New("the answer could not be stored, so it is not part of the conversation; ask again")
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("the turn took longer than %v and was stopped; ask again, perhaps in smaller steps", s.opts.TurnTimeout)
+		return fmt.Errorf("the turn took longer than %v and was stopped; ask again, perhaps in smaller steps", s.h.TurnTimeout())
 	case errors.Is(err, context.Canceled):
 		if s.hardStop.Err() != nil {
 			return errors.New("the server is shutting down and stopped the turn; ask again in a moment")
@@ -246,6 +253,6 @@ func (s *Server) explain(err error) error {
 		s.log.Error(fmt.Sprintf("turn failed (error id %s): %v", id, err), "error_id", id)
 		return fmt.Errorf("the model could not answer (error id %s); try again in a moment, and give the id to the operator if it keeps failing", id)
 	}
-	s.log.Error(fmt.Sprintf("turn failed (error id %s): model %s: %v", id, s.opts.Model.Name(), err), "error_id", id)
+	s.log.Error(fmt.Sprintf("turn failed (error id %s): model %s: %v", id, s.h.Model().Name(), err), "error_id", id)
 	return fmt.Errorf("the answer failed (error id %s); try again in a moment, and give the id to the operator if it keeps failing", id)
 }

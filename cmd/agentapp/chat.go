@@ -356,8 +356,6 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 		Err:         stderr,
 		Interrupt:   intr,
 		Observer:    observer,
-		MaxSteps:    f.maxSteps,
-		TurnTimeout: f.turnTimeout,
 		SessionID:   f.session,
 		Continue:    f.cont,
 		HistoryFile: filepath.Join(dir, "chat_history"),
