@@ -46,6 +46,9 @@ type Config struct {
 	// ModelInfo explains, in the banner, which model this is and how to
 	// switch (e.g. that the offline model is used because no key is set).
 	ModelInfo string
+	// Confirmer, when set, answers the questions about guarded calls
+	// instead of the user on the terminal (an embedder's policy, a test).
+	Confirmer guard.Confirmer
 
 	In  io.Reader
 	Out io.Writer
@@ -92,11 +95,14 @@ type Config struct {
 
 // Chat is a running chat. Create it with New, use Run or Ask, then Close.
 type Chat struct {
-	cfg    Config
-	h      *host.Host
-	local  []*agent.Tool // the host's local tools, for the banner
-	guards *guard.Guards
-	input  *lineReader
+	cfg   Config
+	h     *host.Host
+	local []*agent.Tool // the host's local tools, for the banner
+	// confirmer asks about the guarded calls of the chat's turns and
+	// /call, pausing the spinner while it asks.
+	confirmer guard.Confirmer
+	guards    *guard.Guards
+	input     *lineReader
 	// spin is the spinner of the turn in progress, if any, so that a
 	// confirmation question can pause it (it would repaint the question).
 	spin atomic.Pointer[spinner]
@@ -148,14 +154,16 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 	c.local = c.h.Tools().Local()
 	c.guards = c.h.Guards()
 	interactive := term.IsTerminal(cfg.In) || cfg.assumeTerminal
-	if c.h.Confirmer() == nil {
+	// The chat's turns and calls ask on the terminal, unless cfg names
+	// who answers instead.
+	inner := cfg.Confirmer
+	if inner == nil {
 		asker := newTerminalConfirmer(c.input, c.input.noteWriter(), interactive)
 		asker.Timeout = cfg.confirmTimeout
 		asker.hint = cfg.Hints.Unanswered
-		c.h.SetConfirmer(&pausingConfirmer{inner: asker, spin: &c.spin, obs: &c.obs, now: cfg.Now})
-	} else {
-		c.h.SetConfirmer(&pausingConfirmer{inner: c.h.Confirmer(), spin: &c.spin, obs: &c.obs, now: cfg.Now})
+		inner = asker
 	}
+	c.confirmer = &pausingConfirmer{inner: inner, spin: &c.spin, obs: &c.obs, now: cfg.Now}
 	c.sampler = newModelSampler(h.Model(), c.input, cfg.Err, interactive, &c.spin)
 	c.elicitor = newTerminalElicitor(c.input, cfg.Err, interactive, &c.spin)
 	if cfg.ClientSide != nil {
@@ -359,7 +367,7 @@ func (c *Chat) turnMessages(ctx context.Context, t host.Turn, obs *turnObserver,
 			watched <- false
 		}
 	}()
-	t.Session, t.Stream, t.Observer, t.OnEvent = c.session, stream, obs, obs.event
+	t.Session, t.Stream, t.Observer, t.OnEvent, t.Confirmer = c.session, stream, obs, obs.event, c.confirmer
 	t.FrontEnd = "chat"
 	res, err := c.h.Run(turnCtx, t)
 	close(stop)

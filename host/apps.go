@@ -125,11 +125,11 @@ func (e *AppCallError) Error() string { return e.msg }
 // CallFromApp runs a tool for a view that server rendered: only that
 // server's tools, only those whose visibility lets a view call them, and
 // through the same guards as the model's calls (allowlist, injection scan,
-// confirmation, rate limits), with ctx carrying whatever the front end's
-// confirmer needs to ask. It returns the tool's output as the model would
-// see it, or an error: an *AppCallError for a refused call, the tool's own
-// error otherwise.
-func (h *Host) CallFromApp(ctx context.Context, server, name string, args json.RawMessage) (any, error) {
+// confirmation, rate limits), conf asking about it when the guards
+// confirm it. It returns the tool's output as the model would see it, or
+// an error: an *AppCallError for a refused call, the tool's own error
+// otherwise.
+func (h *Host) CallFromApp(ctx context.Context, server, name string, args json.RawMessage, conf guard.Confirmer) (any, error) {
 	s, t := h.findTool(server, name)
 	switch {
 	case s == nil:
@@ -143,7 +143,17 @@ func (h *Host) CallFromApp(ctx context.Context, server, name string, args json.R
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	return guard.Wrap(t, h.guards).Execute(ctx, args)
+	return h.Call(ctx, guard.Wrap(t, h.guards), args, conf)
+}
+
+// callConfirmer keys the confirmer of a call made outside a turn (Call):
+// the host's own confirmer finds it there, the front end hands it over.
+type callConfirmer struct{}
+
+// Call runs a tool of the table outside a turn (the terminal's /call, a
+// view's call), conf asking about it when the guards confirm it.
+func (h *Host) Call(ctx context.Context, t *agent.Tool, args json.RawMessage, conf guard.Confirmer) (any, error) {
+	return t.Execute(context.WithValue(ctx, callConfirmer{}, conf), args)
 }
 
 // ReadForApp reads a resource of server for a view that server rendered

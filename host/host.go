@@ -19,7 +19,6 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
@@ -66,8 +65,7 @@ type config struct {
 	// Guards protect the turns from the MCP servers' tools and, with the
 	// input guard, from injected user messages; nil guards nothing. Their
 	// config decides the merge policy too (MCPStrict). Their confirmer, if
-	// any, asks about the tools to confirm until a front end sets its own
-	// (SetConfirmer).
+	// any, asks about the tools to confirm when a turn has none of its own.
 	Guards *guard.Guards
 	// Store holds the sessions.
 	Store *store.Store
@@ -118,9 +116,6 @@ type Host struct {
 	sessions *SessionStore
 	results  *resultParts
 	search   *searchParts
-	// confirmer is the front end's (SetConfirmer), asked by the host's
-	// confirmer, which reports the question and the answer as events.
-	confirmer atomic.Pointer[guard.Confirmer]
 
 	closeOnce sync.Once
 	closeErr  error
@@ -158,9 +153,6 @@ func newHost(ctx context.Context, cfg config) (h *Host, err error) {
 	notify := cfg.Notify
 	if notify == nil {
 		notify = func(n Notice) { h.log.Warn(n.Text) }
-	}
-	if c := cfg.Guards.Confirmer(); c != nil {
-		h.confirmer.Store(&c)
 	}
 	h.guards = cfg.Guards.WithConfirmer(&eventConfirmer{h: h})
 	if h.sessions, err = OpenSessionStore(ctx, cfg.Store, cfg.Now); err != nil {
@@ -256,34 +248,26 @@ func (h *Host) System() string { return h.cfg.System }
 // Now is the host's clock.
 func (h *Host) Now() time.Time { return h.cfg.Now() }
 
-// SetConfirmer sets who is asked about the tools the guards confirm: the
-// terminal, the web page. Nil refuses those calls.
-func (h *Host) SetConfirmer(c guard.Confirmer) {
-	if c == nil {
-		h.confirmer.Store(nil)
-		return
-	}
-	h.confirmer.Store(&c)
-}
-
-// Confirmer returns the confirmer set, nil when none is.
-func (h *Host) Confirmer() guard.Confirmer {
-	if c := h.confirmer.Load(); c != nil {
-		return *c
-	}
-	return nil
-}
-
 // eventConfirmer is the confirmer of the host's guards: it reports the
 // question and the answer as events of the turn that asks, and leaves the
-// asking to the front end's confirmer.
+// asking to the turn's confirmer (Turn.Confirmer, or the one a direct call
+// was given), else to the one the options gave.
 type eventConfirmer struct{ h *Host }
 
 func (e *eventConfirmer) Confirm(ctx context.Context, req guard.ConfirmRequest) guard.Decision {
 	t := turnFrom(ctx)
 	t.emit(Event{Kind: EventApprovalAsked, Approval: &Approval{Request: req}})
 	d := guard.Decision{Reason: "no confirmer is configured, so nobody could approve the call"}
-	if c := e.h.Confirmer(); c != nil {
+	var c guard.Confirmer
+	if t != nil {
+		c = t.confirmer
+	} else if cc, ok := ctx.Value(callConfirmer{}).(guard.Confirmer); ok {
+		c = cc
+	}
+	if c == nil {
+		c = e.h.cfg.Guards.Confirmer()
+	}
+	if c != nil {
 		d = c.Confirm(ctx, req)
 	}
 	t.emit(Event{Kind: EventApprovalAnswered, Approval: &Approval{Request: req, Decision: d}})

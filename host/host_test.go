@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -220,5 +222,61 @@ func TestRunEvents(t *testing.T) {
 	n, ok, err := h.Sessions().Count(ctx, "s1")
 	if err != nil || !ok || n != 4 {
 		t.Errorf("stored %d messages (ok %v, err %v), want 4", n, ok, err)
+	}
+}
+
+// askedConfirmer answers as told and counts the questions.
+type askedConfirmer struct {
+	approve bool
+	asked   atomic.Int32
+}
+
+func (c *askedConfirmer) Confirm(context.Context, guard.ConfirmRequest) guard.Decision {
+	c.asked.Add(1)
+	return guard.Decision{Approved: c.approve, Reason: "as told"}
+}
+
+// TestConfirmerBelongsToTheTurn: each turn's guarded calls are asked of
+// that turn's confirmer, not of one the host keeps for every front end; a
+// turn without one (and a host without a default) is refused. A call made
+// outside a turn asks the confirmer it was given.
+func TestConfirmerBelongsToTheTurn(t *testing.T) {
+	ctx := context.Background()
+	srv := &liveServer{name: "shop"}
+	srv.offer("refund")
+	turns := []scripted.Turn{}
+	for range 3 {
+		turns = append(turns, scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "refund", map[string]string{"orderId": "A-1"})}}, scripted.Turn{Text: "done"})
+	}
+	g := guard.New(guard.Config{Confirm: []string{"refund"}}, nil, nil)
+	h, err := newHost(ctx, config{Model: scripted.New(turns...), Servers: []Server{srv}, Guards: g, Store: openTestStore(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	yes, no := &askedConfirmer{approve: true}, &askedConfirmer{}
+	for i, c := range []*askedConfirmer{yes, no, nil} {
+		turn := Turn{Session: fmt.Sprintf("s%d", i), Text: "refund A-1"}
+		if c != nil {
+			turn.Confirmer = c
+		}
+		res, err := h.Run(ctx, turn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ran := res.Steps[0].Output == "shop:refund"
+		if want := c == yes; ran != want {
+			t.Errorf("turn %d: the call ran = %v (output %q), want %v", i, ran, res.Steps[0].Output, want)
+		}
+	}
+	if yes.asked.Load() != 1 || no.asked.Load() != 1 {
+		t.Errorf("asked %d and %d times, want once each", yes.asked.Load(), no.asked.Load())
+	}
+	tool, ok := h.Tools().Current().Get("refund")
+	if !ok {
+		t.Fatal("no refund tool")
+	}
+	if _, err := h.Call(ctx, tool, json.RawMessage(`{"orderId":"A-1"}`), yes); err != nil || yes.asked.Load() != 2 {
+		t.Errorf("a call outside a turn: %v, asked %d times", err, yes.asked.Load())
 	}
 }

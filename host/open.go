@@ -53,10 +53,6 @@ type Options struct {
 
 	// Guards configure the guards; nil means their defaults.
 	Guards *guard.Config
-	// Confirmer asks about the tools the guards confirm when a front end
-	// has no way of its own to ask (an embedder, a test); nil leaves the
-	// asking to the front end.
-	Confirmer guard.Confirmer
 	// Store holds the sessions and the domain's data; the host takes it
 	// over (Close closes it) unless KeepStore is set. Required.
 	Store *store.Store
@@ -205,7 +201,7 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 		audit = guard.NewAudit(gcfg.AuditLog, logger)
 	}
 	closers = append(closers, audit.Close)
-	guards := guard.New(gcfg, o.Confirmer, audit)
+	guards := guard.New(gcfg, nil, audit) // each turn brings its confirmer
 	var local []*agent.Tool
 	if o.LocalTools != nil {
 		if local, err = o.LocalTools(ctx, o.Store, guards, logger); err != nil {

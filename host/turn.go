@@ -16,6 +16,7 @@ import (
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/telemetry"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Turn is what one turn runs: the messages the user adds to a session, or
@@ -59,6 +60,15 @@ type Turn struct {
 	// OnEvent receives the turn's events, in order; calls may come from
 	// concurrent tool calls, so it must be safe for that. Nil drops them.
 	OnEvent func(Event)
+	// Confirmer asks the user about this turn's calls that the guards
+	// confirm (the terminal's prompt, the page's Allow and Deny); nil
+	// leaves them to the confirmer of the host's options, and refuses them
+	// without one.
+	Confirmer guard.Confirmer
+	// OnToolResult, when set, receives each MCP tool result of the turn as
+	// its server sent it, with the id of the call (a view renders it
+	// whole); calls may come from concurrent tool calls.
+	OnToolResult func(callID string, res *mcp.CallToolResult)
 	// Timeout bounds the turn; 0 means the host's TurnTimeout.
 	Timeout time.Duration
 	// FrontEnd names where the turn came from ("chat", "web", "v1") on
@@ -303,13 +313,14 @@ type turnKey struct{}
 // running is a turn in progress: its context carries it, which is how a
 // confirmation asked deep inside a guarded tool reports its events.
 type running struct {
-	onEvent func(Event)
-	mu      sync.Mutex
-	set     *agent.ToolSet
-	calls   map[string]model.ToolCall
-	steps   []agent.StepEvent
-	step    int
-	cuts    map[string]*ResultCut // results.go
+	onEvent   func(Event)
+	confirmer guard.Confirmer // Turn.Confirmer
+	mu        sync.Mutex
+	set       *agent.ToolSet
+	calls     map[string]model.ToolCall
+	steps     []agent.StepEvent
+	step      int
+	cuts      map[string]*ResultCut // results.go
 	// links reports whether a server's tool links a view; set with
 	// Turn.ToolInputPartial. partials are the calls of the reply the
 	// model is writing, by index (partial.go).
@@ -393,7 +404,7 @@ func (t *running) taskStatus(ctx context.Context, p mcpclient.Progress) {
 // Events go to t.OnEvent as the turn goes, ending with EventDone or
 // EventError.
 func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
-	rt := &running{onEvent: t.OnEvent, calls: map[string]model.ToolCall{}}
+	rt := &running{onEvent: t.OnEvent, confirmer: t.Confirmer, calls: map[string]model.ToolCall{}}
 	ctx, span := h.startTurnSpan(ctx, t)
 	defer func() {
 		if err != nil {
@@ -459,6 +470,11 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 	turnCtx = agent.WithSession(turnCtx, t.Session)
 	turnCtx = context.WithValue(turnCtx, turnKey{}, rt)
 	turnCtx = mcpclient.WithTaskStatus(turnCtx, rt.taskStatus)
+	if t.OnToolResult != nil {
+		turnCtx = mcpclient.WithResultHook(turnCtx, func(cctx context.Context, res *mcp.CallToolResult) {
+			t.OnToolResult(agent.CallIDFrom(cctx), res)
+		})
+	}
 
 	m.onReply = func(ctx context.Context, r *model.Response) *model.Response {
 		return h.loadCalled(ctx, t.Session, rt, r) // toolsearch.go

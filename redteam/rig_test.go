@@ -77,7 +77,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	// The host is opened as cmd/agentapp opens it, with the assistant's
 	// parts (assistant.Compose).
 	ho := assistant.Compose(&host.Options{
-		Model: r.model, Servers: []host.Server{b}, Guards: &cfg, Confirmer: o.confirmer, Store: r.st, KeepStore: true, Hints: hints.Host,
+		Model: r.model, Servers: []host.Server{b}, Guards: &cfg, Store: r.st, KeepStore: true, Hints: hints.Host,
 		Notify: func(n host.Notice) {
 			if n.Warning {
 				fmt.Fprintln(&r.err, "agentapp: warning:", n.Text)
@@ -91,11 +91,12 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		t.Fatalf("host.Open: %v", err)
 	}
 	r.chat, err = chat.New(ctx, chat.Config{
-		Host:  h,
-		In:    strings.NewReader(o.stdin),
-		Out:   &r.out,
-		Err:   &r.err,
-		Hints: hints,
+		Host:      h,
+		Confirmer: o.confirmer,
+		In:        strings.NewReader(o.stdin),
+		Out:       &r.out,
+		Err:       &r.err,
+		Hints:     hints,
 	})
 	if err != nil {
 		t.Fatalf("chat.New: %v", err)

@@ -490,7 +490,7 @@ func (s *Server) appCall(w http.ResponseWriter, r *http.Request) {
 	}
 	if u, ok := s.h.ToolUIOf(in.Server, in.Name); !ok || !u.ForApp() {
 		// Refused before any stream opens: the same words the host gives.
-		_, err := s.h.CallFromApp(r.Context(), in.Server, in.Name, in.Arguments)
+		_, err := s.h.CallFromApp(r.Context(), in.Server, in.Name, in.Arguments, nil)
 		s.appFailed(w, "the call failed", err)
 		return
 	}
@@ -505,10 +505,9 @@ func (s *Server) appCall(w http.ResponseWriter, r *http.Request) {
 	ev := s.openStream(w, cancel)
 	defer ev.close()
 	t := &turn{s: s, session: id, client: clientAddr(r), api: "app", emit: ev.send}
-	ctx = context.WithValue(ctx, turnKey{}, t)
 	callCtx, callCancel := context.WithTimeout(ctx, s.h.TurnTimeout())
 	defer callCancel()
-	out, err := s.h.CallFromApp(callCtx, in.Server, in.Name, in.Arguments)
+	out, err := s.h.CallFromApp(callCtx, in.Server, in.Name, in.Arguments, &confirmer{s: s, t: t})
 	if err != nil && host.IsAppCallError(err) {
 		ev.send("error", ErrorEvent{Message: err.Error()})
 		return

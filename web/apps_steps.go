@@ -77,13 +77,13 @@ type appStep struct {
 }
 
 // viewResults keeps, by call id, the results a turn's tools returned
-// (mcpclient.WithResultHook) until their steps end.
+// (host.Turn.OnToolResult) until their steps end.
 type viewResults struct {
 	mu   sync.Mutex
 	byID map[string]json.RawMessage
 }
 
-// keep records res for the call ctx runs (agent.CallIDFrom). Results over
+// keep records res for the call id. Results over
 // maxStoredResult are recorded as nil: known, not kept.
 func (v *viewResults) keep(id string, res *mcp.CallToolResult) {
 	if id == "" || res == nil {

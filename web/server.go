@@ -303,8 +303,6 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	if err := MigrateAppSteps(ctx, h.Store()); err != nil {
 		return nil, err
 	}
-	// Every confirmation of the host's guards is asked on the page.
-	h.SetConfirmer(&confirmer{s: s})
 	s.guards = h.Guards()
 	if s.handler, err = s.routes(); err != nil {
 		return nil, err

@@ -10,16 +10,11 @@ import (
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/redact"
-	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/trace"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-type turnKey struct{}
-
-// turn is one running turn. Its context carries it (turnFrom), which is
-// how a confirmation asked deep inside a guarded tool finds the stream to
-// raise its approval on.
+// turn is one running turn: its confirmer (approval.go) raises approvals
+// on its stream, and its raw results are kept for its views.
 type turn struct {
 	s       *Server
 	session string
@@ -36,11 +31,6 @@ type turn struct {
 	// accepted, when set, runs when the host has accepted the message
 	// (host.EventAccepted): the stream starts then.
 	accepted func()
-}
-
-func turnFrom(ctx context.Context) *turn {
-	t, _ := ctx.Value(turnKey{}).(*turn)
-	return t
 }
 
 // StepEvent is the data of a "step" event: one tool call, sent once when
@@ -177,11 +167,11 @@ func (s *Server) runTurn(ctx context.Context, t *turn, ht host.Turn, onText func
 	defer cancel()
 	stop := context.AfterFunc(s.hardStop, cancel)
 	defer stop()
-	ctx = context.WithValue(ctx, turnKey{}, t)
+	// The turn's questions are asked on its stream, and its raw results
+	// kept for its views.
+	ht.Confirmer = &confirmer{s: s, t: t}
 	if s.opts.SandboxOrigin != "" {
-		ctx = mcpclient.WithResultHook(ctx, func(cctx context.Context, res *mcp.CallToolResult) {
-			t.results.keep(agent.CallIDFrom(cctx), res)
-		})
+		ht.OnToolResult = t.results.keep
 	}
 
 	start := time.Now()
