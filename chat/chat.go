@@ -367,7 +367,7 @@ func (c *Chat) turnMessages(ctx context.Context, t host.Turn, obs *turnObserver,
 			watched <- false
 		}
 	}()
-	t.Session, t.Stream, t.Observer, t.OnEvent, t.Confirmer = c.session, stream, obs, obs.event, c.confirmer
+	t.Session, t.Stream, t.OnEvent, t.Confirmer = c.session, stream, obs.event, c.confirmer
 	t.FrontEnd = "chat"
 	res, err := c.h.Run(turnCtx, t)
 	close(stop)

@@ -55,9 +55,9 @@ type Turn struct {
 	// (EventToolInputPartial); only a front end that shows views wants
 	// them.
 	ToolInputPartial bool
-	// Observer, when set, follows the loop too (the trace, a spinner).
-	Observer agent.Observer
-	// OnEvent receives the turn's events, in order; calls may come from
+	// OnEvent receives the turn's events, in order: the one stream a
+	// front end follows the turn by (Follow turns it into an
+	// agent.Observer's calls, for the trace). Calls may come from
 	// concurrent tool calls, so it must be safe for that. Nil drops them.
 	OnEvent func(Event)
 	// Confirmer asks the user about this turn's calls that the guards
@@ -106,10 +106,10 @@ const (
 	// message in its own way (an HTTP status) waits for it before it
 	// starts its stream.
 	EventAccepted EventKind = "accepted"
-	// EventStepStart: a model call begins (Step).
+	// EventStepStart: a model call begins (Step, Messages, Tools).
 	EventStepStart EventKind = "step_start"
 	// EventToolStart: the model asked for a tool call (Step, Call,
-	// Server), before it runs.
+	// Server, and Calls: every call of the same reply), before it runs.
 	EventToolStart EventKind = "tool_start"
 	// EventToolEnd: a tool call ended (Step, Call, Server, Result).
 	EventToolEnd EventKind = "tool_end"
@@ -143,6 +143,12 @@ type Event struct {
 	Kind EventKind
 	// Step counts the model calls of the turn, from 1.
 	Step int
+	// Messages and Tools are what EventStepStart's model call is sent:
+	// the messages and the tools offered.
+	Messages, Tools int
+	// Calls are, on EventToolStart, every call of the model's reply, in
+	// order; Call is one of them.
+	Calls []model.ToolCall
 	// Call is the tool call of EventToolStart, EventToolEnd,
 	// EventToolStatus and EventToolInputPartial.
 	Call model.ToolCall
@@ -347,12 +353,12 @@ func (t *running) tools() *agent.ToolSet {
 
 // Think, Act, Observe and Done make running the loop's observer, which
 // turns the loop's callbacks into events.
-func (t *running) Think(step, _, _ int) {
+func (t *running) Think(step, messages, tools int) {
 	t.mu.Lock()
 	t.step = step
 	t.partials = nil
 	t.mu.Unlock()
-	t.emit(Event{Kind: EventStepStart, Step: step})
+	t.emit(Event{Kind: EventStepStart, Step: step, Messages: messages, Tools: tools})
 }
 
 func (t *running) Act(step int, calls []model.ToolCall) {
@@ -364,7 +370,7 @@ func (t *running) Act(step int, calls []model.ToolCall) {
 	}
 	t.mu.Unlock()
 	for _, c := range calls {
-		t.emit(Event{Kind: EventToolStart, Step: step, Call: c, Server: OriginOf(set, c.Name)})
+		t.emit(Event{Kind: EventToolStart, Step: step, Call: c, Calls: calls, Server: OriginOf(set, c.Name)})
 	}
 }
 
@@ -481,10 +487,6 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 	}
 	rt.set = h.offered(turnCtx, t.Session, h.table.Refresh(turnCtx))
 	first := true
-	var obs agent.Observer = rt
-	if t.Observer != nil {
-		obs = fanOut{t.Observer, rt} // the front end's first: it times a call before its end is reported
-	}
 	opts := agent.Options{
 		Model:    m,
 		Messages: msgs,
@@ -502,7 +504,7 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		},
 		System:   h.cfg.System,
 		MaxSteps: h.cfg.MaxSteps,
-		Observer: obs,
+		Observer: rt,
 	}
 	if t.Stream {
 		opts.OnText = func(delta string) { rt.emit(Event{Kind: EventText, Text: delta}) }
@@ -597,31 +599,4 @@ func toolOutputs(msgs []model.Message) []string {
 		}
 	}
 	return outs
-}
-
-// fanOut passes every callback to each of its observers, in order.
-type fanOut []agent.Observer
-
-func (f fanOut) Think(step, messages, tools int) {
-	for _, o := range f {
-		o.Think(step, messages, tools)
-	}
-}
-
-func (f fanOut) Act(step int, calls []model.ToolCall) {
-	for _, o := range f {
-		o.Act(step, calls)
-	}
-}
-
-func (f fanOut) Observe(ev agent.StepEvent) {
-	for _, o := range f {
-		o.Observe(ev)
-	}
-}
-
-func (f fanOut) Done(res *agent.Result, err error) {
-	for _, o := range f {
-		o.Done(res, err)
-	}
 }

@@ -179,12 +179,16 @@ func (s *Server) runTurn(ctx context.Context, t *turn, ht host.Turn, onText func
 	ht.Stream = onText != nil
 	ht.ToolInputPartial = t.emit != nil && s.opts.SandboxOrigin != "" // views want their input early
 	ht.OnEvent = func(ev host.Event) { t.event(ev, onText) }
+	if s.opts.Trace != nil {
+		follow := host.Follow(trace.New(s.opts.Trace, trace.WithLabel("session="+t.session)))
+		ht.OnEvent = func(ev host.Event) {
+			follow(ev)
+			t.event(ev, onText)
+		}
+	}
 	ht.FrontEnd = "web"
 	if t.api == "openai" {
 		ht.FrontEnd = "v1"
-	}
-	if s.opts.Trace != nil {
-		ht.Observer = trace.New(s.opts.Trace, trace.WithLabel("session="+t.session))
 	}
 	res, err := s.h.Run(ctx, ht)
 	if err == nil && ht.Conversation == nil {
