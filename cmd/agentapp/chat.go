@@ -15,14 +15,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentapp/agentapp/assistant"
 	"github.com/agentapp/agentapp/assistant/toolnames"
 	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/mcpconfig"
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/chat"
-	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
@@ -243,31 +241,11 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 	signal.Notify(intr, os.Interrupt)
 	defer signal.Stop(intr)
 
-	m, info, hint, err := chooseModel(f.model)
+	setup, err := readHostSetup(cmd, f) // startup.go, shared with runWeb
 	if err != nil {
 		return err
 	}
-	ctxOpts, err := contextOptions(f, cmd.Flags().Changed("context-window"), m)
-	if err != nil {
-		return err
-	}
-	extra, err := extraServers(f)
-	if err != nil {
-		return err
-	}
-	dir, err := dataDir(cmd)
-	if err != nil {
-		return err
-	}
-	// The guards are read before anything starts: a mistyped switch is a
-	// start-up error, not a guard silently left off.
-	guardCfg, err := readGuardConfig(os.Getenv, dir)
-	if err != nil {
-		return err
-	}
-	if err := f.perms.apply(&guardCfg); err != nil {
-		return err
-	}
+	m, info, hint, extra, dir := setup.m, setup.info, setup.hint, setup.extra, setup.dir
 	// Deferred before the host opens, the flush of the spans runs after
 	// the servers closed (a Ctrl-C or -p included), within its own bound.
 	tr, stopTracing, err := startTracing(cmd, os.LookupEnv, logger)
@@ -294,41 +272,16 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 		// The trace shows every message; the server is asked for all.
 		connectOpts = append(connectOpts, mcpclient.WithServerLogs("debug", logs.print))
 	}
-	maxOut, toolSearch, err := limitOptions(&f.limits, chatConfigPath(f))
-	if err != nil {
-		return err
-	}
-	st, err := openStore(cmd)
-	if err != nil {
-		return err
-	}
-	h, err := openHost(ctx, intr, limited(maxOut, toolSearch, &host.Options{
-		Model:             m,
-		ConfigFile:        f.config,
-		DefaultConfigFile: defaultConfigFile,
-		Getenv:            os.Getenv,
-		LookupEnv:         os.LookupEnv,
-		Extra:             extra,
-		ApproveProject: func(project []mcpconfig.ScopedServer) ([]mcpconfig.Server, error) {
+	h, err := setup.startHost(ctx, cmd, f, intr, frontEnd{
+		approve: func(project []mcpconfig.ScopedServer) ([]mcpconfig.Server, error) {
 			return approveProjectServers(dir, project, stdin, stderr)
 		},
-		Guards:         &guardCfg,
-		Store:          st,
-		AuditToFile:    strings.TrimSpace(os.Getenv(guard.EnvAuditLog)) != "",
-		LocalTools:     assistant.LocalTools,
-		ConnectOptions: connectOpts,
-		Strict:         f.strictMCP,
-		Reason:         connectReason,
-		System:         assistant.SystemPrompt,
-		Sources:        assistant.Sources,
-		MaxSteps:       f.maxSteps,
-		TurnTimeout:    f.turnTimeout,
-		Notify:         chatNotice(stderr),
-		Logger:         logger,
-		Tracing:        tr,
-		Hints:          hostHints(),
-		Context:        ctxOpts,
-	}))
+		connect: connectOpts,
+		notify:  chatNotice(stderr),
+		hints:   hostHints(),
+		logger:  logger,
+		tracing: tr,
+	})
 	if err != nil {
 		return err
 	}
