@@ -90,7 +90,7 @@ type config struct {
 	Hints Hints
 	// Results cap the tool results the model sees (results.go); nil
 	// means the defaults.
-	Results *ResultOptions
+	Results *resultOptions
 	// ToolSearch says when MCP tools are deferred behind searchTools
 	// (toolsearch.go); nil means auto.
 	ToolSearch *ToolSearchOptions
@@ -133,7 +133,7 @@ type Host struct {
 func newHost(ctx context.Context, cfg config) (h *Host, err error) {
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, CloseAll(cfg.Servers), runClosers(cfg.closers))
+			err = errors.Join(err, closeServers(cfg.Servers), runClosers(cfg.closers))
 		}
 	}()
 	if cfg.Model == nil {
@@ -206,7 +206,7 @@ func checkPolicyNames(cfg config, notify func(Notice)) error {
 	return err
 }
 
-// Close closes every running MCP server at once (CloseAll), then what Open
+// Close closes every running MCP server at once (closeServers), then what Open
 // opened; the errors are joined. It is safe to call more than once.
 func (h *Host) Close() error {
 	h.closeOnce.Do(func() {
@@ -241,9 +241,6 @@ func (h *Host) Store() *store.Store { return h.cfg.Store }
 
 // TurnTimeout is the bound of a whole turn.
 func (h *Host) TurnTimeout() time.Duration { return h.cfg.TurnTimeout }
-
-// System is the system prompt of the turns.
-func (h *Host) System() string { return h.cfg.System }
 
 // Now is the host's clock.
 func (h *Host) Now() time.Time { return h.cfg.Now() }

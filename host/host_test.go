@@ -47,7 +47,7 @@ func TestCloseAllParallelJoined(t *testing.T) {
 		b := &closer{name: "b", delay: 4 * time.Second}
 		c := &closer{name: "c", delay: 4 * time.Second, err: errors.New("c broke")}
 		start := time.Now()
-		err := CloseAll([]Server{a, nil, b, c})
+		err := closeServers([]Server{a, nil, b, c})
 		if d := time.Since(start); d != 4*time.Second {
 			t.Errorf("closing three servers of 4 s each took %v, want 4s (in parallel)", d)
 		}
@@ -62,16 +62,16 @@ func TestCloseAllParallelJoined(t *testing.T) {
 	})
 }
 
-// TestCloseAllBounded: a server whose Close hangs past CloseTimeout is
+// TestCloseAllBounded: a server whose Close hangs past closeTimeout is
 // reported by name, and the caller is not held up longer.
 func TestCloseAllBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		slow := &closer{name: "slow", delay: time.Hour}
 		fast := &closer{name: "fast"}
 		start := time.Now()
-		err := CloseAll([]Server{slow, fast})
-		if d := time.Since(start); d != CloseTimeout {
-			t.Errorf("CloseAll returned after %v, want CloseTimeout (%v)", d, CloseTimeout)
+		err := closeServers([]Server{slow, fast})
+		if d := time.Since(start); d != closeTimeout {
+			t.Errorf("CloseAll returned after %v, want CloseTimeout (%v)", d, closeTimeout)
 		}
 		if err == nil || !strings.Contains(err.Error(), `"slow" still closing`) {
 			t.Errorf("err = %v; want it to name the server still closing", err)

@@ -167,7 +167,7 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 	given := o.Servers // closed by newHost from the call on
 	defer func() {
 		if err != nil && h == nil {
-			err = errors.Join(err, CloseAll(given), runClosers(closers))
+			err = errors.Join(err, closeServers(given), runClosers(closers))
 		}
 	}()
 	if o.Getenv == nil {
@@ -264,7 +264,7 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 		Context:     o.Context,
 		Logger:      o.Logger,
 		Tracing:     o.Tracing,
-		Results:     &ResultOptions{MaxTokens: o.MaxOutputTokens, PerServer: serverCaps(cfgs)},
+		Results:     &resultOptions{MaxTokens: o.MaxOutputTokens, PerServer: serverCaps(cfgs)},
 		ToolSearch:  o.ToolSearch,
 		Sources:     o.Sources,
 		closers:     closers,
@@ -383,7 +383,7 @@ func (o *Options) fileRules(dir string, res *mcpconfig.Resolved, logger *slog.Lo
 	return rules
 }
 
-// connectAll connects every server at once (ConnectEach). Without Strict
+// connectAll connects every server at once (connectEach). Without Strict
 // the failures become Inactive servers; with it they fail the start.
 func (o *Options) connectAll(ctx context.Context, cfgs []mcpconfig.Server, connect func(context.Context, mcpconfig.Server) (Server, error)) ([]Server, []Inactive, error) {
 	if len(cfgs) == 0 {
@@ -393,7 +393,7 @@ func (o *Options) connectAll(ctx context.Context, cfgs []mcpconfig.Server, conne
 	for i, c := range cfgs {
 		names[i] = c.Name
 	}
-	all, errs := ConnectEach(ctx, names, cfgs, connect)
+	all, errs := connectEach(ctx, names, cfgs, connect)
 	var servers []Server
 	for _, s := range all {
 		if s != nil {
@@ -401,7 +401,7 @@ func (o *Options) connectAll(ctx context.Context, cfgs []mcpconfig.Server, conne
 		}
 	}
 	if ctx.Err() != nil {
-		return nil, nil, errors.Join(ctx.Err(), CloseAll(servers))
+		return nil, nil, errors.Join(ctx.Err(), closeServers(servers))
 	}
 	if errors.Join(errs...) == nil {
 		return servers, nil, nil
@@ -413,7 +413,7 @@ func (o *Options) connectAll(ctx context.Context, cfgs []mcpconfig.Server, conne
 				failures = append(failures, e)
 			}
 		}
-		return nil, nil, errors.Join(&StartError{Failures: failures, Configs: cfgs}, CloseAll(servers))
+		return nil, nil, errors.Join(&StartError{Failures: failures, Configs: cfgs}, closeServers(servers))
 	}
 	var inactive []Inactive
 	for i, e := range errs {

@@ -209,7 +209,7 @@ func TestRunCutCaps(t *testing.T) {
 	calls := []model.ToolCall{{ID: "1", Name: "s"}, {ID: "2", Name: "w"}, {ID: "3", Name: "l"}, {ID: "4", Name: "werr"}}
 	m := &readerModel{}
 	h, err := newHost(ctx, config{Model: m, Local: []*agent.Tool{local}, Servers: []Server{small, wide}, Store: openTestStore(t),
-		Results: &ResultOptions{MaxTokens: 20_000, PerServer: map[string]int{"small": 1000}}})
+		Results: &resultOptions{MaxTokens: 20_000, PerServer: map[string]int{"small": 1000}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestRunCutCaps(t *testing.T) {
 		t.Errorf("cut %v: want s (its server's cap 1000) cut, w and l (the global 20000) whole", cut)
 	}
 	h.cfg.Results = nil
-	h2, err := newHost(ctx, config{Model: m, Servers: []Server{wide}, Store: openTestStore(t), Results: &ResultOptions{MaxTokens: 1000}})
+	h2, err := newHost(ctx, config{Model: m, Servers: []Server{wide}, Store: openTestStore(t), Results: &resultOptions{MaxTokens: 1000}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -513,7 +513,7 @@ func TestStoresArePruned(t *testing.T) {
 	db := storetest.New(t) // opened twice: a restart over the same database
 	m := &scriptModel{}
 	h, err := newHost(ctx, config{Model: m, Local: []*agent.Tool{local}, Servers: []Server{srv}, Store: db.Open(), Now: clock,
-		Results: &ResultOptions{MaxTokens: 500, Store: store}})
+		Results: &resultOptions{MaxTokens: 500, Store: store}})
 	if err != nil {
 		t.Fatal(err)
 	}
