@@ -18,9 +18,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// ToolMetaServer is a Server that keeps the _meta of its tools
+// toolMetaServer is a Server that keeps the _meta of its tools
 // (*mcpclient.Bridge).
-type ToolMetaServer interface {
+type toolMetaServer interface {
 	Server
 	ToolMeta(name string) map[string]any
 }
@@ -74,7 +74,7 @@ func (u ToolUI) ForApp() bool { return u.Visibility == nil || slices.Contains(u.
 
 // toolUI is the UI metadata of the tool s offers as name.
 func toolUI(s Server, name string) ToolUI {
-	if ms, ok := s.(ToolMetaServer); ok {
+	if ms, ok := s.(toolMetaServer); ok {
 		return parseToolUI(ms.ToolMeta(name))
 	}
 	return ToolUI{}

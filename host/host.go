@@ -242,9 +242,6 @@ func (h *Host) Store() *store.Store { return h.cfg.Store }
 // TurnTimeout is the bound of a whole turn.
 func (h *Host) TurnTimeout() time.Duration { return h.cfg.TurnTimeout }
 
-// Now is the host's clock.
-func (h *Host) Now() time.Time { return h.cfg.Now() }
-
 // eventConfirmer is the confirmer of the host's guards: it reports the
 // question and the answer as events of the turn that asks, and leaves the
 // asking to the turn's confirmer (Turn.Confirmer, or the one a direct call

@@ -210,7 +210,7 @@ func TestLongConversationStaysInWindow(t *testing.T) {
 	if reported != sum.InputTokens || len(sum.Calls) != len(f.requests) {
 		t.Errorf("usage: %d input tokens in %d calls, the provider reported %d in %d", sum.InputTokens, len(sum.Calls), reported, len(f.requests))
 	}
-	stored, _ := h.Sessions().Summary(ctx, "s1")
+	stored, _ := h.Sessions().summary(ctx, "s1")
 	if !strings.HasPrefix(stored, "- summary ") {
 		t.Errorf("stored summary %q; want the model's", stored)
 	}
