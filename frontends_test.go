@@ -252,8 +252,9 @@ func openAI(t *testing.T) outcome {
 // TestFrontEndsAgree runs one configuration — the local tools and two MCP
 // servers, one with resources — through the terminal, the chat API and
 // /v1, and compares what the model was offered, the steps each reported and
-// the sources each wrote.
+// the sources each wrote, and how each checks a message (input checks).
 func TestFrontEndsAgree(t *testing.T) {
+	t.Run("input checks", testFrontEndsAgreeOnInput)
 	term, api, v1 := terminal(t), chatAPI(t), openAI(t)
 
 	for _, want := range []string{"getOrderStatus", "searchKnowledgeBase", "listMcpResources", "readMcpResource", "echoNote", "searchKnowledge"} {
@@ -363,13 +364,13 @@ func askV1(t *testing.T, h *host.Host, text string) verdict {
 	return verdict{answered: strings.Contains(string(b), `"ok"`), status: resp.StatusCode}
 }
 
-// TestFrontEndsAgreeOnInput: the terminal, the chat API and /v1 hold a
-// message to the same checks, which the host makes once: 8,000 characters
+// testFrontEndsAgreeOnInput (part of TestFrontEndsAgree): the terminal,
+// the chat API and /v1 hold a message to the same checks, which the host makes once: 8,000 characters
 // with spaces around them are answered everywhere (the text is trimmed
 // first), 8,001 are refused everywhere (413 over HTTP), and with the input
 // guard on an injection is refused everywhere (422) after one scan, which
 // the audit trail records once.
-func TestFrontEndsAgreeOnInput(t *testing.T) {
+func testFrontEndsAgreeOnInput(t *testing.T) {
 	long := "  " + strings.Repeat("字", 8000) + " \n"
 	cases := []struct {
 		name, text string

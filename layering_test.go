@@ -194,4 +194,15 @@ func TestCoreKnowsNoDomain(t *testing.T) {
 			}
 		}
 	}
+	// The offline model is domain, but below the assistant: its caller
+	// names the tools it calls.
+	out, err := exec.Command("go", "list", "-deps", module+"/model/offline").Output()
+	if err != nil {
+		t.Fatalf("go list -deps model/offline: %v", err)
+	}
+	for _, d := range strings.Fields(string(out)) {
+		if rel, _ := strings.CutPrefix(d, module+"/"); rel == "assistant" || strings.HasPrefix(rel, "assistant/") {
+			t.Errorf("model/offline depends on %s", rel)
+		}
+	}
 }
