@@ -18,6 +18,7 @@ import (
 	"github.com/agentapp/agentapp/chat"
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/host"
+	"github.com/agentapp/agentapp/host/hosttest"
 	"github.com/agentapp/agentapp/kb"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/mcpconfig"
@@ -83,8 +84,12 @@ func openGuardedHost(t *testing.T, m model.Model, g *guard.Config) *host.Host {
 		"shop":  mcpserver.New(assistant.ServerOptions(svc, k, "test")),
 		"notes": mcpserver.New(&mcpserver.Options{Name: "notes", Tools: []*agent.Tool{note}}),
 	}
-	// As cmd/agentapp opens it: the assistant's parts (assistant.Compose).
-	h, err := host.Open(ctx, assistant.Compose(&host.Options{
+	// As cmd/agentapp opens it: the assistant's parts (assistant.Compose),
+	// through host.Open (hosttest). Nil guards are their defaults here.
+	if g == nil {
+		g = &guard.Config{}
+	}
+	h, err := hosttest.Open(t, assistant.Compose(&host.Options{
 		Model: m,
 		Dir:   t.TempDir(),
 		Extra: []host.ExtraServer{

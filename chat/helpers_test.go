@@ -14,6 +14,7 @@ import (
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/host"
+	"github.com/agentapp/agentapp/host/hosttest"
 	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/store"
@@ -179,23 +180,13 @@ type hostParts struct {
 	Context     host.ContextOptions
 }
 
-// openHost opens the host of p with host.Open, as cmd/agentapp does, its
-// notices written to errOut as the command line writes them.
+// openHost opens the host of p with host.Open, as cmd/agentapp does, with
+// hosttest's defaults; its notices are written to errOut as the command
+// line writes them. The test owns the store: several chats may open over
+// it.
 func openHost(p *hostParts, hints host.Hints, now func() time.Time, errOut io.Writer) (*host.Host, error) {
-	g := p.Guards
-	if g == nil {
-		// No guards, as a test without them means: every call runs
-		// without a question (the default policy asks about the
-		// servers' tools that are not read-only).
-		all, err := guard.ParsePattern("*")
-		if err != nil {
-			return nil, err
-		}
-		g = &guard.Config{Permissions: guard.Permissions{Rules: []guard.Rule{{Pattern: all, Permission: guard.Allow, Source: "the test"}}}}
-	}
 	o := &host.Options{
-		// The test owns the store: several chats may open over it.
-		Model: p.Model, Local: p.Local, Servers: p.Servers, Inactive: p.Inactive, Guards: g, Store: p.Store, KeepStore: true,
+		Model: p.Model, Local: p.Local, Servers: p.Servers, Inactive: p.Inactive, Guards: p.Guards, Store: p.Store, KeepStore: true,
 		System: p.System, MaxSteps: p.MaxSteps, TurnTimeout: p.TurnTimeout, Context: p.Context, Hints: hints, Now: now,
 		Notify: func(n host.Notice) {
 			if n.Warning {
@@ -209,6 +200,9 @@ func openHost(p *hostParts, hints host.Hints, now func() time.Time, errOut io.Wr
 		o.Connect = func(ctx context.Context, c mcpconfig.Server) (host.Server, error) { return p.Connect(ctx, c.Name) }
 	} else {
 		o.Connect = func(context.Context, mcpconfig.Server) (host.Server, error) { return nil, host.ErrCannotConnect }
+	}
+	if err := hosttest.Defaults(o, ""); err != nil {
+		return nil, err
 	}
 	return host.Open(context.Background(), o)
 }

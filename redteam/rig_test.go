@@ -15,6 +15,7 @@ import (
 	"github.com/agentapp/agentapp/chat"
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/host"
+	"github.com/agentapp/agentapp/host/hosttest"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/scripted"
@@ -75,7 +76,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		LocalToolsWin:  guard.EnvMCPStrict + " is set",
 	}}
 	// The host is opened as cmd/agentapp opens it, with the assistant's
-	// parts (assistant.Compose).
+	// parts (assistant.Compose), through host.Open (hosttest).
 	ho := assistant.Compose(&host.Options{
 		Model: r.model, Servers: []host.Server{b}, Guards: &cfg, Store: r.st, KeepStore: true, Hints: hints.Host,
 		Notify: func(n host.Notice) {
@@ -86,10 +87,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 			fmt.Fprintln(&r.err, n.Text)
 		},
 	})
-	h, err := host.Open(ctx, ho)
-	if err != nil {
-		t.Fatalf("host.Open: %v", err)
-	}
+	h := hosttest.MustOpen(t, ho)
 	r.chat, err = chat.New(ctx, chat.Config{
 		Host:      h,
 		Confirmer: o.confirmer,

@@ -17,6 +17,7 @@ import (
 	"github.com/agentapp/agentapp/assistant"
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/host"
+	"github.com/agentapp/agentapp/host/hosttest"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/offline"
@@ -53,26 +54,10 @@ type envOptions struct {
 }
 
 // openHost opens the host under a test server as cmd/agentapp does: with
-// host.Open and what the assistant brings (assistant.Compose).
+// host.Open and what the assistant brings (assistant.Compose), through
+// hosttest.
 func openHost(t testing.TB, o *envOptions) *host.Host {
 	t.Helper()
-	if o.Store == nil {
-		st, err := store.Open(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		o.Store = st
-	}
-	if o.Guards == nil {
-		// No guards, as a test without them means: every call runs
-		// without a question (the default policy would ask about the
-		// servers' tools that are not read-only).
-		all, err := guard.ParsePattern("*")
-		if err != nil {
-			t.Fatal(err)
-		}
-		o.Guards = &guard.Config{Permissions: guard.Permissions{Rules: []guard.Rule{{Pattern: all, Permission: guard.Allow, Source: "the test"}}}}
-	}
 	ho := assistant.Compose(&host.Options{})
 	ho.Model, ho.Store, ho.Servers, ho.Guards = o.Model, o.Store, o.Servers, o.Guards
 	ho.LocalTools, ho.Local = o.LocalTools, o.Local
@@ -83,11 +68,7 @@ func openHost(t testing.TB, o *envOptions) *host.Host {
 	if o.Clock != nil {
 		ho.Now = o.Clock.Now
 	}
-	h, err := host.Open(context.Background(), ho)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
+	return hosttest.MustOpen(t, ho)
 }
 
 // newEnv starts a Server over a host with the real local tools (plus
