@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/assistant"
+	"github.com/agentapp/agentapp/assistant/compose"
 	"github.com/agentapp/agentapp/chat"
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/host"
@@ -84,12 +85,12 @@ func openGuardedHost(t *testing.T, m model.Model, g *guard.Config) *host.Host {
 		"shop":  mcpserver.New(assistant.ServerOptions(svc, k, "test")),
 		"notes": mcpserver.New(&mcpserver.Options{Name: "notes", Tools: []*agent.Tool{note}}),
 	}
-	// As cmd/agentapp opens it: the assistant's parts (assistant.Compose),
+	// As cmd/agentapp opens it: the assistant's parts (compose.Host),
 	// through host.Open (hosttest). Nil guards are their defaults here.
 	if g == nil {
 		g = &guard.Config{}
 	}
-	h, err := hosttest.Open(t, assistant.Compose(&host.Options{
+	h, err := hosttest.Open(t, compose.Host(&host.Options{
 		Model: m,
 		Dir:   t.TempDir(),
 		Extra: []host.ExtraServer{

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentapp/agentapp/assistant"
+	"github.com/agentapp/agentapp/assistant/compose"
 	"github.com/agentapp/agentapp/chat"
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/host"
@@ -76,8 +76,8 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		LocalToolsWin:  guard.EnvMCPStrict + " is set",
 	}}
 	// The host is opened as cmd/agentapp opens it, with the assistant's
-	// parts (assistant.Compose), through host.Open (hosttest).
-	ho := assistant.Compose(&host.Options{
+	// parts (compose.Host), through host.Open (hosttest).
+	ho := compose.Host(&host.Options{
 		Model: r.model, Servers: []host.Server{b}, Guards: &cfg, Store: r.st, KeepStore: true, Hints: hints.Host,
 		Notify: func(n host.Notice) {
 			if n.Warning {

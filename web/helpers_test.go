@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/assistant"
+	"github.com/agentapp/agentapp/assistant/compose"
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/host/hosttest"
@@ -54,11 +55,11 @@ type envOptions struct {
 }
 
 // openHost opens the host under a test server as cmd/agentapp does: with
-// host.Open and what the assistant brings (assistant.Compose), through
+// host.Open and what the assistant brings (compose.Host), through
 // hosttest.
 func openHost(t testing.TB, o *envOptions) *host.Host {
 	t.Helper()
-	ho := assistant.Compose(&host.Options{})
+	ho := compose.Host(&host.Options{})
 	ho.Model, ho.Store, ho.Servers, ho.Guards = o.Model, o.Store, o.Servers, o.Guards
 	ho.LocalTools, ho.Local = o.LocalTools, o.Local
 	ho.MaxSteps, ho.TurnTimeout, ho.Context = o.MaxSteps, o.TurnTimeout, o.Context

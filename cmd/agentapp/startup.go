@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/agentapp/agentapp/assistant"
+	"github.com/agentapp/agentapp/assistant/compose"
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/mcpclient"
@@ -71,7 +71,7 @@ type frontEnd struct {
 }
 
 // startHost opens the store and the host the way both front ends do: the
-// assistant's parts (assistant.Compose), the config scopes and the extra
+// assistant's parts (compose.Host), the config scopes and the extra
 // servers, the guards and the limits. intr, when set, gives up on the
 // servers still connecting.
 func (s *hostSetup) startHost(ctx context.Context, cmd *cobra.Command, f *chatFlags, intr <-chan os.Signal, fe frontEnd) (*host.Host, error) {
@@ -79,7 +79,7 @@ func (s *hostSetup) startHost(ctx context.Context, cmd *cobra.Command, f *chatFl
 	if err != nil {
 		return nil, err
 	}
-	return openHost(ctx, intr, limited(s.maxOut, s.toolSearch, assistant.Compose(&host.Options{
+	return openHost(ctx, intr, limited(s.maxOut, s.toolSearch, compose.Host(&host.Options{
 		Model:             s.m,
 		ConfigFile:        f.config,
 		DefaultConfigFile: defaultConfigFile,

@@ -1,4 +1,8 @@
-package assistant
+// Package compose wires the assistant into a host: its local tools, its
+// system prompt and the hook that finds an answer's sources. It is apart
+// from package assistant, which knows no host, so that what the assistant
+// is made of can be used below the host too (an MCP client's tests).
+package compose
 
 import (
 	"encoding/json"
@@ -6,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentapp/agentapp/assistant"
 	"github.com/agentapp/agentapp/host"
 )
 
@@ -70,11 +75,11 @@ func Sources(answer string, outputs []string) []host.Source {
 	return out
 }
 
-// Compose fills in what the assistant brings to a host: its local tools,
-// its system prompt and the hook that finds an answer's sources. The
-// command line opens its hosts with it, and so do the front ends' tests, so
-// they test the host production runs.
-func Compose(o *host.Options) *host.Options {
-	o.LocalTools, o.System, o.Sources = LocalTools, SystemPrompt, Sources
+// Host fills in what the assistant brings to a host: its local tools, its
+// system prompt and the hook that finds an answer's sources. The command
+// line opens its hosts with it, and so do the front ends' tests, so they
+// test the host production runs.
+func Host(o *host.Options) *host.Options {
+	o.LocalTools, o.System, o.Sources = assistant.LocalTools, assistant.SystemPrompt, Sources
 	return o
 }

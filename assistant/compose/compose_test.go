@@ -1,4 +1,4 @@
-package assistant
+package compose
 
 import (
 	"encoding/json"
