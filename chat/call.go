@@ -53,7 +53,7 @@ func (c *Chat) callCommand(ctx context.Context, line string) {
 			return
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.TurnTimeout)
+	ctx, cancel := context.WithTimeout(ctx, c.h.TurnTimeout())
 	defer cancel()
 	ctx, stop := c.interruptible(ctx)
 	defer stop()
@@ -63,7 +63,7 @@ func (c *Chat) callCommand(ctx context.Context, line string) {
 	c.turnCtx.Store(&ctx)
 	defer c.turnCtx.Store(nil)
 	start := c.cfg.Now()
-	res, err := runTool(ctx, t, raw)
+	res, err := runTool(func() (any, error) { return c.h.Call(ctx, t, raw, c.confirmer) }, t.Name)
 	dur := c.cfg.Now().Sub(start)
 	reason, refused := denial(res)
 	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
@@ -79,13 +79,13 @@ func (c *Chat) callCommand(ctx context.Context, line string) {
 }
 
 // runTool runs t, turning a panic into an error, as the tool loop does.
-func runTool(ctx context.Context, t *agent.Tool, args json.RawMessage) (out string, err error) {
+func runTool(call func() (any, error), name string) (out string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("the tool %s failed: %v", t.Name, r)
+			err = fmt.Errorf("the tool %s failed: %v", name, r)
 		}
 	}()
-	v, err := t.Execute(ctx, args)
+	v, err := call()
 	if err != nil {
 		return "", err
 	}

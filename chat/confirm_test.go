@@ -163,8 +163,10 @@ func TestTerminalConfirmerThroughWrap(t *testing.T) {
 			if c.timeout {
 				conf.Timeout = time.Millisecond
 			}
-			g, audit := testGuards(t, guard.Config{Confirm: []string{"createRefund"}})
-			g = g.WithConfirmer(conf)
+			gcfg, audit := testGuards(t, guard.Config{Confirm: []string{"createRefund"}})
+			a := guard.NewAudit(audit, nil)
+			t.Cleanup(func() { a.Close() })
+			g := guard.New(*gcfg, conf, a)
 			srv, calls := countingServer("hostile", "createRefund", "refunded")
 			res, err := guard.Wrap(srv.tools[0], g).Execute(context.Background(), json.RawMessage(`{"orderId":"A-1024"}`))
 			if err != nil {

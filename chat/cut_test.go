@@ -15,7 +15,7 @@ func TestREPLShowsCut(t *testing.T) {
 	m := &ruleModel{}
 	big := strings.Repeat("word ", 40_000) // about 40,000 tokens
 	h := newHarness(t, m, openTestStore(t), "call:big\n/exit\n")
-	h.cfg.Local = append(h.cfg.Local, constTool("big", "", big))
+	h.host.Local = append(h.host.Local, constTool("big", "", big))
 	h.run(t)
 	if want := fmt.Sprintf("✂ big returned %d bytes", len(big)); !strings.Contains(h.err.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, h.err.String())
@@ -33,7 +33,7 @@ func TestToolsShowsToolSearch(t *testing.T) {
 		tools = append(tools, constTool(fmt.Sprintf("t%02d", i), "many", "x"))
 	}
 	h := newHarness(t, &ruleModel{}, openTestStore(t), "/tools\n/exit\n")
-	h.cfg.Servers = []host.Server{&fakeServer{name: "many", tools: tools}}
+	h.host.Servers = []host.Server{&fakeServer{name: "many", tools: tools}}
 	h.run(t)
 	out := h.out.String()
 	for _, want := range []string{"Tool search: on (45 MCP tools, more than 40)", "loaded in this session (0): none", "deferred, found by searchTools (45): t00, t01"} {

@@ -327,7 +327,7 @@ func (c *Chat) AskAs(ctx context.Context, question string, format OutputFormat) 
 	}
 	if format == OutputStreamJSON {
 		obs.sink = newEventSink(c.cfg.Out)
-		obs.sink.emit(Event{Type: "session", Session: c.session, Model: c.cfg.Model.Name(), Unavailable: c.unavailable()})
+		obs.sink.emit(Event{Type: "session", Session: c.session, Model: c.h.Model().Name(), Unavailable: c.unavailable()})
 	}
 	// A confirmation question in one-shot mode reads its answer from
 	// stdin as plain lines (the question itself came from -p).
@@ -364,7 +364,7 @@ func (c *Chat) AskAs(ctx context.Context, question string, format OutputFormat) 
 		}
 		obs.sink.emit(Event{Type: "done", Answer: &text, Sources: srcs, Usage: usage})
 	case OutputJSON:
-		a := Answer{Answer: text, Steps: []Step{}, Sources: srcs, Model: c.cfg.Model.Name(), Session: c.session, Unavailable: c.unavailable()}
+		a := Answer{Answer: text, Steps: []Step{}, Sources: srcs, Model: c.h.Model().Name(), Session: c.session, Unavailable: c.unavailable()}
 		for _, ev := range tr.steps() {
 			a.Steps = append(a.Steps, stepOf(ev, obs.call(ev.CallID)))
 		}

@@ -82,7 +82,7 @@ type searchParts struct {
 	pruned   time.Time    // when old loaded tools were last deleted
 }
 
-func newSearchParts(ctx context.Context, cfg *Config, log *slog.Logger) (*searchParts, error) {
+func newSearchParts(ctx context.Context, cfg *config, log *slog.Logger) (*searchParts, error) {
 	var o ToolSearchOptions
 	if cfg.ToolSearch != nil {
 		o = *cfg.ToolSearch

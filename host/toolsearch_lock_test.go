@@ -22,7 +22,7 @@ func TestToolSearchSlowDatabaseHoldsNoOtherSession(t *testing.T) {
 	}
 	srv.offer(names...)
 	m := &scriptModel{}
-	h, err := New(ctx, Config{Model: m, Servers: []Server{srv}, Store: openTestStore(t)})
+	h, err := newHost(ctx, config{Model: m, Servers: []Server{srv}, Store: openTestStore(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func testCallByName(t *testing.T, stream bool) {
 		t.Fatal(err)
 	}
 	g := guard.New(guard.Config{Confirm: []string{"tool_09"}, Permissions: guard.Permissions{Rules: []guard.Rule{{Pattern: all, Permission: guard.Allow, Source: "the test"}}}}, refuseAll{}, nil)
-	h, err := New(ctx, Config{Model: m, Servers: []Server{srv}, Guards: g, Store: openTestStore(t)})
+	h, err := newHost(ctx, config{Model: m, Servers: []Server{srv}, Guards: g, Store: openTestStore(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,11 +13,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/mcpclient"
-	"github.com/agentapp/agentapp/model"
 )
 
 // SessionCookie holds the page's session id: HttpOnly, so a script
@@ -30,7 +28,7 @@ const sessionCookieAge = 30 * 24 * time.Hour
 
 // routes builds the handler: every request is counted, Host-checked and,
 // when it changes state, checked for cross-origin.
-func (s *Server) routes() http.Handler {
+func (s *Server) routes() (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/sessions", s.createSession)
 	mux.HandleFunc("GET /api/sessions/current", s.currentSession)
@@ -41,18 +39,38 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /api/sessions/{id}/compact", s.postCompact) // compact.go
 	mux.Handle("POST /v1/chat/completions", s.opts.Tracing.Handler("/v1/chat/completions", s.apiKeyOnly(s.completions)))
 	mux.HandleFunc("GET /v1/models", s.apiKeyOnly(s.models))
-	mux.HandleFunc("GET /operator", s.operatorOnly(s.operatorPage))
-	mux.HandleFunc("GET /operator/queue", s.operatorOnly(s.operatorQueue))
-	mux.HandleFunc("POST /operator/handoffs/{id}/resolve", s.operatorOnly(s.resolveHandoff))
-	mux.HandleFunc("POST /operator/tickets/{id}/resolve", s.operatorOnly(s.resolveTicket))
-	s.registerRefunds(mux) // refunds.go
-	s.registerApps(mux)    // apps.go
+	if err := s.mountOperator(mux); err != nil {
+		return nil, err
+	}
+	s.registerApps(mux) // apps.go
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.HandleFunc("GET /metrics", s.metricsOnly(s.metrics.handler().ServeHTTP))
 	mux.Handle("GET /static/", staticFiles())
 	mux.HandleFunc("GET /{$}", s.servePage)
-	return s.metrics.instrument(checkHost(crossOrigin(methodsOrNotFound(mux))))
+	return s.metrics.instrument(checkHost(crossOrigin(methodsOrNotFound(mux)))), nil
+}
+
+// mountOperator mounts the operator view's routes (Options.Operator) behind
+// the operator token. A pattern outside /operator, or one the mux refuses
+// (malformed, or clashing with another), is an error of the caller.
+func (s *Server) mountOperator(mux *http.ServeMux) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("web: an operator route cannot be mounted: %v", r)
+		}
+	}()
+	for pattern, h := range s.opts.Operator {
+		_, path, _ := strings.Cut(pattern, " ")
+		if !strings.Contains(pattern, " ") {
+			path = pattern
+		}
+		if h == nil || (path != "/operator" && !strings.HasPrefix(path, "/operator/")) {
+			return fmt.Errorf("web: operator route %q: want a handler on /operator or a path under it", pattern)
+		}
+		mux.HandleFunc(pattern, s.operatorOnly(h.ServeHTTP))
+	}
+	return nil
 }
 
 // probedMethods are the methods tried on a path no route takes, to tell a
@@ -335,24 +353,11 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	if !readStrictJSON(w, r, maxMessageBody, &in, writeError) {
 		return
 	}
-	if n := utf8.RuneCountInString(in.Content); n > host.MaxMessageRunes {
-		writeError(w, http.StatusRequestEntityTooLarge, (&host.TooLongError{Length: n}).Error())
-		return
-	}
-	text := strings.TrimSpace(in.Content)
-	if text == "" {
-		writeError(w, http.StatusBadRequest, `the message is empty; send {"content": "your question"}`)
-		return
-	}
 	if ok, err := s.sessionExists(r.Context(), id); err != nil || !ok {
 		if err != nil {
 			s.log.Error(err.Error())
 		}
 		writeError(w, http.StatusNotFound, "no such session; POST /api/sessions starts one")
-		return
-	}
-	if err := s.guards.CheckUserMessage(text); err != nil {
-		writeError(w, http.StatusUnprocessableEntity, (&host.InputRefusedError{Err: err}).Error())
 		return
 	}
 	if !s.startTurn(w, writeError) {
@@ -367,21 +372,28 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	ev := s.openStream(w, cancel)
+	// The stream starts once the host has accepted the message: a message
+	// the host's checks refuse is answered with a status instead.
+	ev := s.newStream(w, cancel)
 	defer ev.close()
 	received := time.Now()
-	ev.send("session", map[string]string{"id": id})
-	// The messages that arrive with this one get their first events
-	// before the turns take the processor (burst.go).
-	s.burst.wait(ctx)
 	t := &turn{s: s, session: id, client: clientAddr(r), api: "chat", emit: ev.send}
+	t.accepted = func() {
+		ev.send("session", map[string]string{"id": id})
+		// The messages that arrive with this one get their first events
+		// before the turns take the processor (burst.go).
+		s.burst.wait(ctx)
+	}
 	var once sync.Once
-	user := model.Message{Role: model.RoleUser, Content: text}
-	res, err := s.runTurn(ctx, t, host.Turn{Messages: append(s.takeAppContext(id), user)}, func(delta string) {
+	res, err := s.runTurn(ctx, t, host.Turn{Text: in.Content, Attachments: s.takeAppContext(id)}, func(delta string) {
 		once.Do(func() { s.metrics.firstEvent.WithLabelValues("chat").Observe(time.Since(received).Seconds()) })
 		ev.send("token", map[string]string{"text": delta})
 	})
 	if err != nil {
+		if code, msg, ok := refusal(err); ok && !ev.started() {
+			writeError(w, code, msg)
+			return
+		}
 		ev.send("error", ErrorEvent{Message: err.Error()})
 		return
 	}
@@ -422,18 +434,62 @@ type eventStream struct {
 	rc      *http.ResponseController
 	timeout time.Duration
 	broken  bool
+	begun   bool // the status and headers are written
 	cancel  context.CancelFunc
 }
 
+// newStream prepares an event stream on w; its status and headers are
+// written with its first event, so that until then the handler may still
+// answer with another status.
+func (s *Server) newStream(w http.ResponseWriter, cancel context.CancelFunc) *eventStream {
+	return &eventStream{w: w, rc: http.NewResponseController(w), timeout: s.opts.WriteTimeout, cancel: cancel}
+}
+
+// openStream is newStream with its status and headers written at once.
 func (s *Server) openStream(w http.ResponseWriter, cancel context.CancelFunc) *eventStream {
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Time{})
-	h := w.Header()
+	e := s.newStream(w, cancel)
+	e.mu.Lock()
+	e.startLocked()
+	e.mu.Unlock()
+	return e
+}
+
+// startLocked writes the stream's status and headers once (e.mu held).
+func (e *eventStream) startLocked() {
+	if e.begun {
+		return
+	}
+	e.begun = true
+	_ = e.rc.SetReadDeadline(time.Time{})
+	h := e.w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no") // a proxy must not hold the stream back
-	w.WriteHeader(http.StatusOK)
-	return &eventStream{w: w, rc: rc, timeout: s.opts.WriteTimeout, cancel: cancel}
+	e.w.WriteHeader(http.StatusOK)
+}
+
+// started reports whether the stream's status has been written.
+func (e *eventStream) started() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.begun
+}
+
+// refusal is the status and message of a message the host's checks
+// refused before the turn ran: too long, refused by the input guard, or
+// empty.
+func refusal(err error) (code int, msg string, ok bool) {
+	var tooLong *host.TooLongError
+	var refused *host.InputRefusedError
+	switch {
+	case errors.As(err, &tooLong):
+		return http.StatusRequestEntityTooLarge, err.Error(), true
+	case errors.As(err, &refused):
+		return http.StatusUnprocessableEntity, err.Error(), true
+	case errors.Is(err, host.ErrEmptyMessage):
+		return http.StatusBadRequest, `the message is empty; send {"content": "your question"}`, true
+	}
+	return 0, "", false
 }
 
 // close ends the stream for writers still holding it: a tool that ignored
@@ -465,6 +521,7 @@ func (e *eventStream) write(event string, data []byte) bool {
 	if e.broken {
 		return false
 	}
+	e.startLocked()
 	_ = e.rc.SetWriteDeadline(time.Now().Add(e.timeout))
 	_, err := e.w.Write(appendEvent(nil, event, data))
 	if err == nil {
@@ -552,7 +609,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
 	rd := Readiness{Ready: true, Database: "ok", Servers: []ServerStatus{}}
-	if err := s.opts.Store.DB.PingContext(ctx); err != nil {
+	if err := s.h.Store().DB.PingContext(ctx); err != nil {
 		rd.Ready, rd.Database = false, "unreachable: "+err.Error()
 	}
 	if s.draining.Load() {

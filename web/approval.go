@@ -33,16 +33,18 @@ type ApprovalEvent struct {
 	By string `json:"by,omitempty"`
 }
 
-// confirmer is the guard.Confirmer of the web: it raises an approval event
-// on the turn's stream and waits for POST .../approvals/{id}, at most the
+// confirmer is the guard.Confirmer of a web turn (host.Turn.Confirmer): it
+// raises an approval event on the turn's stream and waits for POST .../approvals/{id}, at most the
 // approval timeout. Nobody to ask (the OpenAI endpoint, a broken stream),
 // no answer in time, a cancelled turn and a full approval table all
 // refuse, with a reason the model can pass on.
-type confirmer struct{ s *Server }
+type confirmer struct {
+	s *Server
+	t *turn // the turn it asks for, on whose stream the question goes
+}
 
 func (c *confirmer) Confirm(ctx context.Context, req guard.ConfirmRequest) guard.Decision {
-	s := c.s
-	t := turnFrom(ctx)
+	s, t := c.s, c.t
 	if t == nil || t.emit == nil {
 		return guard.Decision{Reason: "nobody can approve calls made through this endpoint; use the chat page or the /api/sessions API to confirm it"}
 	}

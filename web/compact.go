@@ -94,7 +94,7 @@ func (s *Server) postCompact(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.releaseSession(id)
 
-	ctx, cancel := context.WithTimeout(r.Context(), s.opts.TurnTimeout)
+	ctx, cancel := context.WithTimeout(r.Context(), s.h.TurnTimeout())
 	defer cancel()
 	stop := context.AfterFunc(s.hardStop, cancel)
 	defer stop()

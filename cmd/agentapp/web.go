@@ -14,12 +14,12 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/assistant"
-	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/trust"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/agentapp/agentapp/model/openai"
+	"github.com/agentapp/agentapp/support"
 	"github.com/agentapp/agentapp/trace"
 	"github.com/agentapp/agentapp/web"
 	"github.com/spf13/cobra"
@@ -173,29 +173,11 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	if err := checkWebAddr(f.http, token, apiKeys, f.openV1); err != nil {
 		return err
 	}
-	m, info, _, err := chooseModel(f.model)
+	setup, err := readHostSetup(cmd, &f.chatFlags) // startup.go, shared with runChatAs
 	if err != nil {
 		return err
 	}
-	ctxOpts, err := contextOptions(&f.chatFlags, cmd.Flags().Changed("context-window"), m)
-	if err != nil {
-		return err
-	}
-	extra, err := extraServers(&f.chatFlags)
-	if err != nil {
-		return err
-	}
-	dir, err := dataDir(cmd)
-	if err != nil {
-		return err
-	}
-	guardCfg, err := readGuardConfig(os.Getenv, dir)
-	if err != nil {
-		return err
-	}
-	if err := f.perms.apply(&guardCfg); err != nil {
-		return err
-	}
+	m, info, dir := setup.m, setup.info, setup.dir
 	// Deferred first, the flush of the spans runs last, after the turns
 	// drained and the servers closed, within its own bound.
 	tr, stopTracing, err := startTracing(cmd, os.LookupEnv, logger)
@@ -225,42 +207,18 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		logger.Warn(w)
 	}
 
-	maxOut, toolSearch, err := limitOptions(&f.limits, chatConfigPath(&f.chatFlags))
-	if err != nil {
-		return err
-	}
-	st, err := openStore(cmd)
-	if err != nil {
-		return err
-	}
 	// Stored OAuth logins are used as in the chat; a server that needs a
 	// browser login is reported, never logged into from here.
-	h, err := openHost(ctx, nil, limited(maxOut, toolSearch, &host.Options{
-		Model:             m,
-		ConfigFile:        f.config,
-		DefaultConfigFile: defaultConfigFile,
-		Getenv:            os.Getenv,
-		LookupEnv:         os.LookupEnv,
-		Extra:             extra,
+	h, err := setup.startHost(ctx, cmd, &f.chatFlags, nil, frontEnd{
 		// A web server never asks on its terminal: only the project
 		// servers already approved (agentapp mcp approve) are started.
-		ApproveProject: func(project []mcpconfig.ScopedServer) ([]mcpconfig.Server, error) {
+		approve: func(project []mcpconfig.ScopedServer) ([]mcpconfig.Server, error) {
 			return approveProjectServers(dir, project, strings.NewReader(""), stderr)
 		},
-		Guards:         &guardCfg,
-		Store:          st,
-		AuditToFile:    strings.TrimSpace(os.Getenv(guard.EnvAuditLog)) != "",
-		LocalTools:     assistant.LocalTools,
-		ConnectOptions: webConnectOptions(sandboxOrigin != "", mcpclient.WithLogger(logger), chatOAuth(dir, chatConfigPath(&f.chatFlags))),
-		Strict:         f.strictMCP,
-		Reason:         connectReason,
-		System:         assistant.SystemPrompt,
-		MaxSteps:       f.maxSteps,
-		TurnTimeout:    f.turnTimeout,
-		Logger:         logger,
-		Hints:          webHints(),
-		Context:        ctxOpts,
-	}))
+		connect: webConnectOptions(sandboxOrigin != "", mcpclient.WithLogger(logger), chatOAuth(dir, chatConfigPath(&f.chatFlags))),
+		hints:   webHints(),
+		logger:  logger,
+	})
 	if err != nil {
 		return err
 	}
@@ -280,8 +238,16 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	if om, ok := m.(*openai.Model); ok {
 		secrets = append(secrets, om.Config().APIKey)
 	}
+	// The operator view is the domain's: the assistant's, over the
+	// support queue in the host's store.
+	svc, err := support.New(ctx, h.Store())
+	if err != nil {
+		_ = h.Close()
+		return err
+	}
 	srv, err := web.New(ctx, web.Options{
 		Host:         h,
+		Operator:     assistant.Operator(svc, logger),
 		Token:        token,
 		APIKeys:      apiKeys,
 		MetricsToken: metricsToken,

@@ -95,12 +95,12 @@ func askedFor(before string) bool {
 // model knows gets its usual arguments (the order number, the search
 // query); any other gets the JSON object written in the message, if there
 // is one, else no arguments.
-func callNamed(id string, names []string, user, orderID string) model.Message {
+func callNamed(t Tools, id string, names []string, user, orderID string) model.Message {
 	msg := model.Message{Role: model.RoleAssistant}
 	obj := jsonObjectIn(user)
 	for i, name := range names {
 		var args any = json.RawMessage(obj)
-		switch kindOf(name) {
+		switch kindOf(t, name) {
 		case kindOrder:
 			if orderID != "" {
 				args = struct {

@@ -1,4 +1,4 @@
-package web
+package assistant
 
 import (
 	"encoding/json"
@@ -19,19 +19,14 @@ import (
 //	POST /operator/refunds/{id}/approve    {"note": "…"} (optional)
 //	POST /operator/refunds/{id}/decline    {"note": "…"} (optional)
 //
-// Like the rest of the operator view they need the operator token.
+// Like the rest of the operator view they are mounted behind the
+// operator token.
 
 // maxDecisionBody bounds the body of a decision: a note of at most 2000
 // characters, JSON-encoded or form-encoded.
 const maxDecisionBody = 16 << 10
 
-func (s *Server) registerRefunds(mux *http.ServeMux) {
-	mux.HandleFunc("GET /operator/refunds", s.operatorOnly(s.operatorRefunds))
-	mux.HandleFunc("POST /operator/refunds/{id}/approve", s.operatorOnly(s.decideRefund(true)))
-	mux.HandleFunc("POST /operator/refunds/{id}/decline", s.operatorOnly(s.decideRefund(false)))
-}
-
-func (s *Server) operatorRefunds(w http.ResponseWriter, r *http.Request) {
+func (s *operator) operatorRefunds(w http.ResponseWriter, r *http.Request) {
 	list, err := s.support.Refunds(r.Context(), operatorList)
 	if err != nil {
 		s.log.Error(err.Error())
@@ -41,7 +36,7 @@ func (s *Server) operatorRefunds(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"refunds": orEmpty(list)})
 }
 
-func (s *Server) decideRefund(approve bool) http.HandlerFunc {
+func (s *operator) decideRefund(approve bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
 		if len(id) > 64 {

@@ -1,9 +1,11 @@
-package web
+package assistant
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"html/template"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -14,13 +16,39 @@ import (
 // operatorList is how many hand-offs and tickets the operator view shows.
 const operatorList = 200
 
+// Operator is the operator view over the support queue: the page, the
+// queue as JSON, resolving hand-offs and tickets, and the refund requests
+// (operator_refunds.go). The web front end mounts its routes (pattern →
+// handler) behind the operator token: web.Options.Operator.
+func Operator(svc *support.Service, log *slog.Logger) map[string]http.Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	o := &operator{support: svc, log: log}
+	return map[string]http.Handler{
+		"GET /operator":                        http.HandlerFunc(o.operatorPage),
+		"GET /operator/queue":                  http.HandlerFunc(o.operatorQueue),
+		"POST /operator/handoffs/{id}/resolve": http.HandlerFunc(o.resolveHandoff),
+		"POST /operator/tickets/{id}/resolve":  http.HandlerFunc(o.resolveTicket),
+		"GET /operator/refunds":                http.HandlerFunc(o.operatorRefunds),
+		"POST /operator/refunds/{id}/approve":  o.decideRefund(true),
+		"POST /operator/refunds/{id}/decline":  o.decideRefund(false),
+	}
+}
+
+// operator serves the operator view.
+type operator struct {
+	support *support.Service
+	log     *slog.Logger
+}
+
 // Queue is the answer of GET /operator/queue: the newest first.
 type Queue struct {
 	Handoffs []support.QueuedHandoff `json:"handoffs"`
 	Tickets  []support.QueuedTicket  `json:"tickets"`
 }
 
-func (s *Server) queue(r *http.Request) (Queue, error) {
+func (s *operator) queue(r *http.Request) (Queue, error) {
 	h, err := s.support.Handoffs(r.Context(), operatorList)
 	if err != nil {
 		return Queue{}, err
@@ -32,7 +60,7 @@ func (s *Server) queue(r *http.Request) (Queue, error) {
 	return Queue{Handoffs: orEmpty(h), Tickets: orEmpty(t)}, nil
 }
 
-func (s *Server) operatorQueue(w http.ResponseWriter, r *http.Request) {
+func (s *operator) operatorQueue(w http.ResponseWriter, r *http.Request) {
 	q, err := s.queue(r)
 	if err != nil {
 		s.log.Error(err.Error())
@@ -43,7 +71,7 @@ func (s *Server) operatorQueue(w http.ResponseWriter, r *http.Request) {
 }
 
 // operatorView is what the operator page shows: the queue and the refund
-// requests (web/refunds.go), each with its times made readable.
+// requests (operator_refunds.go), each with its times made readable.
 type operatorView struct {
 	Queue
 	Refunds []refundRow
@@ -77,7 +105,7 @@ func readableTime(stamp string) (readable, iso string) {
 	return t.In(time.Local).Format("2006-01-02 15:04:05 MST"), t.UTC().Format(time.RFC3339)
 }
 
-func (s *Server) operatorPage(w http.ResponseWriter, r *http.Request) {
+func (s *operator) operatorPage(w http.ResponseWriter, r *http.Request) {
 	q, err := s.queue(r)
 	if err != nil {
 		s.log.Error(err.Error())
@@ -102,17 +130,17 @@ func (s *Server) operatorPage(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) resolveHandoff(w http.ResponseWriter, r *http.Request) {
+func (s *operator) resolveHandoff(w http.ResponseWriter, r *http.Request) {
 	s.resolve(w, r, s.support.ResolveHandoff)
 }
 
-func (s *Server) resolveTicket(w http.ResponseWriter, r *http.Request) {
+func (s *operator) resolveTicket(w http.ResponseWriter, r *http.Request) {
 	s.resolve(w, r, s.support.ResolveTicket)
 }
 
 // resolve marks a record resolved; a form post is sent back to the view,
 // any other caller gets JSON.
-func (s *Server) resolve(w http.ResponseWriter, r *http.Request, mark func(ctx context.Context, id string) error) {
+func (s *operator) resolve(w http.ResponseWriter, r *http.Request, mark func(ctx context.Context, id string) error) {
 	id := r.PathValue("id")
 	if len(id) > 64 {
 		writeError(w, http.StatusNotFound, "no such record")
@@ -190,4 +218,25 @@ func when(stamp string) template.HTML {
 	}
 	exact := t.UTC().Format(time.RFC3339)
 	return template.HTML(`<time datetime="` + exact + `" title="` + exact + `">` + t.UTC().Format("2006-01-02 15:04") + ` UTC</time>`)
+}
+
+// writeJSON and writeError answer as the web's API does.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]string{"error": msg})
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
