@@ -309,7 +309,7 @@ func (c *Chat) banner(w io.Writer) {
 	} else {
 		fmt.Fprintf(w, "Model: %s\n", c.cfg.Model.Name())
 	}
-	fmt.Fprintf(w, "Local tools: %d (%s)\n", len(c.cfg.Local), strings.Join(toolNames(c.cfg.Local), ", "))
+	fmt.Fprintf(w, "Local tools: %d (%s)\n", len(c.cfg.Local), textsafe.Escape(strings.Join(localToolNames(c.cfg.Local, c.h.Tools().Report()), ", ")))
 	servers, inactive := c.h.Tools().Servers(), c.h.Tools().Inactive()
 	if len(servers) == 0 && len(inactive) == 0 {
 		fmt.Fprintln(w, "MCP servers: none"+hintIn(c.cfg.Hints.AddServer))
@@ -351,6 +351,20 @@ func (c *Chat) banner(w io.Writer) {
 		fmt.Fprintln(w, line+")")
 	}
 	fmt.Fprintln(w, "Type a message. Commands: /tools, /mcp, /new, /help, /exit (or Ctrl-D).")
+}
+
+// localToolNames names the local tools, each one an MCP server's tool
+// replaced saying by whose: that tool is the one offered and run.
+func localToolNames(tools []*agent.Tool, r host.MergeReport) []string {
+	names := toolNames(tools)
+	for i, n := range names {
+		for _, o := range r.Overridden {
+			if o.Tool == n {
+				names[i] = n + " replaced by MCP server " + o.Server + "'s"
+			}
+		}
+	}
+	return names
 }
 
 func toolNames(tools []*agent.Tool) []string {

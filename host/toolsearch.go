@@ -64,6 +64,11 @@ type searchParts struct {
 	log    *slog.Logger
 	now    func() time.Time
 	tool   *agent.Tool
+	// local are the names of the host's local tools. A server's tool of
+	// one of these names replaced a local tool (merge) and is offered
+	// always, as the local tool was: the user plugged the server in to
+	// answer those questions, and the banner lists the tool as offered.
+	local map[string]bool
 
 	mu       sync.Mutex
 	forSet   *agent.ToolSet // the table the fields below were built for
@@ -86,7 +91,12 @@ func newSearchParts(ctx context.Context, cfg *Config, log *slog.Logger) (*search
 	o.Mode = mode
 	info := budget.LookupModel(cfg.Model.Name())
 	s := &searchParts{opts: o, window: budget.Window(cfg.Model.Name(), o.Window), est: budget.NewEstimator(info.Family),
-		st: cfg.Store, log: log, now: cfg.Now, loaded: map[string][]string{}}
+		st: cfg.Store, log: log, now: cfg.Now, loaded: map[string][]string{}, local: map[string]bool{}}
+	for _, t := range cfg.Local {
+		if t != nil {
+			s.local[t.Name] = true
+		}
+	}
 	if s.st != nil {
 		if err := s.st.Migrate(ctx, "toolsearch", searchMigrations); err != nil {
 			return nil, fmt.Errorf("opening the table of loaded tools: %w", err)
@@ -99,9 +109,12 @@ func newSearchParts(ctx context.Context, cfg *Config, log *slog.Logger) (*search
 	return s, nil
 }
 
-// isDeferrable reports whether t is an MCP server's tool (the local tools
-// and the host's resource tools are always offered).
-func isDeferrable(t *agent.Tool) bool { return !t.IsLocal() && t.Origin != ResourceToolOrigin }
+// deferrable reports whether t is an MCP server's tool that does not take
+// a local tool's place (the local tools, the server tools that replaced
+// one, and the host's resource tools are always offered).
+func (s *searchParts) deferrable(t *agent.Tool) bool {
+	return !t.IsLocal() && t.Origin != ResourceToolOrigin && !s.local[t.Name]
+}
 
 // update decides again for a new table (s.mu held).
 func (s *searchParts) updateLocked(table *agent.ToolSet) {
@@ -112,7 +125,7 @@ func (s *searchParts) updateLocked(table *agent.ToolSet) {
 	var specs []model.ToolSpec
 	var entries []toolsearch.Entry
 	for _, t := range table.Tools() {
-		if !isDeferrable(t) {
+		if !s.deferrable(t) {
 			continue
 		}
 		specs = append(specs, model.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
