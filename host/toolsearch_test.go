@@ -13,6 +13,7 @@ import (
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/model"
+	"github.com/agentapp/agentapp/model/offline"
 	"github.com/agentapp/agentapp/toolsearch"
 )
 
@@ -142,5 +143,44 @@ func TestToolSearchKeepsReplacedLocalTool(t *testing.T) {
 	st := h.ToolSearch(ctx, "s1")
 	if !st.Deferred || slices.Contains(st.Loaded, "getOrderStatus") || slices.Contains(st.Waiting, "getOrderStatus") || len(st.Waiting) != 60 {
 		t.Errorf("tool search state %+v, want 60 deferred tools and getOrderStatus not among them", st)
+	}
+}
+
+// TestToolSearchOfflineUseDeferredTool: the offline model asked to "use" a
+// tool the host defers searches for it by name and then calls it, as a
+// real model would, rather than searching the knowledge base.
+func TestToolSearchOfflineUseDeferredTool(t *testing.T) {
+	ctx := context.Background()
+	srv := &liveServer{name: "memory"}
+	names := []string{"read_graph"}
+	for i := range 60 {
+		names = append(names, fmt.Sprintf("tool_%02d", i))
+	}
+	srv.offer(names...)
+	all, err := guard.ParsePattern("memory:*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := guard.New(guard.Config{Permissions: guard.Permissions{Rules: []guard.Rule{{Pattern: all, Permission: guard.Allow, Source: "the test"}}}}, refuseAll{}, nil)
+	h, err := New(ctx, Config{Model: offline.New(), Servers: []Server{srv}, Guards: g, Store: openTestStore(t), ToolSearch: &ToolSearchOptions{Mode: toolsearch.ModeOn}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for _, msg := range []string{"use read_graph", "调用 read_graph"} {
+		res, err := h.Run(ctx, Turn{Session: "s-" + msg, Messages: []model.Message{{Role: model.RoleUser, Content: msg}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var called []string
+		for _, s := range res.Steps {
+			called = append(called, s.ToolName)
+		}
+		if !slices.Equal(called, []string{toolsearch.SearchToolName, "read_graph"}) {
+			t.Errorf("%q: calls %v, want searchTools then read_graph", msg, called)
+		}
+		if !strings.Contains(res.Answer, "memory:read_graph") || strings.Contains(res.Answer, toolsearch.SearchToolName) {
+			t.Errorf("%q: answer %q, want read_graph's result alone", msg, res.Answer)
+		}
 	}
 }
