@@ -67,7 +67,8 @@ per invocation and print JSON on stdout.
 
 The server is either --server (an http(s) URL of a streamable HTTP server, or
 of a legacy SSE one, see --transport; or the name of a server in the --config
-file) or a stdio command after "--":
+file, else of one mcp list shows here, e.g. added with mcp add) or a stdio
+command after "--":
 
   agentapp mcp tools -- npx -y @modelcontextprotocol/server-memory
   agentapp mcp call get-sum '{"a":1,"b":2}' -- mcp-server-everything
@@ -99,7 +100,7 @@ request (a resource it does not have).`,
 		},
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&f.server, "server", "", "server URL (http/https) or a server name from --config")
+	pf.StringVar(&f.server, "server", "", "server URL (http/https), or the name of a server in --config, else of one the chat here would start (mcp list)")
 	pf.StringVar(&f.config, "config", "", "mcpServers config file to look --server NAME up in")
 	pf.StringVar(&f.token, "token", "", "bearer token for an HTTP server (default $AGENTAPP_MCP_TOKEN)")
 	pf.StringArrayVarP(&f.headers, "header", "H", nil, "extra HTTP header as Name: value (repeatable)")
@@ -232,7 +233,7 @@ func withBridge(cmd *cobra.Command, f *mcpFlags, args []string, maxOwn int, fn f
 		return mcpUsageError(cmd, "unexpected argument %q (a stdio command goes after --)", own[maxOwn])
 	}
 	logger := cmdLogger(cmd, cmd.ErrOrStderr(), slog.LevelInfo)
-	cfg, err := resolveServer(f, command, logger)
+	cfg, err := resolveServer(cmd, f, command, logger)
 	if err != nil {
 		return mcpUsageError(cmd, "%v", err)
 	}
@@ -273,9 +274,61 @@ func withBridge(cmd *cobra.Command, f *mcpFlags, args []string, maxOwn int, fn f
 	return err
 }
 
+// scopedServer finds the server named name in the scopes the chat reads
+// here (agentapp.json, your servers for this project, the project's
+// .mcp.json, yours for every project), so a server added with `mcp add` is
+// used by its name. A project server runs only once approved, as in the
+// chat: its command comes with the project, not from you.
+func scopedServer(cmd *cobra.Command, name string, logger *slog.Logger) (mcpconfig.Server, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return mcpconfig.Server{}, err
+	}
+	res, err := mcpconfig.LoadScopes(mcpconfig.ScopesOptions{
+		Dir: wd, DefaultFile: defaultConfigFile, Getenv: os.Getenv,
+		Load:       &mcpconfig.LoadOptions{Logger: logger, LookupEnv: os.LookupEnv},
+		SkipBroken: true,
+	})
+	if err != nil {
+		return mcpconfig.Server{}, err
+	}
+	names := make([]string, 0, len(res.Servers))
+	for _, s := range res.Servers {
+		names = append(names, s.Server.Name)
+	}
+	i := slices.IndexFunc(res.Servers, func(s mcpconfig.ScopedServer) bool { return s.Server.Name == name })
+	if i < 0 {
+		known := "none is configured here"
+		if len(names) > 0 {
+			known = "configured here: " + strings.Join(names, ", ")
+		}
+		hint := ""
+		if n := mcpconfig.Nearest(name, names); n != "" {
+			hint = fmt.Sprintf("did you mean %q? ", n)
+		}
+		return mcpconfig.Server{}, fmt.Errorf("--server %q is neither an http(s) URL nor a configured server's name (%s); %sagentapp mcp list shows them, or give --config FILE", name, known, hint)
+	}
+	s := res.Servers[i]
+	switch {
+	case s.Err != nil:
+		return mcpconfig.Server{}, fmt.Errorf("server %q in %s: %v", name, s.File, s.Err)
+	case s.Disabled:
+		return mcpconfig.Server{}, fmt.Errorf("server %q is disabled in %s", name, s.File)
+	case s.Scope == mcpconfig.ScopeProject:
+		approvals, err := openApprovals(cmd)
+		if err != nil {
+			return mcpconfig.Server{}, err
+		}
+		if !approvals.Approved(wd, name, s.Entry) {
+			return mcpconfig.Server{}, fmt.Errorf("server %q comes with the project (%s) and is not approved to run; agentapp mcp approve %s allows it", name, s.File, name)
+		}
+	}
+	return s.Server, nil
+}
+
 // resolveServer turns the flags and the command after "--" into exactly one
 // server config.
-func resolveServer(f *mcpFlags, command []string, logger *slog.Logger) (mcpconfig.Server, error) {
+func resolveServer(cmd *cobra.Command, f *mcpFlags, command []string, logger *slog.Logger) (mcpconfig.Server, error) {
 	var cfg mcpconfig.Server
 	switch {
 	case f.server != "" && len(command) > 0:
@@ -290,10 +343,12 @@ func resolveServer(f *mcpFlags, command []string, logger *slog.Logger) (mcpconfi
 		}
 	case strings.HasPrefix(f.server, "http://") || strings.HasPrefix(f.server, "https://"):
 		cfg = mcpconfig.Server{Name: f.server, URL: f.server}
-	default:
-		if f.config == "" {
-			return cfg, fmt.Errorf("--server %q is not an http(s) URL; to use a server by name, also give --config FILE", f.server)
+	case f.config == "":
+		var err error
+		if cfg, err = scopedServer(cmd, f.server, logger); err != nil {
+			return cfg, err
 		}
+	default:
 		servers, err := mcpconfig.Load(f.config, &mcpconfig.LoadOptions{Logger: logger, LookupEnv: os.LookupEnv})
 		if err != nil {
 			return cfg, err

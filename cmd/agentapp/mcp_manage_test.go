@@ -223,3 +223,28 @@ func TestMCPManageRoundTrip(t *testing.T) {
 		t.Errorf("project file after remove:\n%s", data)
 	}
 }
+
+// TestMCPServerByScopedName: a server added with `mcp add` (the local
+// scope, under a hashed folder) is used by its name in mcp tools and mcp
+// call without --config; an unknown name lists the configured ones and
+// suggests the nearest; a project server must be approved first.
+func TestMCPServerByScopedName(t *testing.T) {
+	e := newManageEnv(t)
+	srv := mcpTestServerBin(t)
+	e.mustRun("mcp", "add", "everything", "--", srv)
+	out := e.mustRun("mcp", "tools", "--server", "everything")
+	if !strings.Contains(out, `"name"`) {
+		t.Errorf("mcp tools --server everything printed no tools:\n%s", out)
+	}
+	out, errOut, code := e.run("", "mcp", "tools", "--server", "everythin")
+	if code != 2 || !strings.Contains(errOut, "configured here: everything") || !strings.Contains(errOut, `did you mean "everything"?`) {
+		t.Errorf("an unknown name: exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+	e.mustRun("mcp", "add", "--scope", "project", "shared", "--", srv)
+	_, errOut, code = e.run("", "mcp", "tools", "--server", "shared")
+	if code != 2 || !strings.Contains(errOut, "agentapp mcp approve shared") {
+		t.Errorf("an unapproved project server: exit %d, stderr:\n%s", code, errOut)
+	}
+	e.mustRun("mcp", "approve", "shared")
+	e.mustRun("mcp", "tools", "--server", "shared")
+}
