@@ -53,6 +53,8 @@ func (c *Chat) callCommand(ctx context.Context, line string) {
 			return
 		}
 	}
+	// The session's: an approval's "always" is kept with it.
+	ctx = agent.WithSession(ctx, c.session)
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.TurnTimeout)
 	defer cancel()
 	ctx, stop := c.interruptible(ctx)

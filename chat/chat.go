@@ -110,6 +110,10 @@ type Config struct {
 	Hints Hints
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// AllowInProject allows server's tool in this project from now on
+	// (cmd/agentapp writes the local scope's permissions) and returns the
+	// file written; the approval question offers it when set.
+	AllowInProject func(server, tool string) (file string, err error)
 	// NoColor turns colour off on a terminal too (the command line sets it
 	// from NO_COLOR). Output that is not a terminal is never coloured.
 	NoColor bool
@@ -213,6 +217,10 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 		asker := newTerminalConfirmer(c.input, c.input.noteWriter(), interactive)
 		asker.Timeout = cfg.confirmTimeout
 		asker.hint = cfg.Hints.Unanswered
+		if asker.sessions, err = host.OpenSessionApprovals(ctx, c.h.Store(), cfg.Now); err != nil {
+			return nil, err
+		}
+		asker.project = cfg.AllowInProject
 		c.h.SetConfirmer(&pausingConfirmer{inner: asker, spin: &c.spin, obs: &c.obs, now: cfg.Now})
 	} else {
 		c.h.SetConfirmer(&pausingConfirmer{inner: c.h.Confirmer(), spin: &c.spin, obs: &c.obs, now: cfg.Now})

@@ -88,6 +88,11 @@ type Options struct {
 	Guards *guard.Guards
 	// Store holds the sessions.
 	Store *store.Store
+	// AllowInProject allows server's tool in this project from now on
+	// (cmd/agentapp writes the local scope's permissions) and returns the
+	// file written; the approval card offers "Always for this project"
+	// when it is set.
+	AllowInProject func(server, tool string) (file string, err error)
 	// Support is the operator's queue; nil opens one on Store.
 	Support *support.Service
 	// Token, when set, is required for the operator view (Bearer, or the
@@ -217,7 +222,10 @@ type Server struct {
 	mu        sync.Mutex
 	active    map[string]bool      // sessions with a turn running
 	approvals map[string]*approval // pending, by id
-	waiting   map[string]int       // pending approvals by client key
+	// remembered holds the tools allowed for the rest of a session
+	// ("Always this session"), kept with the session.
+	remembered *host.SessionApprovals
+	waiting    map[string]int // pending approvals by client key
 	// unread holds the clients whose last approval ran out unanswered:
 	// theirs get UnreadApprovalTimeout until they answer one.
 	unread map[string]bool
@@ -356,6 +364,9 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 		}
 	}
 	if err := MigrateAppSteps(ctx, opts.Store); err != nil {
+		return nil, err
+	}
+	if s.remembered, err = host.OpenSessionApprovals(ctx, opts.Store, s.clock.Now); err != nil {
 		return nil, err
 	}
 	// Every confirmation of the host's guards is asked on the page.

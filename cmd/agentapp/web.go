@@ -291,7 +291,8 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		Trace:        traceTo,
 		Tracing:      tr,
 
-		SandboxOrigin: sandboxOrigin,
+		SandboxOrigin:  sandboxOrigin,
+		AllowInProject: allowInProject,
 	})
 	if err != nil {
 		return err
