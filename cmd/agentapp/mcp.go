@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -113,15 +114,7 @@ request (a resource it does not have).`,
 	cmd.AddCommand(
 		newMCPPromptsCmd(f),
 		newMCPPromptCmd(f),
-		&cobra.Command{
-			Use:   "tools [--server S] [-- COMMAND ARGS…]",
-			Short: "List the server's tools with their schemas as sent",
-			RunE: func(cmd *cobra.Command, args []string) error {
-				return withBridge(cmd, f, args, 0, func(ctx context.Context, b *mcpclient.Bridge, _ []string) error {
-					return mcpTools(cmd.OutOrStdout(), b)
-				})
-			},
-		},
+		newMCPToolsCmd(f),
 		&cobra.Command{
 			Use:   "call TOOL [JSON-ARGS] [--server S] [-- COMMAND ARGS…]",
 			Short: "Call a tool and print what the model would see plus the raw result",
@@ -394,36 +387,80 @@ func resolveServer(cmd *cobra.Command, f *mcpFlags, command []string, logger *sl
 	return cfg, nil
 }
 
-// mcpToolJSON is one tool as `mcp tools` prints it; the schemas are the
-// server's bytes. RemoteName is the server's own name for the tool when it
-// differs from Name (a toolPrefix, or a name mapped to one model providers
-// accept).
-type mcpToolJSON struct {
-	Name         string          `json:"name"`
-	RemoteName   string          `json:"remoteName,omitempty"`
-	Title        string          `json:"title,omitempty"`
-	Description  string          `json:"description,omitempty"`
-	InputSchema  json.RawMessage `json:"inputSchema"`
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	ReadOnly     bool            `json:"readOnly,omitempty"`
-	Idempotent   bool            `json:"idempotent,omitempty"`
-	// Meta is the tool's _meta as the server listed it: an MCP Apps view
-	// is linked there (_meta.ui.resourceUri), which `mcp read` reads.
-	Meta map[string]any `json:"_meta,omitempty"`
+func newMCPToolsCmd(f *mcpFlags) *cobra.Command {
+	var brief bool
+	cmd := &cobra.Command{
+		Use:   "tools [--brief] [--server S] [-- COMMAND ARGS…]",
+		Short: "List the server's tools as it sent them (--brief: a summary)",
+		Long: `tools prints each tool the server lists, byte for byte as it sent it
+(annotations, execution.taskSupport, _meta, the schemas), with "calledAs"
+added when the chat calls it by another name (a toolPrefix, or a name
+mapped to one model providers accept); mcp call takes either name.
+--brief prints a summary instead: name, title, description, whether the
+server declares it read-only or idempotent, and its taskSupport.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withBridge(cmd, f, args, 0, func(ctx context.Context, b *mcpclient.Bridge, _ []string) error {
+				if brief {
+					return mcpToolsBrief(cmd.OutOrStdout(), b)
+				}
+				return mcpTools(cmd.OutOrStdout(), b)
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&brief, "brief", false, "a summary of each tool instead of the tool as sent")
+	return cmd
 }
 
+// mcpTools prints the tools as the server listed them.
 func mcpTools(w io.Writer, b *mcpclient.Bridge) error {
-	tools := []mcpToolJSON{}
+	tools := []json.RawMessage{}
+	for _, t := range b.Tools() {
+		raw := bytes.TrimSpace(b.ListedTool(t.Name))
+		if len(raw) < 2 || raw[len(raw)-1] != '}' {
+			continue // not listed on this connection (cannot happen: the table comes from the listing)
+		}
+		if remote, _ := b.RemoteName(t.Name); remote != t.Name {
+			name, _ := json.Marshal(t.Name)
+			sep := ","
+			if len(bytes.TrimSpace(raw[1:len(raw)-1])) == 0 {
+				sep = ""
+			}
+			raw = append(append(slices.Clone(raw[:len(raw)-1]), sep+`"calledAs":`...), append(name, '}')...)
+		}
+		tools = append(tools, raw)
+	}
+	return mcpWriteJSON(w, map[string]any{"server": b.Name(), "tools": tools})
+}
+
+// mcpToolBrief is one tool as `mcp tools --brief` prints it. RemoteName
+// is the server's own name for the tool when it differs from Name.
+type mcpToolBrief struct {
+	Name        string `json:"name"`
+	RemoteName  string `json:"remoteName,omitempty"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	ReadOnly    bool   `json:"readOnly,omitempty"`
+	Idempotent  bool   `json:"idempotent,omitempty"`
+	// TaskSupport is execution.taskSupport: forbidden (also when the
+	// server said nothing), optional or required.
+	TaskSupport string `json:"taskSupport"`
+	// View is the MCP Apps view the tool links (_meta.ui.resourceUri).
+	View string `json:"view,omitempty"`
+}
+
+func mcpToolsBrief(w io.Writer, b *mcpclient.Bridge) error {
+	tools := []mcpToolBrief{}
 	for _, t := range b.Tools() {
 		remote, _ := b.RemoteName(t.Name)
-		if remote == t.Name {
-			remote = ""
+		tb := mcpToolBrief{Name: t.Name, Title: t.Title, Description: t.Description,
+			ReadOnly: t.ReadOnly, Idempotent: t.Idempotent, TaskSupport: b.TaskSupport(remote)}
+		if remote != t.Name {
+			tb.RemoteName = remote
 		}
-		tools = append(tools, mcpToolJSON{
-			Name: t.Name, RemoteName: remote, Title: t.Title, Description: t.Description,
-			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
-			ReadOnly: t.ReadOnly, Idempotent: t.Idempotent, Meta: b.ToolMeta(t.Name),
-		})
+		if ui, ok := b.ToolMeta(t.Name)["ui"].(map[string]any); ok {
+			tb.View, _ = ui["resourceUri"].(string)
+		}
+		tools = append(tools, tb)
 	}
 	return mcpWriteJSON(w, map[string]any{"server": b.Name(), "tools": tools})
 }
