@@ -10,7 +10,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/textsafe"
+	"github.com/agentapp/agentapp/mcpclient"
 )
 
 // maxCallShown bounds how much of a /call result is printed, in characters;
@@ -55,6 +57,11 @@ func (c *Chat) callCommand(ctx context.Context, line string) {
 	}
 	// The session's: an approval's "always" is kept with it.
 	ctx = agent.WithSession(ctx, c.session)
+	// A call that runs as an MCP task shows its stages, as a model's
+	// call does in a turn: "⋯ requestRefund working: …".
+	ctx = mcpclient.WithTaskStatus(ctx, func(_ context.Context, p mcpclient.Progress) {
+		act.status(t.Name, &host.ToolStatus{Task: p.Task, Status: p.Status, Message: p.Message})
+	})
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.TurnTimeout)
 	defer cancel()
 	ctx, stop := c.interruptible(ctx)
