@@ -142,7 +142,7 @@ data directory), one JSON line each.`,
 	addLimitFlags(fl, &f.limits)
 	addContextWindowFlag(fl, &f)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		if strings.Contains(err.Error(), "--mcp") {
+		if strings.Contains(err.Error(), "--mcp") && !strings.HasPrefix(err.Error(), "unknown flag") {
 			err = fmt.Errorf("%v; give the MCP server's command line, e.g. %s", err, mcpExample)
 		}
 		return &exitError{code: 2, err: err}
