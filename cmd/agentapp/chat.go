@@ -408,7 +408,7 @@ func failedServersError(inactive []host.Inactive, extra []host.ExtraServer, conf
 		}
 		why := "no reason given"
 		if in.Err != nil {
-			why, _, _ = strings.Cut(in.Err.Error(), "\n")
+			why, _, _ = strings.Cut(withoutHandCheck(in.Err).Error(), "\n")
 			if lines := mcpclient.FailureReason(in.Err); len(lines) > 0 {
 				why = "its stderr says: " + strings.Join(lines, " … ")
 			}
@@ -584,6 +584,17 @@ func connectReason(err error, c mcpconfig.Server) error {
 		hand = "agentapp mcp tools --server " + c.URL
 	}
 	return &reasonError{err: err, hint: hand}
+}
+
+// withoutHandCheck is err without the "(check it by hand: …)" a
+// reasonError adds, for a message that names the command itself ("see why
+// with …"): the same command twice in one line reads as two.
+func withoutHandCheck(err error) error {
+	var re *reasonError
+	if errors.As(err, &re) {
+		return re.err
+	}
+	return err
 }
 
 // reasonError is a connection failure with the command that retries it by

@@ -578,7 +578,8 @@ func failureSummary(err error) string {
 	if err == nil {
 		return "no reason given"
 	}
-	head, _, _ := strings.Cut(err.Error(), "\n")
+	// The callers name the command that checks the server.
+	head, _, _ := strings.Cut(withoutHandCheck(err).Error(), "\n")
 	if why := mcpclient.FailureReason(err); len(why) > 0 {
 		head += " — its stderr says: " + strings.Join(why, " … ")
 	}
