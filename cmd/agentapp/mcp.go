@@ -156,22 +156,7 @@ request (a resource it does not have).`,
 				})
 			},
 		},
-		&cobra.Command{
-			Use:   "read URI [--server S] [-- COMMAND ARGS…]",
-			Short: "Read one resource",
-			RunE: func(cmd *cobra.Command, args []string) error {
-				return withBridge(cmd, f, args, 1, func(ctx context.Context, b *mcpclient.Bridge, own []string) error {
-					if len(own) != 1 {
-						return mcpUsageError(cmd, "read needs the resource URI")
-					}
-					res, err := b.ReadResource(ctx, own[0])
-					if err != nil {
-						return requestError(err)
-					}
-					return mcpWriteJSON(cmd.OutOrStdout(), res)
-				})
-			},
-		},
+		newMCPReadCmd(f),
 	)
 	cmd.AddCommand(newMCPManageCmds(f)...)
 	addMCPTaskCmds(cmd, f)
@@ -385,6 +370,44 @@ func resolveServer(cmd *cobra.Command, f *mcpFlags, command []string, logger *sl
 		cfg.ConnectTimeout = f.connectTimeout
 	}
 	return cfg, nil
+}
+
+func newMCPReadCmd(f *mcpFlags) *cobra.Command {
+	var raw bool
+	cmd := &cobra.Command{
+		Use:   "read URI [--raw] [--server S] [-- COMMAND ARGS…]",
+		Short: "Read one resource (--raw: its content itself, e.g. a view's HTML)",
+		Long: `read prints the resource as the server returned it, as JSON. --raw prints
+its content itself instead: the text as written (a view's HTML with its line
+breaks), or a blob's bytes; a resource of several contents is refused with
+--raw.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withBridge(cmd, f, args, 1, func(ctx context.Context, b *mcpclient.Bridge, own []string) error {
+				if len(own) != 1 {
+					return mcpUsageError(cmd, "read needs the resource URI")
+				}
+				res, err := b.ReadResource(ctx, own[0])
+				if err != nil {
+					return requestError(err)
+				}
+				if !raw {
+					return mcpWriteJSON(cmd.OutOrStdout(), res)
+				}
+				if len(res.Contents) != 1 || res.Contents[0] == nil {
+					return &exitError{code: 1, err: fmt.Errorf("%s has %d contents; --raw prints one (leave it out for the JSON)", own[0], len(res.Contents))}
+				}
+				c := res.Contents[0]
+				if c.Blob != nil {
+					_, err = cmd.OutOrStdout().Write(c.Blob)
+					return err
+				}
+				_, err = io.WriteString(cmd.OutOrStdout(), c.Text)
+				return err
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&raw, "raw", false, "print the content itself (text as written, a blob's bytes), not JSON")
+	return cmd
 }
 
 func newMCPToolsCmd(f *mcpFlags) *cobra.Command {

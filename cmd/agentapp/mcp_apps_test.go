@@ -43,6 +43,11 @@ func TestMCPToolsShowsViewMeta(t *testing.T) {
 	if c["mimeType"] != "text/html;profile=mcp-app" || !strings.Contains(c["text"].(string), "<!doctype html>") || c["_meta"] == nil {
 		t.Errorf("the view read as %.300s", out)
 	}
+	// --raw prints the HTML as written, line breaks and all.
+	out, stderr, code = runChatCLI(t, "", "mcp", "read", "--raw", uri, "--", bin, "serve")
+	if code != 0 || !strings.HasPrefix(out, "<!doctype html>\n<html") || out != c["text"] {
+		t.Errorf("mcp read --raw: exit %d, %.200q, stderr %s", code, out, stderr)
+	}
 }
 
 // TestMCPToolsAsSent: `mcp tools` prints each tool as the server listed it,
