@@ -226,6 +226,8 @@ async function restore() {
   if (r.status !== 200) { $("#log").append(el("div", "msg assistant welcome", t("welcome"))); return; }
   const s = await r.json();
   sessionId = s.id;
+  // The greeting opens every conversation, a restored one too.
+  $("#log").append(el("div", "msg assistant welcome", t("welcome")));
   const entries = [];
   for (const m of s.messages) {
     if (m.role === "user") { addUser(m.content); entries.push($("#log").lastElementChild); continue; }
@@ -237,7 +239,6 @@ async function restore() {
     a.box.dataset.done = "1";
   }
   budget.restored(s, entries);
-  if (s.messages.length === 0) $("#log").append(el("div", "msg assistant welcome", t("welcome")));
 }
 
 document.addEventListener("DOMContentLoaded", () => {
