@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -247,4 +249,35 @@ func TestMCPServerByScopedName(t *testing.T) {
 	}
 	e.mustRun("mcp", "approve", "shared")
 	e.mustRun("mcp", "tools", "--server", "shared")
+}
+
+// TestMCPListCountsTheChatsTools: mcp list connects with the chat's
+// capabilities, so a server that offers some tools only to a client that
+// can sample, elicit or list roots (server-everything) shows the count the
+// chat's banner shows (it showed 13 where the chat had 19).
+func TestMCPListCountsTheChatsTools(t *testing.T) {
+	e := newManageEnv(t)
+	e.mustRun("mcp", "add", "everything", "--", everythingBin(t))
+	out := e.mustRun("mcp", "list", "--json")
+	var doc struct {
+		Servers []struct {
+			Name  string
+			Tools *int
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("mcp list --json: %v\n%s", err, out)
+	}
+	list := doc.Servers
+	if len(list) != 1 || list[0].Tools == nil {
+		t.Fatalf("mcp list --json:\n%s", out)
+	}
+	banner, _, code := e.run("/exit\n", "chat", "--model", "offline")
+	if code != 0 {
+		t.Fatalf("chat: exit %d\n%s", code, banner)
+	}
+	want := fmt.Sprintf("MCP server everything: connected, %d tools", *list[0].Tools)
+	if !strings.Contains(banner, want) {
+		t.Errorf("mcp list counts %d tools; the chat's banner:\n%s", *list[0].Tools, banner)
+	}
 }
