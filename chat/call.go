@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/host"
+	"github.com/agentapp/agentapp/internal/term"
 	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/agentapp/agentapp/mcpclient"
 )
@@ -47,7 +48,7 @@ func (c *Chat) callCommand(ctx context.Context, line string) {
 		return
 	}
 	raw := json.RawMessage(args)
-	act := &activity{w: c.cfg.Err, st: c.style(c.cfg.Err), whole: true}
+	act := &activity{w: c.cfg.Err, st: c.style(c.cfg.Err), whole: true, tty: term.IsTerminal(c.cfg.Err)}
 	act.started(t.Name, t.Origin, raw)
 	if t.Validate {
 		if err := t.CheckArgs(raw); err != nil {
