@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentapp/agentapp/host"
+	"github.com/agentapp/agentapp/internal/testkit"
 )
 
 // TestActivityCancelledOnATerminal: on a terminal, whose echo of Ctrl-C
@@ -19,5 +22,26 @@ func TestActivityCancelledOnATerminal(t *testing.T) {
 	}
 	if got := plain.String(); strings.Contains(got, "^C") || !strings.HasPrefix(got, "✗ slowTool cancelled after") {
 		t.Errorf("not on a terminal: %q", got)
+	}
+}
+
+// TestNoticeErasesTheSpinner: a warning written while a turn's spinner
+// runs starts on a clean line (the spinner's line erased), not after the
+// spinner's frame.
+func TestNoticeErasesTheSpinner(t *testing.T) {
+	var out testkit.SyncBuffer
+	sp := &spinner{w: &out}
+	sp.start("thinking…")
+	defer sp.halt()
+	c := &Chat{cfg: Config{Err: &out}}
+	c.spin.Store(sp)
+	for !strings.Contains(out.String(), "thinking…") {
+		time.Sleep(5 * time.Millisecond) // the spinner draws at once; bounded by the test's timeout
+	}
+	c.notice(host.Notice{Warning: true, Text: "MCP server x: gone"})
+	s := out.String()
+	i := strings.Index(s, "agentapp: warning: MCP server x: gone")
+	if i < 0 || !strings.HasSuffix(s[:i], "\r\x1b[K") {
+		t.Errorf("the warning does not start on an erased line: %q", s)
 	}
 }

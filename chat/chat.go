@@ -269,12 +269,16 @@ var ErrNoSession = host.ErrNoSession
 
 // notice writes what the tool table reports on Err: warnings as
 // "agentapp: warning: …", changes of a tool list as they are.
+// A turn's spinner is erased first and drawn again after, so the line
+// does not run into it.
 func (c *Chat) notice(n host.Notice) {
-	if n.Warning {
-		fmt.Fprintln(c.cfg.Err, "agentapp: warning:", textsafe.Escape(n.Text))
-		return
-	}
-	fmt.Fprintln(c.cfg.Err, textsafe.Escape(n.Text))
+	c.spin.Load().around(func() {
+		if n.Warning {
+			fmt.Fprintln(c.cfg.Err, "agentapp: warning:", textsafe.Escape(n.Text))
+			return
+		}
+		fmt.Fprintln(c.cfg.Err, textsafe.Escape(n.Text))
+	})
 }
 
 // Close closes the host: every MCP server (each stops its process); it is
