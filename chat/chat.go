@@ -76,6 +76,10 @@ type Config struct {
 	Hints Hints
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// AllowInProject allows server's tool in this project from now on
+	// (cmd/agentapp writes the local scope's permissions) and returns the
+	// file written; the approval question offers it when set.
+	AllowInProject func(server, tool string) (file string, err error)
 	// NoColor turns colour off on a terminal too (the command line sets it
 	// from NO_COLOR). Output that is not a terminal is never coloured.
 	NoColor bool
@@ -161,6 +165,10 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 		asker := newTerminalConfirmer(c.input, c.input.noteWriter(), interactive)
 		asker.Timeout = cfg.confirmTimeout
 		asker.hint = cfg.Hints.Unanswered
+		if asker.sessions, err = host.OpenSessionApprovals(ctx, c.h.Store(), cfg.Now); err != nil {
+			return nil, err
+		}
+		asker.project = cfg.AllowInProject
 		inner = asker
 	}
 	c.confirmer = &pausingConfirmer{inner: inner, spin: &c.spin, obs: &c.obs, now: cfg.Now}
@@ -208,12 +216,16 @@ var ErrNoSession = host.ErrNoSession
 
 // notice writes what the tool table reports on Err: warnings as
 // "agentapp: warning: …", changes of a tool list as they are.
+// A turn's spinner is erased first and drawn again after, so the line
+// does not run into it.
 func (c *Chat) notice(n host.Notice) {
-	if n.Warning {
-		fmt.Fprintln(c.cfg.Err, "agentapp: warning:", textsafe.Escape(n.Text))
-		return
-	}
-	fmt.Fprintln(c.cfg.Err, textsafe.Escape(n.Text))
+	c.spin.Load().around(func() {
+		if n.Warning {
+			fmt.Fprintln(c.cfg.Err, "agentapp: warning:", textsafe.Escape(n.Text))
+			return
+		}
+		fmt.Fprintln(c.cfg.Err, textsafe.Escape(n.Text))
+	})
 }
 
 // Close closes the host: every MCP server (each stops its process); it is
@@ -256,7 +268,7 @@ func (c *Chat) banner(w io.Writer) {
 	} else {
 		fmt.Fprintf(w, "Model: %s\n", c.h.Model().Name())
 	}
-	fmt.Fprintf(w, "Local tools: %d (%s)\n", len(c.local), strings.Join(toolNames(c.local), ", "))
+	fmt.Fprintf(w, "Local tools: %d (%s)\n", len(c.local), textsafe.Escape(strings.Join(localToolNames(c.local, c.h.Tools().Report()), ", ")))
 	servers, inactive := c.h.Tools().Servers(), c.h.Tools().Inactive()
 	if len(servers) == 0 && len(inactive) == 0 {
 		fmt.Fprintln(w, "MCP servers: none"+hintIn(c.cfg.Hints.AddServer))
@@ -298,6 +310,20 @@ func (c *Chat) banner(w io.Writer) {
 		fmt.Fprintln(w, line+")")
 	}
 	fmt.Fprintln(w, "Type a message. Commands: /tools, /mcp, /new, /help, /exit (or Ctrl-D).")
+}
+
+// localToolNames names the local tools, each one an MCP server's tool
+// replaced saying by whose: that tool is the one offered and run.
+func localToolNames(tools []*agent.Tool, r host.MergeReport) []string {
+	names := toolNames(tools)
+	for i, n := range names {
+		for _, o := range r.Overridden {
+			if o.Tool == n {
+				names[i] = n + " replaced by MCP server " + o.Server + "'s"
+			}
+		}
+	}
+	return names
 }
 
 func toolNames(tools []*agent.Tool) []string {

@@ -32,7 +32,7 @@ func TestREPLPipedBannerCommandsAndTurns(t *testing.T) {
 	out, errOut := h.out.String(), h.err.String()
 	for _, s := range []string{
 		"Model: rule-model — test model; use --model to switch",
-		"Local tools: 1 (getOrderStatus)",
+		"Local tools: 1 (getOrderStatus replaced by MCP server shop's)",
 		"MCP server shop: connected, 2 tools (getOrderStatus, searchKnowledge)",
 		"Guards: permissions: ask before MCP tools not declared read-only\n" +
 			"        PII: phone numbers, ids and cards masked in MCP output and knowledge-base hits\n" +
@@ -40,7 +40,7 @@ func TestREPLPipedBannerCommandsAndTurns(t *testing.T) {
 			"        audit log: /data/audit.log\n",
 		"echo: hello (1 messages)\n",
 		// /tools: the MCP tool overrode the local one.
-		"2 tools:\n  getOrderStatus   MCP server shop  test tool getOrderStatus\n  searchKnowledge  MCP server shop  test tool searchKnowledge\n",
+		"2 tools:\n  getOrderStatus   MCP server shop, replaces the local tool  test tool getOrderStatus\n  searchKnowledge  MCP server shop                           test tool searchKnowledge\n",
 		"/tools             list the tools",
 		"/mcp restart NAME  restart an MCP server now",
 		"Unknown command /nope; type /help",

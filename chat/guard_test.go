@@ -129,7 +129,7 @@ func TestConfirmationSharesTheREPLReader(t *testing.T) {
 		t.Errorf("server called %d times, want 1 (approved once, refused once)", calls.Load())
 	}
 	out, errOut := h.out.String(), h.err.String()
-	if strings.Count(errOut, `Allow tool refund (server shop) with {"q":"x"}? [y/N/a] `) != 2 {
+	if strings.Count(errOut, `Allow tool refund (server shop) with {"q":"x"}? [y once/a session/N/?] `) != 2 {
 		t.Errorf("stderr should ask twice:\n%s", errOut)
 	}
 	if !strings.Contains(out, "tool said: refunded") || !strings.Contains(out, `"denied":true`) || !strings.Contains(out, `the user answered \"n\"`) {
@@ -275,7 +275,7 @@ func TestLineReaderRetiresAbandonedQuestion(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if _, err := r.read(ctx, "Allow? [y/N/a] ", nil); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := r.read(ctx, "Allow? [y once/a session/N/?] ", nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("ReadLinePrompt = %v, want the deadline", err)
 	}
 	fmt.Fprint(r.noteWriter(), "\nno answer within 20ms: refused\n")
@@ -283,7 +283,7 @@ func TestLineReaderRetiresAbandonedQuestion(t *testing.T) {
 	// A second question takes the read over and shows itself.
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel2()
-	r.read(ctx2, "Allow again? [y/N/a] ", nil)
+	r.read(ctx2, "Allow again? [y once/a session/N/?] ", nil)
 
 	// The REPL takes it over and gets the line typed at its prompt.
 	ed.lines <- "hello"
@@ -292,11 +292,11 @@ func TestLineReaderRetiresAbandonedQuestion(t *testing.T) {
 		t.Fatalf("read = %q, %v", line, err)
 	}
 	want := []string{
-		"read Allow? [y/N/a] ",
-		"retire Allow? [y/N/a] ",
+		"read Allow? [y once/a session/N/?] ",
+		"retire Allow? [y once/a session/N/?] ",
 		"above \nno answer within 20ms: refused\n",
-		"show Allow again? [y/N/a] ",
-		"retire Allow again? [y/N/a] ",
+		"show Allow again? [y once/a session/N/?] ",
+		"retire Allow again? [y once/a session/N/?] ",
 		"show ",
 	}
 	if got := ed.log(); !slices.Equal(got, want) {

@@ -287,7 +287,7 @@ func TestPTYConfirmationTimeout(t *testing.T) {
 	term.expect("Type a message.")
 	term.expect("> ")
 	term.send("please call:refund now\r")
-	question := `Allow tool refund (server shop) with {"q":"x"}? [y/N/a]`
+	question := `Allow tool refund (server shop) with {"q":"x"}? [y once/a session/N/?]`
 	term.expect(question)
 	term.expect("no answer within 300ms: refused")
 	// The turn goes on with the refusal; then the prompt is drawn again
@@ -305,7 +305,7 @@ func TestPTYConfirmationTimeout(t *testing.T) {
 	term.expect("echo: hello")
 	term.expect("> ")
 	term.screenEndsWith(question, "no answer within 300ms: refused", refused, reply, "", "> hello", "echo: hello (5 messages)", "", ">")
-	if n := strings.Count(strings.Join(render(term.output()), "\n"), "[y/N/a]"); n != 1 {
+	if n := strings.Count(strings.Join(render(term.output()), "\n"), "[y once/a session/N/?]"); n != 1 {
 		t.Errorf("the screen shows the question %d times, want once", n)
 	}
 	term.send("/exit\r")

@@ -185,8 +185,15 @@ func (c *Chat) printTools(w io.Writer) {
 	}
 	nameW, originW := 0, 0
 	origins := make([]string, len(tools))
+	replaced := map[string]bool{}
+	for _, o := range table.Report().Overridden {
+		replaced[o.Tool] = true
+	}
 	for i, t := range tools {
 		origins[i] = toolOrigin(t)
+		if replaced[t.Name] && !t.IsLocal() {
+			origins[i] += ", replaces the local tool"
+		}
 		nameW = max(nameW, displayWidth(textsafe.Escape(t.Name)))
 		originW = max(originW, displayWidth(origins[i]))
 	}

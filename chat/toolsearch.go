@@ -17,10 +17,12 @@ const maxListedDeferred = 30
 func (c *Chat) printToolSearch(ctx context.Context, w io.Writer) {
 	st := c.h.ToolSearch(ctx, c.session)
 	if !st.Deferred {
-		fmt.Fprintf(w, "Tool search: off for now (%s); every tool is offered to the model.\n", textsafe.Escape(st.Reason))
+		// The reason may say tool search is on (with nothing to defer):
+		// the line does not call it off.
+		fmt.Fprintf(w, "Tool search: every tool is offered to the model (%s).\n", textsafe.Escape(st.Reason))
 		return
 	}
-	fmt.Fprintf(w, "Tool search: on (%s). The model is offered the local tools, searchTools and the tools it loaded.\n", textsafe.Escape(st.Reason))
+	fmt.Fprintf(w, "Tool search: on (%s). The model is offered the local tools (or the MCP tools that replaced them), searchTools and the tools it loaded.\n", textsafe.Escape(st.Reason))
 	fmt.Fprintf(w, "  loaded in this session (%d): %s\n", len(st.Loaded), nameList(st.Loaded, len(st.Loaded)))
 	fmt.Fprintf(w, "  deferred, found by searchTools (%d): %s\n", len(st.Waiting), nameList(st.Waiting, maxListedDeferred))
 }

@@ -68,6 +68,11 @@ type searchParts struct {
 	// readLoaded reads a session's loaded tools from the database
 	// (readLoadedDB); a field, so that a test can make it slow.
 	readLoaded func(ctx context.Context, session string) ([]string, error)
+	// local are the names of the host's local tools. A server's tool of
+	// one of these names replaced a local tool (merge) and is offered
+	// always, as the local tool was: the user plugged the server in to
+	// answer those questions, and the banner lists the tool as offered.
+	local map[string]bool
 
 	// mu guards the fields below and is never held across a database
 	// query: offered takes it before every model call of every session.
@@ -94,8 +99,13 @@ func newSearchParts(ctx context.Context, cfg *config, log *slog.Logger) (*search
 	o.Mode = mode
 	info := budget.LookupModel(cfg.Model.Name())
 	s := &searchParts{opts: o, window: budget.Window(cfg.Model.Name(), o.Window), est: budget.NewEstimator(info.Family),
-		st: cfg.Store, log: log, now: cfg.Now, loaded: newLoadedCache(maxLoadedSessions)}
+		st: cfg.Store, log: log, now: cfg.Now, loaded: newLoadedCache(maxLoadedSessions), local: map[string]bool{}}
 	s.readLoaded = s.readLoadedDB
+	for _, t := range cfg.Local {
+		if t != nil {
+			s.local[t.Name] = true
+		}
+	}
 	if s.st != nil {
 		if err := s.st.Migrate(ctx, "toolsearch", searchMigrations); err != nil {
 			return nil, fmt.Errorf("opening the table of loaded tools: %w", err)
@@ -108,9 +118,12 @@ func newSearchParts(ctx context.Context, cfg *config, log *slog.Logger) (*search
 	return s, nil
 }
 
-// isDeferrable reports whether t is an MCP server's tool (the local tools
-// and the host's resource tools are always offered).
-func isDeferrable(t *agent.Tool) bool { return !t.IsLocal() && t.Origin != ResourceToolOrigin }
+// deferrable reports whether t is an MCP server's tool that does not take
+// a local tool's place (the local tools, the server tools that replaced
+// one, and the host's resource tools are always offered).
+func (s *searchParts) deferrable(t *agent.Tool) bool {
+	return !t.IsLocal() && t.Origin != ResourceToolOrigin && !s.local[t.Name]
+}
 
 // updateLocked decides again for a new table (s.mu held).
 func (s *searchParts) updateLocked(table *agent.ToolSet) {
@@ -121,7 +134,7 @@ func (s *searchParts) updateLocked(table *agent.ToolSet) {
 	var specs []model.ToolSpec
 	var entries []toolsearch.Entry
 	for _, t := range table.Tools() {
-		if !isDeferrable(t) {
+		if !s.deferrable(t) {
 			continue
 		}
 		specs = append(specs, model.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})

@@ -24,6 +24,10 @@ type capture struct {
 	pending map[jsonrpc.ID]string // call id → method, for tools/list and tools/call
 	input   map[string]json.RawMessage
 	output  map[string]json.RawMessage
+	// listed is each tool's object as the server listed it, for
+	// `agentapp mcp tools` (the SDK drops what it does not know, such
+	// as execution.taskSupport).
+	listed map[string]json.RawMessage
 	// taskSupport and tasks: tasks.go.
 	taskSupport map[string]string
 	tasks       taskCapabilities
@@ -37,6 +41,7 @@ func newCapture() *capture {
 		pending: map[jsonrpc.ID]string{},
 		input:   map[string]json.RawMessage{},
 		output:  map[string]json.RawMessage{},
+		listed:  map[string]json.RawMessage{},
 	}
 }
 
@@ -55,6 +60,7 @@ func (c *capture) resetTools() {
 	defer c.mu.Unlock()
 	clear(c.input)
 	clear(c.output)
+	clear(c.listed)
 	clear(c.taskSupport)
 }
 
@@ -74,11 +80,7 @@ func (c *capture) take(id jsonrpc.ID) string {
 
 func (c *capture) recordTools(result json.RawMessage) {
 	var page struct {
-		Tools []struct {
-			Name         string          `json:"name"`
-			InputSchema  json.RawMessage `json:"inputSchema"`
-			OutputSchema json.RawMessage `json:"outputSchema"`
-		} `json:"tools"`
+		Tools []json.RawMessage `json:"tools"`
 	}
 	if json.Unmarshal(result, &page) != nil {
 		return // the SDK reports the malformed result
@@ -86,9 +88,18 @@ func (c *capture) recordTools(result json.RawMessage) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.recordTaskSupport(result)
-	for _, t := range page.Tools {
+	for _, raw := range page.Tools {
+		var t struct {
+			Name         string          `json:"name"`
+			InputSchema  json.RawMessage `json:"inputSchema"`
+			OutputSchema json.RawMessage `json:"outputSchema"`
+		}
+		if json.Unmarshal(raw, &t) != nil {
+			continue // the SDK reports the malformed tool
+		}
 		c.input[t.Name] = t.InputSchema
 		c.output[t.Name] = t.OutputSchema
+		c.listed[t.Name] = raw
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -558,6 +559,10 @@ func appendEvent(b []byte, event string, data []byte) []byte {
 // ApprovalRequest is the body of POST .../approvals/{approvalId}.
 type ApprovalRequest struct {
 	Approved *bool `json:"approved"`
+	// Remember keeps an allow: "session" for the rest of the session,
+	// "project" in this project from now on; empty for this call only.
+	// It must be one the approval event offered.
+	Remember string `json:"remember,omitempty"`
 }
 
 func (s *Server) postApproval(w http.ResponseWriter, r *http.Request) {
@@ -579,13 +584,26 @@ func (s *Server) postApproval(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such approval is waiting in this session (it may have timed out or been answered)")
 		return
 	}
+	if in.Remember != "" && (!*in.Approved || !slices.Contains(a.remember, in.Remember)) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf(`"remember" may be %s with "approved": true, or left out`, strings.Join(quoted(a.remember), " or ")))
+		return
+	}
 	select {
-	case a.decide <- *in.Approved:
+	case a.decide <- answer{approved: *in.Approved, remember: in.Remember}:
 	default:
 		writeError(w, http.StatusConflict, "this approval was answered already")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"id": a.id, "approved": *in.Approved})
+	writeJSON(w, http.StatusOK, map[string]any{"id": a.id, "approved": *in.Approved, "remember": in.Remember})
+}
+
+// quoted quotes each of names for an error message.
+func quoted(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = strconv.Quote(n)
+	}
+	return out
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

@@ -678,3 +678,79 @@ func TestTraceLabelsEachSession(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalRemembered: "Always this session" runs the tool's later calls
+// in the session without asking, kept with the session (a new web server
+// on the same store does not ask either) but not in another session;
+// "Always for this project" is offered where an allow rule decides and
+// writes the project's rule; a remember the approval did not offer, or
+// with a Deny, is refused.
+func TestApprovalRemembered(t *testing.T) {
+	shop, bridge := connectShop(t)
+	refund := func(id string) scripted.Turn {
+		return scripted.Turn{Calls: []model.ToolCall{scripted.Call(id, "refund", map[string]string{"orderId": "A-1024"})}}
+	}
+	m := scripted.New(refund("r1"), scripted.Turn{Text: "好了。"}, refund("r2"), scripted.Turn{Text: "好了。"},
+		refund("r3"), scripted.Turn{Text: "好了。"})
+	var project []string
+	e := newEnv(t, m, func(o *envOptions) {
+		o.Servers = []host.Server{bridge}
+		o.Guards = &guard.Config{}
+		o.AllowInProject = func(server, tool string) (string, error) {
+			project = append(project, server+":"+tool)
+			return "/cfg/mcp.json", nil
+		}
+	})
+	id := e.newSession(t)
+	s := e.send(t, id, "请给订单 A-1024 退款")
+	evs := s.until(t, "approval")
+	var ap ApprovalEvent
+	evs[len(evs)-1].decode(t, &ap)
+	if !slices.Equal(ap.Remember, []string{"session", "project"}) {
+		t.Fatalf("approval event %+v, want session and project offered", ap)
+	}
+	for _, body := range []string{`{"approved":false,"remember":"session"}`, `{"approved":true,"remember":"forever"}`} {
+		r := e.post(t, "/api/sessions/"+id+"/approvals/"+ap.ID, body)
+		r.Body.Close()
+		if r.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s: %d, want 400", body, r.StatusCode)
+		}
+	}
+	r := e.post(t, "/api/sessions/"+id+"/approvals/"+ap.ID, `{"approved":true,"remember":"session"}`)
+	r.Body.Close()
+	if r.StatusCode != http.StatusOK {
+		t.Fatalf("answer: %d", r.StatusCode)
+	}
+	evs = s.rest(t)
+	var decided ApprovalEvent
+	for _, ev := range evs {
+		if ev.Name == "approval" {
+			ev.decode(t, &decided)
+		}
+	}
+	if decided.Decision != "allowed" || decided.Remembered != "session" {
+		t.Errorf("decision %+v, want allowed for the session", decided)
+	}
+	// The next turn of the session calls refund again: no question.
+	evs = e.send(t, id, "再退一次").rest(t)
+	if d := decisionOf(t, evs); d != "" {
+		t.Errorf("the session's second refund asked (%s), want it allowed", d)
+	}
+	if got := shop.called(); len(got) != 2 {
+		t.Errorf("refund calls %v, want two", got)
+	}
+	// Another session asks; "Always for this project" writes the rule.
+	other := e.newSession(t)
+	s = e.send(t, other, "请给订单 A-1024 退款")
+	evs = s.until(t, "approval")
+	evs[len(evs)-1].decode(t, &ap)
+	r = e.post(t, "/api/sessions/"+other+"/approvals/"+ap.ID, `{"approved":true,"remember":"project"}`)
+	r.Body.Close()
+	if r.StatusCode != http.StatusOK {
+		t.Fatalf("answer: %d", r.StatusCode)
+	}
+	s.rest(t)
+	if !slices.Equal(project, []string{"shop:refund"}) {
+		t.Errorf("project rules written %v, want shop:refund", project)
+	}
+}

@@ -78,6 +78,11 @@ type Options struct {
 	// (assistant.Operator), the server puts the operator token in front.
 	// None serves no operator view.
 	Operator map[string]http.Handler
+	// AllowInProject allows server's tool in this project from now on
+	// (cmd/agentapp writes the local scope's permissions) and returns the
+	// file written; the approval card offers "Always for this project"
+	// when it is set.
+	AllowInProject func(server, tool string) (file string, err error)
 	// Token, when set, is required for the operator view (Bearer, or the
 	// password of HTTP Basic so a browser can send it). Empty leaves the
 	// operator view open, which only a loopback server may do; the
@@ -194,7 +199,10 @@ type Server struct {
 	mu        sync.Mutex
 	active    map[string]bool      // sessions with a turn running
 	approvals map[string]*approval // pending, by id
-	waiting   map[string]int       // pending approvals by client key
+	// remembered holds the tools allowed for the rest of a session
+	// ("Always this session"), kept with the session.
+	remembered *host.SessionApprovals
+	waiting    map[string]int // pending approvals by client key
 	// unread holds the clients whose last approval ran out unanswered:
 	// theirs get UnreadApprovalTimeout until they answer one.
 	unread map[string]bool
@@ -301,6 +309,9 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	s.sessions = h.Sessions()
 	s.known = newKnownSessions(knownCap, knownTTL)
 	if err := MigrateAppSteps(ctx, h.Store()); err != nil {
+		return nil, err
+	}
+	if s.remembered, err = host.OpenSessionApprovals(ctx, h.Store(), s.clock.Now); err != nil {
 		return nil, err
 	}
 	s.guards = h.Guards()

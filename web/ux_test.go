@@ -74,7 +74,7 @@ func TestUnknownFieldNamed(t *testing.T) {
 	id := e.newSession(t)
 	for _, c := range []struct{ path, body, want string }{
 		{"/api/sessions/" + id + "/messages", `{"text":"hi"}`, `unknown field "text" in the body; the accepted fields are "content"`},
-		{"/api/sessions/" + id + "/approvals/a-1", `{"approve":true}`, `unknown field "approve" in the body; the accepted fields are "approved"`},
+		{"/api/sessions/" + id + "/approvals/a-1", `{"approve":true}`, `unknown field "approve" in the body; the accepted fields are "approved", "remember"`},
 	} {
 		resp := e.post(t, c.path, c.body)
 		var body ErrorBody

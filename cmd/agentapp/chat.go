@@ -141,7 +141,7 @@ data directory), one JSON line each.`,
 	addLimitFlags(fl, &f.limits)
 	addContextWindowFlag(fl, &f)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		if strings.Contains(err.Error(), "--mcp") {
+		if strings.Contains(err.Error(), "--mcp") && !strings.HasPrefix(err.Error(), "unknown flag") {
 			err = fmt.Errorf("%v; give the MCP server's command line, e.g. %s", err, mcpExample)
 		}
 		return &exitError{code: 2, err: err}
@@ -302,20 +302,21 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 	}
 
 	c, err := chat.New(ctx, chat.Config{
-		Host:        h,
-		ModelInfo:   info,
-		In:          stdin,
-		Out:         stdout,
-		Err:         stderr,
-		Interrupt:   intr,
-		Observer:    observer,
-		SessionID:   f.session,
-		Continue:    f.cont,
-		HistoryFile: filepath.Join(dir, "chat_history"),
-		NoColor:     os.Getenv("NO_COLOR") != "",
-		ErrorHint:   hint,
-		Hints:       chatHints(),
-		ClientSide:  clientSide,
+		Host:           h,
+		ModelInfo:      info,
+		In:             stdin,
+		Out:            stdout,
+		Err:            stderr,
+		Interrupt:      intr,
+		Observer:       observer,
+		SessionID:      f.session,
+		Continue:       f.cont,
+		HistoryFile:    filepath.Join(dir, "chat_history"),
+		NoColor:        os.Getenv("NO_COLOR") != "",
+		ErrorHint:      hint,
+		Hints:          chatHints(),
+		ClientSide:     clientSide,
+		AllowInProject: allowInProject,
 	})
 	if err != nil {
 		if errors.Is(err, chat.ErrNoSession) {
@@ -360,7 +361,7 @@ func failedServersError(inactive []host.Inactive, extra []host.ExtraServer, conf
 		}
 		why := "no reason given"
 		if in.Err != nil {
-			why, _, _ = strings.Cut(in.Err.Error(), "\n")
+			why, _, _ = strings.Cut(withoutHandCheck(in.Err).Error(), "\n")
 			if lines := mcpclient.FailureReason(in.Err); len(lines) > 0 {
 				why = "its stderr says: " + strings.Join(lines, " … ")
 			}
@@ -536,6 +537,17 @@ func connectReason(err error, c mcpconfig.Server) error {
 		hand = "agentapp mcp tools --server " + c.URL
 	}
 	return &reasonError{err: err, hint: hand}
+}
+
+// withoutHandCheck is err without the "(check it by hand: …)" a
+// reasonError adds, for a message that names the command itself ("see why
+// with …"): the same command twice in one line reads as two.
+func withoutHandCheck(err error) error {
+	var re *reasonError
+	if errors.As(err, &re) {
+		return re.err
+	}
+	return err
 }
 
 // reasonError is a connection failure with the command that retries it by

@@ -423,7 +423,7 @@ func TestHostileToolNames(t *testing.T) {
 	server := hostileServer(t, "bad-names")
 	t.Run("mcp tools", func(t *testing.T) {
 		t.Parallel()
-		r := runHostile(t, hostileCase{args: mcpArgs("tools", nil, server)})
+		r := runHostile(t, hostileCase{args: mcpArgs("tools", nil, server, "--brief")})
 		wantExit(t, r, 0, "a tool without a name; skipped", "a second tool of the same name; skipped (server testserver, tool dup)")
 		var doc struct {
 			Tools []struct{ Name, RemoteName string }
@@ -453,7 +453,7 @@ func TestHostileToolNames(t *testing.T) {
 	t.Run("mcp call by mapped name", func(t *testing.T) {
 		t.Parallel()
 		r := runHostile(t, hostileCase{args: mcpArgs("tools", nil, server)})
-		m := regexp.MustCompile(`"name": "(esc__31mred_[0-9a-f]{8})"`).FindStringSubmatch(r.stdout.String())
+		m := regexp.MustCompile(`"calledAs": "(esc__31mred_[0-9a-f]{8})"`).FindStringSubmatch(r.stdout.String())
 		if m == nil {
 			t.Fatalf("no mapped name for esc\\x1b[31mred in:\n%s", r.stdout.String())
 		}

@@ -216,7 +216,7 @@ func authTarget(cmd *cobra.Command, f *mcpFlags, args []string) (mcpconfig.Serve
 	case f.server == "":
 		return mcpconfig.Server{}, mcpUsageError(cmd, "which server? give its URL or its NAME in --config")
 	}
-	cfg, err := resolveServer(f, nil, cmdLogger(cmd, cmd.ErrOrStderr(), slog.LevelInfo))
+	cfg, err := resolveServer(cmd, f, nil, cmdLogger(cmd, cmd.ErrOrStderr(), slog.LevelInfo))
 	if err != nil {
 		return cfg, mcpUsageError(cmd, "%v", err)
 	}

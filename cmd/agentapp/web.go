@@ -15,6 +15,7 @@ import (
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/assistant"
 	"github.com/agentapp/agentapp/host"
+	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/agentapp/agentapp/internal/trust"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/mcpconfig"
@@ -256,7 +257,8 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		Trace:        traceTo,
 		Tracing:      tr,
 
-		SandboxOrigin: sandboxOrigin,
+		SandboxOrigin:  sandboxOrigin,
+		AllowInProject: allowInProject,
 	})
 	if err != nil {
 		return err
@@ -267,7 +269,12 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	base := "http://" + ln.Addr().String()
 	b := banner{title: "agentapp web on " + base + "/"}
 	b.add("model", "model", fmt.Sprintf("%s (%s)", m.Name(), info))
-	b.add("tools", "tools", fmt.Sprintf("%d local, %d MCP %s", len(local), len(connected), plural(len(connected), "server", "servers")))
+	tools := fmt.Sprintf("%d local, %d MCP %s", len(local), len(connected), plural(len(connected), "server", "servers"))
+	for _, o := range h.Tools().Report().Overridden {
+		// The server's tool is the one offered and run under that name.
+		tools += fmt.Sprintf("; %s replaced by MCP server %s's", o.Tool, o.Server)
+	}
+	b.add("tools", "tools", textsafe.Escape(tools))
 	b.add("chat_api", "chat API", base+"/api/sessions")
 	switch {
 	case len(apiKeys) > 0:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentapp/agentapp/model"
@@ -67,8 +68,20 @@ func reply(t Tools, req *model.Request) model.Message {
 	user := strings.TrimSpace(msgs[u].Content)
 	l := langOf(user)
 	if since := msgs[u+1:]; toolsUsed(since) {
+		// A search for a tool the message names, which loaded it: call
+		// it now, as a model that searched first would.
+		if onlySearched(since) {
+			if names := namedTools(req.Tools, user); len(names) > 0 && !slices.Contains(names, searchToolName) {
+				return callNamed(t, fmt.Sprintf("offline-%d", len(msgs)), names, user, "")
+			}
+		}
 		// The tools for this message have run: answer, never call again.
-		return say(answer(l, user, collectResults(t, since)))
+		// The search that led to a tool is not part of the answer.
+		results := collectResults(t, since)
+		if found := slices.DeleteFunc(slices.Clone(results), func(r result) bool { return r.name == searchToolName }); len(found) > 0 {
+			results = found
+		}
+		return say(answer(l, user, results))
 	}
 	return plan(t, req.Tools, msgs, u, l)
 }
@@ -80,6 +93,14 @@ func plan(t Tools, tools []model.ToolSpec, msgs []model.Message, u int, l lang) 
 	in, orderID := classify(user)
 	if names := namedTools(tools, user); len(names) > 0 {
 		return callNamed(t, id, names, user, orderID)
+	}
+	// The tool the message asks for is not offered, but the host defers
+	// tools behind searchTools: search for it by name; the host loads
+	// what the search finds, and the next round calls it.
+	if name := askedName(user); name != "" && findTool(tools, searchToolName) == searchToolName {
+		return call(id, searchToolName, struct {
+			Query string `json:"query"`
+		}{name})
 	}
 	switch in {
 	case intentIntro:

@@ -133,6 +133,16 @@ func Enabled(lookup func(string) (string, bool)) bool {
 	return get("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 }
 
+// supportedProtocols names the protocols this build exports with: gRPC
+// only in builds with the otlpgrpc tag, so that an error does not suggest
+// what the next start refuses.
+func supportedProtocols() string {
+	if newGRPCExporter == nil {
+		return "http/protobuf (the default, to the collector's OTLP/HTTP port, 4318)"
+	}
+	return "http/protobuf (the default) or grpc"
+}
+
 // readConfig reads the variables.
 func readConfig(lookup func(string) (string, bool)) (*config, error) {
 	c := &config{on: Enabled(lookup)}
@@ -156,9 +166,9 @@ func readConfig(lookup func(string) (string, bool)) (*config, error) {
 		c.protocol = "http/protobuf"
 	case "http/protobuf", "grpc":
 	case "http/json":
-		return nil, configError("OTEL_EXPORTER_OTLP_PROTOCOL=http/json is not supported; use http/protobuf or grpc")
+		return nil, configError("OTEL_EXPORTER_OTLP_PROTOCOL=http/json is not supported: agentapp sends OTLP as protobuf; use %s", supportedProtocols())
 	default:
-		return nil, configError("OTEL_EXPORTER_OTLP_PROTOCOL=%q is not a protocol; use http/protobuf or grpc", c.protocol)
+		return nil, configError("OTEL_EXPORTER_OTLP_PROTOCOL=%q is not a protocol; use %s", c.protocol, supportedProtocols())
 	}
 	if err := c.readEndpoint(get); err != nil {
 		return nil, err

@@ -81,6 +81,10 @@ func TestConfigErrors(t *testing.T) {
 		if !errors.Is(err, otlp.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want ErrConfig naming %s", tc.env, err, tc.want)
 		}
+		// This build has no gRPC exporter: no error suggests it.
+		if tc.env["OTEL_EXPORTER_OTLP_PROTOCOL"] == "http/json" && strings.Contains(err.Error(), "or grpc") {
+			t.Errorf("%v: error %v suggests grpc, which this build lacks", tc.env, err)
+		}
 	}
 }
 
