@@ -61,21 +61,29 @@ func (s *Service) StartRefundTask(ctx context.Context, caller string, args json.
 		return nil, err
 	}
 	s.expireTasks(ctx)
-	r, err := s.RequestRefund(ctx, caller, orderID, reason)
-	if err != nil {
-		return nil, err
-	}
-	created, err := time.Parse(time.RFC3339Nano, r.CreatedAt)
-	if err != nil {
-		return nil, err
-	}
+	// The request and its task are one transaction: a failure between two
+	// would leave a pending request whose caller was told it failed, and
+	// the retry would file a second one.
+	var r *Refund
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO support_tasks (id, caller, tool, created_ms, ttl_ms, expires_ms) VALUES (?, ?, ?, ?, ?, ?)`,
+		var err error
+		if r, err = s.fileRefund(ctx, tx, caller, orderID, reason); err != nil {
+			return err
+		}
+		// The task dates from its request; a retry's request has its task
+		// already (kept as it is) unless the task expired, when a new one
+		// starts now.
+		created := s.now()
+		if c, err := time.Parse(time.RFC3339Nano, r.CreatedAt); err == nil && c.Add(ttl).After(created) {
+			created = c
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO support_tasks (id, caller, tool, created_ms, ttl_ms, expires_ms) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO NOTHING`,
 			r.RefundID, caller, "requestRefund", created.UnixMilli(), ttl.Milliseconds(), created.Add(ttl).UnixMilli())
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("record the refund task: %w", err)
+		return nil, refundError(err)
 	}
 	return s.RefundTask(ctx, caller, r.RefundID)
 }
