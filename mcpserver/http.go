@@ -332,6 +332,11 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 			if body, ok = checkBodyIDs(w, r); !ok {
 				return
 			}
+			release, ok := h.batches.admit(w, body)
+			if !ok {
+				return
+			}
+			defer release()
 		}
 		if opts.Stateless {
 			mcpHandler.ServeHTTP(w, r)
@@ -393,6 +398,7 @@ type HTTPHandler struct {
 	mux      *http.ServeMux
 	server   *mcp.Server
 	sessions *sessionCap
+	batches  batchBudget
 }
 
 // ServeHTTP implements http.Handler.
