@@ -97,6 +97,19 @@ type TaskBackend interface {
 	CancelTask(ctx context.Context, caller, id string) (*Task, error)
 }
 
+// TaskPager is a TaskBackend that lists tasks a page at a time, as every
+// MCP list pages: tasks/list then passes the client's cursor on and
+// answers nextCursor while there is more.
+type TaskPager interface {
+	// TasksPage returns a page of caller's tasks, newest first, from
+	// cursor ("" for the first page), and the cursor of the next page
+	// ("" after the last). A cursor it did not hand out is ErrBadCursor.
+	TasksPage(ctx context.Context, caller, cursor string) (tasks []*Task, next string, err error)
+}
+
+// ErrBadCursor is what a TaskPager returns for a cursor it did not issue.
+var ErrBadCursor = errors.New("invalid cursor")
+
 // wireTask is a task on the wire.
 type wireTask struct {
 	TaskID        string `json:"taskId"`
@@ -249,12 +262,28 @@ func (s *Server) installTasks(b TaskBackend) []mcp.Middleware {
 		return &extResult{v: toWire(t)}, nil
 	})
 	s.installExtTasks()
-	_ = mcp.AddReceivingCustomMethod(s.mcp, "tasks/list", func(ctx context.Context, _ *mcp.ServerSession, _ *listTasksParams) (*listTasksResult, error) {
-		ts, err := b.Tasks(ctx, CallerFrom(ctx))
+	_ = mcp.AddReceivingCustomMethod(s.mcp, "tasks/list", func(ctx context.Context, _ *mcp.ServerSession, p *listTasksParams) (*listTasksResult, error) {
+		var (
+			ts   []*Task
+			next string
+			err  error
+		)
+		if pager, ok := b.(TaskPager); ok {
+			cursor := ""
+			if p != nil {
+				cursor = p.Cursor
+			}
+			ts, next, err = pager.TasksPage(ctx, CallerFrom(ctx), cursor)
+			if errors.Is(err, ErrBadCursor) {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tasks/list: the cursor is not one this server handed out; start again without one"}
+			}
+		} else {
+			ts, err = b.Tasks(ctx, CallerFrom(ctx))
+		}
 		if err != nil {
 			return nil, err
 		}
-		res := &listTasksResult{Tasks: []wireTask{}}
+		res := &listTasksResult{Tasks: []wireTask{}, NextCursor: next}
 		for _, t := range ts {
 			res.Tasks = append(res.Tasks, toWire(t))
 		}
