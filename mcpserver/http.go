@@ -344,6 +344,9 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 			refuse(w, "Unauthorized: send the header \"Authorization: Bearer <token>\" with the token the server was started with (--token or AGENTAPP_SERVER_TOKEN)", http.StatusUnauthorized)
 			return
 		}
+		if precheck(w, r) {
+			return
+		}
 		var body []byte
 		if r.Method == http.MethodPost {
 			var ok bool
