@@ -281,7 +281,7 @@ func (s *Server) installTasks(b TaskBackend) []mcp.Middleware {
 			ts, err = b.Tasks(ctx, CallerFrom(ctx))
 		}
 		if err != nil {
-			return nil, err
+			return nil, backendError(err)
 		}
 		res := &listTasksResult{Tasks: []wireTask{}, NextCursor: next}
 		for _, t := range ts {
@@ -314,7 +314,27 @@ func taskError(id string, err error) error {
 	case errors.Is(err, ErrTaskEnded):
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("task %q has ended and cannot be cancelled", id)}
 	}
-	return err
+	return backendError(err)
+}
+
+// backendError gives a backend's failure a JSON-RPC code (a plain error
+// went out with code 0, which no client can act on): an outage (an error
+// with an Unavailable method, as the store's are) is codeBusy with the
+// outage's own message, which says to try again; anything else is an
+// internal error.
+func backendError(err error) error {
+	var rpcErr *jsonrpc.Error
+	if err == nil || errors.As(err, &rpcErr) {
+		return err
+	}
+	var u interface {
+		error
+		Unavailable() bool
+	}
+	if errors.As(err, &u) && u.Unavailable() {
+		return &jsonrpc.Error{Code: codeBusy, Message: u.Error()}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 }
 
 // awaitTaskResult answers tasks/result: the tool's result once the task

@@ -26,7 +26,7 @@ import (
 
 	"github.com/agentapp/agentapp/internal/private"
 	"github.com/jackc/pgx/v5"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	_ "modernc.org/sqlite" // registers the "sqlite" driver (unavailable.go reads its errors)
 )
 
 // FileName is the database's file name inside the data directory.
@@ -410,9 +410,9 @@ func connTx(ctx context.Context, conn *sql.Conn, fn func(*sql.Tx) error) (err er
 		}
 	}()
 	if err = fn(tx); err != nil {
-		return err
+		return sqliteBusy(err)
 	}
-	return tx.Commit()
+	return sqliteBusy(tx.Commit())
 }
 
 // Tx runs fn in a write transaction, committing if it returns nil and rolling
@@ -420,7 +420,7 @@ func connTx(ctx context.Context, conn *sql.Conn, fn func(*sql.Tx) error) (err er
 func (s *Store) Tx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
 	tx, err := s.DB.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return sqliteBusy(err)
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -432,9 +432,9 @@ func (s *Store) Tx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
 		}
 	}()
 	if err = fn(tx); err != nil {
-		return err
+		return sqliteBusy(err)
 	}
-	return tx.Commit()
+	return sqliteBusy(tx.Commit())
 }
 
 // SchemaVersion is the version of the store's own schema, for `agentapp db

@@ -216,7 +216,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	id := randomID("w-")
 	if err := s.sessions.Create(r.Context(), id); err != nil {
 		s.log.Error(err.Error())
-		writeError(w, http.StatusInternalServerError, "the session could not be stored; try again")
+		storeFailed(w, err, "the session could not be stored; try again", false)
 		return
 	}
 	s.known.add(id, s.clock.Now())
@@ -271,7 +271,7 @@ func (s *Server) writeHistory(w http.ResponseWriter, r *http.Request, id string)
 	}
 	if err != nil {
 		s.log.Error(err.Error())
-		writeError(w, http.StatusInternalServerError, "the session could not be read; try again")
+		storeFailed(w, err, "the session could not be read; try again", false)
 		return
 	}
 	if !ok {

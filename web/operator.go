@@ -36,7 +36,7 @@ func (s *Server) operatorQueue(w http.ResponseWriter, r *http.Request) {
 	q, err := s.queue(r)
 	if err != nil {
 		s.log.Error(err.Error())
-		writeError(w, http.StatusInternalServerError, "the queue could not be read; try again")
+		storeFailed(w, err, "the queue could not be read; try again", false)
 		return
 	}
 	writeJSON(w, http.StatusOK, q)
@@ -81,13 +81,13 @@ func (s *Server) operatorPage(w http.ResponseWriter, r *http.Request) {
 	q, err := s.queue(r)
 	if err != nil {
 		s.log.Error(err.Error())
-		http.Error(w, "the queue could not be read; try again", http.StatusInternalServerError)
+		storeFailed(w, err, "the queue could not be read; try again", true)
 		return
 	}
 	refunds, err := s.support.Refunds(r.Context(), operatorList)
 	if err != nil {
 		s.log.Error(err.Error())
-		http.Error(w, "the refund requests could not be read; try again", http.StatusInternalServerError)
+		storeFailed(w, err, "the refund requests could not be read; try again", true)
 		return
 	}
 	view := operatorView{Queue: q, Refunds: make([]refundRow, 0, len(refunds))}
@@ -124,7 +124,7 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request, mark func(ctx c
 			return
 		}
 		s.log.Error(err.Error())
-		writeError(w, http.StatusInternalServerError, "it could not be marked resolved; try again")
+		storeFailed(w, err, "it could not be marked resolved; try again", false)
 		return
 	}
 	if r.Header.Get("Content-Type") == "application/x-www-form-urlencoded" {

@@ -35,7 +35,7 @@ func (s *Server) operatorRefunds(w http.ResponseWriter, r *http.Request) {
 	list, err := s.support.Refunds(r.Context(), operatorList)
 	if err != nil {
 		s.log.Error(err.Error())
-		writeError(w, http.StatusInternalServerError, "the refund requests could not be read; try again")
+		storeFailed(w, err, "the refund requests could not be read; try again", false)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"refunds": orEmpty(list)})
@@ -66,7 +66,7 @@ func (s *Server) decideRefund(approve bool) http.HandlerFunc {
 			return
 		case err != nil:
 			s.log.Error(err.Error())
-			writeError(w, http.StatusInternalServerError, "the decision could not be recorded; try again")
+			storeFailed(w, err, "the decision could not be recorded; try again", false)
 			return
 		}
 		if form {

@@ -718,8 +718,8 @@ func TestHostileServePostgresLocked(t *testing.T) {
 	release := time.AfterFunc(30*time.Second, func() { tx.Rollback() })
 	defer release.Stop()
 	r := runHostile(t, hostileCase{args: call})
-	if out := r.stdout.String() + r.stderr.String(); r.code == 0 || !strings.Contains(out, "the database is busy or unavailable") {
-		t.Errorf("a call behind the lock: exit %d, output:\n%s\nwant a failure saying the database is busy or unavailable", r.code, out)
+	if out := r.stdout.String() + r.stderr.String(); r.code == 0 || !strings.Contains(out, "the database is unavailable, try again shortly") {
+		t.Errorf("a call behind the lock: exit %d, output:\n%s\nwant a failure saying the database is unavailable", r.code, out)
 	}
 	tx.Rollback()
 	if r := runHostile(t, hostileCase{args: call}); r.code != 0 {
