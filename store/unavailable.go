@@ -1,7 +1,10 @@
 package store
 
 import (
+	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 
 	"modernc.org/sqlite"
@@ -73,4 +76,25 @@ func MarkUnavailable(err error) error {
 		return err
 	}
 	return &unavailableError{err: err}
+}
+
+// CheckWrite writes one row (the meta key "write_check") and reports
+// whether the database took it. A ping reads only: on a full disk every
+// read succeeds while every write fails, and a replica that says it is
+// ready then fails all its work. A database merely busy (another
+// writer's lock past its timeout) is not reported: it serves again in a
+// moment, and a readiness check must not take a replica out for it.
+func (s *Store) CheckWrite(ctx context.Context) error {
+	err := s.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('write_check', ?)
+			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, time.Now().UTC().Format(time.RFC3339Nano))
+		return err
+	})
+	if err != nil && (errors.Is(err, ErrBusy) || errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("the database cannot be written: %s", Cause(err))
+	}
+	return nil
 }

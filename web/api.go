@@ -17,6 +17,7 @@ import (
 	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
+	"github.com/agentapp/agentapp/store"
 )
 
 // SessionCookie holds the page's session id: HttpOnly, so a script
@@ -524,7 +525,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	rd := Readiness{Ready: true, Database: "ok", Servers: []ServerStatus{}}
 	if err := s.opts.Store.DB.PingContext(ctx); err != nil {
-		rd.Ready, rd.Database = false, "unreachable: "+err.Error()
+		rd.Ready, rd.Database = false, "unreachable: "+store.Cause(err)
+	} else if err := s.writeCheck(ctx); err != nil {
+		rd.Ready, rd.Database = false, err.Error()
 	}
 	if s.draining.Load() {
 		rd.Ready = false

@@ -1,8 +1,11 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/agentapp/agentapp/store"
 )
@@ -22,4 +25,28 @@ func storeFailed(w http.ResponseWriter, err error, msg string, plain bool) {
 		return
 	}
 	writeError(w, code, msg)
+}
+
+// writeCheckEvery spaces the writes /readyz makes: a load balancer asks
+// every few seconds, and one small write in this time tells as much.
+const writeCheckEvery = 5 * time.Second
+
+// writeCheck is store.CheckWrite at most once per writeCheckEvery; between
+// checks it reports the last one's result.
+func (s *Server) writeCheck(ctx context.Context) error {
+	c := &s.writes
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now := time.Now(); c.at.IsZero() || now.Sub(c.at) >= writeCheckEvery {
+		c.err = s.opts.Store.CheckWrite(ctx)
+		c.at = now
+	}
+	return c.err
+}
+
+// writeChecks holds the last write check.
+type writeChecks struct {
+	mu  sync.Mutex
+	at  time.Time
+	err error
 }
