@@ -32,6 +32,9 @@ import (
 // FileName is the database's file name inside the data directory.
 const FileName = "agentapp.db"
 
+// JournalSizeLimit bounds SQLite's write-ahead log after a checkpoint.
+const JournalSizeLimit = 4 << 20
+
 // BusyTimeout is how long a statement waits for another connection's lock.
 const BusyTimeout = 10 * time.Second
 
@@ -160,6 +163,10 @@ func openFile(path string, plain bool) (*Store, error) {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(1)")
+	// A checkpointed log is cut back to this size: the log of one large
+	// write (an ingest) would otherwise keep its megabytes on disk for
+	// good, and on a full disk no later write could be appended.
+	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", JournalSizeLimit))
 	q.Add("_txlock", "immediate")
 	dsn := "file:" + filepath.ToSlash(path) + "?" + q.Encode()
 	db, err := sql.Open("sqlite", dsn)

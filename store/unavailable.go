@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
 )
 
@@ -97,4 +98,28 @@ func (s *Store) CheckWrite(ctx context.Context) error {
 		return fmt.Errorf("the database cannot be written: %s", Cause(err))
 	}
 	return nil
+}
+
+// IsDiskFull reports whether err says the disk under the database is full
+// (SQLite's SQLITE_FULL, which a size limit also gives; PostgreSQL's
+// disk_full, 53100).
+func IsDiskFull(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code()&0xff == 13 {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "53100"
+}
+
+// Checkpoint copies SQLite's write-ahead log into the database and
+// truncates the log, giving its space back: after a write failed on a full
+// disk the log may hold megabytes that not even a removal could then
+// append to. On PostgreSQL it does nothing.
+func (s *Store) Checkpoint(ctx context.Context) error {
+	if s.dialect != SQLite {
+		return nil
+	}
+	_, err := s.DB.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	return err
 }
