@@ -7,9 +7,11 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/agentapp/agentapp/store"
 	"github.com/agentapp/agentapp/support"
 )
 
@@ -64,7 +66,7 @@ func (s *operator) operatorQueue(w http.ResponseWriter, r *http.Request) {
 	q, err := s.queue(r)
 	if err != nil {
 		s.log.Error(err.Error())
-		writeError(w, http.StatusInternalServerError, "the queue could not be read; try again")
+		storeFailed(w, err, "the queue could not be read; try again", false)
 		return
 	}
 	writeJSON(w, http.StatusOK, q)
@@ -109,13 +111,13 @@ func (s *operator) operatorPage(w http.ResponseWriter, r *http.Request) {
 	q, err := s.queue(r)
 	if err != nil {
 		s.log.Error(err.Error())
-		http.Error(w, "the queue could not be read; try again", http.StatusInternalServerError)
+		storeFailed(w, err, "the queue could not be read; try again", true)
 		return
 	}
 	refunds, err := s.support.Refunds(r.Context(), operatorList)
 	if err != nil {
 		s.log.Error(err.Error())
-		http.Error(w, "the refund requests could not be read; try again", http.StatusInternalServerError)
+		storeFailed(w, err, "the refund requests could not be read; try again", true)
 		return
 	}
 	view := operatorView{Queue: q, Refunds: make([]refundRow, 0, len(refunds))}
@@ -152,7 +154,7 @@ func (s *operator) resolve(w http.ResponseWriter, r *http.Request, mark func(ctx
 			return
 		}
 		s.log.Error(err.Error())
-		writeError(w, http.StatusInternalServerError, "it could not be marked resolved; try again")
+		storeFailed(w, err, "it could not be marked resolved; try again", false)
 		return
 	}
 	if r.Header.Get("Content-Type") == "application/x-www-form-urlencoded" {
@@ -232,6 +234,23 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 func writeError(w http.ResponseWriter, code int, msg string) {
 	writeJSON(w, code, map[string]string{"error": msg})
+}
+
+// storeFailed answers a failed read or write of the database as the web's
+// API does: 503 with Retry-After and the one outage message when the
+// database is unavailable, else 500 with msg (plain text when plain, for
+// the page's forms).
+func storeFailed(w http.ResponseWriter, err error, msg string, plain bool) {
+	code := http.StatusInternalServerError
+	if store.IsUnavailable(err) {
+		code, msg = http.StatusServiceUnavailable, store.UnavailableMessage
+		w.Header().Set("Retry-After", strconv.Itoa(int(store.RetryAfter.Seconds())))
+	}
+	if plain {
+		http.Error(w, msg, code)
+		return
+	}
+	writeError(w, code, msg)
 }
 
 func orEmpty[T any](s []T) []T {

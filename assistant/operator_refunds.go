@@ -30,7 +30,7 @@ func (s *operator) operatorRefunds(w http.ResponseWriter, r *http.Request) {
 	list, err := s.support.Refunds(r.Context(), operatorList)
 	if err != nil {
 		s.log.Error(err.Error())
-		writeError(w, http.StatusInternalServerError, "the refund requests could not be read; try again")
+		storeFailed(w, err, "the refund requests could not be read; try again", false)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"refunds": orEmpty(list)})
@@ -61,7 +61,7 @@ func (s *operator) decideRefund(approve bool) http.HandlerFunc {
 			return
 		case err != nil:
 			s.log.Error(err.Error())
-			writeError(w, http.StatusInternalServerError, "the decision could not be recorded; try again")
+			storeFailed(w, err, "the decision could not be recorded; try again", false)
 			return
 		}
 		if form {

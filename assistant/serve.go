@@ -30,7 +30,7 @@ const Instructions = "agentapp is a customer-service back end. Use " + toolnames
 // requestRefund and getRefundStatus (tasks.go) follow: a refund waits for
 // an operator, so requestRefund also runs as an MCP task.
 func PublishedTools(svc *support.Service, k *kb.KB) []*agent.Tool {
-	return []*agent.Tool{svc.OrderStatusTool(), svc.CreateTicketTool(), k.MCPSearchTool(),
+	return []*agent.Tool{svc.OrderStatusTool(), callerTool(svc.CreateTicketTool()), k.MCPSearchTool(),
 		callerTool(svc.RequestRefundTool()), callerTool(svc.GetRefundStatusTool())}
 }
 

@@ -42,3 +42,23 @@ func TestToolsShowsToolSearch(t *testing.T) {
 		}
 	}
 }
+
+// TestToolsUnload: /tools unload NAME removes a tool the session loaded
+// (here by calling it by name), and says so; unloading it again, or a
+// tool never loaded, is refused with what is loaded.
+func TestToolsUnload(t *testing.T) {
+	var tools []*agent.Tool
+	for i := range 45 {
+		tools = append(tools, constTool(fmt.Sprintf("t%02d", i), "many", "x"))
+	}
+	h := newHarness(t, &ruleModel{}, openTestStore(t), "call:t07\n/tools unload t07\n/tools\n/tools unload t07\n/tools drop\n/exit\n")
+	h.host.Servers = []host.Server{&fakeServer{name: "many", tools: tools}}
+	h.run(t)
+	out := h.out.String()
+	for _, want := range []string{"Unloaded t07: the model is no longer offered it", "loaded in this session (0): none",
+		`Cannot unload: the tool is not loaded in this session: "t07" (no tool is loaded)`, "Usage: /tools (list the tools) or /tools unload NAME"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+}

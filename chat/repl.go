@@ -107,6 +107,10 @@ func (c *Chat) runCommand(ctx context.Context, cmd, line string) bool {
 		c.resuming, c.resumed = false, 0
 		fmt.Fprintf(out, "Started a new session: %s (earlier messages are no longer sent to the model).\n", c.session)
 	case "/tools":
+		if args := strings.Fields(line)[1:]; len(args) > 0 {
+			c.toolsCommand(ctx, out, args)
+			break
+		}
 		c.refreshTools(ctx)
 		c.printTools(out)
 		c.printToolSearch(ctx, out)
@@ -135,6 +139,7 @@ func (c *Chat) runCommand(ctx context.Context, cmd, line string) bool {
 	case "/help":
 		fmt.Fprintln(out, `Commands:
   /tools             list the tools the model can call and where each comes from
+  /tools unload NAME stop offering a tool searchTools loaded in this session
   /mcp               list the MCP servers: state (connected, restarting, down,
                      failed, needs login, disabled) and tools
   /mcp restart NAME  restart an MCP server now (also brings back one that is down

@@ -37,3 +37,18 @@ func nameList(names []string, n int) string {
 	}
 	return textsafe.Escape(s)
 }
+
+// toolsCommand is /tools with arguments: "unload NAME" removes a tool
+// searchTools loaded from this session, so later requests no longer
+// carry its definition (a search loads it again).
+func (c *Chat) toolsCommand(ctx context.Context, w io.Writer, args []string) {
+	if len(args) != 2 || strings.ToLower(args[0]) != "unload" {
+		fmt.Fprintln(w, "Usage: /tools (list the tools) or /tools unload NAME (stop offering a tool searchTools loaded)")
+		return
+	}
+	if err := c.h.UnloadTool(ctx, c.session, args[1]); err != nil {
+		fmt.Fprintf(w, "Cannot unload: %s\n", textsafe.Escape(err.Error()))
+		return
+	}
+	fmt.Fprintf(w, "Unloaded %s: the model is no longer offered it in this session (searchTools can load it again).\n", textsafe.Escape(args[1]))
+}

@@ -4,9 +4,11 @@ import (
 	"container/list"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -481,4 +483,94 @@ func cutDescription(t *agent.Tool, warnings *[]string) *agent.Tool {
 	c := copyTool(t)
 	c.Description = d
 	return c
+}
+
+// capSchema returns t, a copy of it with its input schema reduced
+// (toolsearch.CapSchema), or nil when the tool is to be left out; a
+// warning naming the server goes to warnings whenever the schema was over
+// the bound. A session that loaded a tool with a megabyte schema could not
+// send another request, not even "hello".
+func capSchema(t *agent.Tool, warnings *[]string) *agent.Tool {
+	s, w, keep := toolsearch.CapSchema(t.Origin, t.Name, t.InputSchema)
+	if w == "" {
+		return t
+	}
+	*warnings = append(*warnings, w)
+	if !keep {
+		return nil
+	}
+	c := copyTool(t)
+	c.InputSchema = s
+	return c
+}
+
+// unload removes names from session's loaded tools, in memory and in the
+// database, and returns those that were loaded. The database is written
+// even when ctx has ended: an unload that did not stick would come back
+// with the session.
+func (s *searchParts) unload(ctx context.Context, session string, names []string) []string {
+	s.loadedNames(ctx, session) // fills the cache from the database first
+	s.mu.Lock()
+	loaded, _ := s.loaded.get(session)
+	var gone []string
+	kept := make([]string, 0, len(loaded))
+	for _, n := range loaded {
+		if slices.Contains(names, n) {
+			gone = append(gone, n)
+		} else {
+			kept = append(kept, n)
+		}
+	}
+	s.loaded.put(session, kept)
+	s.mu.Unlock()
+	if s.st == nil || session == "" || len(gone) == 0 {
+		return gone
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	err := s.st.Tx(sctx, func(tx *sql.Tx) error {
+		for _, n := range gone {
+			if _, err := tx.ExecContext(sctx, `DELETE FROM tool_search_loaded WHERE session = ? AND name = ?`, session, n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.log.Warn("tool search: the unloaded tools stay unloaded for this run only: " + err.Error())
+	}
+	return gone
+}
+
+// dropTurnLoads unloads what session loaded since before was read: the
+// loads of a turn that failed are not kept, so a tool that made the turn
+// fail is not offered again by every later request.
+func (s *searchParts) dropTurnLoads(ctx context.Context, session string, before []string) []string {
+	var added []string
+	for _, n := range s.loadedNames(ctx, session) {
+		if !slices.Contains(before, n) {
+			added = append(added, n)
+		}
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	return s.unload(ctx, session, added)
+}
+
+// ErrNotLoaded is UnloadTool's error for a tool the session has not loaded.
+var ErrNotLoaded = errors.New("the tool is not loaded in this session")
+
+// UnloadTool removes name from the tools session loaded through
+// searchTools: later requests no longer offer it (a search loads it
+// again).
+func (h *Host) UnloadTool(ctx context.Context, session, name string) error {
+	if gone := h.search.unload(ctx, session, []string{name}); len(gone) == 0 {
+		loaded := h.search.loadedNames(ctx, session)
+		if len(loaded) == 0 {
+			return fmt.Errorf("%w: %q (no tool is loaded)", ErrNotLoaded, name)
+		}
+		return fmt.Errorf("%w: %q (loaded: %s)", ErrNotLoaded, name, strings.Join(loaded, ", "))
+	}
+	return nil
 }

@@ -485,6 +485,7 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 	m.onReply = func(ctx context.Context, r *model.Response) *model.Response {
 		return h.loadCalled(ctx, t.Session, rt, r) // toolsearch.go
 	}
+	loadedBefore := h.search.loadedNames(turnCtx, t.Session)
 	rt.set = h.offered(turnCtx, t.Session, h.table.Refresh(turnCtx))
 	first := true
 	opts := agent.Options{
@@ -519,9 +520,13 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 	out, err := agent.Run(turnCtx, opts)
 	defer h.keepUsage(ctx, m)
 	if err != nil {
+		dropped := h.search.dropTurnLoads(ctx, t.Session, loadedBefore)
 		var ce *ContextError
 		switch {
 		case errors.As(err, &ce):
+			// The tools earlier turns loaded may be what no longer fits:
+			// unloaded, the next request can (a search loads them again).
+			ce.Unloaded = append(dropped, h.search.unload(ctx, t.Session, h.search.loadedNames(ctx, t.Session))...)
 			return nil, ce
 		case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
 			return nil, &TimeoutError{Limit: limit}

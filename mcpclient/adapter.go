@@ -73,8 +73,11 @@ var errBridgeClosed = errors.New("the connection was closed")
 // verbatim so that what the model is offered is what the server wrote (a
 // provider-specific sanitised copy is made later, per request, never here).
 // When rawSchema is empty the SDK's decoded schema is re-encoded instead.
-// Arguments are not validated here (Validate is false): the server owns the
-// schema and validates them itself.
+// The tool has Validate set: the loop checks the arguments against the
+// schema before any approval is asked and before the call is sent, so a
+// call missing a required argument reaches neither the user nor the
+// server (the server validates again; a schema the validator cannot
+// compile is left to it).
 func AdaptTool(c ToolCaller, server string, t *mcp.Tool, rawSchema json.RawMessage, callTimeout time.Duration) *agent.Tool {
 	return adaptTool(c, server, t, t.Name, rawSchema, nil, callTimeout)
 }
@@ -103,6 +106,7 @@ func adaptTool(c ToolCaller, server string, t *mcp.Tool, exposedName string, raw
 		InputSchema:  in,
 		OutputSchema: out,
 		Origin:       server,
+		Validate:     true,
 	}
 	if a := t.Annotations; a != nil {
 		if at.Title == "" {

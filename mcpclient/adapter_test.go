@@ -329,7 +329,7 @@ func TestAdapterKeepsSchemaBytes(t *testing.T) {
 	if again, _ := json.Marshal(m); string(again) == schema {
 		t.Fatal("test schema survives a round trip; it cannot detect a re-encoding")
 	}
-	if tl.Origin != "mem" || tl.Validate || tl.Description != "d" {
+	if tl.Origin != "mem" || !tl.Validate || tl.Description != "d" {
 		t.Errorf("tool fields: origin %q validate %v description %q", tl.Origin, tl.Validate, tl.Description)
 	}
 }

@@ -92,9 +92,21 @@ const (
 	// client of the streamable transport holds one or two (its GET event
 	// stream and its POSTs).
 	DefaultMaxConnections = 256
+	// ConnectionsPerSession is what one MCP session of the streamable
+	// transport is counted to hold: its GET event stream, and two
+	// connections for each of two requests in flight, with one to spare.
+	// (The TypeScript SDK client holds two per request in flight under
+	// load: 16 sessions with 1, 2 and 4 calls in flight each held 48, 80
+	// and 144 connections.)
+	ConnectionsPerSession = 6
+	// DefaultSessionsPerAddress is how many such sessions one client
+	// address is served at once by default.
+	DefaultSessionsPerAddress = 16
 	// DefaultMaxConnectionsPerAddress bounds the connections of one client
 	// address, so that one client cannot take all DefaultMaxConnections.
-	DefaultMaxConnectionsPerAddress = 32
+	// It does not apply to loopback clients unless asked
+	// (RunOptions.PerAddressOnLoopback).
+	DefaultMaxConnectionsPerAddress = DefaultSessionsPerAddress * ConnectionsPerSession
 )
 
 // RunOptions configure RunHTTP; nil, and every zero field, means the
@@ -131,6 +143,12 @@ type RunOptions struct {
 	// Behind a proxy or load balancer every client has its address: raise
 	// it or turn it off there. Beyond it, a connection is answered 503.
 	MaxConnectionsPerAddress int
+	// PerAddressOnLoopback applies MaxConnectionsPerAddress to loopback
+	// clients too. Off by default: every local client shares the one
+	// loopback address, so there the bound only split the total among
+	// them (16 sessions of one local client were refused), and
+	// MaxConnections still bounds them all.
+	PerAddressOnLoopback bool
 	// Logger receives the server's activity; nil discards. Never stdout.
 	Logger *slog.Logger
 }
@@ -287,12 +305,20 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 			refuse(w, "Unauthorized: send the header \"Authorization: Bearer <token>\" with the token the server was started with (--token or AGENTAPP_SERVER_TOKEN)", http.StatusUnauthorized)
 			return
 		}
+		if precheck(w, r) {
+			return
+		}
 		var body []byte
 		if r.Method == http.MethodPost {
 			var ok bool
 			if body, ok = checkBodyIDs(w, r); !ok {
 				return
 			}
+			release, ok := h.batches.admit(w, body)
+			if !ok {
+				return
+			}
+			defer release()
 		}
 		if opts.Stateless {
 			mcpHandler.ServeHTTP(w, r)
@@ -354,6 +380,7 @@ type HTTPHandler struct {
 	mux      *http.ServeMux
 	server   *mcp.Server
 	sessions *sessionCap
+	batches  batchBudget
 }
 
 // ServeHTTP implements http.Handler.
@@ -670,7 +697,7 @@ func RunHTTP(ctx context.Context, ln net.Listener, handler *HTTPHandler, opts *R
 	limit := max(cmp.Or(opts.MaxConnections, DefaultMaxConnections), 0)
 	perAddr := max(cmp.Or(opts.MaxConnectionsPerAddress, DefaultMaxConnectionsPerAddress), 0)
 	if limit > 0 || perAddr > 0 {
-		ln = newLimitListener(ln, limit, perAddr, logger)
+		ln = newLimitListener(ln, limit, perAddr, opts.PerAddressOnLoopback, logger)
 	}
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
@@ -774,6 +801,7 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 type limitListener struct {
 	net.Listener
 	max, perAddr int
+	loopback     bool // perAddr applies to loopback clients too
 	logger       *slog.Logger
 
 	mu     sync.Mutex
@@ -788,8 +816,8 @@ type limitListener struct {
 // beyond it a refused connection is closed without an answer.
 const maxRefusing = 64
 
-func newLimitListener(ln net.Listener, max, perAddr int, logger *slog.Logger) *limitListener {
-	return &limitListener{Listener: ln, max: max, perAddr: perAddr, logger: logger,
+func newLimitListener(ln net.Listener, max, perAddr int, loopback bool, logger *slog.Logger) *limitListener {
+	return &limitListener{Listener: ln, max: max, perAddr: perAddr, loopback: loopback, logger: logger,
 		byAddr: map[string]int{}, refusing: make(chan struct{}, maxRefusing)}
 }
 
@@ -807,7 +835,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		switch {
 		case l.max > 0 && l.open >= l.max:
 			why = fmt.Sprintf("the server already has %d connections open", l.open)
-		case l.perAddr > 0 && l.byAddr[key] >= l.perAddr:
+		case l.perAddr > 0 && l.byAddr[key] >= l.perAddr && (l.loopback || !isLoopbackAddr(c.RemoteAddr())):
 			why = fmt.Sprintf("your address already has %d connections open", l.byAddr[key])
 		}
 		if why == "" {
@@ -879,6 +907,12 @@ func addrKey(a net.Addr) string {
 		return p.String()
 	}
 	return ip.String()
+}
+
+// isLoopbackAddr reports whether a is a loopback address (127.0.0.0/8, ::1).
+func isLoopbackAddr(a net.Addr) bool {
+	ap, err := netip.ParseAddrPort(a.String())
+	return err == nil && ap.Addr().Unmap().IsLoopback()
 }
 
 // limitedConn is a connection of a limitListener.

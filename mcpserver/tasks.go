@@ -97,6 +97,19 @@ type TaskBackend interface {
 	CancelTask(ctx context.Context, caller, id string) (*Task, error)
 }
 
+// TaskPager is a TaskBackend that lists tasks a page at a time, as every
+// MCP list pages: tasks/list then passes the client's cursor on and
+// answers nextCursor while there is more.
+type TaskPager interface {
+	// TasksPage returns a page of caller's tasks, newest first, from
+	// cursor ("" for the first page), and the cursor of the next page
+	// ("" after the last). A cursor it did not hand out is ErrBadCursor.
+	TasksPage(ctx context.Context, caller, cursor string) (tasks []*Task, next string, err error)
+}
+
+// ErrBadCursor is what a TaskPager returns for a cursor it did not issue.
+var ErrBadCursor = errors.New("invalid cursor")
+
 // wireTask is a task on the wire.
 type wireTask struct {
 	TaskID        string `json:"taskId"`
@@ -251,12 +264,28 @@ func (s *Server) installTasks(b TaskBackend) []mcp.Middleware {
 		return &extResult{v: toWire(t)}, nil
 	})
 	s.installExtTasks()
-	_ = mcp.AddReceivingCustomMethod(s.mcp, "tasks/list", func(ctx context.Context, _ *mcp.ServerSession, _ *listTasksParams) (*listTasksResult, error) {
-		ts, err := b.Tasks(ctx, CallerFrom(ctx))
-		if err != nil {
-			return nil, err
+	_ = mcp.AddReceivingCustomMethod(s.mcp, "tasks/list", func(ctx context.Context, _ *mcp.ServerSession, p *listTasksParams) (*listTasksResult, error) {
+		var (
+			ts   []*Task
+			next string
+			err  error
+		)
+		if pager, ok := b.(TaskPager); ok {
+			cursor := ""
+			if p != nil {
+				cursor = p.Cursor
+			}
+			ts, next, err = pager.TasksPage(ctx, CallerFrom(ctx), cursor)
+			if errors.Is(err, ErrBadCursor) {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tasks/list: the cursor is not one this server handed out; start again without one"}
+			}
+		} else {
+			ts, err = b.Tasks(ctx, CallerFrom(ctx))
 		}
-		res := &listTasksResult{Tasks: []wireTask{}}
+		if err != nil {
+			return nil, backendError(err)
+		}
+		res := &listTasksResult{Tasks: []wireTask{}, NextCursor: next}
 		for _, t := range ts {
 			res.Tasks = append(res.Tasks, toWire(t))
 		}
@@ -287,7 +316,27 @@ func taskError(id string, err error) error {
 	case errors.Is(err, ErrTaskEnded):
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("task %q has ended and cannot be cancelled", id)}
 	}
-	return err
+	return backendError(err)
+}
+
+// backendError gives a backend's failure a JSON-RPC code (a plain error
+// went out with code 0, which no client can act on): an outage (an error
+// with an Unavailable method, as the store's are) is codeBusy with the
+// outage's own message, which says to try again; anything else is an
+// internal error.
+func backendError(err error) error {
+	var rpcErr *jsonrpc.Error
+	if err == nil || errors.As(err, &rpcErr) {
+		return err
+	}
+	var u interface {
+		error
+		Unavailable() bool
+	}
+	if errors.As(err, &u) && u.Unavailable() {
+		return &jsonrpc.Error{Code: codeBusy, Message: u.Error()}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 }
 
 // awaitTaskResult answers tasks/result: the tool's result once the task

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/mcpclient"
+	"github.com/agentapp/agentapp/store"
 )
 
 // SessionCookie holds the page's session id: HttpOnly, so a script
@@ -236,7 +237,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	id := randomID("w-")
 	if err := s.sessions.Create(r.Context(), id); err != nil {
 		s.log.Error(err.Error())
-		writeError(w, http.StatusInternalServerError, "the session could not be stored; try again")
+		storeFailed(w, err, "the session could not be stored; try again", false)
 		return
 	}
 	s.known.add(id, s.clock.Now())
@@ -291,7 +292,7 @@ func (s *Server) writeHistory(w http.ResponseWriter, r *http.Request, id string)
 	}
 	if err != nil {
 		s.log.Error(err.Error())
-		writeError(w, http.StatusInternalServerError, "the session could not be read; try again")
+		storeFailed(w, err, "the session could not be read; try again", false)
 		return
 	}
 	if !ok {
@@ -628,7 +629,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	rd := Readiness{Ready: true, Database: "ok", Servers: []ServerStatus{}}
 	if err := s.h.Store().DB.PingContext(ctx); err != nil {
-		rd.Ready, rd.Database = false, "unreachable: "+err.Error()
+		rd.Ready, rd.Database = false, "unreachable: "+store.Cause(err)
+	} else if err := s.writeCheck(ctx); err != nil {
+		rd.Ready, rd.Database = false, err.Error()
 	}
 	if s.draining.Load() {
 		rd.Ready = false

@@ -349,6 +349,9 @@ func viewPolicy(c ViewCSP) string {
 		"frame-src " + orNone(c.FrameDomains),
 		"base-uri " + orNone(c.BaseURIDomains),
 		"form-action 'none'",
+		// CSP Level 3's directive against WebRTC, which connect-src does
+		// not cover: a browser that knows it blocks peer connections.
+		"webrtc 'block'",
 	}, "; ")
 }
 
@@ -404,6 +407,19 @@ const proxyPage = `<!doctype html>
   let inner = null;
   const allowed = /^(camera|microphone|geolocation|clipboard-write)(; (camera|microphone|geolocation|clipboard-write))*$/;
   const meta = () => '<meta http-equiv="Content-Security-Policy" content="' + policy.replace(/&/g, "&amp;").replace(/"/g, "&quot;") + '">';
+  // WebRTC sends UDP where it likes, and no CSP of connect-src covers it:
+  // before the view's own code runs, its window (and, as the view reaches
+  // them, its nested frames' windows) lose the WebRTC constructors. A best
+  // effort: a browser that knows CSP's webrtc directive blocks it anyway.
+  const noRTC = '<script>(() => { "use strict";' +
+    'const names = ["RTCPeerConnection", "webkitRTCPeerConnection", "mozRTCPeerConnection", "RTCDataChannel", "RTCIceCandidate", "RTCSessionDescription", "RTCRtpSender", "RTCRtpReceiver", "RTCRtpTransceiver"];' +
+    'const strip = (w) => { for (const n of names) { try { Object.defineProperty(w, n, { value: undefined, writable: false, configurable: false }); } catch (e) {} } return w; };' +
+    'strip(window);' +
+    'for (const [proto, key] of [[HTMLIFrameElement.prototype, "contentWindow"], [HTMLIFrameElement.prototype, "contentDocument"], [HTMLObjectElement.prototype, "contentWindow"]]) {' +
+    '  const d = Object.getOwnPropertyDescriptor(proto, key); if (!d || !d.get) continue;' +
+    '  Object.defineProperty(proto, key, { configurable: false, get() { const v = d.get.call(this); if (v) { try { strip(v.defaultView || v); } catch (e) {} } return v; } });' +
+    '}' +
+    '})();<\/script>'; // "<\/": a plain end tag would end this script
   window.addEventListener("message", (e) => {
     const m = e.data;
     if (e.source === window.parent) {
@@ -414,7 +430,7 @@ const proxyPage = `<!doctype html>
         inner = document.createElement("iframe");
         inner.setAttribute("sandbox", "allow-scripts allow-forms");
         if (typeof p.allow === "string" && allowed.test(p.allow)) inner.setAttribute("allow", p.allow);
-        inner.srcdoc = meta() + p.html;
+        inner.srcdoc = meta() + noRTC + p.html;
         document.body.append(inner);
         return;
       }

@@ -176,6 +176,7 @@ type Server struct {
 	guards   *guard.Guards
 	metrics  *metrics
 	handler  http.Handler
+	writes   writeChecks // /readyz's write check (unavailable.go)
 
 	// known are the sessions seen stored, checked before the store
 	// (known.go); nil asks the store every time.

@@ -73,7 +73,7 @@ func newWebCmd() *cobra.Command {
   /v1/chat/completions   an OpenAI-compatible endpoint (the whole agent as one model)
   /v1/models             its model list
   /operator              hand-offs and tickets, each markable resolved
-  /healthz /readyz       liveness; readiness (database reachable, MCP servers connected)
+  /healthz /readyz       liveness; readiness (database reachable and writable, MCP servers connected)
   /metrics               Prometheus metrics
 
 It uses the chat's tools, MCP servers (--mcp, --config), model (--model) and
