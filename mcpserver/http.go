@@ -303,6 +303,17 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 		// goes out on the GET stream.
 		JSONResponse: true,
 	})
+	// The requests of protocol 2026-07-28 and later go to a stateless
+	// handler on the same server (generation.go); with Stateless set, the
+	// one handler is that already.
+	nextHandler := http.Handler(mcpHandler)
+	if !opts.Stateless {
+		nextHandler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server.mcp }, &mcp.StreamableHTTPOptions{
+			Logger:       logger,
+			Stateless:    true,
+			JSONResponse: true,
+		})
+	}
 	var wantSums [][32]byte
 	for _, part := range splitTokens(opts.Token) {
 		token := strings.TrimSpace(part)
@@ -333,8 +344,10 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 				return
 			}
 		}
-		if opts.Stateless {
-			mcpHandler.ServeHTTP(w, r)
+		// Before the session bound, which would count a request of the
+		// sessionless generation as a new session.
+		if opts.Stateless || isNextGeneration(r, body) {
+			nextHandler.ServeHTTP(w, r)
 			return
 		}
 		h.sessions.serve(w, r, mcpHandler, logger, server, body)

@@ -170,6 +170,10 @@ func newServer(opts *Options, add func(*mcp.Server, *mcp.Tool, mcp.ToolHandler))
 		// session); the tools list is fixed for the server's life.
 		Logging: &mcp.LoggingCapabilities{},
 		Tools:   &mcp.ToolCapabilities{},
+		// The SDK answers prompts/list (and prompts/get) whatever the
+		// server declares; 2026-07-28 requires that what answers be
+		// declared in server/discover.
+		Prompts: &mcp.PromptCapabilities{},
 	}
 	if opts.Docs != nil || len(opts.Resources) > 0 {
 		// listChanged only with DocsChange: documents can be ingested by

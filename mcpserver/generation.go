@@ -1,0 +1,64 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Protocol 2026-07-28 has no initialize and no session: each request says
+// its version in the MCP-Protocol-Version header and in its _meta. The Go
+// SDK serves it only on a Stateless streamable handler, so the session
+// handler of `serve --http` hands such requests to a second, stateless one
+// on the same *mcp.Server (NewHTTPHandler). server/discover goes there too:
+// only that handler lists both generations.
+
+// nextProtocolVersion is the first protocol version without sessions.
+const nextProtocolVersion = "2026-07-28"
+
+// methodDiscover is the request with which a client of 2026-07-28 asks
+// what the server speaks.
+const methodDiscover = "server/discover"
+
+// isNextGeneration reports whether an HTTP request belongs to protocol
+// 2026-07-28 or later: its MCP-Protocol-Version header names such a
+// version, or a message of its body (valid JSON, else nil) carries the
+// version in _meta, or is server/discover.
+func isNextGeneration(r *http.Request, body []byte) bool {
+	if v := r.Header.Get("Mcp-Protocol-Version"); v >= nextProtocolVersion {
+		return true
+	}
+	// Most requests are of 2025-11-25 and have neither marker: two scans
+	// of the body spare them a decode.
+	if body == nil || (!bytes.Contains(body, []byte(mcp.MetaKeyProtocolVersion)) && !bytes.Contains(body, []byte(methodDiscover))) {
+		return false
+	}
+	type message struct {
+		Method string `json:"method"`
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	isNext := func(m message) bool {
+		_, ok := m.Params.Meta[mcp.MetaKeyProtocolVersion]
+		return ok || m.Method == methodDiscover
+	}
+	t := bytes.TrimSpace(body)
+	if len(t) > 0 && t[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(t, &batch) != nil {
+			return false
+		}
+		for _, raw := range batch {
+			var m message
+			if json.Unmarshal(raw, &m) == nil && isNext(m) {
+				return true
+			}
+		}
+		return false
+	}
+	var m message
+	return json.Unmarshal(t, &m) == nil && isNext(m)
+}
