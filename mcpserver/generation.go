@@ -62,3 +62,12 @@ func isNextGeneration(r *http.Request, body []byte) bool {
 	var m message
 	return json.Unmarshal(t, &m) == nil && isNext(m)
 }
+
+// wantsStream reports whether a session-less request (its body, valid JSON,
+// else nil) asks for messages before its answer: progress (a
+// progressToken) or logs (a log level in _meta). Those can only go on the
+// request's own event stream. A false positive (the words inside an
+// argument) costs only the event-stream framing.
+func wantsStream(body []byte) bool {
+	return bytes.Contains(body, []byte(`"progressToken"`)) || bytes.Contains(body, []byte(mcp.MetaKeyLogLevel))
+}

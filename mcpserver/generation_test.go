@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentapp/agentapp/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -137,5 +138,48 @@ func TestStdioNegotiates2026(t *testing.T) {
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "getOrderStatus", Arguments: map[string]any{"orderId": "A-1024"}})
 	if err != nil || res.IsError {
 		t.Fatalf("stdio 2026-07-28 tools/call: %v %+v", err, res)
+	}
+}
+
+// TestHTTPNextGenerationProgress: a 2026-07-28 call that asks for progress
+// gets it on its own event stream (there is no session stream to send it
+// on); the tool is registered through Options.SDK.
+func TestHTTPNextGenerationProgress(t *testing.T) {
+	opts := newDomain(t).options()
+	opts.SDK = &mcpserver.SDKFeatures{Register: func(s *mcp.Server) {
+		s.AddTool(&mcp.Tool{Name: "steps", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			for _, p := range []float64{1, 2} {
+				if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: p, Total: 2}); err != nil {
+					return nil, err
+				}
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+		})
+	}}
+	ts := httptest.NewServer(newHTTPHandler(t, mcpserver.New(opts), nil))
+	defer ts.Close()
+	progress := make(chan float64, 4)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { progress <- req.Params.Progress },
+	}).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + mcpserver.HTTPPath}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("protocol %s", v)
+	}
+	params := &mcp.CallToolParams{Name: "steps", Meta: mcp.Meta{"progressToken": "p1"}}
+	if res, err := cs.CallTool(context.Background(), params); err != nil || res.IsError {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	// The client hands notifications to its handler on its own
+	// goroutine, so they may reach it just after the answer.
+	for i := range 2 {
+		select {
+		case <-progress:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%d progress notifications, want 2", i)
+		}
 	}
 }

@@ -305,15 +305,22 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 	})
 	// The requests of protocol 2026-07-28 and later go to a stateless
 	// handler on the same server (generation.go); with Stateless set, the
-	// one handler is that already.
-	nextHandler := http.Handler(mcpHandler)
-	if !opts.Stateless {
-		nextHandler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server.mcp }, &mcp.StreamableHTTPOptions{
+	// one handler is that already. A stateless request has no GET stream
+	// for the messages its call sends before the answer (progress, logs),
+	// so one that asks for them is answered as an event stream, by a
+	// second stateless handler (wantsStream).
+	statelessHandler := func(jsonResponse bool) http.Handler {
+		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server.mcp }, &mcp.StreamableHTTPOptions{
 			Logger:       logger,
 			Stateless:    true,
-			JSONResponse: true,
+			JSONResponse: jsonResponse,
 		})
 	}
+	nextJSON := http.Handler(mcpHandler)
+	if !opts.Stateless {
+		nextJSON = statelessHandler(true)
+	}
+	nextStream := statelessHandler(false)
 	var wantSums [][32]byte
 	for _, part := range splitTokens(opts.Token) {
 		token := strings.TrimSpace(part)
@@ -347,7 +354,11 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 		// Before the session bound, which would count a request of the
 		// sessionless generation as a new session.
 		if opts.Stateless || isNextGeneration(r, body) {
-			nextHandler.ServeHTTP(w, r)
+			if wantsStream(body) {
+				nextStream.ServeHTTP(w, r)
+			} else {
+				nextJSON.ServeHTTP(w, r)
+			}
 			return
 		}
 		h.sessions.serve(w, r, mcpHandler, logger, server, body)

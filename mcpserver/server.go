@@ -76,12 +76,30 @@ type Options struct {
 	// an MCP Apps view is linked to its tool through _meta.ui.resourceUri.
 	ToolMeta map[string]map[string]any
 
+	// SDK registers what the SDK serves as it is, beside the agent tools:
+	// tools whose results are not an agent tool's output (images, progress,
+	// requests to the client), prompts, resource templates, completion and
+	// subscriptions. The conformance fixture (internal/conformance) uses it;
+	// `agentapp serve` does not. Nil registers nothing.
+	SDK *SDKFeatures
+
 	// NoDirectCalls turns the direct tools/call path off (see Server):
 	// every request then goes through the SDK's request path, also on the
 	// server's own line transport. It is the switch to reach for when the
 	// direct path is suspected of answering differently; the answers are
 	// the same bytes either way, only slower without it.
 	NoDirectCalls bool
+}
+
+// SDKFeatures are features the SDK serves as they are (Options.SDK).
+type SDKFeatures struct {
+	// Configure may set the SDK server's options (handlers for completion
+	// and subscriptions, capabilities beyond the server's own) before it
+	// is made; Capabilities holds the server's own already.
+	Configure func(*mcp.ServerOptions)
+	// Register adds tools, prompts, resources and templates to the SDK
+	// server once the agent tools are on it, before any session starts.
+	Register func(*mcp.Server)
 }
 
 // Server is an MCP server that publishes agent tools and, optionally, a
@@ -187,12 +205,16 @@ func newServer(opts *Options, add func(*mcp.Server, *mcp.Tool, mcp.ToolHandler))
 		// the capabilities server/discover and initialize report.
 		caps.AddExtension(ExtTasks, map[string]any{})
 	}
+	sdkOpts := &mcp.ServerOptions{
+		Instructions: opts.Instructions,
+		Logger:       logger,
+		Capabilities: caps,
+	}
+	if opts.SDK != nil && opts.SDK.Configure != nil {
+		opts.SDK.Configure(sdkOpts)
+	}
 	s := &Server{
-		mcp: mcp.NewServer(&mcp.Implementation{Name: name, Title: opts.Title, Version: opts.Version}, &mcp.ServerOptions{
-			Instructions: opts.Instructions,
-			Logger:       logger,
-			Capabilities: caps,
-		}),
+		mcp:      mcp.NewServer(&mcp.Implementation{Name: name, Title: opts.Title, Version: opts.Version}, sdkOpts),
 		logger:   logger,
 		tools:    make(map[string]*agent.Tool, len(opts.Tools)),
 		workers:  newWarmWorkers(maxWorkers),
@@ -214,6 +236,9 @@ func newServer(opts *Options, add func(*mcp.Server, *mcp.Tool, mcp.ToolHandler))
 		add(s.mcp, mt, s.toolHandler(t))
 	}
 	s.addStatic(opts)
+	if opts.SDK != nil && opts.SDK.Register != nil {
+		opts.SDK.Register(s.mcp)
+	}
 
 	// Middleware order: the first runs outermost, so recovery also covers
 	// the caller's middleware and the resources/list answer below it, and
@@ -236,6 +261,11 @@ func newServer(opts *Options, add func(*mcp.Server, *mcp.Tool, mcp.ToolHandler))
 	s.AddReceivingMiddleware(opts.Middleware...)
 	return s
 }
+
+// DirectCalls is how many tools/call requests the direct path has
+// answered: a figure for tests and benchmarks that must know which path
+// served them.
+func (s *Server) DirectCalls() int64 { return s.taken.Load() }
 
 // AddReceivingMiddleware adds middleware to the server, as
 // mcp.Server.AddReceivingMiddleware does. Adding any turns the direct
