@@ -76,6 +76,14 @@ type Options struct {
 	// an MCP Apps view is linked to its tool through _meta.ui.resourceUri.
 	ToolMeta map[string]map[string]any
 
+	// Questions names, by tool, the argument a published tool asks the
+	// user for when a call leaves it out (question.go).
+	Questions map[string]Question
+	// StateKey signs the requestState of those questions. Give every
+	// replica the same key (the store keeps one) so that any of them
+	// accepts the state another made; nil means a key of this process.
+	StateKey []byte
+
 	// SDK registers what the SDK serves as it is, beside the agent tools:
 	// tools whose results are not an agent tool's output (images, progress,
 	// requests to the client), prompts, resource templates, completion and
@@ -150,6 +158,9 @@ type Server struct {
 	taskTools map[string]bool
 
 	static []*mcp.Resource // Options.Resources as listed (static.go)
+
+	questions map[string]Question // Options.Questions
+	signer    *stateSigner
 }
 
 // New returns an unconnected server that publishes opts.Tools and, if
@@ -220,6 +231,14 @@ func newServer(opts *Options, add func(*mcp.Server, *mcp.Tool, mcp.ToolHandler))
 		workers:  newWarmWorkers(maxWorkers),
 		sessions: &sessionIDs{},
 		tracing:  opts.Tracing,
+
+		questions: opts.Questions,
+		signer:    newStateSigner(opts.StateKey),
+	}
+	for name, q := range opts.Questions {
+		if q.Arg == "" || q.Message == "" {
+			panic(fmt.Sprintf("mcpserver.New: the question of tool %q has no argument or no message", name))
+		}
 	}
 	for _, t := range opts.Tools {
 		if t == nil || t.Execute == nil {
@@ -381,9 +400,16 @@ func addTool(srv *mcp.Server, mt *mcp.Tool, h mcp.ToolHandler) {
 // toolHandler adapts t to a raw MCP tool handler that runs it on a warm
 // worker (see runTool and warmWorkers).
 func (s *Server) toolHandler(t *agent.Tool) mcp.ToolHandler {
+	q, asks := s.questions[t.Name]
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		args := req.Params.Arguments
+		if asks && lacksArg(args, q.Arg) {
+			if args, res, err = s.ask(req, t, q, args); res != nil || err != nil {
+				return res, err
+			}
+		}
 		session := callSession(req, s.sessions)
-		s.workers.run(func() { res = runTool(ctx, t, req.Params.Arguments, session) })
+		s.workers.run(func() { res = runTool(ctx, t, args, session) })
 		return res, nil
 	}
 }

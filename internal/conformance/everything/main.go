@@ -112,6 +112,10 @@ func newServer(ctx context.Context, dir string, logger *slog.Logger) (*mcpserver
 	}
 	opts := assistant.ServerOptions(svc, k, "conformance")
 	opts.Logger = logger
+	if opts.StateKey, err = st.Secret(ctx, "mcp-request-state"); err != nil {
+		st.Close()
+		return nil, nil, err
+	}
 	addFixtures(opts)
 	return mcpserver.New(opts), func() { st.Close() }, nil
 }
