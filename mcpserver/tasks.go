@@ -217,6 +217,9 @@ func (s *Server) installTasks(b TaskBackend) []mcp.Middleware {
 	// tasks/get and tasks/cancel answer in the shape of the generation the
 	// request speaks: the extension's when it declares it (tasks_ext.go).
 	_ = mcp.AddReceivingCustomMethod(s.mcp, "tasks/get", func(ctx context.Context, _ *mcp.ServerSession, p *taskIDParams) (*extResult, error) {
+		if err := extGate("tasks/get", metaOf(p)); err != nil {
+			return nil, err
+		}
 		if p != nil && extAsked(p.Meta) {
 			res, err := s.extGet(ctx, p)
 			if err != nil {
@@ -231,6 +234,9 @@ func (s *Server) installTasks(b TaskBackend) []mcp.Middleware {
 		return &extResult{v: toWire(t)}, nil
 	})
 	_ = mcp.AddReceivingCustomMethod(s.mcp, "tasks/cancel", func(ctx context.Context, _ *mcp.ServerSession, p *taskIDParams) (*extResult, error) {
+		if err := extGate("tasks/cancel", metaOf(p)); err != nil {
+			return nil, err
+		}
 		if p == nil || p.TaskID == "" {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tasks/cancel needs params.taskId"}
 		}
@@ -249,7 +255,10 @@ func (s *Server) installTasks(b TaskBackend) []mcp.Middleware {
 		return &extResult{v: toWire(t)}, nil
 	})
 	s.installExtTasks()
-	_ = mcp.AddReceivingCustomMethod(s.mcp, "tasks/list", func(ctx context.Context, _ *mcp.ServerSession, _ *listTasksParams) (*listTasksResult, error) {
+	_ = mcp.AddReceivingCustomMethod(s.mcp, "tasks/list", func(ctx context.Context, _ *mcp.ServerSession, p *listTasksParams) (*listTasksResult, error) {
+		if err := extGate("tasks/list", metaOf(p)); err != nil {
+			return nil, err
+		}
 		ts, err := b.Tasks(ctx, CallerFrom(ctx))
 		if err != nil {
 			return nil, err
@@ -261,6 +270,9 @@ func (s *Server) installTasks(b TaskBackend) []mcp.Middleware {
 		return res, nil
 	})
 	_ = mcp.AddReceivingCustomMethod(s.mcp, "tasks/result", func(ctx context.Context, _ *mcp.ServerSession, p *taskIDParams) (*rawJSONResult, error) {
+		if err := extGate("tasks/result", metaOf(p)); err != nil {
+			return nil, err
+		}
 		return s.awaitTaskResult(ctx, p)
 	})
 	return []mcp.Middleware{s.taskMiddleware}

@@ -142,3 +142,37 @@ func (s *Server) installExtTasks() {
 		return &extResult{v: ack}, nil
 	})
 }
+
+// extGate holds a tasks/* request of protocol 2026-07-28 or later (its
+// _meta says so) to the extension: tasks/list and tasks/result do not
+// exist there (method not found), and the other methods need the
+// extension declared in the request's client capabilities. Requests of
+// 2025-11-25 sessions pass.
+func extGate(method string, meta mcp.Meta) error {
+	if v, _ := meta[mcp.MetaKeyProtocolVersion].(string); v < nextProtocolVersion {
+		return nil
+	}
+	switch {
+	case method == "tasks/list" || method == "tasks/result":
+		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method not found: %s is not part of protocol 2026-07-28 (the tasks extension has tasks/get, tasks/update and tasks/cancel)", method)}
+	case !extAsked(meta):
+		return &jsonrpc.Error{Code: codeMissingCapability, Message: method + " belongs to the tasks extension: declare " + ExtTasks + " in the request's client capabilities",
+			Data: json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + ExtTasks + `":{}}}}`)}
+	}
+	return nil
+}
+
+// metaOf is the _meta of task params that may be nil.
+func metaOf[P *taskIDParams | *listTasksParams](p P) mcp.Meta {
+	switch v := any(p).(type) {
+	case *taskIDParams:
+		if v != nil {
+			return v.Meta
+		}
+	case *listTasksParams:
+		if v != nil {
+			return v.Meta
+		}
+	}
+	return nil
+}
