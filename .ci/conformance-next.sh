@@ -111,12 +111,20 @@ judge() {
     grep -qxF "$name" <<<"$want" || echo "not scored: $label:$name $verdict"
   done <"$work/verdicts"
   report="$report
-$label: $pass of $total scored scenarios pass"
+$label: $pass of $total judged scenarios pass"
 }
 
 echo "-- building the fixture and agentapp"
 go build -o "$work/everything" ./internal/conformance/everything
 go build -o "$work/agentapp" ./cmd/agentapp
+
+tasks_passing="tasks-lifecycle
+tasks-capability-negotiation
+tasks-wire-fields
+tasks-request-state-removal
+tasks-request-headers
+tasks-required-task-error
+tasks-status-notifications"
 
 for rev in 2026-07-28 2025-11-25; do
   echo "-- fixture, --requirements $rev"
@@ -125,7 +133,14 @@ for rev in 2026-07-28 2025-11-25; do
   "$node" "$suite" server --url "$url" --requirements "$rev" --output-dir "$work/res-$rev" >"$work/suite-$rev.log" 2>&1
   set -e
   stop_server
-  judge "fixture@$rev" "$work/res-$rev" "$(scored "$rev")"
+  want=$(scored "$rev")
+  # The tasks extension's scenarios the fixture passes are held to it too,
+  # though the suite does not score them (the rest need tasks that wait
+  # for input: tasks-mrtr-input, tasks-mrtr-composition,
+  # tasks-dispatch-and-envelope's check that uses one).
+  if [ "$rev" = 2026-07-28 ]; then want="$want
+$tasks_passing"; fi
+  judge "fixture@$rev" "$work/res-$rev" "$want"
 done
 
 echo "-- agentapp serve --http (default flags), single scenarios at --spec-version 2026-07-28"

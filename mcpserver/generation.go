@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -70,4 +71,58 @@ func isNextGeneration(r *http.Request, body []byte) bool {
 // argument) costs only the event-stream framing.
 func wantsStream(body []byte) bool {
 	return bytes.Contains(body, []byte(`"progressToken"`)) || bytes.Contains(body, []byte(mcp.MetaKeyLogLevel))
+}
+
+// taskNameMismatch checks the Mcp-Name header of a session-less tasks/get,
+// tasks/update or tasks/cancel (body valid JSON, else nil): when present it
+// must name the task of params.taskId (SEP-2243; the SDK checks the header
+// for tools, prompts and resources only). It returns the request's raw id
+// and true for a mismatch.
+func taskNameMismatch(r *http.Request, body []byte) (json.RawMessage, bool) {
+	name, ok := r.Header["Mcp-Name"]
+	if !ok || body == nil || !bytes.Contains(body, []byte(`"tasks/`)) {
+		return nil, false
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			TaskID string `json:"taskId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &m) != nil {
+		return nil, false
+	}
+	switch m.Method {
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		return m.ID, len(name) != 1 || strings.TrimSpace(name[0]) != m.Params.TaskID
+	}
+	return nil, false
+}
+
+// askingSession reports whether body (valid JSON, else nil) is an
+// initialize whose client declares a capability a call may use to ask it:
+// elicitation or sampling. Such a session's answers are event streams, so
+// that what a call asks goes out on its own response. (Roots are left out:
+// clients declare them by default, and a tool that lists them can do so
+// on the GET stream; the others keep JSON answers and the direct path.)
+func askingSession(body []byte) bool {
+	if body == nil || !bytes.Contains(body, []byte(`"initialize"`)) {
+		return false
+	}
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Capabilities map[string]json.RawMessage `json:"capabilities"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &m) != nil || m.Method != "initialize" {
+		return false
+	}
+	for _, k := range []string{"elicitation", "sampling"} {
+		if v, ok := m.Params.Capabilities[k]; ok && string(v) != "null" {
+			return true
+		}
+	}
+	return false
 }

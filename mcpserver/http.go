@@ -332,6 +332,13 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 		wantSums = append(wantSums, sha256.Sum256([]byte(token)))
 	}
 	h := &HTTPHandler{server: server.mcp, sessions: &sessionCap{max: maxSessions, idle: idle, server: server.mcp}}
+	if !opts.Stateless {
+		// Sessions whose client can be asked (elicitation, sampling)
+		// get event-stream answers (askingSession): what a call
+		// asks then goes on the call's own stream, not on a GET stream
+		// the client may not have opened yet.
+		h.sessions.asking = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server.mcp }, &mcp.StreamableHTTPOptions{Logger: logger})
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(HTTPPath, func(w http.ResponseWriter, r *http.Request) {
 		if msg := rebindingProblem(r); msg != "" {
@@ -354,6 +361,12 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 		// Before the session bound, which would count a request of the
 		// sessionless generation as a new session.
 		if opts.Stateless || isNextGeneration(r, body) {
+			if id, bad := taskNameMismatch(r, body); bad {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32020,"message":"the Mcp-Name header does not match params.taskId"}}`, cmp.Or(string(id), "null"))
+				return
+			}
 			if wantsStream(body) {
 				nextStream.ServeHTTP(w, r)
 			} else {
@@ -457,6 +470,13 @@ type sessionCap struct {
 	max    int           // < 0: no bound
 	idle   time.Duration // 0: sessions are never closed for being idle
 	server *mcp.Server
+	// asking serves the sessions of clients that can be asked, answering
+	// as event streams (askingSession); nil: none are set apart.
+	asking http.Handler
+	// askingIDs holds the ids of asking's sessions, recorded as the SDK
+	// writes the id header (so before the client can use it) and removed
+	// when the session ends.
+	askingIDs sync.Map
 
 	open sync.Map // session id → *capSession; stored and deleted under mu
 
@@ -498,9 +518,15 @@ func (c *sessionCap) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	if id != "" || r.Method != http.MethodPost {
 		if id != "" {
 			busy := r.Method != http.MethodGet
+			_, asking := c.askingIDs.Load(id)
+			if asking {
+				// Its calls take the SDK's path, whose answers are
+				// event streams there.
+				next = c.asking
+			}
 			if s := c.use(id, busy); s != nil {
 				defer s.done(busy)
-				if body != nil {
+				if body != nil && !asking {
 					taken, call := srv.serveDirect(w, r, s, body)
 					if taken {
 						return
@@ -525,11 +551,47 @@ func (c *sessionCap) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		logger.Info("closed the MCP session idle longest to make room for a new one", "session", v.ID(), "max", c.max)
 		v.Close()
 	}
+	asking := c.asking != nil && askingSession(body)
+	if asking {
+		next = c.asking
+		w = &idSpy{ResponseWriter: w, record: func(id string) { c.askingIDs.Store(id, true) }}
+	}
 	created := ""
 	defer func() { c.created(created) }()
 	next.ServeHTTP(w, r)
 	created = w.Header().Get(sessionIDHeader)
 }
+
+// idSpy records the session id the SDK puts in a response's headers as
+// they are written, before the client can read them.
+type idSpy struct {
+	http.ResponseWriter
+	record func(id string)
+	seen   bool
+}
+
+func (w *idSpy) spy() {
+	if !w.seen {
+		w.seen = true
+		if id := w.Header().Get(sessionIDHeader); id != "" {
+			w.record(id)
+		}
+	}
+}
+
+func (w *idSpy) WriteHeader(code int) { w.spy(); w.ResponseWriter.WriteHeader(code) }
+
+func (w *idSpy) Write(b []byte) (int, error) { w.spy(); return w.ResponseWriter.Write(b) }
+
+func (w *idSpy) Flush() {
+	w.spy()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *idSpy) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // reserve makes room for one new session and counts it as pending. It
 // returns the sessions to close for it, the longest idle first, or false
@@ -600,6 +662,9 @@ func (c *sessionCap) created(id string) {
 	if ss == nil {
 		// No session, or it ended already (the SDK closes a session
 		// whose initialize failed before the request returns).
+		if id != "" {
+			c.askingIDs.Delete(id)
+		}
 		return
 	}
 	entry := c.add(id, ss)
@@ -608,6 +673,7 @@ func (c *sessionCap) created(id string) {
 		// Forget the session when it ends, however it ends: DELETE, the
 		// idle timeout, eviction or shutdown.
 		_ = ss.Wait()
+		c.askingIDs.Delete(id)
 		c.mu.Lock()
 		if c.open.CompareAndDelete(id, entry) {
 			c.n--

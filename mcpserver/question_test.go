@@ -2,9 +2,11 @@ package mcpserver_test
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentapp/agentapp/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -80,5 +82,59 @@ func TestRefundRequestStateChecked(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "requestState") {
 			t.Errorf("requestState %q: %v, want it refused", state, err)
 		}
+	}
+}
+
+// noGET refuses the client's GET stream (as a server may, 405), so what a
+// server sends during a call can only arrive on the call's own response.
+type noGET struct{ ctype chan string }
+
+func (n noGET) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet {
+		return &http.Response{StatusCode: http.StatusMethodNotAllowed, Body: http.NoBody, Header: http.Header{}, Request: r}, nil
+	}
+	res, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil && r.Header.Get("Mcp-Session-Id") != "" {
+		select {
+		case n.ctype <- res.Header.Get("Content-Type"):
+		default:
+		}
+	}
+	return res, err
+}
+
+// TestAskingSessionAsksOnTheCallsStream: a 2025-11-25 session whose client
+// declared elicitation is answered with event streams, so the refund's
+// question reaches the client on the call's own response even without a
+// GET stream.
+func TestAskingSessionAsksOnTheCallsStream(t *testing.T) {
+	ts := httptest.NewServer(newHTTPHandler(t, mcpserver.New(newDomain(t).options()), nil))
+	t.Cleanup(ts.Close)
+	rt := noGET{ctype: make(chan string, 16)}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"reason": "too late"}}, nil
+		},
+	}).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + mcpserver.HTTPPath, HTTPClient: &http.Client{Transport: rt}},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "requestRefund", Arguments: map[string]any{"orderId": "A-1024"}})
+	if err != nil || res.IsError {
+		t.Fatalf("refund without a reason, no GET stream: %v %+v", err, res)
+	}
+	if sc, _ := res.StructuredContent.(map[string]any); sc["reason"] != "too late" {
+		t.Errorf("filed %v, want the user's reason", sc)
+	}
+	sawStream := false
+	for len(rt.ctype) > 0 {
+		sawStream = sawStream || strings.HasPrefix(<-rt.ctype, "text/event-stream")
+	}
+	if !sawStream {
+		t.Error("no answer of the session was an event stream")
 	}
 }

@@ -154,8 +154,9 @@ type Server struct {
 	callerMu sync.Mutex
 	caller   atomic.Pointer[mcp.MethodHandler]
 
-	tasks     TaskBackend // tasks.go; nil: none
-	taskTools map[string]bool
+	tasks         TaskBackend // tasks.go; nil: none
+	taskTools     map[string]bool
+	requiredTasks map[string]bool // RequiredTaskBackend's
 
 	static []*mcp.Resource // Options.Resources as listed (static.go)
 

@@ -56,6 +56,8 @@ func wavSilence(n int) []byte {
 // Tools whose answer is plain text are agent tools, so that they take the
 // direct path as agentapp's own do; the rest are served by the SDK.
 func addFixtures(opts *mcpserver.Options) {
+	opts.Tools = append(opts.Tools, jobToolList()...)
+	opts.Tasks = &jobs{inner: opts.Tasks}
 	opts.Tools = append(opts.Tools,
 		&agent.Tool{
 			Name: "test_simple_text", Description: "Returns a fixed text.", ReadOnly: true,
