@@ -132,7 +132,9 @@ func TestAskingSessionAsksOnTheCallsStream(t *testing.T) {
 	}
 	sawStream := false
 	for len(rt.ctype) > 0 {
-		sawStream = sawStream || strings.HasPrefix(<-rt.ctype, "text/event-stream")
+		if ct := <-rt.ctype; strings.HasPrefix(ct, "text/event-stream") {
+			sawStream = true
+		}
 	}
 	if !sawStream {
 		t.Error("no answer of the session was an event stream")
