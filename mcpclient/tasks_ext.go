@@ -39,7 +39,10 @@ const maxInputRounds = 20
 // declareExtTasks adds the extension to the capabilities of a connection
 // that may speak 2026-07-28 (HTTP).
 func (b *Bridge) declareExtTasks(c *conn, caps *mcp.ClientCapabilities) {
-	if c.ht != nil && b.cfg.Tasks != mcpconfig.TasksNever {
+	// Under the extension the server decides which calls become tasks,
+	// so "required" (tasks only for the tools that require them) cannot
+	// offer it: an optional tool would run as a task.
+	if c.ht != nil && b.cfg.Tasks != mcpconfig.TasksNever && b.cfg.Tasks != mcpconfig.TasksRequired {
 		caps.AddExtension(extTasks, map[string]any{})
 	}
 }

@@ -284,6 +284,24 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 		// goes out on the GET stream.
 		JSONResponse: true,
 	})
+	// The requests of protocol 2026-07-28 and later go to a stateless
+	// handler on the same server (generation.go); with Stateless set, the
+	// one handler is that already. A stateless request has no GET stream
+	// for the messages its call sends before the answer (progress, logs),
+	// so one that asks for them is answered as an event stream, by a
+	// second stateless handler (wantsStream).
+	statelessHandler := func(jsonResponse bool) http.Handler {
+		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server.mcp }, &mcp.StreamableHTTPOptions{
+			Logger:       logger,
+			Stateless:    true,
+			JSONResponse: jsonResponse,
+		})
+	}
+	nextJSON := http.Handler(mcpHandler)
+	if !opts.Stateless {
+		nextJSON = statelessHandler(true)
+	}
+	nextStream := statelessHandler(false)
 	for _, part := range splitTokens(opts.Token) {
 		if strings.TrimSpace(part) == "" {
 			// Fail closed: a blank token must not mean no token
@@ -293,6 +311,13 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 	}
 	tokens := trust.NewSecrets(splitTokens(opts.Token)...)
 	h := &HTTPHandler{server: server.mcp, sessions: &sessionCap{max: maxSessions, idle: idle, server: server.mcp}}
+	if !opts.Stateless {
+		// Sessions whose client can be asked (elicitation, sampling)
+		// get event-stream answers (askingSession): what a call
+		// asks then goes on the call's own stream, not on a GET stream
+		// the client may not have opened yet.
+		h.sessions.asking = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server.mcp }, &mcp.StreamableHTTPOptions{Logger: logger})
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(HTTPPath, func(w http.ResponseWriter, r *http.Request) {
 		if msg := rebindingProblem(r); msg != "" {
@@ -320,8 +345,20 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 			}
 			defer release()
 		}
-		if opts.Stateless {
-			mcpHandler.ServeHTTP(w, r)
+		// Before the session bound, which would count a request of the
+		// sessionless generation as a new session.
+		if opts.Stateless || isNextGeneration(r, body) {
+			if id, bad := taskNameMismatch(r, body); bad {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32020,"message":"the Mcp-Name header does not match params.taskId"}}`, cmp.Or(string(id), "null"))
+				return
+			}
+			if wantsStream(body) {
+				nextStream.ServeHTTP(w, r)
+			} else {
+				nextJSON.ServeHTTP(w, r)
+			}
 			return
 		}
 		h.sessions.serve(w, r, mcpHandler, logger, server, body)
@@ -421,6 +458,13 @@ type sessionCap struct {
 	max    int           // < 0: no bound
 	idle   time.Duration // 0: sessions are never closed for being idle
 	server *mcp.Server
+	// asking serves the sessions of clients that can be asked, answering
+	// as event streams (askingSession); nil: none are set apart.
+	asking http.Handler
+	// askingIDs holds the ids of asking's sessions, recorded as the SDK
+	// writes the id header (so before the client can use it) and removed
+	// when the session ends.
+	askingIDs sync.Map
 
 	open sync.Map // session id → *capSession; stored and deleted under mu
 
@@ -462,9 +506,15 @@ func (c *sessionCap) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	if id != "" || r.Method != http.MethodPost {
 		if id != "" {
 			busy := r.Method != http.MethodGet
+			_, asking := c.askingIDs.Load(id)
+			if asking {
+				// Its calls take the SDK's path, whose answers are
+				// event streams there.
+				next = c.asking
+			}
 			if s := c.use(id, busy); s != nil {
 				defer s.done(busy)
-				if body != nil {
+				if body != nil && !asking {
 					taken, call := srv.serveDirect(w, r, s, body)
 					if taken {
 						return
@@ -489,11 +539,47 @@ func (c *sessionCap) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		logger.Info("closed the MCP session idle longest to make room for a new one", "session", v.ID(), "max", c.max)
 		v.Close()
 	}
+	asking := c.asking != nil && askingSession(body)
+	if asking {
+		next = c.asking
+		w = &idSpy{ResponseWriter: w, record: func(id string) { c.askingIDs.Store(id, true) }}
+	}
 	created := ""
 	defer func() { c.created(created) }()
 	next.ServeHTTP(w, r)
 	created = w.Header().Get(sessionIDHeader)
 }
+
+// idSpy records the session id the SDK puts in a response's headers as
+// they are written, before the client can read them.
+type idSpy struct {
+	http.ResponseWriter
+	record func(id string)
+	seen   bool
+}
+
+func (w *idSpy) spy() {
+	if !w.seen {
+		w.seen = true
+		if id := w.Header().Get(sessionIDHeader); id != "" {
+			w.record(id)
+		}
+	}
+}
+
+func (w *idSpy) WriteHeader(code int) { w.spy(); w.ResponseWriter.WriteHeader(code) }
+
+func (w *idSpy) Write(b []byte) (int, error) { w.spy(); return w.ResponseWriter.Write(b) }
+
+func (w *idSpy) Flush() {
+	w.spy()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *idSpy) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // reserve makes room for one new session and counts it as pending. It
 // returns the sessions to close for it, the longest idle first, or false
@@ -564,6 +650,9 @@ func (c *sessionCap) created(id string) {
 	if ss == nil {
 		// No session, or it ended already (the SDK closes a session
 		// whose initialize failed before the request returns).
+		if id != "" {
+			c.askingIDs.Delete(id)
+		}
 		return
 	}
 	entry := c.add(id, ss)
@@ -572,6 +661,7 @@ func (c *sessionCap) created(id string) {
 		// Forget the session when it ends, however it ends: DELETE, the
 		// idle timeout, eviction or shutdown.
 		_ = ss.Wait()
+		c.askingIDs.Delete(id)
 		c.mu.Lock()
 		if c.open.CompareAndDelete(id, entry) {
 			c.n--

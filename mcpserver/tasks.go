@@ -75,6 +75,12 @@ type Task struct {
 	// Output is the tool's output once the task is completed, encoded
 	// like a plain call's output.
 	Output any
+	// ToolError, set on a completed task, is the tool's own failure: the
+	// result is an isError result with this text instead of Output.
+	ToolError string
+	// Failure, set on a failed task, is the protocol-level error that
+	// ended it (the tasks extension inlines it as the task's error).
+	Failure *jsonrpc.Error
 }
 
 func (t *Task) terminal() bool {
@@ -229,9 +235,20 @@ func (s *Server) installTasks(b TaskBackend) []mcp.Middleware {
 			s.taskTools[name] = true
 		}
 	}
+	s.requiredTasks = map[string]bool{}
+	if rb, ok := b.(RequiredTaskBackend); ok {
+		for _, name := range rb.RequiredTaskTools() {
+			if s.taskTools[name] {
+				s.requiredTasks[name] = true
+			}
+		}
+	}
 	// tasks/get and tasks/cancel answer in the shape of the generation the
 	// request speaks: the extension's when it declares it (tasks_ext.go).
 	_ = mcp.AddReceivingCustomMethod(s.mcp, "tasks/get", func(ctx context.Context, _ *mcp.ServerSession, p *taskIDParams) (*extResult, error) {
+		if err := extGate("tasks/get", metaOf(p)); err != nil {
+			return nil, err
+		}
 		if p != nil && extAsked(p.Meta) {
 			res, err := s.extGet(ctx, p)
 			if err != nil {
@@ -246,6 +263,9 @@ func (s *Server) installTasks(b TaskBackend) []mcp.Middleware {
 		return &extResult{v: toWire(t)}, nil
 	})
 	_ = mcp.AddReceivingCustomMethod(s.mcp, "tasks/cancel", func(ctx context.Context, _ *mcp.ServerSession, p *taskIDParams) (*extResult, error) {
+		if err := extGate("tasks/cancel", metaOf(p)); err != nil {
+			return nil, err
+		}
 		if p == nil || p.TaskID == "" {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tasks/cancel needs params.taskId"}
 		}
@@ -265,6 +285,9 @@ func (s *Server) installTasks(b TaskBackend) []mcp.Middleware {
 	})
 	s.installExtTasks()
 	_ = mcp.AddReceivingCustomMethod(s.mcp, "tasks/list", func(ctx context.Context, _ *mcp.ServerSession, p *listTasksParams) (*listTasksResult, error) {
+		if err := extGate("tasks/list", metaOf(p)); err != nil {
+			return nil, err
+		}
 		var (
 			ts   []*Task
 			next string
@@ -292,6 +315,9 @@ func (s *Server) installTasks(b TaskBackend) []mcp.Middleware {
 		return res, nil
 	})
 	_ = mcp.AddReceivingCustomMethod(s.mcp, "tasks/result", func(ctx context.Context, _ *mcp.ServerSession, p *taskIDParams) (*rawJSONResult, error) {
+		if err := extGate("tasks/result", metaOf(p)); err != nil {
+			return nil, err
+		}
 		return s.awaitTaskResult(ctx, p)
 	})
 	return []mcp.Middleware{s.taskMiddleware}
@@ -354,6 +380,9 @@ func (s *Server) awaitTaskResult(ctx context.Context, p *taskIDParams) (*rawJSON
 			switch t.Status {
 			case "completed":
 				res = successResult("task "+t.ID, t.Output)
+				if t.ToolError != "" {
+					res = errorResult(t.ToolError)
+				}
 			default:
 				res = errorResult(fmt.Sprintf("the task was %s: %s", t.Status, t.StatusMessage))
 			}
@@ -388,13 +417,18 @@ func (s *Server) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		switch method {
 		case "tools/call":
 			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil {
-				if ttl, asked := taskAsked(r.Params.Meta); asked {
+				// At 2026-07-28 a params.task is a leftover of the older
+				// generation, ignored: the extension has the server decide.
+				if ttl, asked := taskAsked(r.Params.Meta); asked && !atNextGen(r.Params.Meta) {
 					return s.startTask(ctx, r, ttl, next)
 				}
 				// The extension: the server decides, for a client that
 				// declared it and a caller that can come back.
 				if s.taskTools[r.Params.Name] && CallerFrom(ctx) != "" && extAsked(r.Params.Meta) {
 					return s.startExtTask(agent.WithSession(ctx, s.sessions.of(r.Session)), r)
+				}
+				if s.requiredTasks[r.Params.Name] {
+					return nil, requiredTaskError(r.Params.Name)
 				}
 			}
 		case "initialize":
@@ -406,7 +440,7 @@ func (s *Server) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/list":
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
-				return &withTaskSupport{ListToolsResult: lr, tasks: s.taskTools}, nil
+				return &withTaskSupport{ListToolsResult: lr, tasks: s.taskTools, required: s.requiredTasks}, nil
 			}
 			return res, err
 		}
@@ -508,7 +542,7 @@ func prependMember(obj json.RawMessage, member string) json.RawMessage {
 // withTaskSupport is a tools/list result whose task tools say so.
 type withTaskSupport struct {
 	*mcp.ListToolsResult
-	tasks map[string]bool
+	tasks, required map[string]bool
 }
 
 func (r *withTaskSupport) MarshalJSON() ([]byte, error) {
@@ -529,7 +563,11 @@ func (r *withTaskSupport) MarshalJSON() ([]byte, error) {
 			Name string `json:"name"`
 		}
 		if json.Unmarshal(t, &named) == nil && r.tasks[named.Name] {
-			b = bytes.Replace(b, t, prependMember(t, `"execution":{"taskSupport":"optional"}`), 1)
+			support := "optional"
+			if r.required[named.Name] {
+				support = "required"
+			}
+			b = bytes.Replace(b, t, prependMember(t, `"execution":{"taskSupport":"`+support+`"}`), 1)
 		}
 	}
 	return b, nil

@@ -57,9 +57,9 @@ var requestRefundInputSchema = json.RawMessage(`{
   "type": "object",
   "properties": {
     "orderId": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The order to refund, like A-1024."},
-    "reason": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "Why the customer wants the refund, in their words."}
+    "reason": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "Why the customer wants the refund, in their words. Required to file the request; an MCP client that can ask its user is asked for it when it is left out."}
   },
-  "required": ["orderId", "reason"],
+  "required": ["orderId"],
   "additionalProperties": false
 }`)
 

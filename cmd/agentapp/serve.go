@@ -174,6 +174,10 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 	opts := assistant.ServerOptions(svc, k, version)
 	opts.Logger = logger
 	opts.Tracing = tr
+	// requestState signed with the database's key: any replica accepts it.
+	if opts.StateKey, err = st.Secret(ctx, "mcp-request-state"); err != nil {
+		return err
+	}
 	if guardCfg.PII {
 		// Everything that leaves the server quotes data the client did not
 		// send: orders, tickets, knowledge-base text. Mask all of it.
