@@ -2,16 +2,12 @@ package chat
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/agentapp/agentapp/host"
-	"github.com/agentapp/agentapp/internal/fence"
 	"github.com/agentapp/agentapp/internal/textsafe"
-	"github.com/agentapp/agentapp/model"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // printPrompts is /prompts: every prompt of every server, as the command
@@ -82,14 +78,12 @@ func (c *Chat) promptCommand(ctx context.Context, line string) bool {
 		fmt.Fprintln(c.cfg.Err, "agentapp: error:", escapeLines(err.Error()))
 		return true
 	}
-	msgs, err := promptMessages(res)
-	if err != nil {
-		fmt.Fprintln(c.cfg.Err, "agentapp: error:", textsafe.Escape(err.Error()))
-		return true
-	}
-	fmt.Fprintln(c.cfg.Err, textsafe.Escape(fmt.Sprintf("Sending prompt %s of MCP server %s (%d %s) to the model.", name, server, len(msgs), plural(len(msgs), "message", "messages"))))
+	n := len(res.Messages)
+	fmt.Fprintln(c.cfg.Err, textsafe.Escape(fmt.Sprintf("Sending prompt %s of MCP server %s (%d %s) to the model.", name, server, n, plural(n, "message", "messages"))))
+	// The host turns the messages into the model's, fencing embedded
+	// resources and checking the text, as for every front end.
 	c.replRun(ctx, func(obs *turnObserver) (turnResult, error) {
-		return c.turnMessages(ctx, host.Turn{Messages: msgs}, obs, true)
+		return c.turnMessages(ctx, host.Turn{Prompt: res.Messages}, obs, true)
 	})
 	return true
 }
@@ -118,41 +112,6 @@ func promptArgs(s string) (map[string]string, error) {
 		s = strings.TrimSpace(rest)
 	}
 	return args, nil
-}
-
-// promptMessages turns a prompt's messages into the model's. Embedded
-// resources are attached as data, like @-references; images and audio
-// cannot be passed to a text model and are refused.
-func promptMessages(res *mcp.GetPromptResult) ([]model.Message, error) {
-	var out []model.Message
-	for i, m := range res.Messages {
-		if m == nil {
-			continue
-		}
-		var text string
-		switch ct := m.Content.(type) {
-		case *mcp.TextContent:
-			text = ct.Text
-		case *mcp.EmbeddedResource:
-			if ct.Resource == nil {
-				continue
-			}
-			text = "Embedded resource " + ct.Resource.URI + ". " + host.ResourceNotice + "\n" + fence.Text(host.CutText(ct.Resource.Text, host.MaxResourceText))
-		case *mcp.ResourceLink:
-			text = "Resource link: " + ct.URI
-		default:
-			return nil, fmt.Errorf("message %d of the prompt is not text (%T); this chat's model reads text only", i+1, m.Content)
-		}
-		role := model.RoleUser
-		if m.Role == "assistant" {
-			role = model.RoleAssistant
-		}
-		out = append(out, model.Message{Role: role, Content: text})
-	}
-	if len(out) == 0 {
-		return nil, errors.New("the prompt has no messages to send")
-	}
-	return out, nil
 }
 
 // checkPromptArgs says, before the server is asked, that a prompt does not

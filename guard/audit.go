@@ -25,6 +25,9 @@ const (
 	EventPermissionDenied = "permission_denied"
 	// EventInputRejected: a user message held an injection pattern.
 	EventInputRejected = "input_rejected"
+	// EventViewContextRejected: the context an MCP App view reported for
+	// the model held an injection pattern.
+	EventViewContextRejected = "view_context_rejected"
 	// EventIngestRejected: a document held an injection pattern.
 	EventIngestRejected = "ingest_rejected"
 )

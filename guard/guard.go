@@ -330,6 +330,24 @@ func (g *Guards) CheckSuppliedMessage(source, kind, msg string) error {
 	return &inputError{InjectionError{Source: source, Finding: f}}
 }
 
+// CheckViewContext scans the context an MCP App view reported for the
+// model (ui/update-model-context) and records a finding in the audit log
+// as view_context_rejected. It runs whatever the input guard's setting:
+// the text comes from a third-party server and the user never saw it. A
+// nil *Guards still scans, without auditing. source names the view in the
+// error and the audit line.
+func (g *Guards) CheckViewContext(source, text string) error {
+	f, ok := ScanInput(text)
+	if !ok {
+		return nil
+	}
+	if g != nil {
+		g.audit.Record(Event{Event: EventViewContextRejected, Reason: "prompt-injection pattern in " + source,
+			Pattern: f.Pattern, Match: f.Match})
+	}
+	return &InjectionError{Source: source, Finding: f}
+}
+
 // inputError is the InjectionError of a refused message; it also matches
 // ErrInputRefused.
 type inputError struct{ InjectionError }

@@ -36,9 +36,13 @@ type Turn struct {
 	// context an MCP App view reported. They are not the user's typing and
 	// do not count toward MaxMessageRunes.
 	Attachments []Attachment
-	// Messages, instead of Text, are messages the user chose to send as
-	// they are (a server prompt's); they are not held to the typing
-	// checks.
+	// Prompt, instead of Text, is a server prompt's messages (prompts/get)
+	// that the user chose to send. Run makes them the model's (prompt.go):
+	// text held to the input guard, each embedded resource fenced as data
+	// in a user message, as Attachments are.
+	Prompt []*mcp.PromptMessage
+	// Messages, instead of Text, are messages sent as they are; they are
+	// not held to the typing checks.
 	Messages []model.Message
 	// Conversation, when set, replaces the stored window and Messages:
 	// the whole conversation, of which the last message is the user's.
@@ -287,8 +291,8 @@ func (h *Host) userMessage(text string, atts []Attachment) (model.Message, error
 	b.WriteString(text)
 	for _, a := range atts {
 		if a.Scan {
-			if f, ok := guard.ScanInput(a.Text); ok {
-				return model.Message{}, &InputRefusedError{Err: &guard.InjectionError{Source: a.Label, Finding: f}}
+			if err := h.guards.CheckViewContext(a.Label, a.Text); err != nil {
+				return model.Message{}, &InputRefusedError{Err: err}
 			}
 		}
 		if b.Len() > 0 {
@@ -440,14 +444,21 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		msgs = append(slices.Clip(m.v.msgs), user)
 		added = msgs[len(msgs)-1:]
 	case t.Text != "" || len(t.Attachments) > 0:
-		if len(t.Messages) > 0 {
-			return nil, errors.New("host: a turn has Text or Messages, not both")
+		if len(t.Messages) > 0 || len(t.Prompt) > 0 {
+			return nil, errors.New("host: a turn has one of Text, Prompt and Messages")
 		}
 		user, err := h.userMessage(t.Text, t.Attachments)
 		if err != nil {
 			return nil, err
 		}
 		added = []model.Message{user}
+	case len(t.Prompt) > 0:
+		if len(t.Messages) > 0 {
+			return nil, errors.New("host: a turn has one of Text, Prompt and Messages")
+		}
+		if added, err = h.promptMessages(t.Prompt); err != nil {
+			return nil, err
+		}
 	default:
 		added = t.Messages
 		if len(added) == 0 {
