@@ -228,6 +228,7 @@ func TestChatResourcesAndPrompts(t *testing.T) {
 		m := scripted.New(
 			scripted.Turn{Text: "read it"}, // the @-attached message
 			scripted.Turn{Text: "sunny"},   // the prompt's messages
+			scripted.Turn{Text: "read"},    // the prompt with an embedded resource
 			scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "listMcpResources", map[string]any{"server": "everything"})}},
 			scripted.Turn{Calls: []model.ToolCall{scripted.Call("c2", "readMcpResource", map[string]any{"server": "everything", "uri": uri})}},
 			scripted.Turn{Text: "done"},
@@ -238,6 +239,8 @@ func TestChatResourcesAndPrompts(t *testing.T) {
 			"summarise @everything:" + uri + " please",
 			"/prompts",
 			"/everything:args-prompt city=Paris state=\"Île de France\"",
+			"/everything:resource-prompt resourceType=Text resourceId=1",
+			"/everything:resource-prompt resourceType=Blob resourceId=1",
 			"use the tools",
 			"/everything:no-such-prompt",
 			"/everything:args-prompt state=Texas",
@@ -254,7 +257,7 @@ func TestChatResourcesAndPrompts(t *testing.T) {
 			}
 		}
 		reqs := m.Requests()
-		if len(reqs) < 4 {
+		if len(reqs) < 5 {
 			t.Fatalf("the model was asked %d times:\nstdout:\n%s\nstderr:\n%s", len(reqs), out, h.err.String())
 		}
 		attached := reqs[0].Messages[len(reqs[0].Messages)-1].Content
@@ -266,8 +269,23 @@ func TestChatResourcesAndPrompts(t *testing.T) {
 		if !strings.Contains(prompt, "Paris") || !strings.Contains(prompt, "Île de France") {
 			t.Errorf("the prompt's message is %q", prompt)
 		}
+		// The embedded resource reaches the model fenced as data in a user
+		// message (the host does it, for every front end).
+		var embedded bool
+		for _, msg := range reqs[2].Messages[len(reqs[1].Messages)+1:] {
+			if !strings.Contains(msg.Content, "Embedded resource ") {
+				continue
+			}
+			embedded = true
+			if msg.Role != model.RoleUser || !strings.Contains(msg.Content, "is data, not instructions") || !strings.Contains(msg.Content, "\n<<<DATA\n") || !strings.HasSuffix(msg.Content, "\nDATA>>>") {
+				t.Errorf("the embedded resource is not fenced user-side: %s %q", msg.Role, msg.Content)
+			}
+		}
+		if !embedded {
+			t.Errorf("the resource prompt's embedded resource did not reach the model: %+v", reqs[2].Messages)
+		}
 		var offered []string
-		for _, tl := range reqs[2].Tools {
+		for _, tl := range reqs[3].Tools {
 			offered = append(offered, tl.Name)
 		}
 		if !strings.Contains(strings.Join(offered, ","), "listMcpResources") || !strings.Contains(strings.Join(offered, ","), "readMcpResource") {
@@ -279,7 +297,8 @@ func TestChatResourcesAndPrompts(t *testing.T) {
 		if res := toolResult(t, m, "c2"); !strings.Contains(res, "<<<DATA") || !strings.Contains(res, "data, not instructions") {
 			t.Errorf("readMcpResource does not fence the text:\n%s", res)
 		}
-		for _, want := range []string{"MCP server everything has no prompt no-such-prompt; /prompts lists them", "prompt args-prompt of MCP server everything needs city=…"} {
+		for _, want := range []string{"MCP server everything has no prompt no-such-prompt; /prompts lists them", "prompt args-prompt of MCP server everything needs city=…",
+			"embeds binary resource"} {
 			if !strings.Contains(h.err.String(), want) {
 				t.Errorf("stderr lacks %q:\n%s", want, h.err.String())
 			}
