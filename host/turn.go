@@ -436,6 +436,9 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		if err != nil {
 			return nil, err
 		}
+		if user, err = h.promptHooks(ctx, t.Session, user); err != nil {
+			return nil, err
+		}
 		m.v.msgs = t.Conversation[:len(t.Conversation)-1]
 		msgs = append(slices.Clip(m.v.msgs), user)
 		added = msgs[len(msgs)-1:]
@@ -445,6 +448,9 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		}
 		user, err := h.userMessage(t.Text, t.Attachments)
 		if err != nil {
+			return nil, err
+		}
+		if user, err = h.promptHooks(ctx, t.Session, user); err != nil {
 			return nil, err
 		}
 		added = []model.Message{user}
@@ -518,6 +524,16 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 	}
 	out, err := agent.Run(turnCtx, opts)
 	defer h.keepUsage(ctx, m)
+	// A Stop hook may keep the turn going, its reason the next
+	// instruction (hooks.go).
+	for i := 0; err == nil && i < maxStopContinues; i++ {
+		reason := h.stopHooks(turnCtx, i > 0)
+		if reason == "" {
+			break
+		}
+		opts.Messages = append(slices.Clip(out.Messages), model.Message{Role: model.RoleUser, Content: "A Stop hook asks you to go on: " + reason})
+		out, err = agent.Run(turnCtx, opts)
+	}
 	if err != nil {
 		var ce *ContextError
 		switch {
