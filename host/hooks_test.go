@@ -44,7 +44,7 @@ func hookHost(t *testing.T, m model.Model, hooksJSON, projectJSON string, rules 
 		rules = []guard.Rule{{Pattern: all, Permission: guard.Allow, Source: "the test"}}
 	}
 	h, err := Open(context.Background(), &Options{Model: m, Dir: dir, ConfigFile: cfg, Store: openTestStore(t), KeepStore: true,
-		Servers: []Server{srv}, Guards: &guard.Config{Permissions: guard.Permissions{Rules: rules}}, ApproveProjectHooks: approve})
+		Servers: []Server{srv}, Guards: &guard.Config{Permissions: guard.Permissions{Rules: rules}}, ApproveHooks: approve})
 	if err != nil {
 		t.Fatal(err)
 	}

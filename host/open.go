@@ -51,10 +51,10 @@ type Options struct {
 	// ApproveProject picks which of the project scope's servers may run
 	// (they come with the project, from whoever wrote it); nil runs none.
 	ApproveProject func(project []mcpconfig.ScopedServer) ([]mcpconfig.Server, error)
-	// ApproveProjectHooks says whether the hooks of the project's shared
+	// ApproveHooks says whether the hooks of the project's shared
 	// file may run (they run commands, and come with the project); nil
 	// runs none.
-	ApproveProjectHooks func(project mcpconfig.ScopedHooks) bool
+	ApproveHooks func(project mcpconfig.ScopedHooks) bool
 
 	// Guards configure the guards; nil means their defaults.
 	Guards *guard.Config
@@ -358,7 +358,7 @@ func (o *Options) serverConfigs(logger *slog.Logger) (cfgs []mcpconfig.Server, i
 		}
 		cfgs = append(cfgs, c)
 	}
-	if c := hookFiles(res.Hooks, o.ApproveProjectHooks, logger); c.Len() > 0 {
+	if c := hookFiles(res.Hooks, o.ApproveHooks, logger); c.Len() > 0 {
 		hk = hooks.NewRunner(c, dir)
 	}
 	return cfgs, inactive, unapproved, o.fileRules(dir, res, logger), hk, nil

@@ -158,9 +158,9 @@ const (
 	// exitServerFailed: answered, but a configured MCP server did not
 	// connect, so the answer may lack its tools.
 	exitServerFailed = 3
-	// exitRefused: answered, but a guard refused a tool call (a
-	// confirmation answered no or not at all, a tool outside the
-	// allowlist).
+	// exitRefused: answered, but a guard or a hook refused a tool call
+	// (a confirmation answered no or not at all, a tool outside the
+	// allowlist), or a hook blocked the prompt.
 	exitRefused = 4
 )
 
@@ -276,6 +276,9 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 		approve: func(project []mcpconfig.ScopedServer) ([]mcpconfig.Server, error) {
 			return approveProjectServers(dir, project, stdin, stderr)
 		},
+		approveHooks: func(project mcpconfig.ScopedHooks) bool {
+			return approveProjectHooks(dir, project, stdin, stderr)
+		},
 		connect: connectOpts,
 		notify:  chatNotice(stderr),
 		hints:   hostHints(),
@@ -341,7 +344,7 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 		switch {
 		case errors.Is(err, chat.ErrInterrupted):
 			return &exitError{code: 130, err: errors.New("interrupted")}
-		case errors.As(err, &refused):
+		case errors.As(err, &refused), errors.As(err, new(*host.HookBlockedError)):
 			return &exitError{code: exitRefused, err: err}
 		}
 		return err

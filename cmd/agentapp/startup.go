@@ -63,11 +63,13 @@ func readHostSetup(cmd *cobra.Command, f *chatFlags) (*hostSetup, error) {
 type frontEnd struct {
 	// approve picks the project servers that may run.
 	approve func(project []mcpconfig.ScopedServer) ([]mcpconfig.Server, error)
-	connect []mcpclient.ConnectOption
-	notify  func(host.Notice)
-	hints   host.Hints
-	logger  *slog.Logger
-	tracing *telemetry.Tracing
+	// approveHooks says whether the project's hooks may run.
+	approveHooks func(project mcpconfig.ScopedHooks) bool
+	connect      []mcpclient.ConnectOption
+	notify       func(host.Notice)
+	hints        host.Hints
+	logger       *slog.Logger
+	tracing      *telemetry.Tracing
 }
 
 // startHost opens the store and the host the way both front ends do: the
@@ -87,6 +89,7 @@ func (s *hostSetup) startHost(ctx context.Context, cmd *cobra.Command, f *chatFl
 		LookupEnv:         os.LookupEnv,
 		Extra:             s.extra,
 		ApproveProject:    fe.approve,
+		ApproveHooks:      fe.approveHooks,
 		Guards:            &s.guards,
 		Store:             st,
 		AuditToFile:       strings.TrimSpace(os.Getenv(guard.EnvAuditLog)) != "",
