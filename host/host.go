@@ -103,6 +103,8 @@ type config struct {
 	Sources func(answer string, toolOutputs []string) []Source
 	// Hooks run the config files' hooks (hooks.go); nil runs none.
 	Hooks *hooks.Runner
+	// Spend caps the tokens and cost of sessions and turns (spend.go).
+	Spend Spend
 
 	// closers are closed after the servers by Close, last first: what
 	// Open opened (the store, the audit trail).

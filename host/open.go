@@ -55,6 +55,9 @@ type Options struct {
 	// file may run (they run commands, and come with the project); nil
 	// runs none.
 	ApproveHooks func(project mcpconfig.ScopedHooks) bool
+	// Spend caps the tokens and cost of sessions and turns; the zero
+	// value caps nothing.
+	Spend Spend
 
 	// Guards configure the guards; nil means their defaults.
 	Guards *guard.Config
@@ -273,6 +276,7 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 		ToolSearch:  o.ToolSearch,
 		Sources:     o.Sources,
 		Hooks:       hookCfg,
+		Spend:       o.Spend,
 		closers:     closers,
 	})
 }

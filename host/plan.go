@@ -104,6 +104,8 @@ type planner struct {
 	// usageKept says the usage was stored with the turn (keepUsage
 	// stores it otherwise).
 	usageKept bool
+	// spend holds the turn to the host's Spend (spend.go).
+	spend spendCheck
 }
 
 func (p *planner) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
@@ -111,8 +113,16 @@ func (p *planner) Generate(ctx context.Context, req *model.Request) (*model.Resp
 	if err != nil {
 		return nil, err
 	}
+	if err := p.checkSpend(ctx, send, true); err != nil {
+		return nil, err
+	}
 	r, err := p.Model.Generate(ctx, send)
 	p.count("answer", send, r)
+	if err == nil {
+		if err := p.checkSpend(ctx, send, false); err != nil {
+			return nil, err
+		}
+	}
 	return p.replied(ctx, r, err)
 }
 
@@ -121,8 +131,16 @@ func (p *planner) Stream(ctx context.Context, req *model.Request, onText func(st
 	if err != nil {
 		return nil, err
 	}
+	if err := p.checkSpend(ctx, send, true); err != nil {
+		return nil, err
+	}
 	r, err := p.Model.Stream(ctx, send, onText)
 	p.count("answer", send, r)
+	if err == nil {
+		if err := p.checkSpend(ctx, send, false); err != nil {
+			return nil, err
+		}
+	}
 	return p.replied(ctx, r, err)
 }
 

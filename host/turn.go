@@ -539,6 +539,8 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		switch {
 		case errors.As(err, &ce):
 			return nil, ce
+		case errors.As(err, new(*BudgetError)):
+			return nil, err
 		case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
 			return nil, &TimeoutError{Limit: limit}
 		case errors.Is(err, agent.ErrMaxSteps):

@@ -346,6 +346,8 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 			return &exitError{code: 130, err: errors.New("interrupted")}
 		case errors.As(err, &refused), errors.As(err, new(*host.HookBlockedError)):
 			return &exitError{code: exitRefused, err: err}
+		case errors.As(err, new(*host.BudgetError)):
+			return &exitError{code: exitBudget, err: err}
 		}
 		return err
 	}

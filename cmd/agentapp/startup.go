@@ -30,6 +30,7 @@ type hostSetup struct {
 	guards     guard.Config
 	maxOut     int
 	toolSearch *host.ToolSearchOptions
+	spend      host.Spend
 }
 
 func readHostSetup(cmd *cobra.Command, f *chatFlags) (*hostSetup, error) {
@@ -54,6 +55,9 @@ func readHostSetup(cmd *cobra.Command, f *chatFlags) (*hostSetup, error) {
 		return nil, err
 	}
 	if s.maxOut, s.toolSearch, err = limitOptions(&f.limits, chatConfigPath(f)); err != nil {
+		return nil, err
+	}
+	if s.spend, err = spendOptions(cmd.Flags(), &f.limits.spend, chatConfigPath(f), s.m.Name()); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -103,5 +107,6 @@ func (s *hostSetup) startHost(ctx context.Context, cmd *cobra.Command, f *chatFl
 		Tracing:           fe.tracing,
 		Hints:             fe.hints,
 		Context:           s.ctxOpts,
+		Spend:             s.spend,
 	})))
 }
