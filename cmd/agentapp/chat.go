@@ -91,7 +91,9 @@ offer besides tools.
 
 With -p, --output-format json or stream-json gives machine-readable output.
 Exit status: 0 answered, 1 failed, 2 usage, 3 answered, but a configured MCP
-server failed to connect, 4 answered but a tool call was refused, 130 Ctrl-C.
+server failed to connect, 4 answered but a tool call was refused (or a hook
+blocked the prompt), 5 stopped at a budget (--max-session-tokens,
+--max-turn-tokens, --max-cost), 130 Ctrl-C.
 
 Permissions: an MCP tool its server does not declare read-only asks before it
 runs (on a pipe nobody can answer, so it is refused); a read-only one runs.
