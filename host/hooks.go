@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/agentapp/agentapp/agent"
@@ -202,4 +203,71 @@ func (h *Host) stopHooks(ctx context.Context, active bool) string {
 		return "a Stop hook asked to continue"
 	}
 	return res.Reason
+}
+
+// permissionHooks runs PermissionRequest when the policy asks about a
+// call: an allow or deny (hookSpecificOutput.decision.behavior, or exit
+// 2 for a deny) answers for the user; otherwise ok is false and the user
+// is asked. Notification runs too, as the user is about to be asked.
+func (h *Host) permissionHooks(ctx context.Context, req guard.ConfirmRequest) (d guard.Decision, ok bool) {
+	r := h.cfg.Hooks
+	if r.Has(hooks.Notification) {
+		in := h.hookInput(ctx, hooks.Notification)
+		in.Message = "agentapp needs your permission to use " + req.Tool
+		h.hookErrors(ctx, r.Run(ctx, in, "permission_prompt"))
+	}
+	if !r.Has(hooks.PermissionRequest) {
+		return d, false
+	}
+	in := h.hookInput(ctx, hooks.PermissionRequest)
+	in.ToolName, in.ToolInput = req.Tool, req.Args
+	names := []string{req.Tool}
+	if req.Server != "" {
+		names = append(names, "mcp__"+req.Server+"__"+req.Tool)
+	}
+	res := r.Run(ctx, in, names...)
+	h.hookErrors(ctx, res)
+	switch {
+	case res.Block || res.Permission == "deny":
+		why := res.Reason
+		if !res.Block {
+			why = res.PermissionReason
+		}
+		return guard.Decision{Reason: "a PermissionRequest hook denied it: " + why}, true
+	case res.Permission == "allow":
+		return guard.Decision{Approved: true, Reason: "a PermissionRequest hook allowed it: " + res.PermissionReason}, true
+	}
+	return d, false
+}
+
+// infoHooks runs an event whose answer only informs (PreCompact with its
+// trigger, SessionStart with its source), and returns the context its
+// hooks gave for the model.
+func (h *Host) infoHooks(ctx context.Context, ev hooks.Event, what string) []string {
+	if !h.cfg.Hooks.Has(ev) {
+		return nil
+	}
+	in := h.hookInput(ctx, ev)
+	switch ev {
+	case hooks.PreCompact:
+		in.Trigger = what
+	case hooks.SessionStart:
+		in.Source = what
+	}
+	res := h.cfg.Hooks.Run(ctx, in, what)
+	h.hookErrors(ctx, res)
+	return res.Context
+}
+
+// withHookContext returns msgs (not changed) with a SessionStart hook's
+// context after the last user message's text.
+func withHookContext(msgs []model.Message, ctx []string) []model.Message {
+	out := slices.Clone(msgs)
+	for i := len(out) - 1; i >= 0; i-- {
+		if out[i].Role == model.RoleUser {
+			out[i].Content += "\n\n(Context a SessionStart hook added: " + strings.Join(ctx, "\n") + ")"
+			break
+		}
+	}
+	return out
 }

@@ -233,3 +233,54 @@ func TestProjectHooksNeedApproval(t *testing.T) {
 		t.Errorf("without an approver: %v", err)
 	}
 }
+
+// TestPermissionRequestAnswers: when the policy asks, a PermissionRequest
+// hook's decision answers for the user (there is no confirmer here, so
+// without it the call would be refused), and Notification fires first.
+func TestPermissionRequestAnswers(t *testing.T) {
+	pat, _ := guard.ParsePattern("shop:*")
+	ask := []guard.Rule{{Pattern: pat, Permission: guard.Ask, Source: "test"}}
+	for behavior, ran := range map[string]int32{"allow": 1, "deny": 0} {
+		m := scripted.New(orderCall(), scripted.Turn{Text: "ok"})
+		cfg := `{"PermissionRequest": [{"matcher": "mcp__shop__getOrderStatus", "hooks": [{"type": "command", "command": "echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PermissionRequest\", \"decision\": {\"behavior\": \"` + behavior + `\", \"message\": \"by hook\"}}}'"}]}],
+			"Notification": [{"hooks": [{"type": "command", "command": "cat > note.json"}]}]}`
+		h, dir, calls := hookHost(t, m, cfg, "", ask, nil)
+		if _, err := h.Run(context.Background(), Turn{Session: "s1", Text: "where?"}); err != nil {
+			t.Fatal(err)
+		}
+		if calls.Load() != ran {
+			t.Errorf("%s: %d calls; model told %s", behavior, calls.Load(), lastToolMessage(t, m))
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "note.json")); !strings.Contains(string(b), `"message":"agentapp needs your permission to use getOrderStatus"`) {
+			t.Errorf("notification input %s", b)
+		}
+	}
+}
+
+// TestSessionStartAndPreCompact: SessionStart runs on a session's first
+// turn only, its output going to the model; PreCompact runs before /compact
+// folds, with its trigger.
+func TestSessionStartAndPreCompact(t *testing.T) {
+	m := scripted.New(scripted.Turn{Text: "one"}, scripted.Turn{Text: "two"})
+	cfg := `{"SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo branch main >> start.log; echo branch main"}]}],
+		"PreCompact": [{"matcher": "manual", "hooks": [{"type": "command", "command": "cat > compact.json"}]}]}`
+	h, dir, _ := hookHost(t, m, cfg, "", nil, nil)
+	for range 2 {
+		if _, err := h.Run(context.Background(), Turn{Session: "s1", Text: "hi"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := m.Requests()
+	if first := reqs[0].Messages[0].Content; !strings.Contains(first, "branch main") {
+		t.Errorf("first request %q", first)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "start.log")); string(b) != "branch main\n" {
+		t.Errorf("SessionStart ran %q", b)
+	}
+	if _, err := h.Compact(context.Background(), "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "compact.json")); !strings.Contains(string(b), `"trigger":"manual"`) || !strings.Contains(string(b), `"session_id":"s1"`) {
+		t.Errorf("PreCompact input %s", b)
+	}
+}

@@ -272,6 +272,8 @@ func (e *eventConfirmer) Confirm(ctx context.Context, req guard.ConfirmRequest) 
 			why = "no reason given"
 		}
 		d = guard.Decision{Approved: true, Reason: "a PreToolUse hook allowed it: " + why}
+	} else if hd, ok := e.h.permissionHooks(ctx, req); ok {
+		d = hd
 	} else if c != nil {
 		d = c.Confirm(ctx, req)
 	}

@@ -8,7 +8,9 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/budget"
+	"github.com/agentapp/agentapp/hooks"
 	"github.com/agentapp/agentapp/model"
 )
 
@@ -221,6 +223,7 @@ func (p *planner) prepare(ctx context.Context, req *model.Request) (*model.Reque
 // fold folds the next n unfolded messages of the view into the summary and
 // stores it with the session.
 func (p *planner) fold(ctx context.Context, n int) error {
+	p.h.infoHooks(ctx, hooks.PreCompact, "auto")
 	msgs := p.v.msgs[p.folded : p.folded+n]
 	summary, calls := p.h.summarize(ctx, p.v.summary, msgs)
 	p.mu.Lock()
@@ -366,6 +369,7 @@ type CompactResult struct {
 // the latest turn, which stays verbatim (with its tool calls and their
 // results). The transcript keeps every message.
 func (h *Host) Compact(ctx context.Context, session string) (CompactResult, error) {
+	h.infoHooks(agent.WithSession(ctx, session), hooks.PreCompact, "manual")
 	v, err := h.sessions.s.view(ctx, session, h.est)
 	if err != nil {
 		return CompactResult{}, err

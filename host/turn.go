@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/hooks"
 	"github.com/agentapp/agentapp/internal/fence"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
@@ -470,6 +471,12 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 			return nil, err
 		}
 		m.session = t.Session
+		if len(m.v.msgs) == 0 && m.v.summary == "" {
+			// The session's first turn (hooks.go).
+			if c := h.infoHooks(agent.WithSession(ctx, t.Session), hooks.SessionStart, "startup"); len(c) > 0 {
+				added = withHookContext(added, c)
+			}
+		}
 		msgs = append(slices.Clip(m.v.msgs), added...)
 	}
 
