@@ -103,6 +103,7 @@ func (c *Chat) runCommand(ctx context.Context, cmd, line string) bool {
 	case "/exit", "/quit":
 		return true
 	case "/new":
+		c.h.EndSession(ctx, c.session, "clear")
 		c.session = c.h.Sessions().NewID()
 		c.resuming, c.resumed = false, 0
 		fmt.Fprintf(out, "Started a new session: %s (earlier messages are no longer sent to the model).\n", c.session)

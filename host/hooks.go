@@ -271,3 +271,16 @@ func withHookContext(msgs []model.Message, ctx []string) []model.Message {
 	}
 	return out
 }
+
+// EndSession runs the SessionEnd hooks of a session a front end is done
+// with (the chat's exit, its /new), with the reason Claude Code names
+// ("clear", "prompt_input_exit", "other"). Their answers inform only.
+func (h *Host) EndSession(ctx context.Context, session, reason string) {
+	if session == "" || !h.cfg.Hooks.Has(hooks.SessionEnd) {
+		return
+	}
+	ctx = agent.WithSession(ctx, session)
+	in := h.hookInput(ctx, hooks.SessionEnd)
+	in.Reason = reason
+	h.hookErrors(ctx, h.cfg.Hooks.Run(ctx, in, reason))
+}

@@ -179,3 +179,21 @@ func TestProjectHooksSkippedUnderP(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }
+
+// TestSessionEndAndBudgetLeft: in the REPL, SessionEnd runs on /new
+// (clear) and at the end (other); /usage shows the budget left.
+func TestSessionEndAndBudgetLeft(t *testing.T) {
+	needJQ(t)
+	chatEnv(t)
+	dir, cfg := hookProject(t, `{"SessionEnd": [{"hooks": [{"type": "command", "command": "jq -r .reason >> $DIR/end.log"}]}]}`)
+	out, errOut, code := runChatCLI(t, "订单 A-1024 到哪了？\n/usage\n/new\n", "chat", "--data-dir", t.TempDir(), "--model", "offline", "--config", cfg, "--max-session-tokens", "100000")
+	if code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", code, errOut)
+	}
+	if !regexp.MustCompile(`Budget: \d+ of 100000 session tokens left \(--max-session-tokens\)`).MatchString(out) {
+		t.Errorf("no budget in /usage:\n%s", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "end.log")); string(b) != "clear\nother\n" {
+		t.Errorf("SessionEnd ran with %q", b)
+	}
+}
