@@ -126,8 +126,23 @@ func (h *Host) hookedTool(t *agent.Tool) *agent.Tool {
 				}
 				args = res.UpdatedInput
 			}
-			if res.Permission == "allow" {
+			switch res.Permission {
+			case "allow":
 				ctx = context.WithValue(ctx, hookAllowed{}, res.PermissionReason)
+			case "ask":
+				// The user is asked whatever the policy says; a yes
+				// answers the policy's own question too, so it is not
+				// asked twice (a deny rule still wins).
+				why := res.PermissionReason
+				if why == "" {
+					why = "no reason given"
+				}
+				d := (&eventConfirmer{h: h}).Confirm(ctx, guard.ConfirmRequest{Tool: t.Name, Server: t.Origin, Args: args, Why: "a PreToolUse hook asks: " + why})
+				if !d.Approved {
+					b, _ := json.Marshal(guard.Denial{Denied: true, Reason: "the user did not approve the call to " + t.Name + " (" + d.Reason + "), so it was not called"})
+					return json.RawMessage(b), nil
+				}
+				ctx = context.WithValue(ctx, hookAllowed{}, "the user approved it when a PreToolUse hook asked")
 			}
 		}
 		out, err := inner(ctx, args)

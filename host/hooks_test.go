@@ -284,3 +284,24 @@ func TestSessionStartAndPreCompact(t *testing.T) {
 		t.Errorf("PreCompact input %s", b)
 	}
 }
+
+// TestPreToolUseAsk: "ask" puts the call to the user even where the policy
+// would run it, once; a no stops it.
+func TestPreToolUseAsk(t *testing.T) {
+	ask := `echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "large order"}}'`
+	for _, approve := range []bool{true, false} {
+		m := scripted.New(orderCall(), scripted.Turn{Text: "ok"})
+		h, _, calls := hookHost(t, m, hooksOf("PreToolUse", "getOrderStatus", ask), "", nil, nil)
+		c := &askedConfirmer{approve: approve}
+		if _, err := h.Run(context.Background(), Turn{Session: "s1", Text: "where?", Confirmer: c}); err != nil {
+			t.Fatal(err)
+		}
+		want := int32(0)
+		if approve {
+			want = 1
+		}
+		if c.asked.Load() != 1 || calls.Load() != want {
+			t.Errorf("approve %v: asked %d times, %d calls", approve, c.asked.Load(), calls.Load())
+		}
+	}
+}
