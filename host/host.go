@@ -130,6 +130,7 @@ type Host struct {
 	est    *budget.Estimator
 	cal    *budget.Calibrator
 	tokens tokenCounters
+	day    dayCount // spend.go
 }
 
 // newHost checks cfg, builds the tool table (reporting the merge warnings

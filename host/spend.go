@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/agentapp/agentapp/budget"
 	"github.com/agentapp/agentapp/model"
@@ -18,6 +20,10 @@ type Spend struct {
 	SessionTokens int
 	// TurnTokens caps one turn's (--max-turn-tokens).
 	TurnTokens int
+	// DayTokens caps the tokens of every session of this host together
+	// in one UTC day (--max-day-tokens): a web service's daily budget. It
+	// is counted in memory, so each replica keeps its own.
+	DayTokens int
 	// Cost caps a session's cost, priced by Price (--max-cost).
 	Cost float64
 	// Price is the model's price per million input and output tokens;
@@ -32,7 +38,7 @@ type Spend struct {
 type Price struct{ Input, Output float64 }
 
 // SpendNames name the caps as the user set them.
-type SpendNames struct{ SessionTokens, TurnTokens, Cost string }
+type SpendNames struct{ SessionTokens, TurnTokens, DayTokens, Cost string }
 
 // cost prices tokens.
 func (p *Price) cost(in, out int64) float64 {
@@ -107,7 +113,7 @@ type spendCheck struct {
 
 func (p *planner) checkSpend(ctx context.Context, send *model.Request, before bool) error {
 	s := p.h.cfg.Spend
-	if s.SessionTokens == 0 && s.TurnTokens == 0 && s.Cost == 0 {
+	if s.SessionTokens == 0 && s.TurnTokens == 0 && s.Cost == 0 && s.DayTokens == 0 {
 		return nil
 	}
 	sc := &p.spend
@@ -143,6 +149,17 @@ func (p *planner) checkSpend(ctx context.Context, send *model.Request, before bo
 	fail := func(cap, limit, used string) error {
 		return &BudgetError{Cap: cap, Limit: limit, Used: used, Before: before, Estimated: est || sc.baseEst}
 	}
+	if s.DayTokens > 0 {
+		// The day's count holds this turn's calls already; before a
+		// call, only the next one's estimate is added.
+		day := p.h.day.used(p.h.cfg.Now())
+		if before {
+			day += in + out - int64(turn.InputTokens) - int64(turn.OutputTokens)
+		}
+		if day > int64(s.DayTokens) {
+			return fail(name(s.Names.DayTokens, "of tokens per day"), strconv.Itoa(s.DayTokens), strconv.FormatInt(day, 10)+" tokens today (UTC)")
+		}
+	}
 	if s.TurnTokens > 0 && in+out > int64(s.TurnTokens) {
 		return fail(name(s.Names.TurnTokens, "of tokens per turn"), strconv.Itoa(s.TurnTokens), strconv.FormatInt(in+out, 10)+" tokens this turn")
 	}
@@ -156,4 +173,30 @@ func (p *planner) checkSpend(ctx context.Context, send *model.Request, before bo
 		}
 	}
 	return nil
+}
+
+// dayCount adds up the tokens of every model call of the host in the
+// current UTC day.
+type dayCount struct {
+	mu  sync.Mutex
+	day string
+	n   int64
+}
+
+func (d *dayCount) add(now time.Time, n int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if k := now.UTC().Format(time.DateOnly); k != d.day {
+		d.day, d.n = k, 0
+	}
+	d.n += int64(n)
+}
+
+func (d *dayCount) used(now time.Time) int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if now.UTC().Format(time.DateOnly) != d.day {
+		return 0
+	}
+	return d.n
 }

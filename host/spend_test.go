@@ -3,8 +3,10 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/scripted"
@@ -106,5 +108,32 @@ func TestSpendTurnCap(t *testing.T) {
 	_, err := h.Run(context.Background(), Turn{Session: "s1", Text: "hi"})
 	if err == nil || !strings.Contains(err.Error(), "of tokens per turn 100") || !strings.Contains(err.Error(), "tokens this turn") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// TestSpendDayCap: a day cap counts every session of the host and starts
+// again the next UTC day.
+func TestSpendDayCap(t *testing.T) {
+	sm := scripted.New(scripted.Turn{Text: "a"}, scripted.Turn{Text: "b"}, scripted.Turn{Text: "c"}, scripted.Turn{Text: "d"})
+	m := &usageModel{Model: sm, in: 5000, out: 10}
+	now := time.Date(2026, 12, 7, 23, 0, 0, 0, time.UTC)
+	h, err := newHost(context.Background(), config{Model: m, Store: openTestStore(t), Now: func() time.Time { return now },
+		Spend: Spend{DayTokens: 12000, Names: SpendNames{DayTokens: "--max-day-tokens"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for i, want := range []bool{true, true, false} {
+		_, err := h.Run(context.Background(), Turn{Session: fmt.Sprintf("s%d", i), Text: "hi"})
+		if (err == nil) != want {
+			t.Fatalf("session %d: err %v", i, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--max-day-tokens 12000: ") || err != nil && !strings.Contains(err.Error(), "today") {
+			t.Errorf("session %d: %v", i, err)
+		}
+	}
+	now = now.Add(2 * time.Hour) // the next UTC day
+	if _, err := h.Run(context.Background(), Turn{Session: "s9", Text: "hi"}); err != nil {
+		t.Errorf("the next day: %v", err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 // SpendSettings are the budget keys of a config file:
 //
-//	"maxSessionTokens": 200000, "maxTurnTokens": 50000, "maxCost": 1.5,
+//	"maxSessionTokens": 200000, "maxTurnTokens": 50000, "maxDayTokens": 5000000, "maxCost": 1.5,
 //	"pricing": {"gpt-4o": {"input": 2.5, "output": 10}}
 //
 // prices per million tokens, in whatever currency maxCost is in. A zero
@@ -18,6 +18,7 @@ import (
 type SpendSettings struct {
 	MaxSessionTokens int
 	MaxTurnTokens    int
+	MaxDayTokens     int
 	MaxCost          float64
 	Pricing          map[string]ModelPrice
 }
@@ -51,7 +52,7 @@ func LoadSpend(path string) (SpendSettings, error) {
 	for _, k := range []struct {
 		name string
 		to   *int
-	}{{"maxSessionTokens", &s.MaxSessionTokens}, {"maxTurnTokens", &s.MaxTurnTokens}} {
+	}{{"maxSessionTokens", &s.MaxSessionTokens}, {"maxTurnTokens", &s.MaxTurnTokens}, {"maxDayTokens", &s.MaxDayTokens}} {
 		if v, ok := top[k.name]; ok && !isNull(v) {
 			if json.Unmarshal(v, k.to) != nil || *k.to < 1 {
 				return SpendSettings{}, fail(k.name, fmt.Sprintf("want a whole number of tokens above 0, got %s", v))

@@ -8,9 +8,9 @@ import (
 
 func TestLoadSpend(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "agentapp.json")
-	writeTestFile(t, p, `{"maxSessionTokens": 100, "maxTurnTokens": 50, "maxCost": 0.5, "pricing": {"gpt-4o": {"input": 2.5, "output": 10}}}`)
+	writeTestFile(t, p, `{"maxSessionTokens": 100, "maxTurnTokens": 50, "maxDayTokens": 1000, "maxCost": 0.5, "pricing": {"gpt-4o": {"input": 2.5, "output": 10}}}`)
 	s, err := LoadSpend(p)
-	if err != nil || s.MaxSessionTokens != 100 || s.MaxTurnTokens != 50 || s.MaxCost != 0.5 || s.Pricing["gpt-4o"] != (ModelPrice{2.5, 10}) {
+	if err != nil || s.MaxSessionTokens != 100 || s.MaxTurnTokens != 50 || s.MaxDayTokens != 1000 || s.MaxCost != 0.5 || s.Pricing["gpt-4o"] != (ModelPrice{2.5, 10}) {
 		t.Fatalf("%+v %v", s, err)
 	}
 	for content, want := range map[string]string{

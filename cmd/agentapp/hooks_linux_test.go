@@ -197,3 +197,23 @@ func TestSessionEndAndBudgetLeft(t *testing.T) {
 		t.Errorf("SessionEnd ran with %q", b)
 	}
 }
+
+// TestWebBudget: the operator's --max-session-tokens holds for the web
+// chat API; the turn ends with an error event naming the cap.
+func TestWebBudget(t *testing.T) {
+	cmd := exec.Command(agentappBin(t), "web", "--http", "127.0.0.1:0", "--model", "offline", "--max-session-tokens", "100")
+	cmd.Env = append(os.Environ(), "AGENTAPP_DATA_DIR="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir())
+	stderr := &testkit.SyncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	text := stderr.WaitFor(t, "operator:", 30*time.Second)
+	base := regexp.MustCompile(`agentapp web on (http://[0-9.:]+)/`).FindStringSubmatch(text)[1]
+	id := webSession(t, base)
+	code, body := webPost(t, base+"/api/sessions/"+id+"/messages", `{"content":"订单 A-1024 到哪了？"}`)
+	if !strings.Contains(body, "event: error") || !strings.Contains(body, "the turn was stopped at the budget --max-session-tokens 100: ") {
+		t.Errorf("chat: %d %s", code, body)
+	}
+}

@@ -12,13 +12,14 @@ const exitBudget = 5
 
 // spendFlags are the budget flags of chat and web.
 type spendFlags struct {
-	sessionTokens, turnTokens int
-	cost                      float64
+	sessionTokens, turnTokens, dayTokens int
+	cost                                 float64
 }
 
 func (s *spendFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&s.sessionTokens, "max-session-tokens", 0, `stop a turn that would take the session past N input+output tokens (checked before each model call on its estimate and output cap, and after it on the usage); config key "maxSessionTokens"`)
 	fl.IntVar(&s.turnTokens, "max-turn-tokens", 0, `stop a turn past N input+output tokens; config key "maxTurnTokens"`)
+	fl.IntVar(&s.dayTokens, "max-day-tokens", 0, `stop the turns of every session once they used N input+output tokens in this UTC day (per process; for web); config key "maxDayTokens"`)
 	fl.Float64Var(&s.cost, "max-cost", 0, `stop a turn that would take the session's cost past AMOUNT, priced by the config's "pricing" table (per model, per million input and output tokens); config key "maxCost"`)
 }
 
@@ -32,8 +33,8 @@ func spendOptions(fl *pflag.FlagSet, s *spendFlags, configFile, modelName string
 			return host.Spend{}, err
 		}
 	}
-	out := host.Spend{SessionTokens: cfg.MaxSessionTokens, TurnTokens: cfg.MaxTurnTokens, Cost: cfg.MaxCost,
-		Names: host.SpendNames{SessionTokens: "maxSessionTokens", TurnTokens: "maxTurnTokens", Cost: "maxCost"}}
+	out := host.Spend{SessionTokens: cfg.MaxSessionTokens, TurnTokens: cfg.MaxTurnTokens, DayTokens: cfg.MaxDayTokens, Cost: cfg.MaxCost,
+		Names: host.SpendNames{SessionTokens: "maxSessionTokens", TurnTokens: "maxTurnTokens", DayTokens: "maxDayTokens", Cost: "maxCost"}}
 	if fl.Changed("max-session-tokens") {
 		if s.sessionTokens < 1 {
 			return out, usageError("--max-session-tokens must be a number of tokens above 0")
@@ -45,6 +46,12 @@ func spendOptions(fl *pflag.FlagSet, s *spendFlags, configFile, modelName string
 			return out, usageError("--max-turn-tokens must be a number of tokens above 0")
 		}
 		out.TurnTokens, out.Names.TurnTokens = s.turnTokens, "--max-turn-tokens"
+	}
+	if fl.Changed("max-day-tokens") {
+		if s.dayTokens < 1 {
+			return out, usageError("--max-day-tokens must be a number of tokens above 0")
+		}
+		out.DayTokens, out.Names.DayTokens = s.dayTokens, "--max-day-tokens"
 	}
 	if fl.Changed("max-cost") {
 		if !(s.cost > 0) {
