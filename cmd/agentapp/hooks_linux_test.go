@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"os/exec"
@@ -215,5 +216,34 @@ func TestWebBudget(t *testing.T) {
 	code, body := webPost(t, base+"/api/sessions/"+id+"/messages", `{"content":"订单 A-1024 到哪了？"}`)
 	if !strings.Contains(body, "event: error") || !strings.Contains(body, "the turn was stopped at the budget --max-session-tokens 100: ") {
 		t.Errorf("chat: %d %s", code, body)
+	}
+}
+
+// TestHooksMatchMCPToolName: with agentapp's own MCP server in the chat,
+// getOrderStatus is an MCP tool (it overrides the local one), and a
+// matcher naming it mcp__agentapp__getOrderStatus catches it.
+func TestHooksMatchMCPToolName(t *testing.T) {
+	needJQ(t)
+	bin := agentappBin(t)
+	_, cfg := hookProject(t, `{"PreToolUse": `+hookEntry("mcp__agentapp__getOrderStatus", "deny.sh")+`}`)
+	data := t.TempDir()
+	cmd := exec.Command(bin, "chat", "--model", "offline", "--config", cfg, "--mcp", bin+" serve", "-p", "订单 A-1024 到哪了？", "--output-format", "json")
+	cmd.Dir = t.TempDir()
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + data, "AGENTAPP_DATA_DIR=" + data}
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitRefused {
+		t.Fatalf("exit %v\n%s", err, out)
+	}
+	var a struct {
+		Steps []struct {
+			Tool   string          `json:"tool"`
+			Server string          `json:"server"`
+			Output json.RawMessage `json:"output"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal(out, &a); err != nil || len(a.Steps) == 0 || a.Steps[0].Tool != "getOrderStatus" || a.Steps[0].Server != "agentapp" ||
+		!strings.Contains(string(a.Steps[0].Output), "order lookups are closed tonight") {
+		t.Errorf("answer %s (%v)", out, err)
 	}
 }
