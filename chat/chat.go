@@ -231,7 +231,10 @@ func (c *Chat) notice(n host.Notice) {
 // Close closes the host: every MCP server (each stops its process); it is
 // safe to call more than once.
 func (c *Chat) Close() error {
-	c.closeOnce.Do(func() { c.closeErr = c.h.Close() })
+	c.closeOnce.Do(func() {
+		c.h.EndSession(context.Background(), c.session, "other")
+		c.closeErr = c.h.Close()
+	})
 	return c.closeErr
 }
 

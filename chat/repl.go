@@ -103,6 +103,7 @@ func (c *Chat) runCommand(ctx context.Context, cmd, line string) bool {
 	case "/exit", "/quit":
 		return true
 	case "/new":
+		c.h.EndSession(ctx, c.session, "clear")
 		c.session = c.h.Sessions().NewID()
 		c.resuming, c.resumed = false, 0
 		fmt.Fprintf(out, "Started a new session: %s (earlier messages are no longer sent to the model).\n", c.session)
@@ -134,6 +135,8 @@ func (c *Chat) runCommand(ctx context.Context, cmd, line string) bool {
 		c.callCommand(ctx, line)
 	case "/usage":
 		c.usageCommand(ctx, out)
+	case "/hooks":
+		c.hooksCommand(out)
 	case "/compact":
 		c.compactCommand(ctx, out)
 	case "/help":
@@ -156,6 +159,7 @@ func (c *Chat) runCommand(ctx context.Context, cmd, line string) bool {
   /roots NAME DIR…   offer server NAME these directories instead
   /usage             tokens of the last answer and of this session, and the
                      context window
+  /hooks             list the hooks in force and the file each comes from
   /compact           fold this session's older turns into a summary now (the
                      model keeps the summary and the latest turn)
   /new               start a new session (the model forgets this conversation)

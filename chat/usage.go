@@ -32,6 +32,18 @@ func (c *Chat) usageCommand(ctx context.Context, out io.Writer) {
 	if su.Folds > 0 {
 		fmt.Fprintf(out, "Older turns were folded %d %s; the summary is about %d tokens (the transcript keeps every message).\n", su.Folds, plural(int(su.Folds), "time", "times"), su.SummaryTokens)
 	}
+	if left, err := c.h.BudgetLeft(ctx, c.session); err == nil {
+		sp := c.h.Spend()
+		if left.SessionTokens >= 0 {
+			fmt.Fprintf(out, "Budget: %d of %d session tokens left (%s).\n", left.SessionTokens, sp.SessionTokens, sp.Names.SessionTokens)
+		}
+		if left.Cost >= 0 {
+			fmt.Fprintf(out, "Budget: %.4f of %g left (%s).\n", left.Cost, sp.Cost, sp.Names.Cost)
+		}
+		if sp.TurnTokens > 0 {
+			fmt.Fprintf(out, "Budget: %d tokens per turn (%s).\n", sp.TurnTokens, sp.Names.TurnTokens)
+		}
+	}
 	fmt.Fprintf(out, "Context window: %d tokens (%s).\n", c.h.ContextWindow(), c.h.Model().Name())
 }
 

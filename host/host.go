@@ -24,6 +24,7 @@ import (
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/budget"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/hooks"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/store"
@@ -100,6 +101,10 @@ type config struct {
 	// outputs (the composition knows their shape: package assistant's
 	// knowledge-base hits); nil finds none.
 	Sources func(answer string, toolOutputs []string) []Source
+	// Hooks run the config files' hooks (hooks.go); nil runs none.
+	Hooks *hooks.Runner
+	// Spend caps the tokens and cost of sessions and turns (spend.go).
+	Spend Spend
 
 	// closers are closed after the servers by Close, last first: what
 	// Open opened (the store, the audit trail).
@@ -125,6 +130,7 @@ type Host struct {
 	est    *budget.Estimator
 	cal    *budget.Calibrator
 	tokens tokenCounters
+	day    dayCount // spend.go
 }
 
 // newHost checks cfg, builds the tool table (reporting the merge warnings
@@ -261,7 +267,15 @@ func (e *eventConfirmer) Confirm(ctx context.Context, req guard.ConfirmRequest) 
 	if c == nil {
 		c = e.h.cfg.Guards.Confirmer()
 	}
-	if c != nil {
+	if why, ok := ctx.Value(hookAllowed{}).(string); ok {
+		// A PreToolUse hook answered for the user (hooks.go).
+		if why == "" {
+			why = "no reason given"
+		}
+		d = guard.Decision{Approved: true, Reason: "a PreToolUse hook allowed it: " + why}
+	} else if hd, ok := e.h.permissionHooks(ctx, req); ok {
+		d = hd
+	} else if c != nil {
 		d = c.Confirm(ctx, req)
 	}
 	t.emit(Event{Kind: EventApprovalAnswered, Approval: &Approval{Request: req, Decision: d}})

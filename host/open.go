@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/hooks"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/agentapp/agentapp/model"
@@ -50,6 +51,13 @@ type Options struct {
 	// ApproveProject picks which of the project scope's servers may run
 	// (they come with the project, from whoever wrote it); nil runs none.
 	ApproveProject func(project []mcpconfig.ScopedServer) ([]mcpconfig.Server, error)
+	// ApproveHooks says whether the hooks of the project's shared
+	// file may run (they run commands, and come with the project); nil
+	// runs none.
+	ApproveHooks func(project mcpconfig.ScopedHooks) bool
+	// Spend caps the tokens and cost of sessions and turns; the zero
+	// value caps nothing.
+	Spend Spend
 
 	// Guards configure the guards; nil means their defaults.
 	Guards *guard.Config
@@ -180,7 +188,7 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	cfgs, inactive, unapproved, fileRules, err := o.serverConfigs(logger)
+	cfgs, inactive, unapproved, fileRules, hookCfg, err := o.serverConfigs(logger)
 	if err != nil {
 		return nil, err
 	}
@@ -267,6 +275,8 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 		Results:     &resultOptions{MaxTokens: o.MaxOutputTokens, PerServer: serverCaps(cfgs)},
 		ToolSearch:  o.ToolSearch,
 		Sources:     o.Sources,
+		Hooks:       hookCfg,
+		Spend:       o.Spend,
 		closers:     closers,
 	})
 }
@@ -274,11 +284,11 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 // serverConfigs gathers the servers to connect: the config scopes' (the
 // approved project servers first), then the extra servers in order; and
 // the configured servers that will not run (a config error, disabled).
-func (o *Options) serverConfigs(logger *slog.Logger) (cfgs []mcpconfig.Server, inactive []Inactive, unapproved []string, rules []guard.Rule, err error) {
+func (o *Options) serverConfigs(logger *slog.Logger) (cfgs []mcpconfig.Server, inactive []Inactive, unapproved []string, rules []guard.Rule, hk *hooks.Runner, err error) {
 	dir := o.Dir
 	if dir == "" {
 		if dir, err = os.Getwd(); err != nil {
-			return nil, nil, nil, nil, err
+			return nil, nil, nil, nil, nil, err
 		}
 	}
 	res, err := mcpconfig.LoadScopes(mcpconfig.ScopesOptions{
@@ -289,7 +299,7 @@ func (o *Options) serverConfigs(logger *slog.Logger) (cfgs []mcpconfig.Server, i
 		SkipBroken: !o.Strict,
 	})
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return nil, nil, nil, nil, nil, err
 	}
 	fileOf := map[string]string{}
 	var project []mcpconfig.ScopedServer
@@ -298,7 +308,7 @@ func (o *Options) serverConfigs(logger *slog.Logger) (cfgs []mcpconfig.Server, i
 		switch {
 		case s.Err != nil:
 			if o.Strict {
-				return nil, nil, nil, nil, s.Err
+				return nil, nil, nil, nil, nil, s.Err
 			}
 			inactive = append(inactive, Inactive{Name: s.Server.Name, Err: s.Err})
 		case s.Disabled:
@@ -312,7 +322,7 @@ func (o *Options) serverConfigs(logger *slog.Logger) (cfgs []mcpconfig.Server, i
 	if len(project) > 0 && o.ApproveProject != nil {
 		approved, err := o.ApproveProject(project)
 		if err != nil {
-			return nil, nil, nil, nil, err
+			return nil, nil, nil, nil, nil, err
 		}
 		cfgs = append(approved, cfgs...)
 		for _, s := range project {
@@ -333,10 +343,10 @@ func (o *Options) serverConfigs(logger *slog.Logger) (cfgs []mcpconfig.Server, i
 		}
 		name := x.Server.Name
 		if prev, dup := chosen[name]; dup {
-			return nil, nil, nil, nil, &NameError{fmt.Sprintf("%s and %s both name a server %q; give each a different name", prev, x.Source, name)}
+			return nil, nil, nil, nil, nil, &NameError{fmt.Sprintf("%s and %s both name a server %q; give each a different name", prev, x.Source, name)}
 		}
 		if file, ok := fileOf[name]; ok {
-			return nil, nil, nil, nil, &NameError{fmt.Sprintf("%s names a server %q, but %s already has a server of that name; choose another name", x.Source, name, file)}
+			return nil, nil, nil, nil, nil, &NameError{fmt.Sprintf("%s names a server %q, but %s already has a server of that name; choose another name", x.Source, name, file)}
 		}
 		chosen[name] = x.Source
 	}
@@ -352,7 +362,10 @@ func (o *Options) serverConfigs(logger *slog.Logger) (cfgs []mcpconfig.Server, i
 		}
 		cfgs = append(cfgs, c)
 	}
-	return cfgs, inactive, unapproved, o.fileRules(dir, res, logger), nil
+	if c := hookFiles(res.Hooks, o.ApproveHooks, logger); c.Len() > 0 {
+		hk = hooks.NewRunner(c, dir)
+	}
+	return cfgs, inactive, unapproved, o.fileRules(dir, res, logger), hk, nil
 }
 
 // fileRules are the permission rules of the config files. A project's

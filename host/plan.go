@@ -8,7 +8,9 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/budget"
+	"github.com/agentapp/agentapp/hooks"
 	"github.com/agentapp/agentapp/model"
 )
 
@@ -110,6 +112,8 @@ type planner struct {
 	// usageKept says the usage was stored with the turn (keepUsage
 	// stores it otherwise).
 	usageKept bool
+	// spend holds the turn to the host's Spend (spend.go).
+	spend spendCheck
 }
 
 func (p *planner) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
@@ -117,8 +121,16 @@ func (p *planner) Generate(ctx context.Context, req *model.Request) (*model.Resp
 	if err != nil {
 		return nil, err
 	}
+	if err := p.checkSpend(ctx, send, true); err != nil {
+		return nil, err
+	}
 	r, err := p.Model.Generate(ctx, send)
 	p.count("answer", send, r)
+	if err == nil {
+		if err := p.checkSpend(ctx, send, false); err != nil {
+			return nil, err
+		}
+	}
 	return p.replied(ctx, r, err)
 }
 
@@ -127,8 +139,16 @@ func (p *planner) Stream(ctx context.Context, req *model.Request, onText func(st
 	if err != nil {
 		return nil, err
 	}
+	if err := p.checkSpend(ctx, send, true); err != nil {
+		return nil, err
+	}
 	r, err := p.Model.Stream(ctx, send, onText)
 	p.count("answer", send, r)
+	if err == nil {
+		if err := p.checkSpend(ctx, send, false); err != nil {
+			return nil, err
+		}
+	}
 	return p.replied(ctx, r, err)
 }
 
@@ -209,6 +229,7 @@ func (p *planner) prepare(ctx context.Context, req *model.Request) (*model.Reque
 // fold folds the next n unfolded messages of the view into the summary and
 // stores it with the session.
 func (p *planner) fold(ctx context.Context, n int) error {
+	p.h.infoHooks(ctx, hooks.PreCompact, "auto")
 	msgs := p.v.msgs[p.folded : p.folded+n]
 	summary, calls := p.h.summarize(ctx, p.v.summary, msgs)
 	p.mu.Lock()
@@ -354,6 +375,7 @@ type CompactResult struct {
 // the latest turn, which stays verbatim (with its tool calls and their
 // results). The transcript keeps every message.
 func (h *Host) Compact(ctx context.Context, session string) (CompactResult, error) {
+	h.infoHooks(agent.WithSession(ctx, session), hooks.PreCompact, "manual")
 	v, err := h.sessions.s.view(ctx, session, h.est)
 	if err != nil {
 		return CompactResult{}, err

@@ -378,7 +378,7 @@ func (h *Host) offered(ctx context.Context, session string, table *agent.ToolSet
 		if deferred[t.Name] && !slices.Contains(loaded, t.Name) {
 			continue
 		}
-		tools = append(tools, h.wrapped(table, t))
+		tools = append(tools, h.hookedTool(h.wrapped(table, t)))
 	}
 	if decision.Defer {
 		if _, taken := table.Get(toolsearch.SearchToolName); !taken {

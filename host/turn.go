@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/hooks"
 	"github.com/agentapp/agentapp/internal/fence"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
@@ -440,6 +441,9 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		if err != nil {
 			return nil, err
 		}
+		if user, err = h.promptHooks(ctx, t.Session, user); err != nil {
+			return nil, err
+		}
 		m.v.msgs = t.Conversation[:len(t.Conversation)-1]
 		msgs = append(slices.Clip(m.v.msgs), user)
 		added = msgs[len(msgs)-1:]
@@ -449,6 +453,9 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		}
 		user, err := h.userMessage(t.Text, t.Attachments)
 		if err != nil {
+			return nil, err
+		}
+		if user, err = h.promptHooks(ctx, t.Session, user); err != nil {
 			return nil, err
 		}
 		added = []model.Message{user}
@@ -475,6 +482,12 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 			return nil, err
 		}
 		m.session = t.Session
+		if len(m.v.msgs) == 0 && m.v.summary == "" {
+			// The session's first turn (hooks.go).
+			if c := h.infoHooks(agent.WithSession(ctx, t.Session), hooks.SessionStart, "startup"); len(c) > 0 {
+				added = withHookContext(added, c)
+			}
+		}
 		msgs = append(slices.Clip(m.v.msgs), added...)
 	}
 
@@ -530,6 +543,16 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 	}
 	out, err := agent.Run(turnCtx, opts)
 	defer h.keepUsage(ctx, m)
+	// A Stop hook may keep the turn going, its reason the next
+	// instruction (hooks.go).
+	for i := 0; err == nil && i < maxStopContinues; i++ {
+		reason := h.stopHooks(turnCtx, i > 0)
+		if reason == "" {
+			break
+		}
+		opts.Messages = append(slices.Clip(out.Messages), model.Message{Role: model.RoleUser, Content: "A Stop hook asks you to go on: " + reason})
+		out, err = agent.Run(turnCtx, opts)
+	}
 	if err != nil {
 		dropped := h.search.dropTurnLoads(ctx, t.Session, loadedBefore)
 		var ce *ContextError
@@ -539,6 +562,8 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 			// unloaded, the next request can (a search loads them again).
 			ce.Unloaded = append(dropped, h.search.unload(ctx, t.Session, h.search.loadedNames(ctx, t.Session))...)
 			return nil, ce
+		case errors.As(err, new(*BudgetError)):
+			return nil, err
 		case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
 			return nil, &TimeoutError{Limit: limit}
 		case errors.Is(err, agent.ErrMaxSteps):

@@ -161,6 +161,7 @@ func (h *Host) measure(purpose string, estimate int, r *model.Response) CallUsag
 		}
 	}
 	h.tokens.add(c)
+	h.day.add(h.cfg.Now(), c.InputTokens+c.OutputTokens)
 	return c
 }
 

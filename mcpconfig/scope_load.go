@@ -71,6 +71,9 @@ type Resolved struct {
 	// Permissions are the permission rules of the files read, lowest
 	// precedence first (one entry per file that has any).
 	Permissions []ScopedRules
+	// Hooks are the hooks of the files read, lowest precedence first (one
+	// entry per file that has any).
+	Hooks []ScopedHooks
 }
 
 // ConfigSource is one file LoadScopes read, or would read: Exists is false
@@ -133,7 +136,7 @@ func LoadScopes(opts ScopesOptions) (*Resolved, error) {
 			}
 			sf.Exists = true
 		}
-		servers, rules, err := loadScopeFile(*sf, opts.Load)
+		servers, rules, hks, err := loadScopeFile(*sf, opts.Load)
 		if err != nil {
 			var ce *Error
 			if !opts.SkipBroken || named || !errors.As(err, &ce) || mentionsPermissions(sf.Path) {
@@ -145,6 +148,9 @@ func LoadScopes(opts ScopesOptions) (*Resolved, error) {
 		}
 		if len(rules.Rules) > 0 {
 			res.Permissions = append(res.Permissions, rules)
+		}
+		if hks.Hooks.Len() > 0 {
+			res.Hooks = append(res.Hooks, hks)
 		}
 		for _, s := range servers {
 			if j, ok := byName[s.Server.Name]; ok {
@@ -162,17 +168,17 @@ func LoadScopes(opts ScopesOptions) (*Resolved, error) {
 }
 
 // mentionsPermissions reports whether the file at path seems to hold
-// permission rules. A broken file is skipped only when it does not: its
-// rules may deny tools, and skipping them would loosen the policy without
-// the user knowing.
+// permission rules or hooks. A broken file is skipped only when it does
+// not: its rules may deny tools and its hooks block calls, and skipping
+// them would loosen the policy without the user knowing.
 func mentionsPermissions(path string) bool {
 	data, err := os.ReadFile(path)
-	return err != nil || bytes.Contains(data, []byte(`"permissions"`))
+	return err != nil || bytes.Contains(data, []byte(`"permissions"`)) || bytes.Contains(data, []byte(`"hooks"`))
 }
 
 // loadScopeFile loads one file, disabled entries included, each with its
-// entry as written, and its permission rules.
-func loadScopeFile(sf ConfigSource, base *LoadOptions) ([]ScopedServer, ScopedRules, error) {
+// entry as written, its permission rules and its hooks.
+func loadScopeFile(sf ConfigSource, base *LoadOptions) ([]ScopedServer, ScopedRules, ScopedHooks, error) {
 	var o LoadOptions
 	if base != nil {
 		o = *base
@@ -185,15 +191,19 @@ func loadScopeFile(sf ConfigSource, base *LoadOptions) ([]ScopedServer, ScopedRu
 	}
 	servers, err := Load(sf.Path, &o)
 	if err != nil {
-		return nil, ScopedRules{}, err
+		return nil, ScopedRules{}, ScopedHooks{}, err
 	}
 	f, err := OpenFile(sf.Path)
 	if err != nil {
-		return nil, ScopedRules{}, err
+		return nil, ScopedRules{}, ScopedHooks{}, err
 	}
 	rules, err := f.permissions(sf.Scope)
 	if err != nil {
-		return nil, ScopedRules{}, err
+		return nil, ScopedRules{}, ScopedHooks{}, err
+	}
+	hks, err := f.hooks(sf.Scope)
+	if err != nil {
+		return nil, ScopedRules{}, ScopedHooks{}, err
 	}
 	var out []ScopedServer
 	for _, s := range servers {
@@ -208,7 +218,7 @@ func loadScopeFile(sf ConfigSource, base *LoadOptions) ([]ScopedServer, ScopedRu
 		e, _ := f.Entry(name)
 		out = append(out, ScopedServer{Server: Server{Name: name}, Scope: sf.Scope, File: sf.Path, Entry: e, Disabled: true})
 	}
-	return out, rules, nil
+	return out, rules, hks, nil
 }
 
 // Approvals are the project servers the user allowed to run, kept in a

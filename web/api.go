@@ -486,7 +486,7 @@ func refusal(err error) (code int, msg string, ok bool) {
 	switch {
 	case errors.As(err, &tooLong):
 		return http.StatusRequestEntityTooLarge, err.Error(), true
-	case errors.As(err, &refused):
+	case errors.As(err, &refused), errors.As(err, new(*host.HookBlockedError)):
 		return http.StatusUnprocessableEntity, err.Error(), true
 	case errors.Is(err, host.ErrEmptyMessage):
 		return http.StatusBadRequest, `the message is empty; send {"content": "your question"}`, true

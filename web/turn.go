@@ -224,7 +224,8 @@ func (s *Server) explain(err error) error {
 	var storeErr *host.StoreError
 	var tooBig *host.ContextError
 	switch {
-	case errors.As(err, &tooLong), errors.As(err, &refused), errors.As(err, &tooBig):
+	case errors.As(err, &tooLong), errors.As(err, &refused), errors.As(err, &tooBig), errors.As(err, new(*host.HookBlockedError)),
+		errors.As(err, new(*host.BudgetError)):
 		return err
 	case errors.As(err, &storeErr):
 		s.log.Error(storeErr.Err.Error())

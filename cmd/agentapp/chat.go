@@ -91,7 +91,9 @@ offer besides tools.
 
 With -p, --output-format json or stream-json gives machine-readable output.
 Exit status: 0 answered, 1 failed, 2 usage, 3 answered, but a configured MCP
-server failed to connect, 4 answered but a tool call was refused, 130 Ctrl-C.
+server failed to connect, 4 answered but a tool call was refused (or a hook
+blocked the prompt), 5 stopped at a budget (--max-session-tokens,
+--max-turn-tokens, --max-cost), 130 Ctrl-C.
 
 Permissions: an MCP tool its server does not declare read-only asks before it
 runs (on a pipe nobody can answer, so it is refused); a read-only one runs.
@@ -158,9 +160,9 @@ const (
 	// exitServerFailed: answered, but a configured MCP server did not
 	// connect, so the answer may lack its tools.
 	exitServerFailed = 3
-	// exitRefused: answered, but a guard refused a tool call (a
-	// confirmation answered no or not at all, a tool outside the
-	// allowlist).
+	// exitRefused: answered, but a guard or a hook refused a tool call
+	// (a confirmation answered no or not at all, a tool outside the
+	// allowlist), or a hook blocked the prompt.
 	exitRefused = 4
 )
 
@@ -276,6 +278,9 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 		approve: func(project []mcpconfig.ScopedServer) ([]mcpconfig.Server, error) {
 			return approveProjectServers(dir, project, stdin, stderr)
 		},
+		approveHooks: func(project mcpconfig.ScopedHooks) bool {
+			return approveProjectHooks(dir, project, stdin, stderr)
+		},
 		connect: connectOpts,
 		notify:  chatNotice(stderr),
 		hints:   hostHints(),
@@ -342,8 +347,10 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 		switch {
 		case errors.Is(err, chat.ErrInterrupted):
 			return &exitError{code: 130, err: errors.New("interrupted")}
-		case errors.As(err, &refused):
+		case errors.As(err, &refused), errors.As(err, new(*host.HookBlockedError)):
 			return &exitError{code: exitRefused, err: err}
+		case errors.As(err, new(*host.BudgetError)):
+			return &exitError{code: exitBudget, err: err}
 		}
 		return err
 	}

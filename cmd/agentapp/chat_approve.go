@@ -95,3 +95,49 @@ func readLineUnbuffered(r io.Reader) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// hooksApproval is the name the project's hooks are approved under; a
+// server name cannot hold '#', so it never meets a server's approval.
+const hooksApproval = "#hooks"
+
+// approveProjectHooks says whether the hooks of the project's .mcp.json may
+// run: approved before (for this very object), or approved now on a
+// terminal after the commands were shown. Hooks run commands on every turn,
+// so like the project's servers none runs unasked; without a terminal they
+// are skipped with a warning that says how to approve them.
+func approveProjectHooks(dataDir string, f mcpconfig.ScopedHooks, stdin io.Reader, stderr io.Writer) bool {
+	warn := func(msg string) { fmt.Fprintln(stderr, textsafe.Escape("agentapp: warning: "+msg)) }
+	wd, err := os.Getwd()
+	if err != nil {
+		warn("skipped the hooks of " + f.File + ": " + err.Error())
+		return false
+	}
+	a, err := mcpconfig.OpenApprovals(filepath.Join(dataDir, approvalsFile))
+	if err != nil {
+		warn("skipped the hooks of " + f.File + ": " + err.Error())
+		return false
+	}
+	if a.Approved(wd, hooksApproval, f.Entry) {
+		return true
+	}
+	cmds := f.Hooks.Commands()
+	if !term.IsTerminal(stdin) {
+		warn(fmt.Sprintf("skipped the hooks of %s (commands: %s): a project's hooks run only once you approve them; start agentapp chat on a terminal in this directory to be asked, or move them to your own config file", f.File, strings.Join(cmds, "; ")))
+		return false
+	}
+	fmt.Fprintln(stderr, textsafe.Escape(fmt.Sprintf("This project's %s has hooks that run these commands at points of each session:", mcpconfig.ProjectFile)))
+	for _, c := range cmds {
+		fmt.Fprintln(stderr, textsafe.Escape("  "+c))
+	}
+	fmt.Fprint(stderr, "Allow them? The answer is remembered until they change. [y/N] ")
+	line, _ := readLineUnbuffered(stdin)
+	if strings.ToLower(strings.TrimSpace(line)) != "y" && strings.ToLower(strings.TrimSpace(line)) != "yes" {
+		fmt.Fprintln(stderr, "The project's hooks do not run; the chat asks again next time.")
+		return false
+	}
+	a.Approve(wd, hooksApproval, f.Entry)
+	if err := a.Save(); err != nil {
+		warn("the approval of the hooks could not be saved: " + err.Error())
+	}
+	return true
+}

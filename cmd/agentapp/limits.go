@@ -15,6 +15,7 @@ import (
 type limitFlags struct {
 	maxOutputTokens int
 	toolSearch      string
+	spend           spendFlags // spend.go
 }
 
 func addLimitFlags(fl *pflag.FlagSet, f *limitFlags) {
@@ -22,6 +23,7 @@ func addLimitFlags(fl *pflag.FlagSet, f *limitFlags) {
 		`cap on one tool result the model sees, in tokens; above it the model gets the head and reads the rest with readToolResult (a server's "maxOutputTokens" in the config overrides it)`)
 	fl.StringVar(&f.toolSearch, "tool-search", "",
 		`auto, on or off: defer the MCP tools behind searchTools (auto: when their definitions take over 10% of the model's context window or number over 40; default: the config's "toolSearch", else auto)`)
+	f.spend.register(fl)
 }
 
 // limitOptions reads the limit flags, the config file's "toolSearch"

@@ -30,6 +30,7 @@ type hostSetup struct {
 	guards     guard.Config
 	maxOut     int
 	toolSearch *host.ToolSearchOptions
+	spend      host.Spend
 }
 
 func readHostSetup(cmd *cobra.Command, f *chatFlags) (*hostSetup, error) {
@@ -56,6 +57,9 @@ func readHostSetup(cmd *cobra.Command, f *chatFlags) (*hostSetup, error) {
 	if s.maxOut, s.toolSearch, err = limitOptions(&f.limits, chatConfigPath(f)); err != nil {
 		return nil, err
 	}
+	if s.spend, err = spendOptions(cmd.Flags(), &f.limits.spend, chatConfigPath(f), s.m.Name()); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -63,11 +67,13 @@ func readHostSetup(cmd *cobra.Command, f *chatFlags) (*hostSetup, error) {
 type frontEnd struct {
 	// approve picks the project servers that may run.
 	approve func(project []mcpconfig.ScopedServer) ([]mcpconfig.Server, error)
-	connect []mcpclient.ConnectOption
-	notify  func(host.Notice)
-	hints   host.Hints
-	logger  *slog.Logger
-	tracing *telemetry.Tracing
+	// approveHooks says whether the project's hooks may run.
+	approveHooks func(project mcpconfig.ScopedHooks) bool
+	connect      []mcpclient.ConnectOption
+	notify       func(host.Notice)
+	hints        host.Hints
+	logger       *slog.Logger
+	tracing      *telemetry.Tracing
 }
 
 // startHost opens the store and the host the way both front ends do: the
@@ -87,6 +93,7 @@ func (s *hostSetup) startHost(ctx context.Context, cmd *cobra.Command, f *chatFl
 		LookupEnv:         os.LookupEnv,
 		Extra:             s.extra,
 		ApproveProject:    fe.approve,
+		ApproveHooks:      fe.approveHooks,
 		Guards:            &s.guards,
 		Store:             st,
 		AuditToFile:       strings.TrimSpace(os.Getenv(guard.EnvAuditLog)) != "",
@@ -100,5 +107,6 @@ func (s *hostSetup) startHost(ctx context.Context, cmd *cobra.Command, f *chatFl
 		Tracing:           fe.tracing,
 		Hints:             fe.hints,
 		Context:           s.ctxOpts,
+		Spend:             s.spend,
 	})))
 }

@@ -216,6 +216,9 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		approve: func(project []mcpconfig.ScopedServer) ([]mcpconfig.Server, error) {
 			return approveProjectServers(dir, project, strings.NewReader(""), stderr)
 		},
+		approveHooks: func(project mcpconfig.ScopedHooks) bool {
+			return approveProjectHooks(dir, project, strings.NewReader(""), stderr)
+		},
 		connect: webConnectOptions(sandboxOrigin != "", mcpclient.WithLogger(logger), chatOAuth(dir, chatConfigPath(&f.chatFlags))),
 		hints:   webHints(),
 		logger:  logger,
