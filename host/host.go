@@ -100,6 +100,10 @@ type config struct {
 	// outputs (the composition knows their shape: package assistant's
 	// knowledge-base hits); nil finds none.
 	Sources func(answer string, toolOutputs []string) []Source
+	// Handoff reports whether a tool hands the conversation to a person
+	// (the composition knows which: escalateToHuman); a turn in which
+	// one succeeded leaves its session waiting (states.go). Nil: none.
+	Handoff func(server, tool string) bool
 
 	// closers are closed after the servers by Close, last first: what
 	// Open opened (the store, the audit trail).

@@ -114,6 +114,10 @@ type Options struct {
 	// outputs (the composition knows their shape: package assistant's
 	// knowledge-base hits); nil finds none.
 	Sources func(answer string, toolOutputs []string) []Source
+	// Handoff reports whether a tool hands the conversation to a person:
+	// a turn in which one succeeded leaves its session waiting for an
+	// operator. Nil: no tool does.
+	Handoff func(server, tool string) bool
 }
 
 // ExtraServer is a server given apart from the config files.
@@ -267,6 +271,7 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 		Results:     &resultOptions{MaxTokens: o.MaxOutputTokens, PerServer: serverCaps(cfgs)},
 		ToolSearch:  o.ToolSearch,
 		Sources:     o.Sources,
+		Handoff:     o.Handoff,
 		closers:     closers,
 	})
 }

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -132,6 +133,10 @@ const (
 	// EventFold: older turns were folded into the summary to fit the
 	// context window (Fold), before the model call of Step.
 	EventFold EventKind = "fold"
+	// EventQueued: the conversation is held by an operator (StateHuman):
+	// the message was stored and delivered to them, and the model is not
+	// called (Queued). EventDone follows, with an empty answer.
+	EventQueued EventKind = "queued"
 	// EventDone: the turn succeeded and was stored (Done).
 	EventDone EventKind = "done"
 	// EventError: the turn failed and nothing of it was stored (Err).
@@ -166,6 +171,8 @@ type Event struct {
 	Fold     *Fold
 	Done     *TurnResult
 	Err      error
+	// Queued is EventQueued's conversation: who holds it.
+	Queued *SessionState
 	// Cut is set on EventToolEnd when the result was over its cap.
 	Cut *ResultCut
 }
@@ -203,6 +210,10 @@ type TurnResult struct {
 	// Tools is the table of the last model call, to tell each step's
 	// server.
 	Tools *agent.ToolSet
+	// Queued is set when an operator holds the conversation: the
+	// message was stored for them and the model was not called (Answer
+	// is empty).
+	Queued *SessionState
 }
 
 // TooLongError refuses a message over MaxMessageRunes characters.
@@ -465,6 +476,11 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		}
 		m.session = t.Session
 		msgs = append(slices.Clip(m.v.msgs), added...)
+		// While an operator holds the conversation the message is theirs:
+		// every front end's turn stops here, before the model.
+		if res, ok, err := h.queueForOperator(ctx, t.Session, added, rt); ok || err != nil {
+			return res, err
+		}
 	}
 
 	limit := t.Timeout
@@ -546,7 +562,11 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		// The turn is over: store it even if the caller left just now.
 		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 		defer scancel()
-		if err := h.sessions.s.appendTurn(sctx, t.Session, res.Added, res.Usage); err != nil {
+		var then func(*sql.Tx) error
+		if h.handsOff(res.Steps, res.Tools) {
+			then = func(tx *sql.Tx) error { return h.sessions.s.toWaiting(sctx, tx, t.Session) }
+		}
+		if err := h.sessions.s.appendTurnThen(sctx, t.Session, res.Added, res.Usage, then); err != nil {
 			return nil, &StoreError{Err: err}
 		}
 		m.usageKept = true

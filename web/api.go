@@ -329,6 +329,10 @@ type DoneEvent struct {
 	// Usage is what the turn's model calls cost: input and output tokens,
 	// per call too, marked estimated where the provider reported none.
 	Usage host.Usage `json:"usage"`
+	// Queued is true when an operator holds the conversation: the
+	// message went to them (a "queued" event came first) and Answer is
+	// empty.
+	Queued bool `json:"queued,omitempty"`
 }
 
 // ErrorEvent is the data of the "error" event; nothing of the turn was
@@ -397,7 +401,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		ev.send("error", ErrorEvent{Message: err.Error()})
 		return
 	}
-	ev.send("done", DoneEvent{Answer: res.Answer, Sources: res.Sources, Usage: res.Usage})
+	ev.send("done", DoneEvent{Answer: res.Answer, Sources: orEmpty(res.Sources), Usage: res.Usage, Queued: res.Queued != nil})
 }
 
 func orEmpty[T any](s []T) []T {
