@@ -80,6 +80,11 @@ var migrations = []string{
 	`CREATE INDEX chat_events_session ON chat_events (session_id, seq)`,
 	// 11: old events are deleted by age.
 	`CREATE INDEX chat_events_created ON chat_events (created_ms)`,
+	// 12: the note of the operator who handed the conversation back,
+	// until the assistant's next turn reads it.
+	`ALTER TABLE chat_sessions ADD COLUMN handback_note TEXT NOT NULL DEFAULT ''`,
+	// 13: who wrote the note.
+	`ALTER TABLE chat_sessions ADD COLUMN handback_by TEXT NOT NULL DEFAULT ''`,
 }
 
 // postgresMigrations replaces the steps PostgreSQL needs written

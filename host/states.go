@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/internal/fence"
 	"github.com/agentapp/agentapp/model"
 )
 
@@ -49,6 +50,9 @@ type SessionState struct {
 	// Since is when the state last changed (the zero time for a session
 	// that never changed state).
 	Since time.Time `json:"since"`
+
+	// note and noteBy are the hand-back note the next turn reads.
+	note, noteBy string
 }
 
 // StateConflictError is a state change refused because the session is
@@ -158,7 +162,7 @@ type queryer interface {
 func (s *sessions) state(ctx context.Context, q queryer, id string) (SessionState, error) {
 	var st SessionState
 	var ms int64
-	err := q.QueryRowContext(ctx, `SELECT state, operator, state_ms FROM chat_sessions WHERE id = ?`, id).Scan(&st.State, &st.Operator, &ms)
+	err := q.QueryRowContext(ctx, `SELECT state, operator, state_ms, handback_note, handback_by FROM chat_sessions WHERE id = ?`, id).Scan(&st.State, &st.Operator, &ms, &st.note, &st.noteBy)
 	if errors.Is(err, sql.ErrNoRows) {
 		return SessionState{}, fmt.Errorf("%w: %s", ErrNoSession, id)
 	}
@@ -180,6 +184,38 @@ func (s *sessions) state(ctx context.Context, q queryer, id string) (SessionStat
 // same transaction. A session in another state gets a
 // *StateConflictError.
 func (s *SessionStore) Transition(ctx context.Context, id string, from []ConvState, to ConvState, operator string, extra ...SessionEvent) (SessionState, error) {
+	return s.transition(ctx, id, from, "", to, operator, nil, extra)
+}
+
+// HandBack returns a conversation operator holds to the assistant, which
+// reads note (when not empty) with the customer's next message: Run
+// fences it after that message, as context the operator left. It records
+// the change and an operator_left event carrying the note.
+func (s *SessionStore) HandBack(ctx context.Context, id, operator, note string) (SessionState, error) {
+	return s.transition(ctx, id, []ConvState{StateHuman}, operator, StateAssistant, "", &handback{note: note, by: operator},
+		[]SessionEvent{{Kind: EventKindOperatorLeft, Operator: operator, Note: note}})
+}
+
+type handback struct{ note, by string }
+
+// OperatorMessageName is the Name of an operator's message in the
+// transcript (an assistant message a person wrote), so that a front end
+// tells it from the assistant's.
+func OperatorMessageName(operator string) string { return operatorPrefix + operator }
+
+// OperatorOf returns the operator who wrote m, if a person did.
+func OperatorOf(m model.Message) (string, bool) {
+	if m.Role != model.RoleAssistant {
+		return "", false
+	}
+	return strings.CutPrefix(m.Name, operatorPrefix)
+}
+
+const operatorPrefix = "operator:"
+
+// transition is Transition; holder, when set, must be the operator who
+// holds the conversation, and hb, when set, is kept for the next turn.
+func (s *SessionStore) transition(ctx context.Context, id string, from []ConvState, holder string, to ConvState, operator string, hb *handback, extra []SessionEvent) (SessionState, error) {
 	if len(from) == 0 {
 		return SessionState{}, errors.New("host: a state change needs the states it may change from")
 	}
@@ -189,10 +225,20 @@ func (s *SessionStore) Transition(ctx context.Context, id string, from []ConvSta
 	now := s.s.now()
 	var out SessionState
 	err := s.s.st.Tx(ctx, func(tx *sql.Tx) error {
-		q := `UPDATE chat_sessions SET state = ?, operator = ?, state_ms = ? WHERE id = ? AND state IN (?` + strings.Repeat(", ?", len(from)-1) + `)`
-		args := []any{string(to), operator, now.UnixMilli(), id}
+		q := `UPDATE chat_sessions SET state = ?, operator = ?, state_ms = ?`
+		args := []any{string(to), operator, now.UnixMilli()}
+		if hb != nil {
+			q += `, handback_note = ?, handback_by = ?`
+			args = append(args, hb.note, hb.by)
+		}
+		q += ` WHERE id = ? AND state IN (?` + strings.Repeat(", ?", len(from)-1) + `)`
+		args = append(args, id)
 		for _, f := range from {
 			args = append(args, string(f))
+		}
+		if holder != "" {
+			q += ` AND operator = ?`
+			args = append(args, holder)
 		}
 		res, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {
@@ -240,7 +286,8 @@ func (s *SessionStore) AddEvent(ctx context.Context, id string, in []ConvState, 
 		if err != nil {
 			return err
 		}
-		if len(in) > 0 && !slices.Contains(in, cur.State) {
+		if len(in) > 0 && !slices.Contains(in, cur.State) ||
+			ev.Kind == EventKindOperatorMessage && cur.Operator != ev.Operator {
 			return &StateConflictError{Want: slices.Clone(in), Now: cur}
 		}
 		if len(msgs) > 0 {
@@ -358,13 +405,9 @@ type eventsPrune struct {
 // transcript and a customer_message event to the operator's stream, in one
 // transaction, and the turn ends there with EventQueued and EventDone. ok
 // is false when the session is not held (the model answers).
-func (h *Host) queueForOperator(ctx context.Context, id string, added []model.Message, rt *running) (*TurnResult, bool, error) {
-	st, err := h.sessions.State(ctx, id)
-	if errors.Is(err, ErrNoSession) || (err == nil && st.State != StateHuman) {
+func (h *Host) queueForOperator(ctx context.Context, id string, st SessionState, added []model.Message, rt *running) (*TurnResult, bool, error) {
+	if st.State != StateHuman {
 		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
 	}
 	var typed []string
 	for _, m := range added {
@@ -374,11 +417,11 @@ func (h *Host) queueForOperator(ctx context.Context, id string, added []model.Me
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
-	err = h.sessions.AddEvent(sctx, id, []ConvState{StateHuman},
+	err := h.sessions.AddEvent(sctx, id, []ConvState{StateHuman},
 		SessionEvent{Kind: EventKindCustomerMessage, Operator: st.Operator, Content: strings.Join(typed, "\n\n")}, added)
 	var conflict *StateConflictError
 	if errors.As(err, &conflict) {
-		return nil, false, nil // handed back just now: the model answers
+		return nil, false, nil // handed back just now: the model answers (without the note, read before)
 	}
 	if err != nil {
 		return nil, false, &StoreError{Err: err}
@@ -416,4 +459,30 @@ func (s *sessions) toWaiting(ctx context.Context, tx *sql.Tx, id string) error {
 		return err
 	}
 	return s.addEvent(ctx, tx, id, EventKindState, eventBody{State: StateWaiting}, now)
+}
+
+// withNote fences the operator's hand-back note after the last user
+// message of added: context the operator left for the assistant, kept
+// with that message (so later turns read it too), and hidden from the
+// transcript a front end shows (TypedText).
+func withNote(added []model.Message, st SessionState) []model.Message {
+	if st.note == "" {
+		return added
+	}
+	out := slices.Clone(added)
+	for i := len(out) - 1; i >= 0; i-- {
+		if out[i].Role == model.RoleUser {
+			label := "Note from operator " + st.noteBy + ", who talked with the customer and handed the conversation back to you"
+			out[i].Content += "\n\n" + label + ". " + attachmentNotice + "\n" + fence.Text(st.note)
+			break
+		}
+	}
+	return out
+}
+
+// clearNote forgets the hand-back note the turn read, in its transaction;
+// a newer note stays for the next turn.
+func (s *sessions) clearNote(ctx context.Context, tx *sql.Tx, id, note string) error {
+	_, err := tx.ExecContext(ctx, `UPDATE chat_sessions SET handback_note = '', handback_by = '' WHERE id = ? AND handback_note = ?`, id, note)
+	return err
 }

@@ -430,6 +430,7 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		endTurnSpan(span, res, err)
 	}()
 	var msgs, added []model.Message
+	var note string // the hand-back note the turn reads (states.go)
 	m := &planner{Model: h.cfg.Model, h: h}
 	// The checks come first, before the store is read: a refused message
 	// costs nothing, and an accepted one is reported at once.
@@ -475,12 +476,17 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 			return nil, err
 		}
 		m.session = t.Session
-		msgs = append(slices.Clip(m.v.msgs), added...)
+		st, err := h.sessions.State(ctx, t.Session)
+		if err != nil && !errors.Is(err, ErrNoSession) {
+			return nil, err
+		}
 		// While an operator holds the conversation the message is theirs:
 		// every front end's turn stops here, before the model.
-		if res, ok, err := h.queueForOperator(ctx, t.Session, added, rt); ok || err != nil {
+		if res, ok, err := h.queueForOperator(ctx, t.Session, st, added, rt); ok || err != nil {
 			return res, err
 		}
+		added, note = withNote(added, st), st.note
+		msgs = append(slices.Clip(m.v.msgs), added...)
 	}
 
 	limit := t.Timeout
@@ -562,9 +568,20 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		// The turn is over: store it even if the caller left just now.
 		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 		defer scancel()
+		handsOff := h.handsOff(res.Steps, res.Tools)
 		var then func(*sql.Tx) error
-		if h.handsOff(res.Steps, res.Tools) {
-			then = func(tx *sql.Tx) error { return h.sessions.s.toWaiting(sctx, tx, t.Session) }
+		if handsOff || note != "" {
+			then = func(tx *sql.Tx) error {
+				if note != "" {
+					if err := h.sessions.s.clearNote(sctx, tx, t.Session, note); err != nil {
+						return err
+					}
+				}
+				if handsOff {
+					return h.sessions.s.toWaiting(sctx, tx, t.Session)
+				}
+				return nil
+			}
 		}
 		if err := h.sessions.s.appendTurnThen(sctx, t.Session, res.Added, res.Usage, then); err != nil {
 			return nil, &StoreError{Err: err}

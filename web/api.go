@@ -37,6 +37,14 @@ func (s *Server) routes() (http.Handler, error) {
 	mux.Handle("POST /api/sessions/{id}/messages", s.opts.Tracing.Handler("/api/sessions/{id}/messages", http.HandlerFunc(s.postMessage)))
 	mux.HandleFunc("POST /api/sessions/{id}/approvals/{approvalId}", s.postApproval)
 	mux.HandleFunc("POST /api/sessions/{id}/compact", s.postCompact) // compact.go
+	// The conversation's standing streams and the operator's side of it
+	// (conversations.go).
+	mux.HandleFunc("GET /api/sessions/{id}/events", s.sessionEvents)
+	mux.HandleFunc("GET /operator/events", s.operatorOnly(s.operatorEvents))
+	mux.HandleFunc("GET /operator/conversations", s.operatorOnly(s.conversations))
+	mux.HandleFunc("POST /operator/sessions/{id}/takeover", s.operatorOnly(s.takeover))
+	mux.HandleFunc("POST /operator/sessions/{id}/messages", s.operatorOnly(s.operatorMessage))
+	mux.HandleFunc("POST /operator/sessions/{id}/handback", s.operatorOnly(s.handback))
 	mux.Handle("POST /v1/chat/completions", s.opts.Tracing.Handler("/v1/chat/completions", s.apiKeyOnly(s.completions)))
 	mux.HandleFunc("GET /v1/models", s.apiKeyOnly(s.models))
 	if err := s.mountOperator(mux); err != nil {
@@ -226,6 +234,9 @@ type SessionInfo struct {
 	Fold *FoldInfo `json:"fold,omitempty"`
 	// Usage is what the session's model calls cost so far.
 	Usage *host.SessionUsage `json:"usage,omitempty"`
+	// State is who answers the conversation now (assistant, waiting,
+	// human) and, while human, the operator's name.
+	State *host.SessionState `json:"state,omitempty"`
 }
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
@@ -302,6 +313,11 @@ func (s *Server) writeHistory(w http.ResponseWriter, r *http.Request, id string)
 		info.Usage = &u
 	} else {
 		s.log.Error(err.Error()) // the transcript is still worth showing
+	}
+	if st, err := s.sessions.State(r.Context(), id); err == nil {
+		info.State = &st
+	} else {
+		s.log.Error(err.Error())
 	}
 	writeJSON(w, http.StatusOK, info)
 }
