@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -266,7 +267,7 @@ func (s *Server) standingStream(w http.ResponseWriter, r *http.Request, id strin
 	if !es.comment("stream open") {
 		return
 	}
-	keepAlive := time.NewTicker(keepAliveEvery)
+	keepAlive := time.NewTicker(cmp.Or(s.keepAlive, keepAliveEvery))
 	defer keepAlive.Stop()
 	for {
 		wake := s.feed.wait() // before the read: a kick during it is not lost
@@ -489,7 +490,7 @@ func (s *Server) handback(w http.ResponseWriter, r *http.Request) {
 // previous page's next) continues.
 func (s *Server) conversations(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	state, err := host.ParseConvState(cmpOr(q.Get("state"), string(host.StateWaiting)))
+	state, err := host.ParseConvState(cmp.Or(q.Get("state"), string(host.StateWaiting)))
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -533,11 +534,4 @@ func (s *Server) conversations(w http.ResponseWriter, r *http.Request) {
 		out.Next = strconv.FormatInt(ms, 10) + ":" + last.ID
 	}
 	writeJSON(w, http.StatusOK, out)
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -1,11 +1,13 @@
 package web
 
 import (
+	"bufio"
 	"context"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/model/offline"
@@ -261,5 +263,26 @@ func TestTakeoverAcrossReplicas(t *testing.T) {
 	evs[len(evs)-1].decode(t, &done)
 	if done.Queued || done.Answer == "" {
 		t.Fatalf("after hand-back on b, a's assistant answers: %+v", done)
+	}
+}
+
+// An idle standing stream gets a keep-alive comment at each interval.
+func TestStandingStreamKeepAlive(t *testing.T) {
+	e := newEnv(t, offline.New(offlineDemo), nil)
+	e.srv.keepAlive = 20 * time.Millisecond
+	id := e.newSession(t)
+	resp := e.get(t, "/api/sessions/"+id+"/events")
+	defer resp.Body.Close()
+	stop := time.AfterFunc(5*time.Second, func() { resp.Body.Close() }) // the read is bounded
+	defer stop.Stop()
+	sc := bufio.NewScanner(resp.Body)
+	var comments []string
+	for len(comments) < 3 && sc.Scan() {
+		if line := sc.Text(); strings.HasPrefix(line, ": ") {
+			comments = append(comments, line)
+		}
+	}
+	if len(comments) < 3 || comments[1] != ": keep-alive" || comments[2] != ": keep-alive" {
+		t.Fatalf("comments %q, want the opening one then keep-alives", comments)
 	}
 }

@@ -194,6 +194,9 @@ type Server struct {
 	// (conversations.go); watching is its watcher.
 	feed     *eventFeed
 	watching sync.WaitGroup
+	// keepAlive spaces the standing streams' keep-alive comments; 0
+	// means keepAliveEvery (tests shorten it).
+	keepAlive time.Duration
 
 	// drained is closed when a shutdown begins: pending approvals are
 	// refused then, so their turns can finish within the drain.
