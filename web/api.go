@@ -417,6 +417,9 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		ev.send("error", ErrorEvent{Message: err.Error()})
 		return
 	}
+	if res.Queued != nil {
+		s.feed.kick() // the operator's stream on this process reads it now
+	}
 	ev.send("done", DoneEvent{Answer: res.Answer, Sources: orEmpty(res.Sources), Usage: res.Usage, Queued: res.Queued != nil})
 }
 
