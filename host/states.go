@@ -472,7 +472,9 @@ func withNote(added []model.Message, st SessionState) []model.Message {
 	out := slices.Clone(added)
 	for i := len(out) - 1; i >= 0; i-- {
 		if out[i].Role == model.RoleUser {
-			label := "Note from operator " + st.noteBy + ", who talked with the customer and handed the conversation back to you"
+			// The label names no one: the note's author is in the
+			// operator_left event and handback_by.
+			label := "Context from the support staff who talked with the customer before this message and handed the conversation back to you"
 			out[i].Content += "\n\n" + label + ". " + attachmentNotice + "\n" + fence.Text(st.note)
 			break
 		}

@@ -237,6 +237,10 @@ type SessionInfo struct {
 	// State is who answers the conversation now (assistant, waiting,
 	// human) and, while human, the operator's name.
 	State *host.SessionState `json:"state,omitempty"`
+	// Events is the id of the newest conversation event when the
+	// transcript was read: GET /api/sessions/{id}/events?after=Events
+	// carries on from this transcript.
+	Events int64 `json:"events"`
 }
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
@@ -288,6 +292,12 @@ func (s *Server) writeHistory(w http.ResponseWriter, r *http.Request, id string)
 		writeError(w, http.StatusNotFound, "no such session; POST /api/sessions starts one")
 		return
 	}
+	// Read before the transcript: the standing stream started after it
+	// misses nothing written since.
+	events, evErr := s.sessions.LastEventSeq(r.Context())
+	if evErr != nil {
+		s.log.Error(evErr.Error())
+	}
 	fold, err := s.h.FoldState(r.Context(), id)
 	after := -1
 	if err == nil && fold.Folds > 0 {
@@ -314,6 +324,7 @@ func (s *Server) writeHistory(w http.ResponseWriter, r *http.Request, id string)
 	} else {
 		s.log.Error(err.Error()) // the transcript is still worth showing
 	}
+	info.Events = events
 	if st, err := s.sessions.State(r.Context(), id); err == nil {
 		info.State = &st
 	} else {
