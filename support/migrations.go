@@ -88,6 +88,8 @@ var migrations = []string{
 	`CREATE INDEX support_tasks_caller ON support_tasks (caller, created_ms)`,
 	// 15:
 	`CREATE INDEX support_tasks_expires ON support_tasks (expires_ms)`,
+	// 16: a caller's requests are counted against its bounds (refunds.go).
+	`CREATE INDEX support_refunds_caller ON support_refunds (caller, status)`,
 }
 
 // postgresMigrations replaces the steps PostgreSQL needs written
