@@ -44,6 +44,9 @@ type Service struct {
 	// caller stops waiting.
 	writeSlot chan struct{}
 
+	// changes wakes WaitChange's callers (changes.go).
+	changes changes
+
 	// orderQuery is getOrderStatus's statement, prepared once: parsing it
 	// anew cost a third of each look-up. It lives as long as the database.
 	orderQuery *sql.Stmt
@@ -105,6 +108,7 @@ func New(ctx context.Context, st *store.Store, opts ...Option) (*Service, error)
 // that watches the database for getOrderStatus's cache (the store's Close
 // releases it too). The tools must not be running.
 func (s *Service) Close() error {
+	s.changes.close() // changes.go
 	if s.orders == nil {
 		return nil
 	}
@@ -119,7 +123,12 @@ func (s *Service) write(ctx context.Context, fn func(*sql.Tx) error) error {
 		return ctx.Err()
 	}
 	defer func() { <-s.writeSlot }()
-	return s.st.Tx(ctx, fn)
+	return s.st.Tx(ctx, func(tx *sql.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return s.notifyTx(ctx, tx) // wakes WaitChange in other processes
+	})
 }
 
 // OrderStatusTool returns the getOrderStatus tool; every call returns the
