@@ -126,7 +126,8 @@ func (s *operator) operatorPage(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src data:; form-action 'self'; frame-ancestors 'none'")
+	// connect-src: the console reads the conversations and their events.
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src data:; form-action 'self'; frame-ancestors 'none'")
 	if err := operatorTemplate().Execute(w, view); err != nil {
 		s.log.Warn("operator page: " + err.Error())
 	}
@@ -174,10 +175,14 @@ var operatorTemplate = sync.OnceValue(func() *template.Template {
 <link rel="stylesheet" href="/static/app.css">
 <link rel="icon" href="data:,">
 <script src="/static/operator.js" defer></script>
+<script src="/static/console.js" defer></script>
 </head><body class="operator">
-<header><h1>Operator · 人工坐席</h1><a href="/operator">Refresh / 刷新</a></header>
+<header><h1>Operator · 人工坐席</h1><label class="op-name">Name / 姓名 <input id="op-name" maxlength="64" placeholder="operator"></label></header>
 <main>
-<section><h2>Refunds · 退款申请 ({{len .Refunds}})</h2>
+<p id="console-problem" class="problem" hidden></p>
+<section id="conversations"><h2>Waiting · 等待人工 (<span id="waiting-count">…</span>)</h2><div id="waiting"></div>
+<h2>Held · 接待中 (<span id="held-count">…</span>)</h2><div id="held"></div></section>
+<section class="records" id="records-refunds"><h2>Refunds · 退款申请 ({{len .Refunds}})</h2>
 {{range .Refunds}}<article class="card refund{{if not .Pending}} resolved{{end}}" id="refund-{{.RefundID}}" data-status="{{.Status}}">
 <h3>{{.RefundID}} <small><time datetime="{{.CreatedISO}}">{{.Created}}</time></small></h3>
 <p><b>Order / 订单:</b> {{.OrderID}}</p>
@@ -188,7 +193,7 @@ var operatorTemplate = sync.OnceValue(func() *template.Template {
 {{else}}<p class="done">{{if eq .Status "approved"}}✓{{else}}✗{{end}} {{.Status}} <time datetime="{{.DecidedISO}}">{{.Decided}}</time>{{if .Note}} · {{.Note}}{{end}}</p>{{end}}
 </article>{{else}}<p class="empty">No refund requests. / 暂无退款申请。</p>{{end}}
 </section>
-<section><h2>Hand-offs · 转人工 ({{len .Handoffs}})</h2>
+<section class="records" id="records-handoffs"><h2>Hand-offs · 转人工 ({{len .Handoffs}})</h2>
 {{range .Handoffs}}<article class="card{{if .ResolvedAt}} resolved{{end}}" id="handoff-{{.TicketID}}">
 <h3>{{.TicketID}} <small>{{when .CreatedAt}}</small></h3>
 <p><b>Reason / 原因:</b> {{.Reason}}</p>
@@ -197,7 +202,7 @@ var operatorTemplate = sync.OnceValue(func() *template.Template {
 {{if .ResolvedAt}}<p class="done">✓ resolved {{when .ResolvedAt}}</p>{{else}}<form method="post" action="/operator/handoffs/{{.TicketID}}/resolve"><button type="submit">Mark resolved / 标记已解决</button></form>{{end}}
 </article>{{else}}<p class="empty">No hand-offs. / 暂无转人工。</p>{{end}}
 </section>
-<section><h2>Tickets · 工单 ({{len .Tickets}})</h2>
+<section class="records" id="records-tickets"><h2>Tickets · 工单 ({{len .Tickets}})</h2>
 {{range .Tickets}}<article class="card{{if .ResolvedAt}} resolved{{end}}" id="ticket-{{.TicketID}}">
 <h3>{{.TicketID}} <small>{{when .CreatedAt}}</small></h3>
 <p><b>{{.Subject}}</b></p><p>{{.Description}}</p>

@@ -17,6 +17,10 @@ type refundTasks struct{ svc *support.Service }
 
 func (r refundTasks) TaskTools() []string { return []string{"requestRefund"} }
 
+// WaitChange makes a blocking tasks/result wake on the operator's decision
+// (mcpserver.TaskWaiter).
+func (r refundTasks) WaitChange(ctx context.Context, d time.Duration) { r.svc.WaitChange(ctx, d) }
+
 func (r refundTasks) StartTask(ctx context.Context, caller, tool string, args json.RawMessage, ttl time.Duration) (*mcpserver.Task, error) {
 	t, err := r.svc.StartRefundTask(ctx, caller, args, ttl)
 	return toServerTask(t, err)

@@ -105,6 +105,10 @@ type config struct {
 	Hooks *hooks.Runner
 	// Spend caps the tokens and cost of sessions and turns (spend.go).
 	Spend Spend
+	// Handoff reports whether a tool hands the conversation to a person
+	// (the composition knows which: escalateToHuman); a turn in which
+	// one succeeded leaves its session waiting (states.go). Nil: none.
+	Handoff func(server, tool string) bool
 
 	// closers are closed after the servers by Close, last first: what
 	// Open opened (the store, the audit trail).

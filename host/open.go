@@ -122,6 +122,10 @@ type Options struct {
 	// outputs (the composition knows their shape: package assistant's
 	// knowledge-base hits); nil finds none.
 	Sources func(answer string, toolOutputs []string) []Source
+	// Handoff reports whether a tool hands the conversation to a person:
+	// a turn in which one succeeded leaves its session waiting for an
+	// operator. Nil: no tool does.
+	Handoff func(server, tool string) bool
 }
 
 // ExtraServer is a server given apart from the config files.
@@ -277,6 +281,7 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 		Sources:     o.Sources,
 		Hooks:       hookCfg,
 		Spend:       o.Spend,
+		Handoff:     o.Handoff,
 		closers:     closers,
 	})
 }

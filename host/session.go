@@ -57,6 +57,34 @@ var migrations = []string{
 		calls           INTEGER NOT NULL DEFAULT 0,
 		estimated_calls INTEGER NOT NULL DEFAULT 0
 	)`,
+	// 5: who answers the conversation (states.go): "assistant", "waiting"
+	// (a hand-off was asked) or "human" (an operator holds it).
+	`ALTER TABLE chat_sessions ADD COLUMN state TEXT NOT NULL DEFAULT 'assistant'`,
+	// 6: when the state last changed, in ms: the queue is oldest first.
+	`ALTER TABLE chat_sessions ADD COLUMN state_ms BIGINT NOT NULL DEFAULT 0`,
+	// 7: the display name of the operator holding the conversation.
+	`ALTER TABLE chat_sessions ADD COLUMN operator TEXT NOT NULL DEFAULT ''`,
+	// 8: the queue and the held conversations are read by state.
+	`CREATE INDEX chat_sessions_state ON chat_sessions (state, state_ms)`,
+	// 9: what happened to a conversation outside the model's turns (state
+	// changes, operators' and queued customers' messages), read by the
+	// streams of every replica in seq order (states.go).
+	`CREATE TABLE chat_events (
+		seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+		session_id TEXT NOT NULL REFERENCES chat_sessions(id) ON DELETE CASCADE,
+		kind       TEXT NOT NULL,
+		data       TEXT NOT NULL,
+		created_ms BIGINT NOT NULL
+	)`,
+	// 10: a customer's stream reads its session's events.
+	`CREATE INDEX chat_events_session ON chat_events (session_id, seq)`,
+	// 11: old events are deleted by age.
+	`CREATE INDEX chat_events_created ON chat_events (created_ms)`,
+	// 12: the note of the operator who handed the conversation back,
+	// until the assistant's next turn reads it.
+	`ALTER TABLE chat_sessions ADD COLUMN handback_note TEXT NOT NULL DEFAULT ''`,
+	// 13: who wrote the note.
+	`ALTER TABLE chat_sessions ADD COLUMN handback_by TEXT NOT NULL DEFAULT ''`,
 }
 
 // postgresMigrations replaces the steps PostgreSQL needs written
@@ -77,6 +105,13 @@ var postgresMigrations = map[int]string{
 		output_tokens   BIGINT NOT NULL DEFAULT 0,
 		calls           BIGINT NOT NULL DEFAULT 0,
 		estimated_calls BIGINT NOT NULL DEFAULT 0
+	)`,
+	9: `CREATE TABLE chat_events (
+		seq        BIGSERIAL PRIMARY KEY,
+		session_id TEXT NOT NULL REFERENCES chat_sessions(id) ON DELETE CASCADE,
+		kind       TEXT NOT NULL,
+		data       TEXT NOT NULL,
+		created_ms BIGINT NOT NULL
 	)`,
 }
 
@@ -100,6 +135,7 @@ type sessions struct {
 	// viewLimit caps the messages of a view: maxViewMessages.
 	viewLimit int
 	stmts     stmtCache // prepared.go
+	eventsPrune
 }
 
 // ErrNoSession is wrapped by the error for a --session id that is not in
@@ -235,6 +271,12 @@ const insertBatch = 64
 // session's totals in the same transaction (a turn's usage is stored
 // with it, or, when storing fails, on its own by keepUsage).
 func (s *sessions) appendTurn(ctx context.Context, id string, msgs []model.Message, u Usage) error {
+	return s.appendTurnThen(ctx, id, msgs, u, nil)
+}
+
+// appendTurnThen is appendTurn that also runs then, when set, in the
+// turn's transaction (a hand-off's state change).
+func (s *sessions) appendTurnThen(ctx context.Context, id string, msgs []model.Message, u Usage, then func(*sql.Tx) error) error {
 	// The transaction's statements are prepared before it begins (see
 	// prepared.stmt); one that cannot be is run unprepared.
 	queries := []string{touchSessionQuery, nextSeqQuery, insertQuery(min(len(msgs), insertBatch)), insertQuery(len(msgs) % insertBatch)}
@@ -247,44 +289,58 @@ func (s *sessions) appendTurn(ctx context.Context, id string, msgs []model.Messa
 		}
 	}
 	now := s.now()
-	stamp := now.UTC().Format(time.RFC3339)
 	err := s.st.GroupTx(ctx, func(sqlTx *sql.Tx) error {
 		tx := s.prepared(sqlTx)
-		if _, err := tx.ExecContext(ctx, touchSessionQuery, id, stamp, now.UnixMilli()); err != nil {
+		if err := s.insertMessages(ctx, tx, id, msgs, now); err != nil {
 			return err
 		}
-		var next int
-		if err := tx.QueryRowContext(ctx, nextSeqQuery, id).Scan(&next); err != nil {
-			return err
-		}
-		// One statement per batch of messages rather than one per
-		// message: fewer statements to run.
-		var args []any
-		for start := 0; start < len(msgs); start += insertBatch {
-			batch := msgs[start:min(len(msgs), start+insertBatch)]
-			args = args[:0]
-			for i, m := range batch {
-				calls := ""
-				if len(m.ToolCalls) > 0 {
-					b, err := json.Marshal(storableCalls(m.ToolCalls))
-					if err != nil {
-						return err
-					}
-					calls = string(b)
-				}
-				args = append(args, id, next+start+i, string(m.Role), m.Content, calls, m.ToolCallID, m.Name, stamp)
-			}
-			if _, err := tx.ExecContext(ctx, insertQuery(len(batch)), args...); err != nil {
+		if len(u.Calls) > 0 {
+			if err := addUsage(ctx, tx, id, u); err != nil {
 				return err
 			}
 		}
-		if len(u.Calls) > 0 {
-			return addUsage(ctx, tx, id, u)
+		if then != nil {
+			return then(sqlTx)
 		}
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("save chat session %s: %w", id, err)
+	}
+	return nil
+}
+
+// insertMessages stores msgs at the end of session id in tx, creating the
+// session when it is not stored.
+func (s *sessions) insertMessages(ctx context.Context, tx prepared, id string, msgs []model.Message, now time.Time) error {
+	stamp := now.UTC().Format(time.RFC3339)
+	if _, err := tx.ExecContext(ctx, touchSessionQuery, id, stamp, now.UnixMilli()); err != nil {
+		return err
+	}
+	var next int
+	if err := tx.QueryRowContext(ctx, nextSeqQuery, id).Scan(&next); err != nil {
+		return err
+	}
+	// One statement per batch of messages rather than one per
+	// message: fewer statements to run.
+	var args []any
+	for start := 0; start < len(msgs); start += insertBatch {
+		batch := msgs[start:min(len(msgs), start+insertBatch)]
+		args = args[:0]
+		for i, m := range batch {
+			calls := ""
+			if len(m.ToolCalls) > 0 {
+				b, err := json.Marshal(storableCalls(m.ToolCalls))
+				if err != nil {
+					return err
+				}
+				calls = string(b)
+			}
+			args = append(args, id, next+start+i, string(m.Role), m.Content, calls, m.ToolCallID, m.Name, stamp)
+		}
+		if _, err := tx.ExecContext(ctx, insertQuery(len(batch)), args...); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -137,6 +138,10 @@ const (
 	// EventFold: older turns were folded into the summary to fit the
 	// context window (Fold), before the model call of Step.
 	EventFold EventKind = "fold"
+	// EventQueued: the conversation is held by an operator (StateHuman):
+	// the message was stored and delivered to them, and the model is not
+	// called (Queued). EventDone follows, with an empty answer.
+	EventQueued EventKind = "queued"
 	// EventDone: the turn succeeded and was stored (Done).
 	EventDone EventKind = "done"
 	// EventError: the turn failed and nothing of it was stored (Err).
@@ -171,6 +176,8 @@ type Event struct {
 	Fold     *Fold
 	Done     *TurnResult
 	Err      error
+	// Queued is EventQueued's conversation: who holds it.
+	Queued *SessionState
 	// Cut is set on EventToolEnd when the result was over its cap.
 	Cut *ResultCut
 }
@@ -208,6 +215,10 @@ type TurnResult struct {
 	// Tools is the table of the last model call, to tell each step's
 	// server.
 	Tools *agent.ToolSet
+	// Queued is set when an operator holds the conversation: the
+	// message was stored for them and the model was not called (Answer
+	// is empty).
+	Queued *SessionState
 }
 
 // TooLongError refuses a message over MaxMessageRunes characters.
@@ -424,6 +435,7 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		endTurnSpan(span, res, err)
 	}()
 	var msgs, added []model.Message
+	var note string // the hand-back note the turn reads (states.go)
 	m := &planner{Model: h.cfg.Model, h: h}
 	// The checks come first, before the store is read: a refused message
 	// costs nothing, and an accepted one is reported at once.
@@ -482,6 +494,16 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 			return nil, err
 		}
 		m.session = t.Session
+		st, err := h.sessions.State(ctx, t.Session)
+		if err != nil && !errors.Is(err, ErrNoSession) {
+			return nil, err
+		}
+		// While an operator holds the conversation the message is theirs:
+		// every front end's turn stops here, before the model.
+		if res, ok, err := h.queueForOperator(ctx, t.Session, st, added, rt); ok || err != nil {
+			return res, err
+		}
+		added, note = withNote(added, st), st.note
 		if len(m.v.msgs) == 0 && m.v.summary == "" {
 			// The session's first turn (hooks.go).
 			if c := h.infoHooks(agent.WithSession(ctx, t.Session), hooks.SessionStart, "startup"); len(c) > 0 {
@@ -587,7 +609,22 @@ func (h *Host) Run(ctx context.Context, t Turn) (res *TurnResult, err error) {
 		// The turn is over: store it even if the caller left just now.
 		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 		defer scancel()
-		if err := h.sessions.s.appendTurn(sctx, t.Session, res.Added, res.Usage); err != nil {
+		handsOff := h.handsOff(res.Steps, res.Tools)
+		var then func(*sql.Tx) error
+		if handsOff || note != "" {
+			then = func(tx *sql.Tx) error {
+				if note != "" {
+					if err := h.sessions.s.clearNote(sctx, tx, t.Session, note); err != nil {
+						return err
+					}
+				}
+				if handsOff {
+					return h.sessions.s.toWaiting(sctx, tx, t.Session)
+				}
+				return nil
+			}
+		}
+		if err := h.sessions.s.appendTurnThen(sctx, t.Session, res.Added, res.Usage, then); err != nil {
 			return nil, &StoreError{Err: err}
 		}
 		m.usageKept = true

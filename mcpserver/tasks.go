@@ -87,6 +87,13 @@ func (t *Task) terminal() bool {
 	return t.Status == "completed" || t.Status == "failed" || t.Status == "cancelled"
 }
 
+// TaskWaiter is a TaskBackend that can tell a blocking tasks/result when
+// its tasks may have changed: WaitChange returns then, or after d, or when
+// ctx ends.
+type TaskWaiter interface {
+	WaitChange(ctx context.Context, d time.Duration)
+}
+
 // TaskBackend runs some tools as tasks and keeps the tasks.
 type TaskBackend interface {
 	// TaskTools names the tools that may run as tasks (taskSupport
@@ -394,6 +401,20 @@ func (s *Server) awaitTaskResult(ctx context.Context, p *taskIDParams) (*rawJSON
 			return &rawJSONResult{raw: raw}, nil
 		}
 		wait := min(max(t.PollInterval, 200*time.Millisecond), 5*time.Second)
+		if w, ok := s.tasks.(TaskWaiter); ok {
+			// Wake on the change (a decision made by another process)
+			// rather than at the next poll.
+			w.WaitChange(ctx, wait)
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			select {
+			case <-deadline.C:
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("task %q is still %s (%s) after %s; poll tasks/get and ask for the result again later", t.ID, t.Status, t.StatusMessage, taskResultWait)}
+			default:
+			}
+			continue
+		}
 		tick := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

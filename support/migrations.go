@@ -95,6 +95,8 @@ var migrations = []string{
 		refund_id  TEXT NOT NULL,
 		created_ms BIGINT NOT NULL
 	)`,
+	// 17: a caller's requests are counted against its bounds (refunds.go).
+	`CREATE INDEX support_refunds_caller ON support_refunds (caller, status)`,
 }
 
 // postgresMigrations replaces the steps PostgreSQL needs written

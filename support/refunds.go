@@ -191,7 +191,8 @@ func (s *Service) RequestRefund(ctx context.Context, caller, orderID, reason str
 
 func refundError(err error) error {
 	var ae *ArgError
-	if errors.As(err, &ae) {
+	var le *RefundLimitError
+	if errors.As(err, &ae) || errors.As(err, &le) {
 		return err
 	}
 	return fmt.Errorf("file the refund request: %w", err)
@@ -243,6 +244,9 @@ func (s *Service) fileRefund(ctx context.Context, tx *sql.Tx, caller, orderID, r
 		Status:    RefundPending,
 		Message:   RefundWaiting,
 		CreatedAt: now.Format(time.RFC3339Nano),
+	}
+	if err := s.checkCallerBound(ctx, tx, caller); err != nil {
+		return nil, err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO support_refunds (id, order_id, reason, status, caller, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		r.RefundID, r.OrderID, r.Reason, r.Status, caller, r.CreatedAt); err != nil {
@@ -303,11 +307,55 @@ func noteSuffix(note string) string {
 	return ": " + note
 }
 
-// Refunds lists the refund requests for the operator, newest first, at
-// most limit (capped like the other queues).
+// The bounds of one caller's refund requests (and so of its refund tasks,
+// each of which is one): the undecided ones at once, and the requests
+// filed in a minute. A caller past either gets a RefundLimitError, so no
+// caller can bury another's requests in the operator's list.
+const (
+	MaxPendingRefundsPerCaller = 20
+	MaxRefundsPerCallerMinute  = 10
+)
+
+// RefundLimitError refuses a refund request past a caller's bound.
+type RefundLimitError struct {
+	Pending bool // the pending bound, else the rate
+	Max     int  // the bound
+}
+
+func (e *RefundLimitError) Error() string {
+	if e.Pending {
+		return fmt.Sprintf("requestRefund refused: this caller has %d refund requests waiting for an operator, the most allowed; wait for their decisions (getRefundStatus) before filing another", e.Max)
+	}
+	return fmt.Sprintf("requestRefund refused: this caller filed %d refund requests in the last minute, the most allowed; try again in a minute", e.Max)
+}
+
+// checkCallerBound refuses caller's next request past its bounds, in the
+// transaction that would file it.
+func (s *Service) checkCallerBound(ctx context.Context, tx *sql.Tx, caller string) error {
+	var pending, recent int
+	since := s.now().Add(-time.Minute).UTC().Format(time.RFC3339Nano)
+	err := tx.QueryRowContext(ctx, `SELECT
+		COALESCE(SUM(CASE WHEN status = ? THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN created_at > ? THEN 1 ELSE 0 END), 0)
+		FROM support_refunds WHERE caller = ?`, RefundPending, since, caller).Scan(&pending, &recent)
+	switch {
+	case err != nil:
+		return err
+	case pending >= s.maxPending:
+		return &RefundLimitError{Pending: true, Max: s.maxPending}
+	case recent >= s.maxPerMinute:
+		return &RefundLimitError{Max: s.maxPerMinute}
+	}
+	return nil
+}
+
+// Refunds lists the refund requests for the operator, at most limit
+// (capped like the other queues): the pending ones first, oldest first
+// (the longest waiting on top), then the decided ones, newest first.
 func (s *Service) Refunds(ctx context.Context, limit int) ([]QueuedRefund, error) {
 	rows, err := s.st.DB.QueryContext(ctx, `SELECT id, order_id, reason, status, caller, note, created_at, decided_at
-		FROM support_refunds ORDER BY created_at DESC LIMIT ?`, clampLimit(limit))
+		FROM support_refunds ORDER BY CASE WHEN status = ? THEN 0 ELSE 1 END,
+		CASE WHEN status = ? THEN created_at ELSE '' END, created_at DESC LIMIT ?`, RefundPending, RefundPending, clampLimit(limit))
 	if err != nil {
 		return nil, fmt.Errorf("list refund requests: %w", err)
 	}

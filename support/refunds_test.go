@@ -3,8 +3,10 @@ package support_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentapp/agentapp/support"
 )
@@ -71,5 +73,57 @@ func TestRefundReasonOptionalInSchemaRequiredByTool(t *testing.T) {
 	_, err := tool.Execute(support.WithCaller(context.Background(), "alice"), args)
 	if err == nil || !strings.Contains(err.Error(), "reason is required") {
 		t.Fatalf("requestRefund without reason: %v, want \"reason is required\"", err)
+	}
+}
+
+// One caller's refund requests are bounded, in a minute and while they
+// wait, with an error that says so; 600 attempts from one caller leave
+// another's request at the top of the operator's list.
+func TestRefundCallerBounds(t *testing.T) {
+	now := time.Date(2026, 12, 7, 1, 0, 0, 0, time.UTC)
+	svc, _ := openService(t, t.TempDir(), support.WithClock(func() time.Time { return now }))
+	ctx := context.Background()
+	if _, err := svc.RequestRefund(ctx, "bob", "A-2048", "never came"); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Second)
+	filed, refused := 0, 0
+	var last error
+	for i := range 600 {
+		if i%50 == 0 {
+			now = now.Add(61 * time.Second) // past the minute's bound
+		}
+		_, err := svc.RequestRefund(ctx, "mallory", "A-1024", fmt.Sprintf("again %d", i)) // distinct: a retry of the same would be the first request
+		var le *support.RefundLimitError
+		switch {
+		case err == nil:
+			filed++
+		case errors.As(err, &le):
+			refused++
+			last = err
+		default:
+			t.Fatal(err)
+		}
+	}
+	if filed != support.MaxPendingRefundsPerCaller || refused != 600-filed {
+		t.Errorf("filed %d, refused %d; want %d filed", filed, refused, support.MaxPendingRefundsPerCaller)
+	}
+	if last == nil || !strings.Contains(last.Error(), "waiting for an operator") {
+		t.Errorf("the refusal reads %v", last)
+	}
+	// Within one minute the rate bound refuses first.
+	if _, err := svc.RequestRefund(ctx, "eve", "A-1024", "x"); err != nil {
+		t.Fatal(err)
+	}
+	var rateErr error
+	for i := range support.MaxRefundsPerCallerMinute {
+		_, rateErr = svc.RequestRefund(ctx, "eve", "A-1024", fmt.Sprintf("x %d", i))
+	}
+	if rateErr == nil || !strings.Contains(rateErr.Error(), "in the last minute") {
+		t.Errorf("past the rate: %v", rateErr)
+	}
+	list, err := svc.Refunds(ctx, 5)
+	if err != nil || len(list) == 0 || list[0].Caller != "bob" {
+		t.Fatalf("the operator's list starts with %+v (%v), want bob's request, the longest waiting", list, err)
 	}
 }

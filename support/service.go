@@ -44,6 +44,9 @@ type Service struct {
 	// caller stops waiting.
 	writeSlot chan struct{}
 
+	// changes wakes WaitChange's callers (changes.go).
+	changes changes
+
 	// orderQuery is getOrderStatus's statement, prepared once: parsing it
 	// anew cost a third of each look-up. It lives as long as the database.
 	orderQuery *sql.Stmt
@@ -53,6 +56,10 @@ type Service struct {
 	orderTool    *agent.Tool
 	ticketTool   *agent.Tool
 	escalateTool *agent.Tool
+
+	// maxPending and maxPerMinute bound one caller's refund requests
+	// (refunds.go; WithRefundBounds).
+	maxPending, maxPerMinute int
 }
 
 // Option configures a Service.
@@ -65,6 +72,20 @@ func WithClock(now func() time.Time) Option {
 	return func(s *Service) {
 		if now != nil {
 			s.now = now
+		}
+	}
+}
+
+// WithRefundBounds replaces the bounds of one caller's refund requests
+// (MaxPendingRefundsPerCaller undecided, MaxRefundsPerCallerMinute a
+// minute); a bound below 1 keeps its default.
+func WithRefundBounds(pending, perMinute int) Option {
+	return func(s *Service) {
+		if pending > 0 {
+			s.maxPending = pending
+		}
+		if perMinute > 0 {
+			s.maxPerMinute = perMinute
 		}
 	}
 }
@@ -85,7 +106,8 @@ func New(ctx context.Context, st *store.Store, opts ...Option) (*Service, error)
 	if st.Dialect() == store.Postgres {
 		writers = 4
 	}
-	s := &Service{st: st, now: time.Now, writeSlot: make(chan struct{}, writers)}
+	s := &Service{st: st, now: time.Now, writeSlot: make(chan struct{}, writers),
+		maxPending: MaxPendingRefundsPerCaller, maxPerMinute: MaxRefundsPerCallerMinute}
 	for _, o := range opts {
 		o(s)
 	}
@@ -105,6 +127,7 @@ func New(ctx context.Context, st *store.Store, opts ...Option) (*Service, error)
 // that watches the database for getOrderStatus's cache (the store's Close
 // releases it too). The tools must not be running.
 func (s *Service) Close() error {
+	s.changes.close() // changes.go
 	if s.orders == nil {
 		return nil
 	}
@@ -119,7 +142,12 @@ func (s *Service) write(ctx context.Context, fn func(*sql.Tx) error) error {
 		return ctx.Err()
 	}
 	defer func() { <-s.writeSlot }()
-	return s.st.Tx(ctx, fn)
+	return s.st.Tx(ctx, func(tx *sql.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return s.notifyTx(ctx, tx) // wakes WaitChange in other processes
+	})
 }
 
 // OrderStatusTool returns the getOrderStatus tool; every call returns the

@@ -39,6 +39,14 @@ func (s *Server) routes() (http.Handler, error) {
 	mux.Handle("POST /api/sessions/{id}/messages", s.opts.Tracing.Handler("/api/sessions/{id}/messages", http.HandlerFunc(s.postMessage)))
 	mux.HandleFunc("POST /api/sessions/{id}/approvals/{approvalId}", s.postApproval)
 	mux.HandleFunc("POST /api/sessions/{id}/compact", s.postCompact) // compact.go
+	// The conversation's standing streams and the operator's side of it
+	// (conversations.go).
+	mux.HandleFunc("GET /api/sessions/{id}/events", s.sessionEvents)
+	mux.HandleFunc("GET /operator/events", s.operatorOnly(s.operatorEvents))
+	mux.HandleFunc("GET /operator/conversations", s.operatorOnly(s.conversations))
+	mux.HandleFunc("POST /operator/sessions/{id}/takeover", s.operatorOnly(s.takeover))
+	mux.HandleFunc("POST /operator/sessions/{id}/messages", s.operatorOnly(s.operatorMessage))
+	mux.HandleFunc("POST /operator/sessions/{id}/handback", s.operatorOnly(s.handback))
 	mux.Handle("POST /v1/chat/completions", s.opts.Tracing.Handler("/v1/chat/completions", s.apiKeyOnly(s.completions)))
 	mux.HandleFunc("GET /v1/models", s.apiKeyOnly(s.models))
 	if err := s.mountOperator(mux); err != nil {
@@ -228,6 +236,13 @@ type SessionInfo struct {
 	Fold *FoldInfo `json:"fold,omitempty"`
 	// Usage is what the session's model calls cost so far.
 	Usage *host.SessionUsage `json:"usage,omitempty"`
+	// State is who answers the conversation now (assistant, waiting,
+	// human) and, while human, the operator's name.
+	State *host.SessionState `json:"state,omitempty"`
+	// Events is the id of the newest conversation event when the
+	// transcript was read: GET /api/sessions/{id}/events?after=Events
+	// carries on from this transcript.
+	Events int64 `json:"events"`
 }
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
@@ -279,6 +294,12 @@ func (s *Server) writeHistory(w http.ResponseWriter, r *http.Request, id string)
 		writeError(w, http.StatusNotFound, "no such session; POST /api/sessions starts one")
 		return
 	}
+	// Read before the transcript: the standing stream started after it
+	// misses nothing written since.
+	events, evErr := s.sessions.LastEventSeq(r.Context())
+	if evErr != nil {
+		s.log.Error(evErr.Error())
+	}
 	fold, err := s.h.FoldState(r.Context(), id)
 	after := -1
 	if err == nil && fold.Folds > 0 {
@@ -304,6 +325,12 @@ func (s *Server) writeHistory(w http.ResponseWriter, r *http.Request, id string)
 		info.Usage = &u
 	} else {
 		s.log.Error(err.Error()) // the transcript is still worth showing
+	}
+	info.Events = events
+	if st, err := s.sessions.State(r.Context(), id); err == nil {
+		info.State = &st
+	} else {
+		s.log.Error(err.Error())
 	}
 	writeJSON(w, http.StatusOK, info)
 }
@@ -331,6 +358,10 @@ type DoneEvent struct {
 	// Usage is what the turn's model calls cost: input and output tokens,
 	// per call too, marked estimated where the provider reported none.
 	Usage host.Usage `json:"usage"`
+	// Queued is true when an operator holds the conversation: the
+	// message went to them (a "queued" event came first) and Answer is
+	// empty.
+	Queued bool `json:"queued,omitempty"`
 }
 
 // ErrorEvent is the data of the "error" event; nothing of the turn was
@@ -399,7 +430,10 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		ev.send("error", ErrorEvent{Message: err.Error()})
 		return
 	}
-	ev.send("done", DoneEvent{Answer: res.Answer, Sources: res.Sources, Usage: res.Usage})
+	if res.Queued != nil {
+		s.feed.kick() // the operator's stream on this process reads it now
+	}
+	ev.send("done", DoneEvent{Answer: res.Answer, Sources: orEmpty(res.Sources), Usage: res.Usage, Queued: res.Queued != nil})
 }
 
 func orEmpty[T any](s []T) []T {

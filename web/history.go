@@ -16,6 +16,9 @@ type HistoryEntry struct {
 	Content string        `json:"content"`
 	Steps   []StepEvent   `json:"steps,omitempty"`
 	Sources []host.Source `json:"sources,omitempty"`
+	// Operator is the display name of the person who wrote an entry of
+	// role "operator" (they held the conversation).
+	Operator string `json:"operator,omitempty"`
 }
 
 // history reads a session for display: a turn's assistant messages with
@@ -59,6 +62,10 @@ func (s *Server) history(ctx context.Context, id string, after int) (_ []History
 					server := host.OriginOf(set, c.Name)
 					steps = append(steps, StepEvent{ID: c.ID, Step: step, Tool: c.Name, Server: server, Input: jsonOrString(c.Arguments), State: "ok"})
 				}
+				continue
+			}
+			if name, ok := host.OperatorOf(m); ok {
+				out = append(out, HistoryEntry{Role: "operator", Operator: name, Content: m.Content})
 				continue
 			}
 			out = append(out, HistoryEntry{Role: "assistant", Content: m.Content, Steps: steps, Sources: s.h.Sources(m.Content, outputs)})

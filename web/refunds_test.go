@@ -124,8 +124,9 @@ func TestOperatorPageRefunds(t *testing.T) {
 	if strings.Contains(html, "<script>alert(1)") {
 		t.Error("the reason is not escaped")
 	}
-	if strings.Index(html, "refund-"+ids[1]) > strings.Index(html, "refund-"+ids[0]) {
-		t.Error("the newest request is not first")
+	// Pending requests are listed the longest waiting first.
+	if strings.Index(html, "refund-"+ids[0]) > strings.Index(html, "refund-"+ids[1]) {
+		t.Error("the longest-waiting request is not first")
 	}
 	// A readable time, and its RFC 3339 form for the browser's zone.
 	if !regexp.MustCompile(`<time datetime="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [A-Z+\-0-9]+</time>`).MatchString(html) {

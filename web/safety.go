@@ -38,10 +38,17 @@ func crossOrigin(next http.Handler) http.Handler {
 // and then sends by itself). Without a token configured, everything
 // passes: the command line allows that on loopback only.
 func (s *Server) operatorOnly(next http.HandlerFunc) http.HandlerFunc {
-	if s.opts.Token == "" {
+	tokens := []string{}
+	if s.opts.Token != "" {
+		tokens = append(tokens, s.opts.Token)
+	}
+	for _, op := range s.opts.Operators {
+		tokens = append(tokens, op.Token)
+	}
+	if len(tokens) == 0 {
 		return next
 	}
-	want := trust.NewSecrets(s.opts.Token)
+	want := trust.NewSecrets(tokens...)
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !want.Match(trust.Credential(r)) {
 			w.Header().Set("WWW-Authenticate", `Basic realm="agentapp operator", charset="UTF-8"`)

@@ -88,6 +88,10 @@ type Options struct {
 	// operator view open, which only a loopback server may do; the
 	// command line enforces that.
 	Token string
+	// Operators are named operators, each with a token of their own
+	// (--operator NAME:TOKEN): their token opens the operator view as
+	// Token does, and names them to the customers they talk with.
+	Operators []Operator
 	// APIKeys, when any is set, are the keys of the OpenAI-compatible
 	// endpoint: every /v1 request must carry one as "Authorization: Bearer
 	// <key>", as an OpenAI client sends its API key, and is answered 401
@@ -192,6 +196,14 @@ type Server struct {
 	// summaries keeps /v1's summaries of folded prefixes (v1cache.go).
 	summaries *summaryLRU
 
+	// feed wakes the conversations' standing streams
+	// (conversations.go); watching is its watcher.
+	feed     *eventFeed
+	watching sync.WaitGroup
+	// keepAlive spaces the standing streams' keep-alive comments; 0
+	// means keepAliveEvery (tests shorten it).
+	keepAlive time.Duration
+
 	// drained is closed when a shutdown begins: pending approvals are
 	// refused then, so their turns can finish within the drain.
 	drained   chan struct{}
@@ -293,6 +305,9 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	// A provider's error can quote the key, and a turn's details go to the
 	// log and the trace: both see text with the secrets taken out.
 	secrets := append(append([]string{opts.Token, opts.MetricsToken}, opts.APIKeys...), opts.Secrets...)
+	for _, op := range opts.Operators {
+		secrets = append(secrets, op.Token)
+	}
 	s.log = slog.New(redact.Handler(s.log.Handler(), secrets...))
 	if opts.Trace != nil {
 		s.opts.Trace = redact.Writer(opts.Trace, secrets...)
@@ -319,6 +334,8 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	if s.handler, err = s.routes(); err != nil {
 		return nil, err
 	}
+	s.feed = newEventFeed()
+	s.watching.Go(func() { s.watchEvents(s.hardStop) })
 	return s, nil
 }
 
@@ -382,6 +399,7 @@ func (s *Server) startDrain() {
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.cancelHard()
+		s.watching.Wait() // it reads the store Close closes
 		s.closeErr = s.h.Close()
 	})
 	return s.closeErr

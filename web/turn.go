@@ -73,6 +73,14 @@ type StatusEvent struct {
 	Message string `json:"message,omitempty"`
 }
 
+// QueuedEvent is the data of a "queued" event: an operator holds the
+// conversation, so the message was stored and delivered to them and the
+// assistant does not answer it ("done" follows with no answer).
+type QueuedEvent struct {
+	State    host.ConvState `json:"state"`
+	Operator string         `json:"operator,omitempty"`
+}
+
 // event receives the host's events of the turn: each tool call is shown
 // when it starts and when it ends (and counted), the answer's text as it
 // comes. Approvals have events of their own (confirmer), which carry the id
@@ -114,6 +122,10 @@ func (t *turn) event(ev host.Event, onText func(string)) {
 		if t.emit != nil {
 			st := ev.Status
 			t.emit("status", StatusEvent{ID: ev.Call.ID, Step: ev.Step, Tool: ev.Call.Name, Server: ev.Server, Task: st.Task, Status: st.Status, Message: st.Message})
+		}
+	case host.EventQueued:
+		if t.emit != nil {
+			t.emit("queued", QueuedEvent{State: ev.Queued.State, Operator: ev.Queued.Operator})
 		}
 	case host.EventText:
 		if onText != nil {

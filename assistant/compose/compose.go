@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentapp/agentapp/assistant"
+	"github.com/agentapp/agentapp/assistant/toolnames"
 	"github.com/agentapp/agentapp/host"
 )
 
@@ -81,5 +82,13 @@ func Sources(answer string, outputs []string) []host.Source {
 // test the host production runs.
 func Host(o *host.Options) *host.Options {
 	o.LocalTools, o.System, o.Sources = assistant.LocalTools, assistant.SystemPrompt, Sources
+	o.Handoff = Handoff
 	return o
+}
+
+// Handoff reports whether a tool hands the conversation to a person: the
+// local escalateToHuman. A turn in which it succeeded leaves the session
+// waiting for an operator (host.StateWaiting).
+func Handoff(server, tool string) bool {
+	return server == "local" && tool == toolnames.Escalate
 }

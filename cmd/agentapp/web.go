@@ -59,6 +59,8 @@ type webFlags struct {
 	// sandboxOrigin the origin the browser reaches it at ("" derives it
 	// from the listener; "off" turns views off).
 	sandboxAddr, sandboxOrigin string
+	// operators are --operator NAME:TOKEN, named operators.
+	operators []string
 }
 
 func newWebCmd() *cobra.Command {
@@ -111,6 +113,7 @@ too and they are required there as well.`,
 	fl.StringVar(&f.http, "http", "127.0.0.1:8080", "listen on `ADDR` (port 0 picks a free port); a non-loopback address needs "+webTokenEnv+" and "+apiKeysEnv)
 	fl.StringVar(&f.sandboxAddr, "sandbox-addr", "127.0.0.1:0", "listen on `ADDR` for the sandbox of MCP Apps views, another origin than the page's (port 0 picks a free port)")
 	fl.StringVar(&f.sandboxOrigin, "sandbox-origin", "", `the origin browsers reach --sandbox-addr at, e.g. https://sandbox.example.com behind a reverse proxy (default http://ADDR of --sandbox-addr; "off" turns views off)`)
+	fl.StringArrayVar(&f.operators, "operator", nil, "a named operator, `NAME:TOKEN` (repeatable): the token opens the operator view and names its holder to the customers they talk with")
 	fl.BoolVar(&f.openV1, "open-v1", false, "serve /v1 without an API key off loopback (behind a proxy that authenticates); by default "+apiKeysEnv+" is required there")
 	fl.StringVar(&f.model, "model", "", `"offline" for the offline demo model, or a model name for the OpenAI-compatible provider (default: offline without an API key)`)
 	fl.StringArrayVar(&f.mcp, "mcp", nil, `connect an MCP server started by this command line (repeatable), as in agentapp chat`)
@@ -172,6 +175,10 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		return usageError("--turn-timeout must be positive, e.g. 2m")
 	}
 	if err := checkWebAddr(f.http, token, apiKeys, f.openV1); err != nil {
+		return err
+	}
+	operators, err := parseOperators(f.operators)
+	if err != nil {
 		return err
 	}
 	setup, err := readHostSetup(cmd, &f.chatFlags) // startup.go, shared with runChatAs
@@ -253,6 +260,7 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		Host:         h,
 		Operator:     assistant.Operator(svc, logger),
 		Token:        token,
+		Operators:    operators,
 		APIKeys:      apiKeys,
 		MetricsToken: metricsToken,
 		Secrets:      secrets,
@@ -311,4 +319,23 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	d := time.Since(start).Round(time.Second)
 	say(cmd, stderr, fmt.Sprintf("agentapp web: stopped after %v", d), "uptime", d.String())
 	return nil
+}
+
+// parseOperators reads the --operator values; two operators may not share
+// a name or a token.
+func parseOperators(vals []string) ([]web.Operator, error) {
+	var out []web.Operator
+	names, tokens := map[string]bool{}, map[string]bool{}
+	for _, v := range vals {
+		op, err := web.ParseOperator(v)
+		if err != nil {
+			return nil, usageError("--operator: %v", err)
+		}
+		if names[op.Name] || tokens[op.Token] {
+			return nil, usageError("--operator %s: another operator has this name or token", op.Name)
+		}
+		names[op.Name], tokens[op.Token] = true, true
+		out = append(out, op)
+	}
+	return out, nil
 }

@@ -39,6 +39,7 @@ function applyLang() {
   $("#lang").textContent = lang === "zh" ? "EN" : "中文";
   document.querySelectorAll(".welcome").forEach((e) => { e.textContent = t("welcome"); });
   budget.languageChanged(); // budget.js
+  people.languageChanged(); // people.js
 }
 
 function scrollDown() { window.scrollTo(0, document.body.scrollHeight); }
@@ -151,6 +152,7 @@ async function newSession() {
   const r = await fetch("/api/sessions", { method: "POST" });
   if (!r.ok) throw new Error((await r.json()).error);
   sessionId = (await r.json()).id;
+  people.follow(sessionId, 0);
 }
 
 // Reads a text/event-stream body and calls on(event, data) per event.
@@ -196,8 +198,9 @@ async function send(text) {
         case "status": showStatus(a, data); break;
         case "token": streamed += data.text; a.text.textContent = streamed; scrollDown(); break;
         case "approval": showApproval(a, data); break;
+        case "queued": people.queued(a, data); break; // an operator holds the conversation
         case "fold": budget.fold(data); break;
-        case "done": a.text.textContent = data.answer; showSources(a, data.sources); budget.turnUsage(a, data.usage); a.box.dataset.done = "1"; break;
+        case "done": if (data.queued) { a.box.dataset.done = "1"; break; } a.text.textContent = data.answer; showSources(a, data.sources); budget.turnUsage(a, data.usage); a.box.dataset.done = "1"; break;
         case "error": failure = data.message; showError(a, data.message); break;
       }
     });
@@ -228,9 +231,11 @@ async function restore() {
   sessionId = s.id;
   // The greeting opens every conversation, a restored one too.
   $("#log").append(el("div", "msg assistant welcome", t("welcome")));
+  people.follow(sessionId, s.events);
   const entries = [];
   for (const m of s.messages) {
     if (m.role === "user") { addUser(m.content); entries.push($("#log").lastElementChild); continue; }
+    if (m.role === "operator") { people.message(m.operator, m.content); entries.push($("#log").lastElementChild); continue; }
     const a = addAssistant();
     entries.push(a.box);
     for (const st of m.steps || []) showStep(a, st);
