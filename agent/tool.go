@@ -69,6 +69,12 @@ type Tool struct {
 	Validate bool
 	// Execute runs the tool.
 	Execute ExecuteFunc
+	// Ready, when set, says whether the tool can be called now: an MCP
+	// tool's server is up (a crashed one is restarted first, as the call
+	// would). The guards call it before asking the user, so that nobody
+	// approves a call to a server that is down. Its error is meant for the
+	// model, as Execute's is.
+	Ready func(ctx context.Context) error
 
 	once     sync.Once
 	resolved *jsonschema.Resolved

@@ -130,7 +130,7 @@ func Wrap(t *agent.Tool, g *Guards) *agent.Tool {
 			return inner(ctx, args)
 		})
 	}
-	inner := t.Execute
+	inner, ready := t.Execute, t.Ready
 	name, server, readOnly := t.Name, t.Origin, t.ReadOnly
 	return withExecute(t, func(ctx context.Context, args json.RawMessage) (any, error) {
 		if g.allow != nil && !g.allow[name] {
@@ -164,6 +164,13 @@ func Wrap(t *agent.Tool, g *Guards) *agent.Tool {
 				cause = AskRule
 			case g.confirm[name]:
 				cause = AskConfirmList
+			}
+			// A server that is down fails the call anyway: say so now
+			// rather than after the user approved it.
+			if ready != nil {
+				if err := ready(ctx); err != nil {
+					return nil, err
+				}
 			}
 			if d, ok := g.ask(ctx, ConfirmRequest{Tool: name, Server: server, Args: args, Why: v.Why, Cause: cause}); !ok {
 				return d, nil
@@ -243,6 +250,7 @@ func withExecute(t *agent.Tool, exec agent.ExecuteFunc) *agent.Tool {
 		Origin:       t.Origin,
 		Validate:     t.Validate,
 		Execute:      exec,
+		Ready:        t.Ready,
 	}
 }
 

@@ -3,6 +3,7 @@ package guard
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -212,5 +213,31 @@ func TestCheckNamesFailsClosed(t *testing.T) {
 	w, err := Config{Confirm: []string{"create_memory"}, Permissions: Permissions{Rules: rules(t, "the user scope file", "deny memory:delete")}}.CheckNames(k)
 	if err != nil || len(w) != 2 || !strings.Contains(w[0], "memory") || !strings.Contains(w[1], `names MCP server "memory", which is configured but not running`) {
 		t.Errorf("names of a server that is down: warnings %q, error %v; want two warnings", w, err)
+	}
+}
+
+// TestDownServerNotAskedAbout (issue 44, point 10): a tool whose server is
+// down (Ready fails) fails with Ready's error before anyone is asked to
+// approve it; a server that is up is asked about as before, and Ready
+// travels with the wrapped tool.
+func TestDownServerNotAskedAbout(t *testing.T) {
+	conf := &fakeConfirmer{decision: Decision{Approved: true}}
+	g, _ := setup(t, Config{}, conf)
+	down := errors.New("tool write_file could not be called: MCP server hostile is down")
+	var readyErr error
+	write := newServerTool("write_file", "written", nil)
+	write.tool.ReadOnly = false // the default policy asks
+	write.tool.Ready = func(context.Context) error { return readyErr }
+	w := Wrap(write.tool, g)
+	if w.Ready == nil {
+		t.Fatal("the wrapped tool lost Ready")
+	}
+	readyErr = down
+	if _, _, err := call(t, w, `{}`); !errors.Is(err, down) || conf.asked.Load() != 0 || write.calls.Load() != 0 {
+		t.Fatalf("down server: error %v, asked %d, calls %d; want the down error without asking or calling", err, conf.asked.Load(), write.calls.Load())
+	}
+	readyErr = nil
+	if out, _, err := call(t, w, `{}`); out != "written" || err != nil || conf.asked.Load() != 1 {
+		t.Errorf("server up: out %v, error %v, asked %d; want asked once and run", out, err, conf.asked.Load())
 	}
 }

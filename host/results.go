@@ -288,7 +288,7 @@ func copyTool(t *agent.Tool) *agent.Tool {
 		Name: t.Name, Title: t.Title, Description: t.Description,
 		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
 		ReadOnly: t.ReadOnly, Idempotent: t.Idempotent, Destructive: t.Destructive, OpenWorld: t.OpenWorld,
-		Origin: t.Origin, Validate: t.Validate, Execute: t.Execute,
+		Origin: t.Origin, Validate: t.Validate, Execute: t.Execute, Ready: t.Ready,
 	}
 }
 

@@ -85,6 +85,10 @@ var migrations = []string{
 	`ALTER TABLE chat_sessions ADD COLUMN handback_note TEXT NOT NULL DEFAULT ''`,
 	// 13: who wrote the note.
 	`ALTER TABLE chat_sessions ADD COLUMN handback_by TEXT NOT NULL DEFAULT ''`,
+	// 14: an answer's token counts ({"inputTokens", "outputTokens",
+	// "estimated"} as JSON; '' on other messages and on older answers),
+	// so that a reloaded page shows them under the answer as a live one.
+	`ALTER TABLE chat_messages ADD COLUMN token_usage TEXT NOT NULL DEFAULT ''`,
 }
 
 // postgresMigrations replaces the steps PostgreSQL needs written
@@ -205,38 +209,62 @@ func (s *sessions) latest(ctx context.Context) (string, error) {
 // result or with an assistant's tool calls cut from their answers would be
 // rejected by providers (and would confuse any model).
 func (s *sessions) window(ctx context.Context, id string, limit int) ([]model.Message, error) {
+	msgs, _, err := s.transcript(ctx, id, limit, false)
+	return msgs, err
+}
+
+// transcript is window that, with usage, also returns each message's
+// stored token counts (nil but for answers stored with them).
+func (s *sessions) transcript(ctx context.Context, id string, limit int, usage bool) ([]model.Message, []*Usage, error) {
 	if limit <= 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	rows, err := s.st.DB.QueryContext(ctx, `SELECT role, content, tool_calls, tool_call_id, name
+	col := "''"
+	if usage {
+		col = "token_usage"
+	}
+	rows, err := s.st.DB.QueryContext(ctx, `SELECT role, content, tool_calls, tool_call_id, name, `+col+`
 		FROM chat_messages WHERE session_id = ? ORDER BY seq DESC LIMIT ?`, id, limit)
 	if err != nil {
-		return nil, fmt.Errorf("read chat session %s: %w", id, err)
+		return nil, nil, fmt.Errorf("read chat session %s: %w", id, err)
 	}
 	defer rows.Close()
 	var msgs []model.Message
+	var usages []*Usage
 	for rows.Next() {
 		var m model.Message
-		var role, calls string
-		if err := rows.Scan(&role, &m.Content, &calls, &m.ToolCallID, &m.Name); err != nil {
-			return nil, fmt.Errorf("read chat session %s: %w", id, err)
+		var role, calls, us string
+		if err := rows.Scan(&role, &m.Content, &calls, &m.ToolCallID, &m.Name, &us); err != nil {
+			return nil, nil, fmt.Errorf("read chat session %s: %w", id, err)
 		}
 		m.Role = model.Role(role)
 		if calls != "" {
 			if err := json.Unmarshal([]byte(calls), &m.ToolCalls); err != nil {
-				return nil, fmt.Errorf("read chat session %s: a stored tool call is corrupt: %w", id, err)
+				return nil, nil, fmt.Errorf("read chat session %s: a stored tool call is corrupt: %w", id, err)
+			}
+		}
+		var u *Usage
+		if us != "" {
+			u = new(Usage)
+			if json.Unmarshal([]byte(us), u) != nil {
+				u = nil // counts are for display; a bad one is left out, not fatal
 			}
 		}
 		msgs = append(msgs, m)
+		usages = append(usages, u)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read chat session %s: %w", id, err)
+		return nil, nil, fmt.Errorf("read chat session %s: %w", id, err)
 	}
 	slices.Reverse(msgs)
+	slices.Reverse(usages)
 	for len(msgs) > 0 && msgs[0].Role != model.RoleUser {
-		msgs = msgs[1:]
+		msgs, usages = msgs[1:], usages[1:]
 	}
-	return msgs, nil
+	if !usage {
+		usages = nil
+	}
+	return msgs, usages, nil
 }
 
 // appendMessages stores the messages of one finished turn at the end of a
@@ -259,11 +287,11 @@ func insertQuery(n int) string {
 	if n <= 0 {
 		return ""
 	}
-	return `INSERT INTO chat_messages (session_id, seq, role, content, tool_calls, tool_call_id, name, created_at) VALUES ` +
-		strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?), ", n-1) + "(?, ?, ?, ?, ?, ?, ?, ?)"
+	return `INSERT INTO chat_messages (session_id, seq, role, content, tool_calls, tool_call_id, name, created_at, token_usage) VALUES ` +
+		strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?), ", n-1) + "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
 }
 
-// insertBatch is the most messages one INSERT statement stores: 8
+// insertBatch is the most messages one INSERT statement stores: 9
 // parameters each stays far below SQLite's and PostgreSQL's limits.
 const insertBatch = 64
 
@@ -289,9 +317,24 @@ func (s *sessions) appendTurnThen(ctx context.Context, id string, msgs []model.M
 		}
 	}
 	now := s.now()
+	// The turn's tokens go with its answer: the last assistant message
+	// without tool calls.
+	answer, usage := -1, ""
+	if u.InputTokens > 0 || u.OutputTokens > 0 {
+		for i := len(msgs) - 1; i >= 0; i-- {
+			if msgs[i].Role == model.RoleAssistant && len(msgs[i].ToolCalls) == 0 {
+				b, err := json.Marshal(Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, Estimated: u.Estimated})
+				if err != nil {
+					return fmt.Errorf("save chat session %s: %w", id, err)
+				}
+				answer, usage = i, string(b)
+				break
+			}
+		}
+	}
 	err := s.st.GroupTx(ctx, func(sqlTx *sql.Tx) error {
 		tx := s.prepared(sqlTx)
-		if err := s.insertMessages(ctx, tx, id, msgs, now); err != nil {
+		if err := s.insertMessages(ctx, tx, id, msgs, now, answer, usage); err != nil {
 			return err
 		}
 		if len(u.Calls) > 0 {
@@ -312,7 +355,9 @@ func (s *sessions) appendTurnThen(ctx context.Context, id string, msgs []model.M
 
 // insertMessages stores msgs at the end of session id in tx, creating the
 // session when it is not stored.
-func (s *sessions) insertMessages(ctx context.Context, tx prepared, id string, msgs []model.Message, now time.Time) error {
+// insertMessages stores msgs after the session's last message; the one at
+// index answer (none when -1) carries usage, its turn's tokens as JSON.
+func (s *sessions) insertMessages(ctx context.Context, tx prepared, id string, msgs []model.Message, now time.Time, answer int, usage string) error {
 	stamp := now.UTC().Format(time.RFC3339)
 	if _, err := tx.ExecContext(ctx, touchSessionQuery, id, stamp, now.UnixMilli()); err != nil {
 		return err
@@ -336,7 +381,11 @@ func (s *sessions) insertMessages(ctx context.Context, tx prepared, id string, m
 				}
 				calls = string(b)
 			}
-			args = append(args, id, next+start+i, string(m.Role), m.Content, calls, m.ToolCallID, m.Name, stamp)
+			mu := ""
+			if start+i == answer {
+				mu = usage
+			}
+			args = append(args, id, next+start+i, string(m.Role), m.Content, calls, m.ToolCallID, m.Name, stamp, mu)
 		}
 		if _, err := tx.ExecContext(ctx, insertQuery(len(batch)), args...); err != nil {
 			return err

@@ -103,6 +103,13 @@ func (s *SessionStore) Window(ctx context.Context, id string, limit int) ([]mode
 	return s.s.window(ctx, id, limit)
 }
 
+// Transcript is Window with each message's stored token counts beside
+// it: those of the turn on its answer, nil on the other messages (and on
+// answers stored before the counts were).
+func (s *SessionStore) Transcript(ctx context.Context, id string, limit int) ([]model.Message, []*Usage, error) {
+	return s.s.transcript(ctx, id, limit, true)
+}
+
 // Append stores the messages of one finished turn at the end of a session,
 // in one transaction.
 func (s *SessionStore) Append(ctx context.Context, id string, msgs []model.Message) error {

@@ -145,3 +145,44 @@ func TestHostCloseClosesStatements(t *testing.T) {
 		t.Errorf("Count = %d, %v after Close; want the 4 stored messages", n, err)
 	}
 }
+
+// TestTranscriptKeepsAnswerUsage (issue 44, point 10): a turn stored with
+// its usage keeps the tokens on its answer (not on the tool-call message
+// or the question) for a reloaded page; a turn stored without, as before,
+// reads nil; Window is unchanged.
+func TestTranscriptKeepsAnswerUsage(t *testing.T) {
+	ctx := context.Background()
+	ss, err := OpenSessionStore(ctx, openTestStore(t), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := []model.Message{
+		{Role: model.RoleUser, Content: "where is A-1024?"},
+		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c1", Name: "getOrderStatus", Arguments: json.RawMessage(`{}`)}}},
+		{Role: model.RoleTool, ToolCallID: "c1", Name: "getOrderStatus", Content: "shipped"},
+		{Role: model.RoleAssistant, Content: "It has shipped."},
+	}
+	u := Usage{InputTokens: 1200, OutputTokens: 34, Estimated: true, Calls: []CallUsage{{Model: "m", Purpose: "answer", InputTokens: 1200, OutputTokens: 34, Estimated: true}}}
+	if err := ss.s.appendTurn(ctx, "s", turn, u); err != nil {
+		t.Fatal(err)
+	}
+	if err := ss.Append(ctx, "s", []model.Message{{Role: model.RoleUser, Content: "thanks"}, {Role: model.RoleAssistant, Content: "You're welcome."}}); err != nil {
+		t.Fatal(err)
+	}
+	msgs, usages, err := ss.Transcript(ctx, "s", 100)
+	if err != nil || len(msgs) != 6 || len(usages) != 6 {
+		t.Fatalf("Transcript: %d messages, %d usages, %v", len(msgs), len(usages), err)
+	}
+	want := &Usage{InputTokens: 1200, OutputTokens: 34, Estimated: true}
+	for i, got := range usages {
+		switch {
+		case i == 3 && !cmp.Equal(got, want):
+			t.Errorf("the answer's usage = %+v, want %+v", got, want)
+		case i != 3 && got != nil:
+			t.Errorf("message %d (%s) has usage %+v, want none", i, msgs[i].Role, got)
+		}
+	}
+	if w, err := ss.Window(ctx, "s", 100); err != nil || !cmp.Equal(w, msgs) {
+		t.Errorf("Window differs from Transcript's messages: %v\n%s", err, cmp.Diff(msgs, w))
+	}
+}

@@ -291,7 +291,7 @@ func (s *SessionStore) AddEvent(ctx context.Context, id string, in []ConvState, 
 			return &StateConflictError{Want: slices.Clone(in), Now: cur}
 		}
 		if len(msgs) > 0 {
-			if err := s.s.insertMessages(ctx, s.s.prepared(tx), id, msgs, now); err != nil {
+			if err := s.s.insertMessages(ctx, s.s.prepared(tx), id, msgs, now, -1, ""); err != nil {
 				return err
 			}
 		}

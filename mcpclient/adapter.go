@@ -121,7 +121,36 @@ func adaptTool(c ToolCaller, server string, t *mcp.Tool, exposedName string, raw
 	at.Execute = func(ctx context.Context, args json.RawMessage) (any, error) {
 		return callAdapted(ctx, c, server, exposedName, remote, args, callTimeout)
 	}
+	if r, ok := c.(readier); ok {
+		at.Ready = func(ctx context.Context) error {
+			err := r.readyForCall(ctx)
+			switch {
+			case err == nil:
+				return nil
+			case ctx.Err() != nil:
+				return ctx.Err()
+			case errors.Is(err, errBridgeClosed):
+				err = fmt.Errorf("the connection to server %s was closed", server)
+			}
+			text := safeText(err)
+			var (
+				downErr    *serverDownError
+				restartErr *restartError
+			)
+			if errors.As(err, &downErr) || errors.As(err, &restartErr) {
+				text = err.Error() // built from escaped parts, whole as callAdapted gives it
+			}
+			return &CallError{Tool: exposedName, Server: server, Kind: KindConnection, Err: err,
+				msg: fmt.Sprintf("tool %s could not be called: %s", exposedName, text)}
+		}
+	}
 	return at
+}
+
+// readier is a ToolCaller that can tell whether a call can be sent now
+// (the Bridge: its server is up or was brought back).
+type readier interface {
+	readyForCall(ctx context.Context) error
 }
 
 func marshalSchema(s any) json.RawMessage {

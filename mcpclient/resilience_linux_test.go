@@ -310,3 +310,39 @@ func hasTool(specs []model.ToolSpec, name string) bool {
 	}
 	return false
 }
+
+// TestReadyBeforeApproval (issue 44, point 10): an adapted tool's Ready is
+// nil while its server is up and, once the server is down, fails at once
+// with the call's own down error without spawning anything, so a guard can
+// say so before asking anyone to approve the call.
+func TestReadyBeforeApproval(t *testing.T) {
+	clock := newFakeClock()
+	b, pidfile := crashyServer(t, 1, withRestartPolicy(clock.policy()), WithLogger(discardLogger()))
+	echo := adTool(t, b, "echo")
+	if echo.Ready == nil {
+		t.Fatal("an adapted bridge tool has no Ready")
+	}
+	if err := echo.Ready(context.Background()); err != nil {
+		t.Fatalf("Ready of a connected server: %v", err)
+	}
+	for range 4 {
+		_, _ = adExec(t, echo, `{"text":"x"}`) // crashes; restarted on the next call, until down
+		clock.advance(5 * time.Second)
+	}
+	lastPid, _ := serverIDs(t, pidfile)
+	err := echo.Ready(context.Background())
+	wantCallErr(t, err, KindConnection, "")
+	if err == nil || !strings.Contains(err.Error(), "tool echo could not be called: MCP server crashy is down") ||
+		!strings.Contains(err.Error(), "/mcp restart crashy") {
+		t.Errorf("Ready of a down server: %v", err)
+	}
+	if pid, _ := serverIDs(t, pidfile); pid != lastPid {
+		t.Errorf("Ready spawned a down server again (pid %d)", pid)
+	}
+	if err := b.Restart(context.Background()); err != nil {
+		t.Fatalf("Restart: %v", err)
+	}
+	if err := echo.Ready(context.Background()); err != nil {
+		t.Errorf("Ready after Restart: %v", err)
+	}
+}

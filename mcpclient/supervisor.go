@@ -342,6 +342,16 @@ func (b *Bridge) current() *conn {
 
 // ready returns the live connection, restarting the server when it stopped
 // and the policy allows.
+// readyForCall brings a stopped server back as a call would, within the
+// call timeout, and returns the error a call would get: the server is
+// down, the restart failed, or the bridge is closed.
+func (b *Bridge) readyForCall(ctx context.Context) error {
+	ctx, cancel, _ := b.bound(ctx)
+	defer cancel()
+	_, err := b.ready(ctx)
+	return err
+}
+
 func (b *Bridge) ready(ctx context.Context) (*conn, error) {
 	b.current().settle()
 	b.mu.Lock()

@@ -19,6 +19,9 @@ type HistoryEntry struct {
 	// Operator is the display name of the person who wrote an entry of
 	// role "operator" (they held the conversation).
 	Operator string `json:"operator,omitempty"`
+	// Usage is an answer's tokens as its "done" event gave them (without
+	// the per-call list), for the line the page draws under it.
+	Usage *host.Usage `json:"usage,omitempty"`
 }
 
 // history reads a session for display: a turn's assistant messages with
@@ -32,7 +35,7 @@ func (s *Server) history(ctx context.Context, id string, after int) (_ []History
 	if err != nil || !ok {
 		return nil, at, ok, err
 	}
-	msgs, err := s.sessions.Window(ctx, id, historyLimit)
+	msgs, usages, err := s.sessions.Transcript(ctx, id, historyLimit)
 	if err != nil {
 		return nil, at, true, err
 	}
@@ -68,7 +71,7 @@ func (s *Server) history(ctx context.Context, id string, after int) (_ []History
 				out = append(out, HistoryEntry{Role: "operator", Operator: name, Content: m.Content})
 				continue
 			}
-			out = append(out, HistoryEntry{Role: "assistant", Content: m.Content, Steps: steps, Sources: s.h.Sources(m.Content, outputs)})
+			out = append(out, HistoryEntry{Role: "assistant", Content: m.Content, Steps: steps, Sources: s.h.Sources(m.Content, outputs), Usage: usages[i]})
 			steps, outputs = nil, nil
 		case model.RoleTool:
 			outputs = append(outputs, m.Content)

@@ -28,16 +28,20 @@ const envCaptureContent = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 //
 //	tr, stopTracing, err := startTracing(cmd, os.LookupEnv, logger)
 func startTracing(cmd *cobra.Command, lookup func(string) (string, bool), logger *slog.Logger) (*telemetry.Tracing, func(), error) {
-	if !otlp.Enabled(lookup) {
+	err := otlp.Check(lookup)
+	if err == nil && !otlp.Enabled(lookup) {
 		return nil, func() {}, nil
 	}
-	v, _ := lookup(envCaptureContent)
-	p, err := otlp.Setup(cmd.Context(), &otlp.Options{
-		Lookup:         lookup,
-		ServiceName:    "agentapp",
-		ServiceVersion: readBuildInfo().Short(),
-		RecordContent:  strings.EqualFold(strings.TrimSpace(v), "true"),
-	})
+	var p *otlp.Provider
+	if err == nil {
+		v, _ := lookup(envCaptureContent)
+		p, err = otlp.Setup(cmd.Context(), &otlp.Options{
+			Lookup:         lookup,
+			ServiceName:    "agentapp",
+			ServiceVersion: readBuildInfo().Short(),
+			RecordContent:  strings.EqualFold(strings.TrimSpace(v), "true"),
+		})
+	}
 	if err != nil {
 		if errors.Is(err, otlp.ErrConfig) {
 			return nil, nil, fmt.Errorf("%w (see the OTEL_* variables in the README's Tracing section, or unset them to trace nothing)", err)

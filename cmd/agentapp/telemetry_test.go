@@ -294,3 +294,25 @@ func TestJSONLogsCarryTraceIDs(t *testing.T) {
 	}
 	_ = telemetry.ScopeName
 }
+
+// TestOTLPProtocolRefusedAtStart (issue 44, point 10): with
+// OTEL_EXPORTER_OTLP_PROTOCOL=http/json and no endpoint, a command stops
+// at start naming the variable and what this build sends, instead of
+// running untraced; with OTEL_SDK_DISABLED=true it runs.
+func TestOTLPProtocolRefusedAtStart(t *testing.T) {
+	bin := agentappBin(t)
+	run := func(extra ...string) (string, error) {
+		cmd := exec.Command(bin, "mcp", "call", "getOrderStatus", `{"orderId":"A-1024"}`, "--", bin, "serve", "--data-dir", t.TempDir())
+		cmd.Env = append(withoutOTEL(os.Environ()), append([]string{"OTEL_EXPORTER_OTLP_PROTOCOL=http/json"}, extra...)...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run()
+	if err == nil || !strings.Contains(out, "OTEL_EXPORTER_OTLP_PROTOCOL=http/json is not supported") ||
+		!strings.Contains(out, "http/protobuf") || strings.Contains(out, "or grpc") {
+		t.Fatalf("mcp call with http/json: err %v, output:\n%s\nwant a refusal naming the variable and http/protobuf only", err, out)
+	}
+	if out, err := run("OTEL_SDK_DISABLED=true"); err != nil {
+		t.Fatalf("with OTEL_SDK_DISABLED=true: %v\n%s", err, out)
+	}
+}

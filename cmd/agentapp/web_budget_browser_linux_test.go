@@ -86,7 +86,14 @@ func TestBrowserContextBudget(t *testing.T) {
 	}
 	shot("2-summary")
 
+	// Issue 44, point 10: each answer's token line comes back on reload.
+	const lines = `[...document.querySelectorAll('#log .msg.assistant[data-done]')].map(a => a.querySelector('.usage')?.textContent ?? '(none)').join('|')`
+	live := eval(lines)
 	do("reload", chromedp.Reload(), answered(turns))
+	if again := eval(lines); again != live {
+		t.Errorf("after a reload the answers' token lines read\n%s\nwant as drawn live\n%s", again, live)
+	}
+	shot("3-reloaded")
 	if again := eval(mark); again != got {
 		t.Errorf("after a reload the mark is %q, want %q as before", again, got)
 	}
@@ -126,7 +133,7 @@ func TestBrowserContextBudget(t *testing.T) {
 	if !strings.Contains(note, "没有可压缩的较早对话") {
 		t.Errorf("compacting with nothing earlier says %q", note)
 	}
-	shot("3-compacted")
+	shot("4-compacted")
 
 	do("switch to English", chromedp.Click(chromedp.CSS("#lang")))
 	en := eval(mark)
@@ -136,7 +143,7 @@ func TestBrowserContextBudget(t *testing.T) {
 	if u := eval(`[...document.querySelectorAll('.usage')].pop().textContent + '|' + document.querySelector('#usage-total').textContent + '|' + document.querySelector('#compact').textContent + '|' + ` + lastNote + ``); !regexp.MustCompile(`^≈in [\d,]+ · out [\d,]+ tokens\|Session: ≈[\d,]+ tokens\|Compact\|Nothing earlier to compact: `).MatchString(u) {
 		t.Errorf("the English usage, totals and button read %q", u)
 	}
-	shot("4-english")
+	shot("5-english")
 }
 
 func atoi(t *testing.T, s string) int {

@@ -143,8 +143,62 @@ func supportedProtocols() string {
 	return "http/protobuf (the default) or grpc"
 }
 
+// readProtocol reads OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or else
+// OTEL_EXPORTER_OTLP_PROTOCOL; the error names the variable that was read.
+func readProtocol(get func(string) string) (string, error) {
+	name := "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+	v := strings.ToLower(get(name))
+	if v == "" {
+		name = "OTEL_EXPORTER_OTLP_PROTOCOL"
+		v = strings.ToLower(get(name))
+	}
+	switch v {
+	case "":
+		return "http/protobuf", nil
+	case "http/protobuf", "grpc":
+		return v, nil
+	case "http/json":
+		return "", configError("%s=http/json is not supported: agentapp sends OTLP as protobuf; use %s", name, supportedProtocols())
+	}
+	return "", configError("%s=%q is not a protocol; use %s", name, v, supportedProtocols())
+}
+
+// disabled reports whether the variables turn telemetry off entirely.
+func disabled(get func(string) string) bool {
+	return strings.EqualFold(get("OTEL_SDK_DISABLED"), "true") || strings.EqualFold(get("OTEL_TRACES_EXPORTER"), "none")
+}
+
+// Check refuses a protocol this build cannot send even when no endpoint
+// turns tracing on: someone who set it meant to export, and ignoring it
+// would leave them wondering why no span arrives. Only telemetry turned
+// off entirely (OTEL_SDK_DISABLED=true, OTEL_TRACES_EXPORTER=none) skips
+// the check. With tracing on, Setup checks this and the rest.
+func Check(lookup func(string) (string, bool)) error {
+	if lookup == nil {
+		return nil
+	}
+	get := func(k string) string { v, _ := lookup(k); return strings.TrimSpace(v) }
+	if disabled(get) {
+		return nil
+	}
+	p, err := readProtocol(get)
+	if err == nil && p == "grpc" && newGRPCExporter == nil {
+		err = errNoGRPC()
+	}
+	return err
+}
+
+func errNoGRPC() error {
+	return configError("OTEL_EXPORTER_OTLP_PROTOCOL=grpc: this build sends traces over OTLP/HTTP only " +
+		"(gRPC's client costs every start, traced or not; build with -tags otlpgrpc to have it); " +
+		"use http/protobuf and the collector's OTLP/HTTP port, 4318 by default")
+}
+
 // readConfig reads the variables.
 func readConfig(lookup func(string) (string, bool)) (*config, error) {
+	if err := Check(lookup); err != nil {
+		return nil, err
+	}
 	c := &config{on: Enabled(lookup)}
 	if !c.on {
 		return c, nil
@@ -160,15 +214,9 @@ func readConfig(lookup func(string) (string, bool)) (*config, error) {
 	if exp := strings.ToLower(get("OTEL_TRACES_EXPORTER")); exp != "" && exp != "otlp" {
 		return nil, configError("OTEL_TRACES_EXPORTER=%q is not supported; use otlp or none", exp)
 	}
-	c.protocol = strings.ToLower(pick("PROTOCOL"))
-	switch c.protocol {
-	case "":
-		c.protocol = "http/protobuf"
-	case "http/protobuf", "grpc":
-	case "http/json":
-		return nil, configError("OTEL_EXPORTER_OTLP_PROTOCOL=http/json is not supported: agentapp sends OTLP as protobuf; use %s", supportedProtocols())
-	default:
-		return nil, configError("OTEL_EXPORTER_OTLP_PROTOCOL=%q is not a protocol; use %s", c.protocol, supportedProtocols())
+	var err error
+	if c.protocol, err = readProtocol(get); err != nil {
+		return nil, err
 	}
 	if err := c.readEndpoint(get); err != nil {
 		return nil, err
@@ -364,9 +412,7 @@ func Setup(ctx context.Context, opts *Options) (*Provider, error) {
 	var exp sdktrace.SpanExporter = newHTTPExporter(c)
 	if c.protocol == "grpc" {
 		if newGRPCExporter == nil {
-			return &Provider{}, configError("OTEL_EXPORTER_OTLP_PROTOCOL=grpc: this build sends traces over OTLP/HTTP only " +
-				"(gRPC's client costs every start, traced or not; build with -tags otlpgrpc to have it); " +
-				"use http/protobuf and the collector's OTLP/HTTP port, 4318 by default")
+			return &Provider{}, errNoGRPC()
 		}
 		if exp, err = newGRPCExporter(ctx, c); err != nil {
 			return &Provider{}, fmt.Errorf("starting the OTLP/gRPC exporter for %s: %w", c.endpoint, err)

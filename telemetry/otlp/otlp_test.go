@@ -234,3 +234,36 @@ func TestRetriesUnavailable(t *testing.T) {
 		t.Fatalf("%d spans after %d refusals, want 1 after 1", n, refused)
 	}
 }
+
+// TestProtocolCheckedWithoutEndpoint (issue 44, point 10): a protocol this
+// build cannot send is refused even with no endpoint set, naming the
+// variable read and the protocols it has; only telemetry turned off
+// entirely skips the check.
+func TestProtocolCheckedWithoutEndpoint(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want string // "" for no error
+	}{
+		{map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, "OTEL_EXPORTER_OTLP_PROTOCOL=http/json is not supported"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"}, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/json is not supported"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "udp"}, `OTEL_EXPORTER_OTLP_PROTOCOL="udp" is not a protocol`},
+		{map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "-tags otlpgrpc"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}, ""},
+		{map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json", "OTEL_SDK_DISABLED": "true"}, ""},
+		{map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json", "OTEL_TRACES_EXPORTER": "none"}, ""},
+	} {
+		err := otlp.Check(lookup(tc.env))
+		_, serr := otlp.Setup(context.Background(), &otlp.Options{Lookup: lookup(tc.env)})
+		for _, e := range []error{err, serr} {
+			if tc.want == "" {
+				if e != nil {
+					t.Errorf("%v: error %v, want none", tc.env, e)
+				}
+				continue
+			}
+			if !errors.Is(e, otlp.ErrConfig) || !strings.Contains(e.Error(), tc.want) || !strings.Contains(e.Error(), "http/protobuf") {
+				t.Errorf("%v: error %v, want ErrConfig with %q and the supported http/protobuf", tc.env, e, tc.want)
+			}
+		}
+	}
+}

@@ -241,6 +241,9 @@ async function restore() {
     for (const st of m.steps || []) showStep(a, st);
     a.text.textContent = m.content;
     showSources(a, m.sources);
+    // The answer's token line as it was drawn live; restored sets the
+    // session's totals from the server after.
+    budget.turnUsage(a, m.usage);
     a.box.dataset.done = "1";
   }
   budget.restored(s, entries);
