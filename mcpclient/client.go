@@ -635,7 +635,7 @@ func (b *Bridge) open(ctx context.Context, c *conn, t mcp.Transport, version str
 	}
 	client := mcp.NewClient(clientImpl, b.clientOptions(c))
 	tasks.RegisterMethods(client)
-	client.AddSendingMiddleware(b.tracingMiddleware(c))
+	client.AddSendingMiddleware(b.tracingMiddleware(c), rootsNoticeMiddleware())
 	// Before connecting, so that a server asking for the roots as soon as
 	// it is initialized gets them.
 	b.side.rootsMu.Lock()
