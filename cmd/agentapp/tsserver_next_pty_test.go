@@ -114,9 +114,9 @@ func TestMCPTypeScriptServerNext(t *testing.T) {
 	out := &testkit.SyncBuffer{}
 	go io.Copy(out, f)
 	out.WaitFor(t, "(required): ", 30*time.Second)
-	for _, line := range []string{"damaged", ""} { // the reason, then the confirmation
-		io.WriteString(f, line+"\r")
-	}
+	io.WriteString(f, "damaged\r")
+	out.WaitFor(t, "[Y/n] ", 30*time.Second)
+	io.WriteString(f, "\r")
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
@@ -132,4 +132,47 @@ func TestMCPTypeScriptServerNext(t *testing.T) {
 	if text := out.String(); !strings.Contains(text, "Why should order A-1 be refunded?") || !strings.Contains(text, "refunded A-1: damaged") {
 		t.Errorf("the form and its answer:\n%s", text)
 	}
+}
+
+// In the chat, a tool of the TypeScript SDK v2 server whose result asks for
+// input (2026-07-28) shows the form on the terminal inside the turn, like a
+// server's elicitation/create, and the tool's answer follows.
+func TestChatTypeScriptServerNextForm(t *testing.T) {
+	url := tsServerNext(t)
+	data := t.TempDir()
+	cfg := filepath.Join(data, "mcp.json")
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers": {"ts": {"url": "`+url+`"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(agentappBin(t), "chat", "--model", "offline", "--config", cfg, "--permission-mode", "allow-all")
+	cmd.Dir = t.TempDir()
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + data, "AGENTAPP_DATA_DIR=" + data, "TERM=dumb", "NO_COLOR=1"}
+	f, err := pty.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		io.WriteString(f, "/exit\r")
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+			t.Error("the chat did not exit")
+		}
+	}()
+	out := &testkit.SyncBuffer{}
+	go io.Copy(out, f)
+	out.WaitFor(t, "Type a message.", 30*time.Second)
+	io.WriteString(f, `/call refund {"order":"A-1"}`+"\r")
+	out.WaitFor(t, "Why should order A-1 be refunded?", 30*time.Second)
+	out.WaitFor(t, "(required): ", 30*time.Second)
+	io.WriteString(f, "damaged\r")
+	out.WaitFor(t, "[Y/n] ", 30*time.Second)
+	io.WriteString(f, "\r")
+	out.WaitFor(t, "✓ refund", 30*time.Second)
+	out.WaitFor(t, "refunded A-1: damaged", 30*time.Second)
 }
