@@ -632,7 +632,12 @@ func (b *Bridge) open(ctx context.Context, c *conn, t mcp.Transport, version str
 	}
 	client := mcp.NewClient(clientImpl, b.clientOptions(c))
 	tasks.RegisterMethods(client)
-	client.AddSendingMiddleware(b.tracingMiddleware(c), rootsNoticeMiddleware(), discoverProbeMiddleware())
+	client.AddSendingMiddleware(b.tracingMiddleware(c), rootsNoticeMiddleware())
+	if c.proc != nil {
+		// stdio only: on HTTP the server always answers, and its
+		// server/discover may wait for an OAuth login.
+		client.AddSendingMiddleware(discoverProbeMiddleware())
+	}
 	// Before connecting, so that a server asking for the roots as soon as
 	// it is initialized gets them.
 	b.side.rootsMu.Lock()

@@ -1,12 +1,19 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentapp/agentapp/mcpclient/stdiofast"
 	"github.com/agentapp/agentapp/mcpconfig"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A stdio server that silently ignores server/discover must not hang the
@@ -83,4 +90,32 @@ func asLegacyStdio(t testing.TB, cfg mcpconfig.Server) mcpconfig.Server {
 		legacyStdio.mu.Unlock()
 	})
 	return cfg
+}
+
+// On HTTP the probe is not cut short: the server always answers, and its
+// server/discover may wait for an OAuth login (the conformance suite's
+// auth scenarios failed when it was).
+func TestHTTPDiscoverNotBounded(t *testing.T) {
+	old := discoverProbeTimeout
+	discoverProbeTimeout = 100 * time.Millisecond
+	t.Cleanup(func() { discoverProbeTimeout = old })
+	srv := mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "1"}, nil)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if strings.Contains(string(body), `"server/discover"`) {
+			time.Sleep(500 * time.Millisecond)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	b, err := Connect(context.Background(), mcpconfig.Server{Name: "slow", URL: ts.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if v := b.session().InitializeResult().ProtocolVersion; v != stdiofast.NewProtocolVersion {
+		t.Errorf("negotiated %s: the slow server/discover was cut short on HTTP", v)
+	}
 }
