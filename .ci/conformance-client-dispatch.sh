@@ -42,6 +42,23 @@ case "$scenario" in
     exec "$bin" mcp call test_client_elicitation_defaults '{}' --elicit defaults "${args[@]}" ;;
   sse-retry)
     exec "$bin" mcp call test_reconnection '{}' "${args[@]}" ;;
+  sep-2322-client-request-state)
+    # Input-required results: two tools ask for a confirmation (one with
+    # requestState, one without), one is called between their rounds, one
+    # answers without a resultType.
+    for tool in test_mrtr_echo_state test_mrtr_unrelated test_mrtr_no_state test_mrtr_no_result_type; do
+      "$bin" mcp call "$tool" '{}' --elicit defaults "${args[@]}"
+    done ;;
+  http-custom-headers)
+    # The context names the calls and their arguments (x-mcp-header
+    # parameters, mirrored as Mcp-Param-* headers).
+    "$node" -e 'for (const c of JSON.parse(process.argv[1]).toolCalls ?? []) console.log(c.name + "\t" + JSON.stringify(c.arguments ?? {}))' "$context" >"$data/calls"
+    while IFS=$'\t' read -r tool arguments; do
+      "$bin" mcp call "$tool" "$arguments" "${args[@]}"
+    done <"$data/calls" ;;
+  http-invalid-tool-headers)
+    # The valid tool must stay usable beside the malformed ones.
+    exec "$bin" mcp call valid_tool '{"region":"us-west1"}' "${args[@]}" ;;
   auth/*)
     # A client ID metadata document URL, as a published client would have
     # one; agentapp uses it only where the server supports such documents

@@ -44,7 +44,7 @@ func BenchmarkBridgeCall(b *testing.B) {
 		connect func(b *testing.B) *Bridge
 	}{
 		{"stdio", func(b *testing.B) *Bridge {
-			br, err := Connect(context.Background(), mcpconfig.Server{Name: "ts", Command: testServerPath(b)})
+			br, err := Connect(context.Background(), asLegacyStdio(b, mcpconfig.Server{Name: "ts", Command: testServerPath(b)}))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -53,7 +53,7 @@ func BenchmarkBridgeCall(b *testing.B) {
 		{"stdio-sdk-path", func(b *testing.B) *Bridge {
 			// Every tools/call through the SDK's session: what the direct
 			// path saves is the difference to "stdio".
-			br, err := Connect(context.Background(), mcpconfig.Server{Name: "ts", Command: testServerPath(b)}, withSDKToolCalls())
+			br, err := Connect(context.Background(), asLegacyStdio(b, mcpconfig.Server{Name: "ts", Command: testServerPath(b)}), withSDKToolCalls())
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -37,15 +37,11 @@ const (
 	defaultCallTimeout = 60 * time.Second
 )
 
-// stdioProtocolVersion is the protocol version offered to stdio and
-// in-memory servers. Left to itself, the v1.8.0 SDK first probes with the
-// draft 2026-07-28 `server/discover` request and falls back to initialize
-// only when the server answers with an error; that probe has no timeout of
-// its own, and a stdio server that silently ignores unknown methods (many
-// do) would hang the connect until its deadline. Pinning the version through
-// mcp.ClientSessionOptions.ProtocolVersion makes the SDK send initialize
-// straight away. HTTP servers always answer (a 4xx at worst), so they keep
-// the SDK's negotiation.
+// stdioProtocolVersion is the protocol version offered to in-memory
+// servers, and to stdio servers whose command did not take 2026-07-28
+// (discover.go): mcp.ClientSessionOptions.ProtocolVersion at this version
+// makes the SDK send initialize straight away, without the server/discover
+// probe.
 const stdioProtocolVersion = "2025-11-25"
 
 // clientName is how we introduce ourselves in initialize.
@@ -335,9 +331,10 @@ func (b *Bridge) dialStdio(ctx context.Context) (_ *conn, _ toolList, err error)
 		}
 	}()
 	t := stdiofast.NewTransport(p.Stdout(), p.Stdin())
-	if err := b.open(ctx, c, &captureTransport{inner: t, cap: c.capture}, stdioProtocolVersion); err != nil {
+	if err := b.open(ctx, c, &captureTransport{inner: t, cap: c.capture}, stdioVersion(&b.cfg)); err != nil {
 		return nil, toolList{}, err
 	}
+	rememberStdioVersion(&b.cfg, c.session)
 	if !b.opts.sdkToolCalls && stdiofast.DirectAllowed(c.session) {
 		c.direct = t.Conn()
 	}
@@ -635,7 +632,12 @@ func (b *Bridge) open(ctx context.Context, c *conn, t mcp.Transport, version str
 	}
 	client := mcp.NewClient(clientImpl, b.clientOptions(c))
 	tasks.RegisterMethods(client)
-	client.AddSendingMiddleware(b.tracingMiddleware(c))
+	client.AddSendingMiddleware(b.tracingMiddleware(c), rootsNoticeMiddleware())
+	if c.proc != nil {
+		// stdio only: on HTTP the server always answers, and its
+		// server/discover may wait for an OAuth login.
+		client.AddSendingMiddleware(discoverProbeMiddleware())
+	}
 	// Before connecting, so that a server asking for the roots as soon as
 	// it is initialized gets them.
 	b.side.rootsMu.Lock()

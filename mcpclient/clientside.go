@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/internal/textsafe"
+	"github.com/agentapp/agentapp/mcpclient/stdiofast"
 	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -415,4 +416,24 @@ func (b *Bridge) withProgressToken(p *mcp.CallToolParams) (*mcp.CallToolParams, 
 	// Over HTTP the last notifications of a call may be handled after its
 	// result; the token stays valid a moment longer so they still count.
 	return &cp, func() { time.AfterFunc(progressLinger, func() { b.side.tokens.Delete(token) }) }
+}
+
+// rootsNoticeMiddleware drops notifications/roots/list_changed on sessions
+// of protocol 2026-07-28 or later. There the server has no session to keep
+// a roots list in: it asks for the roots in an input-required result when
+// it needs them, and the SDK answers from the client's current roots. A
+// streamable HTTP server of that protocol refuses the notification (400),
+// and the SDK's transport then closes the connection, so the roots set
+// after connecting (afterOpen, SetRoots) would cost the whole connection.
+func rootsNoticeMiddleware() mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "notifications/roots/list_changed" {
+				if cs, ok := req.GetSession().(*mcp.ClientSession); ok && !stdiofast.DirectAllowed(cs) && cs.InitializeResult() != nil {
+					return nil, nil
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
 }

@@ -110,7 +110,7 @@ func adapted(b *Bridge, name string, args json.RawMessage) (string, string) {
 }
 
 func TestDirectMatchesSDKPathTestServer(t *testing.T) {
-	compareDirect(t, mcpconfig.Server{Name: "ts", Command: testServerPath(t)}, []directCase{
+	compareDirect(t, asLegacyStdio(t, mcpconfig.Server{Name: "ts", Command: testServerPath(t)}), []directCase{
 		{"echo", `{"text":"where is A-1024? \u00e9 已发货 \"quoted\" <tag> &amp;"}`},
 		{"echo", `{"text":""}`},
 		{"echo", `{}`}, // the server's JSON-RPC error: the argument is missing
@@ -164,7 +164,7 @@ func TestDirectCallFailsWithTheConnection(t *testing.T) {
 		if sdk {
 			opts = append(opts, withSDKToolCalls())
 		}
-		b, err := Connect(context.Background(), mcpconfig.Server{Name: "crash", Command: testServerPath(t), Args: []string{"-crash-every", "2"}}, opts...)
+		b, err := Connect(context.Background(), asLegacyStdio(t, mcpconfig.Server{Name: "crash", Command: testServerPath(t), Args: []string{"-crash-every", "2"}}), opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +196,7 @@ func TestDirectCallFailsWithTheConnection(t *testing.T) {
 // TestDirectCallCancelledByClose: Close cancels a direct call in flight
 // (the server's tool sees the cancellation) and does not hang.
 func TestDirectCallCancelledByClose(t *testing.T) {
-	b, err := Connect(context.Background(), mcpconfig.Server{Name: "ts", Command: testServerPath(t)}, WithGracePeriods(time.Second, time.Second))
+	b, err := Connect(context.Background(), asLegacyStdio(t, mcpconfig.Server{Name: "ts", Command: testServerPath(t)}), WithGracePeriods(time.Second, time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestDirectCallCancelledByClose(t *testing.T) {
 // sends notifications/cancelled with its string id, and the server's tool
 // is cancelled (its stderr says so).
 func TestDirectCallCancelSendsNotification(t *testing.T) {
-	b, err := Connect(context.Background(), mcpconfig.Server{Name: "ts", Command: testServerPath(t)}, WithGracePeriods(time.Second, time.Second))
+	b, err := Connect(context.Background(), asLegacyStdio(t, mcpconfig.Server{Name: "ts", Command: testServerPath(t)}), WithGracePeriods(time.Second, time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -173,10 +173,11 @@ func TestTraceAcrossProcesses(t *testing.T) {
 	}
 	wantChild(t, client, toolSpan)
 	wantChild(t, server, client)
-	// Both ends took their direct tools/call paths, the trace context
-	// riding in _meta all the same.
-	wantAttrs(t, client, map[string]string{"mcp.method.name": "tools/call", "agentapp.mcp.server": "support", "network.transport": "pipe", "agentapp.mcp.direct": "true"})
-	wantAttrs(t, server, map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "searchKnowledge", "network.transport": "pipe", "agentapp.mcp.direct": "true"})
+	// serve answers server/discover, so the session is of protocol
+	// 2026-07-28, where both ends leave tools/call to the SDK's path; the
+	// trace context rides in _meta all the same.
+	wantAttrs(t, client, map[string]string{"mcp.method.name": "tools/call", "agentapp.mcp.server": "support", "network.transport": "pipe"})
+	wantAttrs(t, server, map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "searchKnowledge", "network.transport": "pipe"})
 	wantChild(t, all.one(t, "kb.search"), server)
 
 	me := strconv.Itoa(os.Getpid())
@@ -190,7 +191,7 @@ func TestTraceAcrossProcesses(t *testing.T) {
 	// The connection was opened before the turn: serve's spans of the
 	// session's set-up are traces of their own; everything else is the
 	// turn's.
-	setup := map[string]bool{"initialize": true, "notifications/initialized": true, "tools/list": true, "resources/list": true, "prompts/list": true}
+	setup := map[string]bool{"server/discover": true, "subscriptions/listen": true, "initialize": true, "notifications/initialized": true, "tools/list": true, "resources/list": true, "prompts/list": true}
 	for _, sp := range all {
 		if sp.TraceID() != turnSpan.TraceID() && !setup[sp.Name] {
 			t.Errorf("span %q is in trace %s, not the turn's %s", sp.Name, sp.TraceID(), turnSpan.TraceID())

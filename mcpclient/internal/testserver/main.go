@@ -14,6 +14,8 @@
 //	raw          a hand-written JSON-RPC responder: tools/list in two pages
 //	             with schemas whose bytes (spacing, key order) must survive,
 //	             and a tool answering with a legacy toolResult
+//	silent       like raw, but a request of a method it does not know
+//	             (server/discover) gets no answer at all
 //	setsid       like normal, but first starts a copy of itself in sleeper
 //	             mode in a session of its own (setsid), out of the process
 //	             group, and writes its pid to -grandchild-pidfile
@@ -93,7 +95,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "fatal: no API key configured")
 		os.Exit(3)
 	case "raw":
-		raw()
+		raw(false)
+	case "silent":
+		raw(true)
 	case "daemon":
 		if err := startDaemon(*grandchild); err != nil {
 			fmt.Fprintln(os.Stderr, "testserver:", err)
@@ -254,7 +258,7 @@ const (
 )
 
 // raw answers JSON-RPC by hand, so the bytes on the wire are exactly ours.
-func raw() {
+func raw(silent bool) {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 1<<20)
 	out := bufio.NewWriter(os.Stdout)
@@ -295,6 +299,9 @@ func raw() {
 				reply(msg.ID, `{"content":[{"type":"text","text":"a called"}]}`)
 			}
 		default:
+			if silent {
+				continue
+			}
 			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`+"\n", msg.ID)
 			out.Flush()
 		}

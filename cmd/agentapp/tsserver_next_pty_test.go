@@ -1,0 +1,178 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentapp/agentapp/internal/testkit"
+	"github.com/creack/pty"
+)
+
+// tsServerNext runs .ci/tsserver-next/server.mjs (the TypeScript SDK v2
+// server, stateless; .ci/install-tsserver-next installs it) and returns its
+// endpoint. Without the install the test skips, except in CI (CI=true).
+func tsServerNext(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", ".ci", "tsserver-next"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, nodeErr := exec.LookPath("node")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server", "package.json")); err != nil || nodeErr != nil {
+		msg := "the TypeScript SDK v2 server is not installed; run `bash .ci/install-tsserver-next` (needs node and npm)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	cmd := exec.Command(node, "server.mjs")
+	cmd.Dir = dir
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = stdin.Close() // the server exits at the end of its stdin
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	line := make(chan string, 1)
+	go func() {
+		s := bufio.NewScanner(stdout)
+		if s.Scan() {
+			line <- s.Text()
+		}
+		close(line)
+	}()
+	select {
+	case l := <-line:
+		url, ok := strings.CutPrefix(l, "listening ")
+		if !ok {
+			t.Fatalf("tsserver-next said %q, want its address", l)
+		}
+		return url
+	case <-time.After(20 * time.Second):
+		t.Fatal("tsserver-next did not start within 20 s")
+	}
+	return ""
+}
+
+// agentapp mcp against a TypeScript SDK v2 server at 2026-07-28: tools
+// lists its tools, call runs one, and a call whose result asks for input
+// shows the form on the terminal and sends the answer back.
+func TestMCPTypeScriptServerNext(t *testing.T) {
+	url := tsServerNext(t)
+	bin := agentappBin(t)
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = t.TempDir()
+		cmd.Env = append(os.Environ(), "AGENTAPP_DATA_DIR="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("agentapp %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	if out := run("mcp", "tools", "--server", url); !strings.Contains(out, `"name": "add"`) || !strings.Contains(out, `"name": "refund"`) {
+		t.Errorf("mcp tools:\n%s", out)
+	}
+	if out := run("mcp", "call", "add", `{"a":2,"b":3}`, "--server", url); !strings.Contains(out, `"output": "5"`) {
+		t.Errorf("mcp call add:\n%s", out)
+	}
+
+	cmd := exec.Command(bin, "mcp", "call", "refund", `{"order":"A-1"}`, "--server", url)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "AGENTAPP_DATA_DIR="+t.TempDir())
+	f, err := pty.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := &testkit.SyncBuffer{}
+	go io.Copy(out, f)
+	out.WaitFor(t, "(required): ", 30*time.Second)
+	io.WriteString(f, "damaged\r")
+	out.WaitFor(t, "[Y/n] ", 30*time.Second)
+	io.WriteString(f, "\r")
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit: %v\n%s", err, out.String())
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("agentapp mcp did not finish:\n%s", out.String())
+	}
+	if text := out.String(); !strings.Contains(text, "Why should order A-1 be refunded?") || !strings.Contains(text, "refunded A-1: damaged") {
+		t.Errorf("the form and its answer:\n%s", text)
+	}
+}
+
+// In the chat, a tool of the TypeScript SDK v2 server whose result asks for
+// input (2026-07-28) shows the form on the terminal inside the turn, like a
+// server's elicitation/create, and the tool's answer follows.
+func TestChatTypeScriptServerNextForm(t *testing.T) {
+	url := tsServerNext(t)
+	data := t.TempDir()
+	cfg := filepath.Join(data, "mcp.json")
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers": {"ts": {"url": "`+url+`"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(agentappBin(t), "chat", "--model", "offline", "--config", cfg, "--permission-mode", "allow-all")
+	cmd.Dir = t.TempDir()
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + data, "AGENTAPP_DATA_DIR=" + data, "TERM=dumb", "NO_COLOR=1"}
+	f, err := pty.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		io.WriteString(f, "/exit\r")
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+			t.Error("the chat did not exit")
+		}
+	}()
+	out := &testkit.SyncBuffer{}
+	go io.Copy(out, f)
+	out.WaitFor(t, "Type a message.", 30*time.Second)
+	io.WriteString(f, `/call refund {"order":"A-1"}`+"\r")
+	out.WaitFor(t, "Why should order A-1 be refunded?", 30*time.Second)
+	out.WaitFor(t, "(required): ", 30*time.Second)
+	io.WriteString(f, "damaged\r")
+	out.WaitFor(t, "[Y/n] ", 30*time.Second)
+	io.WriteString(f, "\r")
+	out.WaitFor(t, "✓ refund", 30*time.Second)
+	out.WaitFor(t, "refunded A-1: damaged", 30*time.Second)
+}
