@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentapp/agentapp/mcpclient/internal/listing"
 	"io"
 	"log/slog"
 	"net/http"
@@ -110,7 +111,7 @@ func buildOptions(opts []ConnectOption) *connectOptions {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
 	o.restart = o.restart.withDefaults()
-	o.lists = o.lists.withDefaults()
+	o.lists = o.lists.WithDefaults()
 	if o.maxFrame <= 0 {
 		o.maxFrame = supervise.MaxFrameSize
 	}
@@ -679,7 +680,7 @@ type toolList struct {
 // shadows a real one.
 func (b *Bridge) listTools(ctx context.Context, c *conn) (toolList, error) {
 	c.capture.resetTools()
-	listed, err := listAll(ctx, b.name, "tools/list", b.opts.lists, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
+	listed, err := listing.All(ctx, b.name, "tools/list", b.opts.lists, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
 		res, err := c.session.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", err
@@ -913,7 +914,7 @@ func listOn[T any](b *Bridge, ctx context.Context, what, method string, page fun
 	if err != nil {
 		return nil, fmt.Errorf("%s of MCP server %s: %w", what, b.name, b.requestFailed(ctx, nil, err, bound))
 	}
-	items, err := listAll(ctx, b.name, method, b.opts.lists, func(ctx context.Context, cursor string) ([]*T, string, error) {
+	items, err := listing.All(ctx, b.name, method, b.opts.lists, func(ctx context.Context, cursor string) ([]*T, string, error) {
 		return page(ctx, c.session, cursor)
 	})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentapp/agentapp/mcpclient/internal/listing"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -117,7 +118,7 @@ func (b *Bridge) listCatalog(ctx context.Context, c *conn) {
 	var wg sync.WaitGroup
 	if hasRes {
 		wg.Go(func() {
-			items, err := listAll(ctx, b.name, "resources/list", b.opts.lists, func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
+			items, err := listing.All(ctx, b.name, "resources/list", b.opts.lists, func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
 				res, err := c.session.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
 				if err != nil {
 					return nil, "", err
@@ -134,7 +135,7 @@ func (b *Bridge) listCatalog(ctx context.Context, c *conn) {
 	}
 	if hasPrompts {
 		wg.Go(func() {
-			items, err := listAll(ctx, b.name, "prompts/list", b.opts.lists, func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
+			items, err := listing.All(ctx, b.name, "prompts/list", b.opts.lists, func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
 				res, err := c.session.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
 				if err != nil {
 					return nil, "", err

@@ -120,7 +120,7 @@ func TestListLimits(t *testing.T) {
 		}},
 		{"items", listLimits{MaxItems: 25}, func(c string) (int, string) { return 10, c + "x" },
 			"items", func(m string) string {
-				return `server "mem" listed more than 25 ` + listNouns[m] + " in " + m + " (page 3); the limit is 25"
+				return `server "mem" listed more than 25 ` + map[string]string{"tools/list": "tools", "resources/list": "resources", "resources/templates/list": "resource templates", "prompts/list": "prompts"}[m] + " in " + m + " (page 3); the limit is 25"
 			}},
 		{"bytes", listLimits{MaxBytes: 4 << 10}, func(c string) (int, string) { return 20, c + "x" },
 			"bytes", func(m string) string { return `server "mem" sent more than 4 KiB in ` }},
