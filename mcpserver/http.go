@@ -354,6 +354,9 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32020,"message":"the Mcp-Name header does not match params.taskId"}}`, cmp.Or(string(id), "null"))
 				return
 			}
+			if server.serveDirectNext(w, r, body) {
+				return
+			}
 			if wantsStream(body) {
 				nextStream.ServeHTTP(w, r)
 			} else {

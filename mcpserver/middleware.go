@@ -40,6 +40,11 @@ func recoverMiddleware(logger *slog.Logger) mcp.Middleware {
 				logPanic(logger, method, what, p)
 				if method == "tools/call" {
 					res, err = panicResult(what), nil
+					if ct, ok := req.(*mcp.CallToolRequest); ok && ct.Params != nil && atNextGen(ct.Params.Meta) {
+						// The SDK marks a tool's result complete only
+						// when its handler returns; this one did not.
+						res = &completeToolResult{res.(*mcp.CallToolResult)}
+					}
 					return
 				}
 				res, err = nil, &jsonrpc.Error{
@@ -61,6 +66,22 @@ func logPanic(logger *slog.Logger, method, what string, p any) {
 
 // panicResult is the isError answer to a tools/call whose handler
 // panicked; what names the tool ("tool getOrderStatus").
+// completeToolResult is a tool result of protocol 2026-07-28 that says
+// it is complete (resultType), as every result of that generation does.
+type completeToolResult struct{ *mcp.CallToolResult }
+
+func (r *completeToolResult) MarshalJSON() ([]byte, error) {
+	b, err := r.CallToolResult.MarshalJSON()
+	if err != nil || len(b) < 2 || b[len(b)-1] != '}' {
+		return b, err
+	}
+	sep := ","
+	if len(b) == 2 {
+		sep = ""
+	}
+	return append(b[:len(b)-1:len(b)-1], sep+`"resultType":"complete"}`...), nil
+}
+
 func panicResult(what string) *mcp.CallToolResult {
 	return errorResult(fmt.Sprintf(
 		"%s failed with an internal error (the server is still running; the details are in its log). "+

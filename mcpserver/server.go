@@ -162,6 +162,10 @@ type Server struct {
 
 	questions map[string]Question // Options.Questions
 	signer    *stateSigner
+
+	// serverInfoMeta is the _meta member the SDK puts in a result at
+	// 2026-07-28 (httpdirectnext.go).
+	serverInfoMeta []byte
 }
 
 // New returns an unconnected server that publishes opts.Tools and, if
@@ -225,13 +229,15 @@ func newServer(opts *Options, add func(*mcp.Server, *mcp.Tool, mcp.ToolHandler))
 	if opts.SDK != nil && opts.SDK.Configure != nil {
 		opts.SDK.Configure(sdkOpts)
 	}
+	impl := &mcp.Implementation{Name: name, Title: opts.Title, Version: opts.Version}
 	s := &Server{
-		mcp:      mcp.NewServer(&mcp.Implementation{Name: name, Title: opts.Title, Version: opts.Version}, sdkOpts),
-		logger:   logger,
-		tools:    make(map[string]*agent.Tool, len(opts.Tools)),
-		workers:  newWarmWorkers(maxWorkers),
-		sessions: &sessionIDs{},
-		tracing:  opts.Tracing,
+		mcp:            mcp.NewServer(impl, sdkOpts),
+		serverInfoMeta: serverInfoMeta(impl),
+		logger:         logger,
+		tools:          make(map[string]*agent.Tool, len(opts.Tools)),
+		workers:        newWarmWorkers(maxWorkers),
+		sessions:       &sessionIDs{},
+		tracing:        opts.Tracing,
 
 		questions: opts.Questions,
 		signer:    newStateSigner(opts.StateKey),

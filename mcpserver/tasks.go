@@ -81,6 +81,10 @@ type Task struct {
 	// Failure, set on a failed task, is the protocol-level error that
 	// ended it (the tasks extension inlines it as the task's error).
 	Failure *jsonrpc.Error
+	// InputRequests, on an input_required task, are the requests still
+	// waiting for the client's answer, keyed by ids the backend mints
+	// (the extension's inputRequests; answers come by tasks/update).
+	InputRequests mcp.InputRequestMap
 }
 
 func (t *Task) terminal() bool {
@@ -108,6 +112,24 @@ type TaskBackend interface {
 	Tasks(ctx context.Context, caller string) ([]*Task, error)
 	// CancelTask cancels caller's task id: ErrNoTask, ErrTaskEnded.
 	CancelTask(ctx context.Context, caller, id string) (*Task, error)
+}
+
+// TaskAnswerer is a TaskBackend whose tasks may wait for input from the
+// client (status input_required, Task.InputRequests).
+type TaskAnswerer interface {
+	// AnswerTask hands caller's task id the responses, keyed as its
+	// InputRequests; a key not outstanding is ignored. ErrNoTask.
+	AnswerTask(ctx context.Context, caller, id string, responses map[string]json.RawMessage) error
+}
+
+// TaskRounds is a TaskBackend some of whose task tools first gather input
+// in input-required rounds (SEP-2322) and make the task on the last one.
+type TaskRounds interface {
+	// TaskRound is asked, for a tools/call of the tasks extension, before
+	// the task is made. Input requests (non-nil) answer the call as an
+	// input-required result, with state as its requestState; otherwise
+	// the task starts with args (nil: the call's own).
+	TaskRound(ctx context.Context, req *mcp.CallToolRequest) (ask mcp.InputRequestMap, state string, args json.RawMessage, err error)
 }
 
 // TaskPager is a TaskBackend that lists tasks a page at a time, as every

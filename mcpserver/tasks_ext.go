@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -47,16 +48,17 @@ func extAsked(meta mcp.Meta) bool {
 // extTask is a task on the wire of the extension: the task's fields at the
 // top level, with the tool's result once it is completed.
 type extTask struct {
-	ResultType     string          `json:"resultType"`
-	TaskID         string          `json:"taskId"`
-	Status         string          `json:"status"`
-	StatusMessage  string          `json:"statusMessage,omitempty"`
-	CreatedAt      string          `json:"createdAt"`
-	LastUpdatedAt  string          `json:"lastUpdatedAt"`
-	TTLMs          *int64          `json:"ttlMs"`
-	PollIntervalMs int64           `json:"pollIntervalMs,omitempty"`
-	Result         json.RawMessage `json:"result,omitempty"`
-	Error          *jsonrpc.Error  `json:"error,omitempty"`
+	ResultType     string              `json:"resultType"`
+	TaskID         string              `json:"taskId"`
+	Status         string              `json:"status"`
+	StatusMessage  string              `json:"statusMessage,omitempty"`
+	CreatedAt      string              `json:"createdAt"`
+	LastUpdatedAt  string              `json:"lastUpdatedAt"`
+	TTLMs          *int64              `json:"ttlMs"`
+	PollIntervalMs int64               `json:"pollIntervalMs,omitempty"`
+	InputRequests  mcp.InputRequestMap `json:"inputRequests,omitempty"`
+	Result         json.RawMessage     `json:"result,omitempty"`
+	Error          *jsonrpc.Error      `json:"error,omitempty"`
 }
 
 func toExt(t *Task, resultType string) (*extTask, error) {
@@ -65,6 +67,11 @@ func toExt(t *Task, resultType string) (*extTask, error) {
 		CreatedAt: w.CreatedAt, LastUpdatedAt: w.LastUpdatedAt, TTLMs: w.TTL, PollIntervalMs: w.PollInterval}
 	if t.Status == "failed" && t.Failure != nil {
 		e.Error = t.Failure
+	}
+	// Only tasks/get shows what a task waits for (the created task's
+	// answer must not carry it).
+	if t.Status == "input_required" && resultType == "complete" && len(t.InputRequests) > 0 {
+		e.InputRequests = t.InputRequests
 	}
 	if t.Status == "completed" {
 		res := successResult("task "+t.ID, t.Output)
@@ -102,10 +109,39 @@ type updateTaskParams struct {
 // answer (so that a tasks/get for it resolves on any replica).
 func (s *Server) startExtTask(ctx context.Context, r *mcp.CallToolRequest) (mcp.Result, error) {
 	name := r.Params.Name
-	if err := s.tools[name].CheckArgs(r.Params.Arguments); err != nil {
+	args := r.Params.Arguments
+	if err := s.tools[name].CheckArgs(args); err != nil {
 		return errorResult(err.Error()), nil
 	}
-	t, err := s.tasks.StartTask(ctx, CallerFrom(ctx), name, r.Params.Arguments, DefaultTaskTTL)
+	// A task tool's question (requestRefund's reason) is asked before
+	// the task is made, in an input-required round; the task starts with
+	// the answer, on whichever replica the retry reaches (requestState is
+	// signed with the store's key).
+	if q, ok := s.questions[name]; ok && lacksArg(args, q.Arg) {
+		a, res, err := s.ask(r, s.tools[name], q, args)
+		switch {
+		case err != nil:
+			return nil, err
+		case res != nil && len(res.InputRequests) > 0:
+			return &extResult{v: inputRequired{ResultType: "input_required", InputRequests: res.InputRequests, RequestState: res.RequestState}}, nil
+		case res != nil:
+			return res, nil // declined: the call was not made
+		}
+		args = a
+	}
+	if tr, ok := s.tasks.(TaskRounds); ok {
+		ask, state, a, err := tr.TaskRound(ctx, r)
+		if err != nil {
+			return nil, backendError(err)
+		}
+		if len(ask) > 0 {
+			return &extResult{v: inputRequired{ResultType: "input_required", InputRequests: ask, RequestState: state}}, nil
+		}
+		if a != nil {
+			args = a
+		}
+	}
+	t, err := s.tasks.StartTask(ctx, CallerFrom(ctx), name, args, DefaultTaskTTL)
 	if err != nil {
 		return errorResult(fmt.Sprintf("%s failed: %v", name, err)), nil
 	}
@@ -114,6 +150,14 @@ func (s *Server) startExtTask(ctx context.Context, r *mcp.CallToolRequest) (mcp.
 		return nil, err
 	}
 	return &extResult{v: e}, nil
+}
+
+// inputRequired is an input-required round (SEP-2322) of a task tool
+// before its task is made.
+type inputRequired struct {
+	ResultType    string              `json:"resultType"`
+	InputRequests mcp.InputRequestMap `json:"inputRequests"`
+	RequestState  string              `json:"requestState,omitempty"`
 }
 
 // extGet is tasks/get for a client of the extension.
@@ -141,12 +185,23 @@ func (s *Server) installExtTasks() {
 		if p.TaskID == "" {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tasks/update needs params.taskId"}
 		}
+		for k, v := range p.InputResponses {
+			if t := bytes.TrimSpace(v); len(t) == 0 || t[0] != '{' {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tasks/update: inputResponses[%q] must be an object (the answer to that input request)", k)}
+			}
+		}
 		if _, err := s.tasks.Task(ctx, CallerFrom(ctx), p.TaskID); err != nil {
 			return nil, taskError(p.TaskID, err)
 		}
-		// Our tasks ask for no input (a person decides in the operator
-		// view), so no response is outstanding: each is ignored, as the
-		// extension asks of responses to keys not outstanding.
+		// A backend whose tasks never wait for input (agentapp's: a
+		// person decides in the operator view) has nothing outstanding:
+		// each response is ignored, as the extension asks of responses
+		// to keys not outstanding.
+		if a, ok := s.tasks.(TaskAnswerer); ok && len(p.InputResponses) > 0 {
+			if err := a.AnswerTask(ctx, CallerFrom(ctx), p.TaskID, p.InputResponses); err != nil {
+				return nil, taskError(p.TaskID, err)
+			}
+		}
 		return &extResult{v: ack}, nil
 	})
 }

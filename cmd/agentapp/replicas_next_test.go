@@ -39,8 +39,9 @@ func (a *alternate) RoundTrip(r *http.Request) (*http.Response, error) {
 // client's requests alternately, with no sticky session: its calls, an
 // input-required round for a refund without a reason (asked by one
 // replica, the answer taken by the other, which accepts the state the
-// first signed), and a refund task of the tasks extension created on one
-// replica and followed to its decision on both.
+// first signed), and a refund task of the tasks extension, its reason
+// asked in a round on one replica and the task made on the other,
+// followed to its decision on both.
 func TestReplicasNextGeneration(t *testing.T) {
 	db := storetest.NewPostgres(t)
 	var urls []*url.URL
@@ -86,7 +87,7 @@ func TestReplicasNextGeneration(t *testing.T) {
 	post := func(method, name, params string) map[string]any {
 		t.Helper()
 		body := `{"jsonrpc":"2.0","id":7,"method":"` + method + `","params":{` + params + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
-			`"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}}}`
+			`"io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}}}`
 		req, _ := http.NewRequest(http.MethodPost, urls[0].String(), strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
@@ -109,7 +110,15 @@ func TestReplicasNextGeneration(t *testing.T) {
 		}
 		return got.Result
 	}
-	created := post("tools/call", "requestRefund", `"name":"requestRefund","arguments":{"orderId":"A-1024","reason":"late"}`)
+	// Without a reason the task tool asks first (an input-required
+	// round); the retry, on the other replica, makes the task.
+	round := post("tools/call", "requestRefund", `"name":"requestRefund","arguments":{"orderId":"A-1024"}`)
+	state, _ := round["requestState"].(string)
+	if asks, _ := round["inputRequests"].(map[string]any); round["resultType"] != "input_required" || asks["reason"] == nil || state == "" || round["taskId"] != nil {
+		t.Fatalf("requestRefund without a reason, with the extension: %v, want an input-required round asking the reason", round)
+	}
+	quoted, _ := json.Marshal(state)
+	created := post("tools/call", "requestRefund", `"name":"requestRefund","arguments":{"orderId":"A-1024"},"inputResponses":{"reason":{"action":"accept","content":{"reason":"late"}}},"requestState":`+string(quoted))
 	id, _ := created["taskId"].(string)
 	if created["resultType"] != "task" || id == "" || created["status"] != "working" {
 		t.Fatalf("tools/call requestRefund with the extension: %v, want a working task", created)
@@ -133,7 +142,7 @@ func TestReplicasNextGeneration(t *testing.T) {
 	}
 	for range 2 {
 		got := post("tasks/get", "", `"taskId":"`+id+`"`)
-		if b, _ := json.Marshal(got); got["status"] != "completed" || !strings.Contains(string(b), "refund sent") {
+		if b, _ := json.Marshal(got); got["status"] != "completed" || !strings.Contains(string(b), "refund sent") || !strings.Contains(string(b), "late") {
 			t.Fatalf("tasks/get after the decision: %s", b)
 		}
 	}
