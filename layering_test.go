@@ -166,3 +166,43 @@ func TestFrontEndsApart(t *testing.T) {
 		}
 	}
 }
+
+// domain are the packages that know the customer-service domain, each with
+// its subpackages.
+var domain = []string{"kb", "support", "assistant", "model/offline"}
+
+// TestCoreKnowsNoDomain: host, chat, web, agent and model (but model/offline,
+// the scripted demo model, which is domain by nature) depend on no domain
+// package, directly or through another package; the composition
+// (cmd/agentapp, assistant) brings the domain in.
+func TestCoreKnowsNoDomain(t *testing.T) {
+	core := []string{"host", "chat", "web", "agent", "model", "model/openai", "model/scripted"}
+	for _, pkg := range core {
+		out, err := exec.Command("go", "list", "-deps", module+"/"+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		for _, d := range strings.Fields(string(out)) {
+			rel, ok := strings.CutPrefix(d, module+"/")
+			if !ok {
+				continue
+			}
+			for _, dom := range domain {
+				if rel == dom || strings.HasPrefix(rel, dom+"/") {
+					t.Errorf("%s depends on the domain package %s", pkg, rel)
+				}
+			}
+		}
+	}
+	// The offline model is domain, but below the assistant: its caller
+	// names the tools it calls.
+	out, err := exec.Command("go", "list", "-deps", module+"/model/offline").Output()
+	if err != nil {
+		t.Fatalf("go list -deps model/offline: %v", err)
+	}
+	for _, d := range strings.Fields(string(out)) {
+		if rel, _ := strings.CutPrefix(d, module+"/"); rel == "assistant" || strings.HasPrefix(rel, "assistant/") {
+			t.Errorf("model/offline depends on %s", rel)
+		}
+	}
+}

@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -61,8 +63,9 @@ type Tool struct {
 	// name for a tool adapted from an MCP server.
 	Origin string
 	// Validate asks the loop to check arguments against InputSchema before
-	// Execute. Local tools set it; MCP tools leave validation to their server,
-	// which owns the schema.
+	// Execute (and so before any approval a guard asks for). Local tools
+	// and MCP tools set it; the schema of an MCP tool that this validator
+	// cannot compile is left to its server, which validates anyway.
 	Validate bool
 	// Execute runs the tool.
 	Execute ExecuteFunc
@@ -108,6 +111,9 @@ func (t *Tool) CheckArgs(args json.RawMessage) error {
 		t.quick = compileQuick(t.InputSchema)
 	})
 	if t.compErr != nil {
+		if !t.IsLocal() {
+			return nil // a server's schema we cannot read: the server checks
+		}
 		return t.compErr
 	}
 	if t.quick.acceptsRaw(args) {
@@ -448,7 +454,7 @@ type ArgsError struct {
 const maxArgsErrorRunes = 400
 
 func (e *ArgsError) Error() string {
-	msg := e.Err.Error()
+	msg := missingMessage(e.Err.Error())
 	if r := []rune(msg); len(r) > maxArgsErrorRunes {
 		msg = fmt.Sprintf("%s…(cut, %d characters in all)", string(r[:maxArgsErrorRunes]), len(r))
 	}
@@ -479,3 +485,35 @@ func FormatOutput(v any) (string, error) {
 // ErrToolNotFound is wrapped by the error the model sees when it calls a
 // tool that is not in the tool set.
 var ErrToolNotFound = errors.New("unknown tool")
+
+// missingRE matches the validator's message for required arguments left
+// out at the top level, and quotedRE one of the names it lists.
+var (
+	missingRE = regexp.MustCompile(`^validating root: required: missing properties: \[(.*)\]$`)
+	quotedRE  = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+)
+
+// missingMessage says "topic is required" for the validator's "validating
+// root: required: missing properties: ["topic"]", which a model or a user
+// reads more easily; any other message is returned as it is.
+func missingMessage(msg string) string {
+	m := missingRE.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	var names []string
+	for _, q := range quotedRE.FindAllString(m[1], -1) {
+		n, err := strconv.Unquote(q)
+		if err != nil {
+			return msg
+		}
+		names = append(names, n)
+	}
+	switch len(names) {
+	case 0:
+		return msg
+	case 1:
+		return names[0] + " is required"
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + " are required"
+}

@@ -83,7 +83,8 @@ func callOrderStatus(t *testing.T, id string) json.RawMessage {
 // answers ui/initialize with the locale given, sends the tool input and
 // result once the card is initialized, records what the card sends, and
 // answers its tools/call as window.answer says (a result, or an error as a
-// host does when the user denies the call).
+// host does when the user denies the call; 'hold' leaves it waiting, as an
+// approval does). It sizes the frame as the card asks.
 const harness = `<!doctype html><meta charset="utf-8">
 <iframe id="card" src="/card" style="width:420px;height:260px;border:0"></iframe>
 <script>
@@ -100,7 +101,10 @@ window.addEventListener('message', (ev) => {
     reply({method: 'ui/notifications/tool-input', params: {arguments: {orderId: %q}}});
     reply({method: 'ui/notifications/tool-result', params: %s});
   } else if (m.method === 'tools/call') {
-    reply(Object.assign({id: m.id}, window.answer));
+    if (window.answer === 'hold') window.held = m.id; // answered later, as a pending approval is
+    else reply(Object.assign({id: m.id}, window.answer));
+  } else if (m.method === 'ui/notifications/size-changed') {
+    frame.style.height = m.params.height + 'px';
   }
 });
 </script>`
@@ -190,9 +194,23 @@ func TestOrderCardInBrowser(t *testing.T) {
 				t.Fatal(err)
 			}
 
+			// While the call waits for the host's approval the card says
+			// so, and asks for the height that shows it (issue 44 point 8:
+			// "Opening a ticket…" was cut off).
+			eval(`window.answer = 'hold'; ` + doc + `.getElementById('ticket').click(); ''`)
+			wait("the pending call", `window.held !== undefined && `+doc+`.getElementById('note').textContent !== ''`)
+			wait("the card's height to fit the note", `(() => { const n = `+doc+`.getElementById('note').getBoundingClientRect(); `+
+				`return n.height > 0 && Math.ceil(n.bottom) <= frame.getBoundingClientRect().height; })()`)
+			buf, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(shots, tc.locale+"-pending.png"), buf, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			// A denied call (the host's approval said no) shows as not done
 			// and leaves the button usable.
-			eval(`window.answer = {error: {code: -32000, message: 'the user declined'}}; ` + doc + `.getElementById('ticket').click(); ''`)
+			eval(`window.answer = {error: {code: -32000, message: 'the user declined'}}; reply(Object.assign({id: window.held}, window.answer)); ''`)
 			wait("the refusal", doc+`.getElementById('note').textContent.includes('declined')`)
 			if got := eval(doc + `.getElementById('note').textContent`); got != tc.failed {
 				t.Errorf("after a denied call the note says %q, want %q", got, tc.failed)

@@ -30,7 +30,7 @@ const Instructions = "agentapp is a customer-service back end. Use " + toolnames
 // requestRefund and getRefundStatus (tasks.go) follow: a refund waits for
 // an operator, so requestRefund also runs as an MCP task.
 func PublishedTools(svc *support.Service, k *kb.KB) []*agent.Tool {
-	return []*agent.Tool{svc.OrderStatusTool(), svc.CreateTicketTool(), k.MCPSearchTool(),
+	return []*agent.Tool{svc.OrderStatusTool(), callerTool(svc.CreateTicketTool()), k.MCPSearchTool(),
 		callerTool(svc.RequestRefundTool()), callerTool(svc.GetRefundStatusTool())}
 }
 
@@ -49,5 +49,12 @@ func ServerOptions(svc *support.Service, k *kb.KB, version string) *mcpserver.Op
 		Tasks:        refundTasks{svc},
 		Resources:    []mcpserver.StaticResource{OrderCard()},
 		ToolMeta:     map[string]map[string]any{toolnames.OrderStatus: orderCardToolMeta()},
+		// A refund without its reason asks the customer where the client
+		// can (the caller sets StateKey from the store for replicas).
+		Questions: map[string]mcpserver.Question{toolnames.RequestRefund: {
+			Arg:         "reason",
+			Message:     "Why do you want a refund for this order?",
+			Description: "The reason for the refund, in your words (at most 2000 characters).",
+		}},
 	}
 }

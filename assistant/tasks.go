@@ -39,6 +39,22 @@ func (r refundTasks) Tasks(ctx context.Context, caller string) ([]*mcpserver.Tas
 	return out, nil
 }
 
+func (r refundTasks) TasksPage(ctx context.Context, caller, cursor string) ([]*mcpserver.Task, string, error) {
+	ts, next, err := r.svc.RefundTasksPage(ctx, caller, cursor)
+	if errors.Is(err, support.ErrBadCursor) {
+		return nil, "", mcpserver.ErrBadCursor
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]*mcpserver.Task, 0, len(ts))
+	for _, t := range ts {
+		st, _ := toServerTask(t, nil)
+		out = append(out, st)
+	}
+	return out, next, nil
+}
+
 func (r refundTasks) CancelTask(ctx context.Context, caller, id string) (*mcpserver.Task, error) {
 	return toServerTask(r.svc.CancelRefundTask(ctx, caller, id))
 }

@@ -78,9 +78,10 @@ CGO_ENABLED=0 go build -o "$work/agentapp" ./cmd/agentapp
 # 1.6 MiB more file-backed RSS (text pages) until the file was copied.
 # Measure what users run: a copy.
 cp "$work/agentapp" "$work/agentapp.copy" && mv "$work/agentapp.copy" "$work/agentapp"
-go build -o "$work/mcpbench" ./bench/cmd/mcpbench
-go build -o "$work/gosdkfloor" ./bench/cmd/gosdkfloor
-go build -o "$work/stdiofloor" ./bench/cmd/stdiofloor
+# The harness is a module of its own (bench/go.mod), built from its folder.
+go -C bench build -o "$work/mcpbench" ./cmd/mcpbench
+go -C bench build -o "$work/gosdkfloor" ./cmd/gosdkfloor
+go -C bench build -o "$work/stdiofloor" ./cmd/stdiofloor
 
 # agentapp gets a data directory of its own, initialised once (the first
 # start creates and seeds the database) so that every measured start finds
@@ -273,9 +274,9 @@ export AGENTAPP_BIN=$work/agentapp
 {
   go test -run '^$' -bench '^BenchmarkRunStep$' ./agent
   go test -run '^$' -bench '^(BenchmarkToolsCallGetOrderStatus|BenchmarkToolsCallInMemory.*)$' ./mcpserver
-  go test -run '^$' -bench '^Benchmark[^T]' ./bench/agentappbench
+  go -C bench test -run '^$' -bench '^Benchmark[^T]' ./agentappbench
   # The per-turn host overhead is a target: one repetition per round.
-  go test -run '^$' -bench '^BenchmarkTurnOverhead$' -benchtime 300x -count "$rounds" ./bench/agentappbench
+  go -C bench test -run '^$' -bench '^BenchmarkTurnOverhead$' -benchtime 300x -count "$rounds" ./agentappbench
   # The knowledge-base figures are targets: one repetition per round.
   go test -run '^$' -bench '^(BenchmarkSearch|BenchmarkSearch100k|BenchmarkIngest|BenchmarkIngestFloor)$' -count "$rounds" ./kb
 } 2>&1 | tee "$gobench" | grep -E '^(Benchmark|ok|FAIL|---)' >&2
@@ -297,7 +298,7 @@ printf '%s\n' "$((elapsed / 60)) min $((elapsed % 60)) s" >"$saved/elapsed.txt"
 printf '%s\n' "$load_start at the start of the script and $load_end at its end on $(nproc) CPUs (busiest processes at the end, %CPU: $busy)" >"$saved/load.txt"
 date -u +%Y-%m-%dT%H:%M:%SZ >"$saved/date.txt"
 else
-  go build -o "$work/mcpbench" ./bench/cmd/mcpbench
+  go -C bench build -o "$work/mcpbench" ./cmd/mcpbench
 fi
 
 say "writing $out"

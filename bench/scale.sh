@@ -47,7 +47,7 @@ base=$AGENTAPP_TEST_DATABASE_URL
 
 say "building agentapp and scalebench"
 go build -o "$work/agentapp" ./cmd/agentapp
-go build -o "$work/scalebench" ./bench/cmd/scalebench
+go -C bench build -o "$work/scalebench" ./cmd/scalebench  # bench/go.mod: a module of its own
 
 # newdb NAME sets url to that of a new, empty database NAME on the server.
 newdb() {

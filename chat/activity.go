@@ -43,6 +43,8 @@ type activity struct {
 	// whole shows a failure's whole message, not a preview of its first
 	// line: /call exists to show what a tool answers, errors included.
 	whole bool
+	// tty: w is a terminal, which echoes Ctrl-C as ^C where the cursor is.
+	tty bool
 }
 
 func (a *activity) started(tool, server string, input []byte) {
@@ -95,7 +97,13 @@ func (a *activity) cancelled(tool string, d time.Duration) {
 	if a == nil {
 		return
 	}
-	fmt.Fprintf(a.w, "%s %s cancelled after %s\n", a.st.red("✗"), textsafe.Escape(tool), formatDuration(d))
+	start := ""
+	if a.tty {
+		// The terminal's echo of Ctrl-C is on this line: the line says
+		// ^C itself, apart from the ✗.
+		start = "\r\x1b[K^C\n"
+	}
+	fmt.Fprintf(a.w, "%s%s %s cancelled after %s\n", start, a.st.red("✗"), textsafe.Escape(tool), formatDuration(d))
 }
 
 // viewOnWeb says, after a call ended well, that its tool has an MCP Apps

@@ -10,7 +10,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/host"
+	"github.com/agentapp/agentapp/internal/term"
 	"github.com/agentapp/agentapp/internal/textsafe"
+	"github.com/agentapp/agentapp/mcpclient"
 )
 
 // maxCallShown bounds how much of a /call result is printed, in characters;
@@ -45,7 +48,7 @@ func (c *Chat) callCommand(ctx context.Context, line string) {
 		return
 	}
 	raw := json.RawMessage(args)
-	act := &activity{w: c.cfg.Err, st: c.style(c.cfg.Err), whole: true}
+	act := &activity{w: c.cfg.Err, st: c.style(c.cfg.Err), whole: true, tty: term.IsTerminal(c.cfg.Err)}
 	act.started(t.Name, t.Origin, raw)
 	if t.Validate {
 		if err := t.CheckArgs(raw); err != nil {
@@ -53,7 +56,14 @@ func (c *Chat) callCommand(ctx context.Context, line string) {
 			return
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.TurnTimeout)
+	// The session's: an approval's "always" is kept with it.
+	ctx = agent.WithSession(ctx, c.session)
+	// A call that runs as an MCP task shows its stages, as a model's
+	// call does in a turn: "⋯ requestRefund working: …".
+	ctx = mcpclient.WithTaskStatus(ctx, func(_ context.Context, p mcpclient.Progress) {
+		act.status(t.Name, &host.ToolStatus{Task: p.Task, Status: p.Status, Message: p.Message})
+	})
+	ctx, cancel := context.WithTimeout(ctx, c.h.TurnTimeout())
 	defer cancel()
 	ctx, stop := c.interruptible(ctx)
 	defer stop()
@@ -63,7 +73,7 @@ func (c *Chat) callCommand(ctx context.Context, line string) {
 	c.turnCtx.Store(&ctx)
 	defer c.turnCtx.Store(nil)
 	start := c.cfg.Now()
-	res, err := runTool(ctx, t, raw)
+	res, err := runTool(func() (any, error) { return c.h.Call(ctx, t, raw, c.confirmer) }, t.Name)
 	dur := c.cfg.Now().Sub(start)
 	reason, refused := denial(res)
 	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
@@ -79,13 +89,13 @@ func (c *Chat) callCommand(ctx context.Context, line string) {
 }
 
 // runTool runs t, turning a panic into an error, as the tool loop does.
-func runTool(ctx context.Context, t *agent.Tool, args json.RawMessage) (out string, err error) {
+func runTool(call func() (any, error), name string) (out string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("the tool %s failed: %v", t.Name, r)
+			err = fmt.Errorf("the tool %s failed: %v", name, r)
 		}
 	}()
-	v, err := t.Execute(ctx, args)
+	v, err := call()
 	if err != nil {
 		return "", err
 	}

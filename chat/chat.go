@@ -29,8 +29,6 @@ import (
 	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/term"
 	"github.com/agentapp/agentapp/internal/textsafe"
-	"github.com/agentapp/agentapp/model"
-	"github.com/agentapp/agentapp/store"
 )
 
 // DefaultTurnTimeout bounds one whole turn (host.DefaultTurnTimeout).
@@ -40,41 +38,17 @@ const DefaultTurnTimeout = host.DefaultTurnTimeout
 // either Host or Model and Store.
 type Config struct {
 	// Host is the host the chat fronts (cmd/agentapp opens it with
-	// host.Open). The chat owns it from New on: Close closes it. When nil,
-	// New makes one of Model, Local, Servers, Inactive, Connect, Guards,
-	// Store, System, MaxSteps and TurnTimeout; with a Host those fields
-	// are ignored, except Model and ModelInfo for the banner.
+	// host.Open); required. The chat owns it from New on: Close, or a
+	// failing New, closes it. Its guards protect the chat; when they have
+	// no confirmer, the chat asks on Err and reads the answer through the
+	// same line reader as the REPL.
 	Host *host.Host
-	// Context sizes the model's context window when New makes the host
-	// (see host.ContextOptions).
-	Context host.ContextOptions
-
-	Model model.Model
 	// ModelInfo explains, in the banner, which model this is and how to
 	// switch (e.g. that the offline model is used because no key is set).
 	ModelInfo string
-	// Local are the tools implemented in this process.
-	Local []*agent.Tool
-	// Servers are connected MCP servers. The chat owns them from New on:
-	// Close (or a failing New) closes every one.
-	Servers []host.Server
-	// Inactive are the configured servers that are not running at the
-	// start: they failed to connect, need a login, or are disabled. The
-	// banner and /mcp list them with their state and reason.
-	Inactive []host.Inactive
-	// Connect starts the configured server called name, for /mcp enable
-	// and /mcp restart of a server that is not running. Nil means such a
-	// server stays as it is until the chat is started again.
-	Connect func(ctx context.Context, name string) (host.Server, error)
-	// Guards protect the chat from the MCP servers' tools and, with the
-	// input guard, from injected user messages; nil guards nothing. Their
-	// config also decides the merge policy (MCPStrict), so the environment
-	// is read once (guard.FromEnv). When they have no confirmer, the chat
-	// adds a TerminalConfirmer that asks on Err and reads the answer
-	// through the same line reader as the REPL.
-	Guards *guard.Guards
-	// Store holds the sessions.
-	Store *store.Store
+	// Confirmer, when set, answers the questions about guarded calls
+	// instead of the user on the terminal (an embedder's policy, a test).
+	Confirmer guard.Confirmer
 
 	In  io.Reader
 	Out io.Writer
@@ -85,14 +59,6 @@ type Config struct {
 	Interrupt <-chan os.Signal
 	// Observer follows each run (the trace).
 	Observer agent.Observer
-
-	// System is the system prompt; empty sends none (cmd/agentapp gives
-	// assistant.SystemPrompt).
-	System string
-	// MaxSteps bounds tool rounds per turn; 0 means agent.DefaultMaxSteps.
-	MaxSteps int
-	// TurnTimeout bounds a whole turn; 0 means DefaultTurnTimeout.
-	TurnTimeout time.Duration
 
 	// SessionID resumes this session (--session); it must exist.
 	SessionID string
@@ -110,11 +76,15 @@ type Config struct {
 	Hints Hints
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// AllowInProject allows server's tool in this project from now on
+	// (cmd/agentapp writes the local scope's permissions) and returns the
+	// file written; the approval question offers it when set.
+	AllowInProject func(server, tool string) (file string, err error)
 	// NoColor turns colour off on a terminal too (the command line sets it
 	// from NO_COLOR). Output that is not a terminal is never coloured.
 	NoColor bool
 
-	// ClientSide, when set, is what the Servers were connected with
+	// ClientSide, when set, is what the host's servers were connected with
 	// (ClientSide.ConnectOptions): the chat answers their sampling and
 	// elicitation requests and shows their progress from New on.
 	ClientSide *ClientSide
@@ -129,10 +99,14 @@ type Config struct {
 
 // Chat is a running chat. Create it with New, use Run or Ask, then Close.
 type Chat struct {
-	cfg    Config
-	h      *host.Host
-	guards *guard.Guards
-	input  *lineReader
+	cfg   Config
+	h     *host.Host
+	local []*agent.Tool // the host's local tools, for the banner
+	// confirmer asks about the guarded calls of the chat's turns and
+	// /call, pausing the spinner while it asks.
+	confirmer guard.Confirmer
+	guards    *guard.Guards
+	input     *lineReader
 	// spin is the spinner of the turn in progress, if any, so that a
 	// confirmation question can pause it (it would repaint the question).
 	spin atomic.Pointer[spinner]
@@ -157,25 +131,20 @@ type Chat struct {
 // ErrInterrupted is returned by Ask when Ctrl-C cancelled the question.
 var ErrInterrupted = errors.New("interrupted")
 
-// New checks cfg, opens the host (writing the merge warnings to cfg.Err,
-// one line each) unless cfg.Host is given, and picks the session. On error
-// it closes the host (or cfg.Servers), so no server process outlives a chat
-// that did not start.
+// New checks cfg and picks the session of a chat over cfg.Host. On error
+// it closes the host, so no server process outlives a chat that did not
+// start.
 func New(ctx context.Context, cfg Config) (c *Chat, err error) {
-	var h *host.Host // closed on error: it owns the servers
-	hostTried := false
+	h := cfg.Host
+	if h == nil {
+		return nil, errors.New("chat: no host (open one with host.Open)")
+	}
 	defer func() {
-		switch {
-		case err == nil:
-		case h != nil:
+		if err != nil {
 			_ = h.Close()
-		case cfg.Host == nil && !hostTried:
-			_ = host.CloseAll(cfg.Servers)
 		}
 	}()
 	switch {
-	case cfg.Host == nil && cfg.Model == nil:
-		return nil, errors.New("chat: no model")
 	case cfg.In == nil || cfg.Out == nil || cfg.Err == nil:
 		return nil, errors.New("chat: In, Out and Err are required")
 	case cfg.SessionID != "" && cfg.Continue:
@@ -184,40 +153,26 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.Host != nil {
-		cfg.Model = cfg.Host.Model()
-		cfg.TurnTimeout = cfg.Host.TurnTimeout()
-		cfg.Store = cfg.Host.Store()
-	}
-	if cfg.TurnTimeout <= 0 {
-		cfg.TurnTimeout = DefaultTurnTimeout
-	}
 	c = &Chat{cfg: cfg, input: newLineReader(cfg.Err)}
-	h = cfg.Host
-	if h == nil {
-		hostTried = true // host.New closes the servers when it fails
-		h, err = host.New(ctx, host.Config{
-			Model: cfg.Model, Local: cfg.Local, Servers: cfg.Servers, Inactive: cfg.Inactive, Connect: cfg.Connect,
-			Guards: cfg.Guards, Store: cfg.Store, System: cfg.System, MaxSteps: cfg.MaxSteps,
-			TurnTimeout: cfg.TurnTimeout, Now: cfg.Now, Notify: c.notice, Hints: cfg.Hints.Host, Context: cfg.Context,
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
 	c.h = h
-	c.cfg.Local = c.h.Tools().Local()
+	c.local = c.h.Tools().Local()
 	c.guards = c.h.Guards()
 	interactive := term.IsTerminal(cfg.In) || cfg.assumeTerminal
-	if c.h.Confirmer() == nil {
+	// The chat's turns and calls ask on the terminal, unless cfg names
+	// who answers instead.
+	inner := cfg.Confirmer
+	if inner == nil {
 		asker := newTerminalConfirmer(c.input, c.input.noteWriter(), interactive)
 		asker.Timeout = cfg.confirmTimeout
 		asker.hint = cfg.Hints.Unanswered
-		c.h.SetConfirmer(&pausingConfirmer{inner: asker, spin: &c.spin, obs: &c.obs, now: cfg.Now})
-	} else {
-		c.h.SetConfirmer(&pausingConfirmer{inner: c.h.Confirmer(), spin: &c.spin, obs: &c.obs, now: cfg.Now})
+		if asker.sessions, err = host.OpenSessionApprovals(ctx, c.h.Store(), cfg.Now); err != nil {
+			return nil, err
+		}
+		asker.project = cfg.AllowInProject
+		inner = asker
 	}
-	c.sampler = newModelSampler(cfg.Model, c.input, cfg.Err, interactive, &c.spin)
+	c.confirmer = &pausingConfirmer{inner: inner, spin: &c.spin, obs: &c.obs, now: cfg.Now}
+	c.sampler = newModelSampler(h.Model(), c.input, cfg.Err, interactive, &c.spin)
 	c.elicitor = newTerminalElicitor(c.input, cfg.Err, interactive, &c.spin)
 	if cfg.ClientSide != nil {
 		cfg.ClientSide.chat.Store(c)
@@ -231,7 +186,7 @@ func New(ctx context.Context, cfg Config) (c *Chat, err error) {
 			return nil, err
 		}
 		if !ok {
-			return nil, fmt.Errorf("%w %q in %s", ErrNoSession, cfg.SessionID, cfg.Store.Path)
+			return nil, fmt.Errorf("%w %q in %s", ErrNoSession, cfg.SessionID, h.Store().Path)
 		}
 		c.session, c.resumed, c.resuming = cfg.SessionID, n, true
 	case cfg.Continue:
@@ -261,12 +216,16 @@ var ErrNoSession = host.ErrNoSession
 
 // notice writes what the tool table reports on Err: warnings as
 // "agentapp: warning: …", changes of a tool list as they are.
+// A turn's spinner is erased first and drawn again after, so the line
+// does not run into it.
 func (c *Chat) notice(n host.Notice) {
-	if n.Warning {
-		fmt.Fprintln(c.cfg.Err, "agentapp: warning:", textsafe.Escape(n.Text))
-		return
-	}
-	fmt.Fprintln(c.cfg.Err, textsafe.Escape(n.Text))
+	c.spin.Load().around(func() {
+		if n.Warning {
+			fmt.Fprintln(c.cfg.Err, "agentapp: warning:", textsafe.Escape(n.Text))
+			return
+		}
+		fmt.Fprintln(c.cfg.Err, textsafe.Escape(n.Text))
+	})
 }
 
 // Close closes the host: every MCP server (each stops its process); it is
@@ -305,11 +264,11 @@ func (c *Chat) Banner(out io.Writer) {
 func (c *Chat) banner(w io.Writer) {
 	fmt.Fprintln(w, "agentapp chat: customer-service assistant")
 	if c.cfg.ModelInfo != "" {
-		fmt.Fprintf(w, "Model: %s — %s\n", c.cfg.Model.Name(), c.cfg.ModelInfo)
+		fmt.Fprintf(w, "Model: %s — %s\n", c.h.Model().Name(), c.cfg.ModelInfo)
 	} else {
-		fmt.Fprintf(w, "Model: %s\n", c.cfg.Model.Name())
+		fmt.Fprintf(w, "Model: %s\n", c.h.Model().Name())
 	}
-	fmt.Fprintf(w, "Local tools: %d (%s)\n", len(c.cfg.Local), strings.Join(toolNames(c.cfg.Local), ", "))
+	fmt.Fprintf(w, "Local tools: %d (%s)\n", len(c.local), textsafe.Escape(strings.Join(localToolNames(c.local, c.h.Tools().Report()), ", ")))
 	servers, inactive := c.h.Tools().Servers(), c.h.Tools().Inactive()
 	if len(servers) == 0 && len(inactive) == 0 {
 		fmt.Fprintln(w, "MCP servers: none"+hintIn(c.cfg.Hints.AddServer))
@@ -353,6 +312,20 @@ func (c *Chat) banner(w io.Writer) {
 	fmt.Fprintln(w, "Type a message. Commands: /tools, /mcp, /new, /help, /exit (or Ctrl-D).")
 }
 
+// localToolNames names the local tools, each one an MCP server's tool
+// replaced saying by whose: that tool is the one offered and run.
+func localToolNames(tools []*agent.Tool, r host.MergeReport) []string {
+	names := toolNames(tools)
+	for i, n := range names {
+		for _, o := range r.Overridden {
+			if o.Tool == n {
+				names[i] = n + " replaced by MCP server " + o.Server + "'s"
+			}
+		}
+	}
+	return names
+}
+
 func toolNames(tools []*agent.Tool) []string {
 	names := make([]string, len(tools))
 	for i, t := range tools {
@@ -382,25 +355,24 @@ type (
 	InputRefusedError = host.InputRefusedError
 )
 
-// turn runs one user message through the host: it checks the message,
-// attaches the @SERVER:URI resources it names, and runs the turn.
+// turn runs one user message through the host: it reads the @SERVER:URI
+// resources the message names and runs the turn, which checks the message
+// and fences the resources.
 func (c *Chat) turn(ctx context.Context, text string, obs *turnObserver, stream bool) (turnResult, error) {
-	if err := c.h.CheckMessage(text); err != nil {
-		return turnResult{}, err
-	}
-	// @SERVER:URI references: the resources' text goes with the message,
-	// fenced as data (resources.go).
-	extra, err := c.attachments(ctx, text)
+	// @SERVER:URI references: the resources' text goes with the message;
+	// the host fences it as data (resources.go).
+	atts, err := c.attachments(ctx, text)
 	if err != nil {
 		return turnResult{}, err
 	}
-	return c.turnMessages(ctx, []model.Message{{Role: model.RoleUser, Content: text + extra}}, obs, stream)
+	return c.turnMessages(ctx, host.Turn{Text: text, Attachments: atts}, obs, stream)
 }
 
-// turnMessages runs the messages the user sends (one typed message, or a
-// server prompt's messages) through the host's turn runner, with Ctrl-C
-// cancelling it, and words its failures for the terminal.
-func (c *Chat) turnMessages(ctx context.Context, added []model.Message, obs *turnObserver, stream bool) (turnResult, error) {
+// turnMessages runs what the user sends (one typed message with its
+// attachments, or a server prompt's messages) through the host's turn
+// runner, with Ctrl-C cancelling it, and words its failures for the
+// terminal.
+func (c *Chat) turnMessages(ctx context.Context, t host.Turn, obs *turnObserver, stream bool) (turnResult, error) {
 	var tr turnResult
 	turnCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -421,18 +393,9 @@ func (c *Chat) turnMessages(ctx context.Context, added []model.Message, obs *tur
 			watched <- false
 		}
 	}()
-	res, err := c.h.Run(turnCtx, host.Turn{
-		Session:  c.session,
-		Messages: added,
-		Stream:   stream,
-		Observer: obs,
-		OnEvent:  obs.event,
-		Timeout:  c.cfg.TurnTimeout,
-		// turn checked the typed text; attachments and a prompt's
-		// messages are not held to the typing limit.
-		Checked:  true,
-		FrontEnd: "chat",
-	})
+	t.Session, t.Stream, t.OnEvent, t.Confirmer = c.session, stream, obs.event, c.confirmer
+	t.FrontEnd = "chat"
+	res, err := c.h.Run(turnCtx, t)
 	close(stop)
 	tr.interrupted = <-watched
 	tr.res = res

@@ -24,15 +24,15 @@ func TestREPLPipedBannerCommandsAndTurns(t *testing.T) {
 		constTool("searchKnowledge", "shop", "kb"),
 	}}
 	h := newHarness(t, m, openTestStore(t), "hello\n/tools\n\n   \n/help\n/nope\norder call:getOrderStatus\n/exit\nnot read\n")
-	h.cfg.Servers = []host.Server{srv}
+	h.host.Servers = []host.Server{srv}
 	h.cfg.ModelInfo = "test model; use --model to switch"
-	h.cfg.Guards = guard.New(guard.Config{PII: true, AuditLog: "/data/audit.log"}, nil, nil)
+	h.host.Guards = &guard.Config{PII: true, AuditLog: "/data/audit.log"}
 	h.run(t)
 
 	out, errOut := h.out.String(), h.err.String()
 	for _, s := range []string{
 		"Model: rule-model — test model; use --model to switch",
-		"Local tools: 1 (getOrderStatus)",
+		"Local tools: 1 (getOrderStatus replaced by MCP server shop's)",
 		"MCP server shop: connected, 2 tools (getOrderStatus, searchKnowledge)",
 		"Guards: permissions: ask before MCP tools not declared read-only\n" +
 			"        PII: phone numbers, ids and cards masked in MCP output and knowledge-base hits\n" +
@@ -40,7 +40,7 @@ func TestREPLPipedBannerCommandsAndTurns(t *testing.T) {
 			"        audit log: /data/audit.log\n",
 		"echo: hello (1 messages)\n",
 		// /tools: the MCP tool overrode the local one.
-		"2 tools:\n  getOrderStatus   MCP server shop  test tool getOrderStatus\n  searchKnowledge  MCP server shop  test tool searchKnowledge\n",
+		"2 tools:\n  getOrderStatus   MCP server shop, replaces the local tool  test tool getOrderStatus\n  searchKnowledge  MCP server shop                           test tool searchKnowledge\n",
 		"/tools             list the tools",
 		"/mcp restart NAME  restart an MCP server now",
 		"Unknown command /nope; type /help",
@@ -75,8 +75,8 @@ func TestStrictGuardSkipsMCPTool(t *testing.T) {
 	m := &ruleModel{}
 	srv := &fakeServer{name: "shop", tools: []*agent.Tool{constTool("getOrderStatus", "shop", "from shop")}}
 	h := newHarness(t, m, openTestStore(t), "call:getOrderStatus\n/tools\n")
-	h.cfg.Servers = []host.Server{srv}
-	h.cfg.Guards = guard.New(guard.Config{MCPStrict: true}, nil, nil)
+	h.host.Servers = []host.Server{srv}
+	h.host.Guards = &guard.Config{MCPStrict: true}
 	h.run(t)
 	if !strings.Contains(h.out.String(), `tool said: {"status":"已发货"}`) {
 		t.Errorf("the local tool did not run:\n%s", h.out.String())
@@ -112,7 +112,7 @@ func TestTooLongMessageRefused(t *testing.T) {
 	}
 
 	// One-shot mode refuses it too, as an error.
-	c, err := New(context.Background(), h.cfg)
+	c, err := h.open(t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,11 +194,11 @@ func TestSessionWindowResumeAndNew(t *testing.T) {
 	// An unknown id is an error; --session with --continue is too.
 	h5 := newHarness(t, m, st, "")
 	h5.cfg.SessionID = "nope"
-	if _, err := New(context.Background(), h5.cfg); !errors.Is(err, ErrNoSession) || !strings.Contains(err.Error(), `"nope"`) || strings.Contains(err.Error(), "--") {
+	if _, err := h5.open(t); !errors.Is(err, ErrNoSession) || !strings.Contains(err.Error(), `"nope"`) || strings.Contains(err.Error(), "--") {
 		t.Errorf("unknown session: err = %v", err)
 	}
 	h5.cfg.Continue = true
-	if _, err := New(context.Background(), h5.cfg); err == nil {
+	if _, err := h5.open(t); err == nil {
 		t.Error("--session with --continue: no error")
 	}
 }
@@ -224,8 +224,8 @@ func sessionFromBanner(t *testing.T, out string) string {
 func TestAskJSON(t *testing.T) {
 	m := &ruleModel{}
 	h := newHarness(t, m, openTestStore(t), "")
-	h.cfg.Local = append(h.cfg.Local, testTool("broken", "", func(context.Context) (any, error) { return nil, errors.New("disk on fire") }))
-	c, err := New(context.Background(), h.cfg)
+	h.host.Local = append(h.host.Local, testTool("broken", "", func(context.Context) (any, error) { return nil, errors.New("disk on fire") }))
+	c, err := h.open(t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,9 +289,9 @@ func TestInterruptCancelsTurnAndToolThenChatGoesOn(t *testing.T) {
 	m := &ruleModel{}
 	h := newHarness(t, m, openTestStore(t), "")
 	h.cfg.In = inR
-	h.cfg.Local = []*agent.Tool{slow}
+	h.host.Local = []*agent.Tool{slow}
 	h.cfg.Interrupt = intr
-	c, err := New(context.Background(), h.cfg)
+	c, err := h.open(t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +349,7 @@ func TestModelErrorsAndMaxSteps(t *testing.T) {
 	// A model that never stops calling tools runs out of steps.
 	loop := &loopModel{}
 	h2 := newHarness(t, loop, openTestStore(t), "go\n")
-	h2.cfg.MaxSteps = 2
+	h2.host.MaxSteps = 2
 	h2.run(t)
 	if !strings.Contains(h2.err.String(), "did not converge within 2 tool rounds") || !strings.Contains(h2.err.String(), "--max-steps") {
 		t.Errorf("stderr lacks the max-steps message:\n%s", h2.err.String())
@@ -370,8 +370,8 @@ func (loopModel) Stream(context.Context, *model.Request, func(string)) (*model.R
 func TestTurnTimeout(t *testing.T) {
 	block := testTool("block", "", func(ctx context.Context) (any, error) { <-ctx.Done(); return nil, ctx.Err() })
 	h := newHarness(t, &ruleModel{}, openTestStore(t), "call:block\n")
-	h.cfg.Local = []*agent.Tool{block}
-	h.cfg.TurnTimeout = time.Millisecond
+	h.host.Local = []*agent.Tool{block}
+	h.host.TurnTimeout = time.Millisecond
 	h.run(t)
 	if !strings.Contains(h.err.String(), "took longer than 1ms") || !strings.Contains(h.err.String(), "--turn-timeout") {
 		t.Errorf("stderr lacks the timeout message:\n%s", h.err.String())
@@ -382,8 +382,8 @@ func TestNewClosesServersOnMergeError(t *testing.T) {
 	a := &fakeServer{name: "a", tools: []*agent.Tool{constTool("read", "a", "")}}
 	b := &fakeServer{name: "b", tools: []*agent.Tool{constTool("read", "b", ""), constTool("read", "b", "")}}
 	h := newHarness(t, &ruleModel{}, openTestStore(t), "")
-	h.cfg.Servers = []host.Server{a, b}
-	_, err := New(context.Background(), h.cfg)
+	h.host.Servers = []host.Server{a, b}
+	_, err := h.open(t)
 	if err == nil || !strings.Contains(err.Error(), "offered two tools named") {
 		t.Fatalf("err = %v, want the misbehaving server's duplicate", err)
 	}
@@ -396,8 +396,8 @@ func TestCloseClosesEveryServerOnce(t *testing.T) {
 	a := &fakeServer{name: "a"}
 	b := &fakeServer{name: "b"}
 	h := newHarness(t, &ruleModel{}, openTestStore(t), "")
-	h.cfg.Servers = []host.Server{a, b}
-	c, err := New(context.Background(), h.cfg)
+	h.host.Servers = []host.Server{a, b}
+	c, err := h.open(t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -435,7 +435,7 @@ func TestServerStringsAreEscaped(t *testing.T) {
 	m := &ruleModel{}
 	srv := &fakeServer{name: "evil\x1b[31m", tools: []*agent.Tool{constTool("red\x1b[31m\nforged", "evil\x1b[31m", "x")}}
 	h := newHarness(t, m, openTestStore(t), "/tools\n/mcp\n/exit\n")
-	h.cfg.Servers = []host.Server{srv}
+	h.host.Servers = []host.Server{srv}
 	h.run(t)
 	if out := h.out.String() + h.err.String(); strings.ContainsAny(out, "\x1b\r") {
 		t.Errorf("raw escape in the output:\n%q", out)
@@ -457,7 +457,7 @@ func TestNamelessToolDoesNotStopTheChat(t *testing.T) {
 	m := &ruleModel{}
 	srv := &fakeServer{name: "broken", tools: []*agent.Tool{constTool("", "broken", "x"), constTool("fine", "broken", "x")}}
 	h := newHarness(t, m, openTestStore(t), "/exit\n")
-	h.cfg.Servers = []host.Server{srv}
+	h.host.Servers = []host.Server{srv}
 	h.run(t)
 	if !strings.Contains(h.out.String(), "MCP server broken: connected, 1 tool (fine)") {
 		t.Errorf("banner:\n%s", h.out.String())
@@ -474,17 +474,17 @@ func TestNoSwitchWithoutHints(t *testing.T) {
 	block := testTool("block", "", func(ctx context.Context) (any, error) { <-ctx.Done(); return nil, ctx.Err() })
 	h := newHarness(t, &ruleModel{}, openTestStore(t), "/mcp\ncall:block\n")
 	h.cfg.Hints = Hints{}
-	h.cfg.Local = []*agent.Tool{block}
-	h.cfg.TurnTimeout = time.Millisecond
+	h.host.Local = []*agent.Tool{block}
+	h.host.TurnTimeout = time.Millisecond
 	h.run(t)
 
 	h2 := newHarness(t, &loopModel{}, openTestStore(t), "go\n")
 	h2.cfg.Hints = Hints{}
-	h2.cfg.MaxSteps = 2
+	h2.host.MaxSteps = 2
 	h2.run(t)
 
 	out := h.out.String() + h.err.String() + h2.out.String() + h2.err.String()
-	for _, want := range []string{"MCP servers: none\n", "No MCP servers.\n", "Guards: none active\n", " (new)\n", "took longer than 1ms and was stopped; ask again\n", "did not converge within 2 tool rounds"} {
+	for _, want := range []string{"MCP servers: none\n", "No MCP servers.\n", "Guards: permissions: ask before MCP tools not declared read-only; allow *\n", " (new)\n", "took longer than 1ms and was stopped; ask again\n", "did not converge within 2 tool rounds"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

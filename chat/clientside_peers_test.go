@@ -56,7 +56,7 @@ func everythingChat(t *testing.T, transport string, m model.Model, sampling stri
 		t.Fatal(err)
 	}
 	h := newHarness(t, m, openTestStore(t), input)
-	h.cfg.Servers = []host.Server{b}
+	h.host.Servers = []host.Server{b}
 	h.cfg.ClientSide = cs
 	h.cfg.assumeTerminal = true
 	h.run(t)
@@ -180,10 +180,10 @@ func TestChatRootsAndProgress(t *testing.T) {
 	h := newHarness(t, m, openTestStore(t), "")
 	h.cfg.In = in
 	h.cfg.Out = &testkit.SyncBuffer{}
-	h.cfg.Servers = []host.Server{b}
+	h.host.Servers = []host.Server{b}
 	h.cfg.ClientSide = cs
 	out := h.cfg.Out.(*testkit.SyncBuffer)
-	c, err := New(context.Background(), h.cfg)
+	c, err := h.open(t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,9 +314,9 @@ func TestResourceToolsAreGuarded(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHarness(t, m, openTestStore(t), "read it\n")
-	h.cfg.Servers = []host.Server{b}
+	h.host.Servers = []host.Server{b}
 	h.cfg.ClientSide = cs
-	h.cfg.Guards, _ = testGuards(t, guard.Config{Allowlist: []string{"echo"}})
+	h.host.Guards, _ = testGuards(t, guard.Config{Allowlist: []string{"echo"}})
 	h.run(t)
 	if res := toolResult(t, m, "c1"); !strings.Contains(res, `"denied":true`) || strings.Contains(res, "DATA") {
 		t.Errorf("readMcpResource ran despite the allowlist:\n%s", res)
@@ -375,10 +375,10 @@ func TestCtrlCEndsAServerQuestion(t *testing.T) {
 	h := newHarness(t, m, openTestStore(t), "")
 	out := &testkit.SyncBuffer{}
 	h.cfg.In, h.cfg.Out, h.cfg.Err, h.cfg.Interrupt = in, out, errOut, intr
-	h.cfg.Servers = []host.Server{b}
+	h.host.Servers = []host.Server{b}
 	h.cfg.ClientSide = cs
 	h.cfg.assumeTerminal = true
-	c, err := New(context.Background(), h.cfg)
+	c, err := h.open(t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,9 +422,9 @@ func TestStreamJSONTaskStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHarness(t, &ruleModel{}, openTestStore(t), "")
-	h.cfg.Servers = []host.Server{b}
+	h.host.Servers = []host.Server{b}
 	h.cfg.ClientSide = cs
-	c, err := New(context.Background(), h.cfg)
+	c, err := h.open(t)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,7 +85,7 @@ func TestServerQuestionsAreEscaped(t *testing.T) {
 	)
 	// Refuse the sampling, pick the choice, send, then leave the URL.
 	h := newHarness(t, m, openTestStore(t), "go\nn\n1\n\ndecline\n")
-	h.cfg.Servers = []host.Server{b}
+	h.host.Servers = []host.Server{b}
 	h.cfg.ClientSide = cs
 	h.cfg.assumeTerminal = true
 	h.run(t)

@@ -10,19 +10,26 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/host"
+	"github.com/agentapp/agentapp/internal/textsafe"
 )
 
 // TerminalConfirmer is the guard.Confirmer of a person at a terminal. It
 // writes
 //
-//	Allow tool X (server S) with {"a":1}? [y/N/a]
+//	Allow tool X (server S) with {"a":1}? [y once/a session/p project/N/?]
 //
 // and reads the answer through the chat's one line reader, so the
 // question and the REPL never read stdin at the same time. The guards
 // decide what y and n mean (guard.Answer: only y or yes approves); a (or
 // always) approves this call and every later call of the same tool of the
-// same server for the rest of the session, without asking. End of input,
+// same server for the rest of the session, without asking, and the answer
+// is kept with the session (SessionApprovals) so --continue keeps it; p
+// (or project), offered when the chat can write the project's permissions,
+// allows the tool in this project from now on; ? (or help) explains the
+// choices and asks again. End of input,
 // no answer within Timeout, a cancelled call and a non-interactive stdin
 // all refuse, and so does the zero value. Questions are asked one at a
 // time even when the model runs calls concurrently. The answers are never
@@ -41,9 +48,20 @@ type TerminalConfirmer struct {
 	// when nobody can answer; nil adds nothing.
 	hint func(guard.ConfirmRequest) string
 
+	// sessions keeps the "always" answers with the session; nil keeps
+	// them in always, for this process only.
+	sessions *host.SessionApprovals
+	// project allows server's tool in this project from now on (the
+	// local scope's permissions) and returns the file it wrote; nil does
+	// not offer p.
+	project func(server, tool string) (string, error)
+
 	mu     sync.Mutex
-	always map[string]bool // tool and server approved for the session
+	always map[string]bool // session, server and tool approved for the session
 }
+
+// maxHelpAsks bounds how often one question is asked again after ?.
+const maxHelpAsks = 5
 
 // NewTerminalConfirmer returns a confirmer that reads answers from in, one
 // plain line each, and writes its questions and notes to out. interactive
@@ -88,24 +106,40 @@ func (c *TerminalConfirmer) Confirm(ctx context.Context, req guard.ConfirmReques
 	case <-ctx.Done():
 		return guard.Decision{Reason: "the call was cancelled before it could be confirmed"}
 	}
-	key := req.Server + "\x00" + req.Tool
+	session := agent.SessionFrom(ctx)
+	key := session + "\x00" + req.Server + "\x00" + req.Tool
 	c.mu.Lock()
 	always := c.always[key]
 	c.mu.Unlock()
-	if always {
+	if always || c.sessions.Allowed(ctx, session, req.Server, req.Tool) {
 		return guard.Decision{Approved: true, Reason: "approved by the user for the rest of the session"}
 	}
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = guard.DefaultConfirmTimeout
 	}
-	question := fmt.Sprintf("Allow %s with %s? [y/N/a] ", what, req.ArgsPreview())
+	// p is offered only where an allow rule decides: an ask rule or
+	// AGENT_GUARD_CONFIRM asks whatever the allow list says.
+	project := c.project != nil && req.Server != "" && req.Cause == guard.AskDefault
+	choices := "[y once/a session/N/?] "
+	if project {
+		choices = "[y once/a session/p project/N/?] "
+	}
+	question := fmt.Sprintf("Allow %s with %s? %s", what, req.ArgsPreview(), choices)
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	// The reader shows the question: a line editor as its prompt (it
-	// would paint over text written before it), plain input by writing it
-	// first.
-	line, err := c.in.read(waitCtx, question, nil)
+	var line string
+	var err error
+	for asked := 0; ; asked++ {
+		// The reader shows the question: a line editor as its prompt (it
+		// would paint over text written before it), plain input by
+		// writing it first.
+		line, err = c.in.read(waitCtx, question, nil)
+		if err != nil || asked == maxHelpAsks || !isHelp(line) {
+			break
+		}
+		c.explain(what, req, project, timeout)
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
@@ -123,13 +157,58 @@ func (c *TerminalConfirmer) Confirm(ctx context.Context, req guard.ConfirmReques
 	}
 	switch strings.ToLower(strings.TrimSpace(line)) {
 	case "a", "always":
-		c.mu.Lock()
-		if c.always == nil {
-			c.always = map[string]bool{}
-		}
-		c.always[key] = true
-		c.mu.Unlock()
+		c.allowSession(ctx, session, key, req)
 		return guard.Decision{Approved: true, Reason: "approved by the user for the rest of the session"}
+	case "p", "project":
+		if !project {
+			break
+		}
+		c.allowSession(ctx, session, key, req)
+		file, err := c.project(req.Server, req.Tool)
+		if err != nil {
+			fmt.Fprintf(c.out, "agentapp: warning: could not keep the answer for this project (%v); it holds for this session\n", err)
+			return guard.Decision{Approved: true, Reason: "approved by the user for the rest of the session"}
+		}
+		fmt.Fprintf(c.out, "Allowed %s in this project from now on (%s:%s in the allow list of %s).\n", what, textsafe.Escape(req.Server), textsafe.Escape(req.Tool), file)
+		return guard.Decision{Approved: true, Reason: "approved by the user for this project"}
 	}
 	return guard.Answer(line)
+}
+
+// isHelp reports whether an answer asks what the choices mean.
+func isHelp(line string) bool {
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "?", "h", "help":
+		return true
+	}
+	return false
+}
+
+// explain writes what each answer does, for ?.
+func (c *TerminalConfirmer) explain(what string, req guard.ConfirmRequest, project bool, timeout time.Duration) {
+	fmt.Fprintf(c.out, "  y, yes      run this call once; the next call of this tool asks again\n")
+	fmt.Fprintf(c.out, "  a, always   run it, and every call of %s in this session without asking (kept with the session: --continue too)\n", what)
+	if project {
+		fmt.Fprintf(c.out, "  p, project  run it, and allow %s:%s in this project from now on (written to your permissions for this project)\n", textsafe.Escape(req.Server), textsafe.Escape(req.Tool))
+	}
+	fmt.Fprintf(c.out, "  n, no       refuse (also Enter, or no answer within %v)\n", timeout)
+	if req.Why != "" {
+		fmt.Fprintf(c.out, "  asked because %s\n", textsafe.Escape(req.Why))
+	}
+}
+
+// allowSession remembers "always" for the rest of session.
+func (c *TerminalConfirmer) allowSession(ctx context.Context, session, key string, req guard.ConfirmRequest) {
+	c.mu.Lock()
+	if c.always == nil {
+		c.always = map[string]bool{}
+	}
+	c.always[key] = true
+	c.mu.Unlock()
+	if c.sessions == nil {
+		return
+	}
+	if err := c.sessions.Allow(ctx, session, req.Server, req.Tool); err != nil {
+		fmt.Fprintf(c.out, "agentapp: warning: %v\n", err)
+	}
 }

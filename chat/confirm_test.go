@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/testkit"
 )
 
@@ -39,7 +42,7 @@ func TestTerminalConfirmerAnswers(t *testing.T) {
 		if d.Approved != c.approved || !strings.Contains(d.Reason, c.reason) {
 			t.Errorf("answer %q: %+v, want approved=%v and a reason mentioning %s", c.input, d, c.approved, c.reason)
 		}
-		if want := `Allow tool refund (server shop) with {"orderId":"A-1024"}? [y/N/a] `; !strings.HasPrefix(out.String(), want) {
+		if want := `Allow tool refund (server shop) with {"orderId":"A-1024"}? [y once/a session/N/?] `; !strings.HasPrefix(out.String(), want) {
 			t.Errorf("question = %q, want it to start with %q", out.String(), want)
 		}
 	}
@@ -112,15 +115,15 @@ func TestTerminalConfirmerAsksOneAtATime(t *testing.T) {
 		go func() { results <- conf.Confirm(context.Background(), guard.ConfirmRequest{Tool: tool}) }()
 	}
 	// Wait until one question is on screen, then check the other waits.
-	for !strings.Contains(out.String(), "[y/N/a]") {
+	for !strings.Contains(out.String(), "[y once/a session/N/?]") {
 		time.Sleep(time.Millisecond)
 	}
-	if n := strings.Count(out.String(), "[y/N/a]"); n != 1 {
+	if n := strings.Count(out.String(), "[y once/a session/N/?]"); n != 1 {
 		t.Fatalf("%d questions on screen at once:\n%s", n, out.String())
 	}
 	pw.Write([]byte("y\n"))
 	first := <-results
-	for strings.Count(out.String(), "[y/N/a]") < 2 {
+	for strings.Count(out.String(), "[y once/a session/N/?]") < 2 {
 		time.Sleep(time.Millisecond)
 	}
 	pw.Write([]byte("n\n"))
@@ -163,8 +166,10 @@ func TestTerminalConfirmerThroughWrap(t *testing.T) {
 			if c.timeout {
 				conf.Timeout = time.Millisecond
 			}
-			g, audit := testGuards(t, guard.Config{Confirm: []string{"createRefund"}})
-			g = g.WithConfirmer(conf)
+			gcfg, audit := testGuards(t, guard.Config{Confirm: []string{"createRefund"}})
+			a := guard.NewAudit(audit, nil)
+			t.Cleanup(func() { a.Close() })
+			g := guard.New(*gcfg, conf, a)
 			srv, calls := countingServer("hostile", "createRefund", "refunded")
 			res, err := guard.Wrap(srv.tools[0], g).Execute(context.Background(), json.RawMessage(`{"orderId":"A-1024"}`))
 			if err != nil {
@@ -176,7 +181,7 @@ func TestTerminalConfirmerThroughWrap(t *testing.T) {
 			if raw, _ := res.(json.RawMessage); !c.ran && !strings.Contains(string(raw), `"denied":true`) {
 				t.Errorf("result %v is not a denial", res)
 			}
-			if !strings.Contains(out.String(), `Allow tool createRefund (server hostile) with {"orderId":"A-1024"}? [y/N/a]`) {
+			if !strings.Contains(out.String(), `Allow tool createRefund (server hostile) with {"orderId":"A-1024"}? [y once/a session/N/?]`) {
 				t.Errorf("question = %q", out.String())
 			}
 			lines := auditEvents(t, audit)
@@ -195,7 +200,7 @@ func TestTerminalConfirmerEscapesTheQuestion(t *testing.T) {
 	var out testkit.SyncBuffer
 	conf := NewTerminalConfirmer(strings.NewReader("n\n"), &out, true)
 	conf.Confirm(context.Background(), guard.ConfirmRequest{Tool: "refund\u202e", Server: "shop\x1b[2J", Args: json.RawMessage(`{"a":"` + "\u2066" + `"}`)})
-	want := `Allow tool refund\u202e (server shop\x1b[2J) with {"a":"\u2066"}? [y/N/a] `
+	want := `Allow tool refund\u202e (server shop\x1b[2J) with {"a":"\u2066"}? [y once/a session/N/?] `
 	if got := out.String(); got != want {
 		t.Errorf("question = %q, want %q", got, want)
 	}
@@ -234,7 +239,7 @@ func TestTerminalConfirmerGivesTheEditorTheQuestion(t *testing.T) {
 	if d := conf.Confirm(context.Background(), req); d.Approved {
 		t.Errorf("no: %+v", d)
 	}
-	want := `Allow tool refund (server shop) with {"orderId":"A-1024"}? [y/N/a] `
+	want := `Allow tool refund (server shop) with {"orderId":"A-1024"}? [y once/a session/N/?] `
 	if len(src.prompts) != 2 || src.prompts[0] != want {
 		t.Errorf("prompts = %q, want the question %q", src.prompts, want)
 	}
@@ -254,5 +259,72 @@ func TestLineReaderPlainLines(t *testing.T) {
 		if _, err := l.read(context.Background(), "", nil); !errors.Is(err, io.EOF) {
 			t.Fatalf("read at the end = %v, want io.EOF", err)
 		}
+	}
+}
+
+// TestTerminalConfirmerHelpAndAlways: ? explains the choices and asks again
+// (it is not a no); a keeps the tool allowed for the session, across
+// confirmers sharing the session's store (a chat resumed with --continue),
+// but not for another session; p writes the project's allow rule and is
+// offered only where an allow rule decides.
+func TestTerminalConfirmerHelpAndAlways(t *testing.T) {
+	ctx := agent.WithSession(context.Background(), "s1")
+	st := openTestStore(t)
+	approvals := func() *host.SessionApprovals {
+		a, err := host.OpenSessionApprovals(ctx, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	req := guard.ConfirmRequest{Tool: "createTicket", Server: "shop", Args: json.RawMessage(`{}`), Why: "its server does not declare it read-only"}
+	out := &testkit.SyncBuffer{}
+	var wrote []string
+	conf := newTerminalConfirmer(plainLines(strings.NewReader("?\na\n"), out), out, true)
+	conf.sessions = approvals()
+	conf.project = func(server, tool string) (string, error) {
+		wrote = append(wrote, server+":"+tool)
+		return "/cfg/mcp.json", nil
+	}
+	if d := conf.Confirm(ctx, req); !d.Approved {
+		t.Fatalf("? then a: %+v, want approved", d)
+	}
+	screen := out.String()
+	for _, s := range []string{"[y once/a session/p project/N/?] ", "a, always   run it, and every call of tool createTicket (server shop) in this session",
+		"p, project  run it, and allow shop:createTicket in this project", "n, no       refuse", "asked because its server does not declare it read-only"} {
+		if !strings.Contains(screen, s) {
+			t.Errorf("the screen lacks %q:\n%s", s, screen)
+		}
+	}
+	if n := strings.Count(screen, "Allow tool createTicket"); n != 2 {
+		t.Errorf("asked %d times, want twice (again after ?):\n%s", n, screen)
+	}
+
+	// --continue: a new chat, the same session and store.
+	out = &testkit.SyncBuffer{}
+	again := newTerminalConfirmer(plainLines(strings.NewReader(""), out), out, true)
+	again.sessions = approvals()
+	if d := again.Confirm(ctx, req); !d.Approved || out.String() != "" {
+		t.Errorf("the same session after a restart: %+v, screen %q; want allowed without asking", d, out.String())
+	}
+	if d := again.Confirm(agent.WithSession(context.Background(), "s2"), req); d.Approved {
+		t.Errorf("another session: %+v, want asked (and refused at end of input)", d)
+	}
+
+	out = &testkit.SyncBuffer{}
+	proj := newTerminalConfirmer(plainLines(strings.NewReader("p\n"), out), out, true)
+	proj.sessions = approvals()
+	proj.project = conf.project
+	if d := proj.Confirm(agent.WithSession(context.Background(), "s3"), req); !d.Approved || !slices.Equal(wrote, []string{"shop:createTicket"}) ||
+		!strings.Contains(out.String(), "Allowed tool createTicket (server shop) in this project from now on (shop:createTicket in the allow list of /cfg/mcp.json)") {
+		t.Errorf("p: %+v, wrote %v, screen:\n%s", d, wrote, out.String())
+	}
+	out = &testkit.SyncBuffer{}
+	ruled := req
+	ruled.Cause = guard.AskRule
+	noP := newTerminalConfirmer(plainLines(strings.NewReader("p\n"), out), out, true)
+	noP.project = conf.project
+	if d := noP.Confirm(ctx, ruled); d.Approved || strings.Contains(out.String(), "p project") {
+		t.Errorf("an ask rule's question: %+v, screen %q; want p neither offered nor taken", d, out.String())
 	}
 }

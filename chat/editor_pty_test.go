@@ -226,7 +226,7 @@ func TestPTYConfirmAlways(t *testing.T) {
 	term.expect("Type a message.")
 	term.expect("> ")
 	term.send("please call:refund now\r")
-	term.expect("[y/N/a] ")
+	term.expect("[y once/a session/N/?] ")
 	term.send("a\r")
 	term.expect("tool said: refunded")
 	term.expect("> ")
@@ -234,7 +234,7 @@ func TestPTYConfirmAlways(t *testing.T) {
 	term.expect("tool said: refunded")
 	term.expect("> ")
 	screen := strings.Join(render(term.output()), "\n")
-	if n := strings.Count(screen, "[y/N/a]"); n != 1 {
+	if n := strings.Count(screen, "[y once/a session/N/?]"); n != 1 {
 		t.Errorf("the question is on the screen %d times, want once:\n%s", n, screen)
 	}
 	term.send("/exit\r")
@@ -259,7 +259,7 @@ func TestPTYWrappedQuestionDrawnOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	term.send("call:refund\r")
-	term.expect("[y/N/a] ")
+	term.expect("[y once/a session/N/?] ")
 	term.send("n")
 	term.send("\x7f")
 	term.send("y")
@@ -276,7 +276,7 @@ func TestPTYWrappedQuestionDrawnOnce(t *testing.T) {
 	if n := strings.Count(joined, "Allow tool"); n != 1 {
 		t.Errorf("the question's first row is on the screen %d times, want once:\n%s", n, joined)
 	}
-	if n := strings.Count(joined, "[y/N/a]"); n != 1 {
+	if n := strings.Count(joined, "[y once/a session/N/?]"); n != 1 {
 		t.Errorf("the question's last row is on the screen %d times, want once:\n%s", n, joined)
 	}
 	term.send("/exit\r")

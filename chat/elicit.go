@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentapp/agentapp/mcpclient/elicit"
 	"io"
 	"os"
 	"strings"
 	"sync/atomic"
 
 	"github.com/agentapp/agentapp/internal/textsafe"
-	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -72,7 +72,7 @@ func (e *TerminalElicitor) Elicit(ctx context.Context, server string, p *mcp.Eli
 	if p.Mode == "url" || (p.Mode == "" && p.URL != "") {
 		return e.url(ctx, who, note, p)
 	}
-	form, err := mcpclient.ParseForm(p.RequestedSchema)
+	form, err := elicit.ParseForm(p.RequestedSchema)
 	if err != nil {
 		fmt.Fprintf(note, "%s asks for input with a form that cannot be shown (%v): declined\n", who, err)
 		return &mcp.ElicitResult{Action: "decline"}, nil
@@ -105,7 +105,7 @@ func (e *TerminalElicitor) Elicit(ctx context.Context, server string, p *mcp.Eli
 
 // field asks for one field until the answer is valid; action is "decline"
 // or "cancel" when the form ends there.
-func (e *TerminalElicitor) field(ctx context.Context, note io.Writer, f mcpclient.FormField) (any, string) {
+func (e *TerminalElicitor) field(ctx context.Context, note io.Writer, f elicit.FormField) (any, string) {
 	label := textsafe.Escape(f.Label())
 	if f.Required {
 		label += " (required)"
@@ -157,7 +157,7 @@ func (e *TerminalElicitor) field(ctx context.Context, note io.Writer, f mcpclien
 
 // defaultText shows a field's default as the user would type it: the
 // title of a chosen option, yes/no for a boolean.
-func defaultText(f mcpclient.FormField) string {
+func defaultText(f elicit.FormField) string {
 	title := func(v any) string {
 		for _, o := range f.Options {
 			if o.Value == v {

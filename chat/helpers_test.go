@@ -5,12 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/host"
+	"github.com/agentapp/agentapp/host/hosttest"
+	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/store"
 	"github.com/agentapp/agentapp/store/storetest"
@@ -151,6 +156,67 @@ func openTestStore(t *testing.T) *store.Store {
 type harness struct {
 	out, err bytes.Buffer
 	cfg      Config
+	// host are the parts of the host under the chat, which open opens as
+	// cmd/agentapp opens it (host.Open).
+	host hostParts
+}
+
+// hostParts are what a test gives the host under its chat.
+type hostParts struct {
+	Model model.Model
+	Local []*agent.Tool
+	// Servers are connected; Inactive are not running, and Connect
+	// starts one of them by name.
+	Servers  []host.Server
+	Inactive []host.Inactive
+	Connect  func(ctx context.Context, name string) (host.Server, error)
+	// Guards configure the guards; nil lets every call run without a
+	// question.
+	Guards      *guard.Config
+	Store       *store.Store
+	System      string
+	MaxSteps    int
+	TurnTimeout time.Duration
+	Context     host.ContextOptions
+}
+
+// openHost opens the host of p with host.Open, as cmd/agentapp does, with
+// hosttest's defaults; its notices are written to errOut as the command
+// line writes them. The test owns the store: several chats may open over
+// it.
+func openHost(p *hostParts, hints host.Hints, now func() time.Time, errOut io.Writer) (*host.Host, error) {
+	o := &host.Options{
+		Model: p.Model, Local: p.Local, Servers: p.Servers, Inactive: p.Inactive, Guards: p.Guards, Store: p.Store, KeepStore: true,
+		System: p.System, MaxSteps: p.MaxSteps, TurnTimeout: p.TurnTimeout, Context: p.Context, Hints: hints, Now: now,
+		Notify: func(n host.Notice) {
+			if n.Warning {
+				fmt.Fprintln(errOut, "agentapp: warning:", n.Text)
+				return
+			}
+			fmt.Fprintln(errOut, n.Text)
+		},
+	}
+	if p.Connect != nil {
+		o.Connect = func(ctx context.Context, c mcpconfig.Server) (host.Server, error) { return p.Connect(ctx, c.Name) }
+	} else {
+		o.Connect = func(context.Context, mcpconfig.Server) (host.Server, error) { return nil, host.ErrCannotConnect }
+	}
+	if err := hosttest.Defaults(o, ""); err != nil {
+		return nil, err
+	}
+	return host.Open(context.Background(), o)
+}
+
+// open opens the harness's host and a chat over it.
+func (h *harness) open(t testing.TB) (*Chat, error) {
+	t.Helper()
+	hh, err := openHost(&h.host, h.cfg.Hints.Host, h.cfg.Now, &h.err)
+	if err != nil {
+		return nil, err
+	}
+	cfg := h.cfg
+	cfg.Host = hh
+	return New(context.Background(), cfg)
 }
 
 // testHints are hints worded as the command line words them, so that
@@ -174,10 +240,12 @@ func testHints() Hints {
 func newHarness(t *testing.T, m model.Model, st *store.Store, input string) *harness {
 	t.Helper()
 	h := &harness{}
-	h.cfg = Config{
+	h.host = hostParts{
 		Model: m,
 		Local: []*agent.Tool{constTool("getOrderStatus", "", `{"status":"已发货"}`)},
 		Store: st,
+	}
+	h.cfg = Config{
 		In:    strings.NewReader(input),
 		Hints: testHints(),
 	}
@@ -188,7 +256,7 @@ func newHarness(t *testing.T, m model.Model, st *store.Store, input string) *har
 
 func (h *harness) run(t *testing.T) {
 	t.Helper()
-	c, err := New(context.Background(), h.cfg)
+	c, err := h.open(t)
 	if err != nil {
 		t.Fatal(err)
 	}

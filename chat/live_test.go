@@ -82,7 +82,7 @@ func TestToolListChangeMidTurn(t *testing.T) {
 	a.tools = []*agent.Tool{grow}
 	m := &ruleModel{}
 	h := newHarness(t, m, openTestStore(t), "please call:grow now\ncall:shared\n/tools\n/exit\n")
-	h.cfg.Servers = []host.Server{a, b}
+	h.host.Servers = []host.Server{a, b}
 	h.run(t)
 
 	reqs := m.requests
@@ -128,7 +128,7 @@ func TestMCPCommands(t *testing.T) {
 	b.state, b.detail = mcpclient.StateDown, "its process exited (exit status 7)"
 	plain := &fakeServer{name: "gamma", tools: []*agent.Tool{constTool("four", "gamma", "4")}}
 	h := newHarness(t, &ruleModel{}, openTestStore(t), "/mcp\n/mcp restart beta\n/mcp\n/mcp restart nope\n/mcp restart\n/mcp frobnicate\n/help\n/exit\n")
-	h.cfg.Servers = []host.Server{a, b, plain}
+	h.host.Servers = []host.Server{a, b, plain}
 	h.run(t)
 	out := h.out.String()
 	for _, want := range []string{
@@ -171,9 +171,9 @@ func TestMCPCountsToolsInUse(t *testing.T) {
 		constTool("lookup", "gamma", "x"),
 	}}
 	h := newHarness(t, &ruleModel{}, openTestStore(t), "/mcp\ncall:grow\n/mcp\n/tools\n/exit\n")
-	h.cfg.Local = append(h.cfg.Local, constTool("createTicket", "", "local ticket"))
-	h.cfg.Servers = []host.Server{alpha, beta, gamma}
-	h.cfg.Guards = guard.New(guard.Config{MCPStrict: true}, nil, nil)
+	h.host.Local = append(h.host.Local, constTool("createTicket", "", "local ticket"))
+	h.host.Servers = []host.Server{alpha, beta, gamma}
+	h.host.Guards = &guard.Config{MCPStrict: true}
 	h.run(t)
 
 	out := h.out.String()

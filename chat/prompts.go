@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/agentapp/agentapp/host"
+	"github.com/agentapp/agentapp/internal/fence"
 	"github.com/agentapp/agentapp/internal/textsafe"
-	"github.com/agentapp/agentapp/kb"
 	"github.com/agentapp/agentapp/model"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -88,7 +88,9 @@ func (c *Chat) promptCommand(ctx context.Context, line string) bool {
 		return true
 	}
 	fmt.Fprintln(c.cfg.Err, textsafe.Escape(fmt.Sprintf("Sending prompt %s of MCP server %s (%d %s) to the model.", name, server, len(msgs), plural(len(msgs), "message", "messages"))))
-	c.replRun(ctx, func(obs *turnObserver) (turnResult, error) { return c.turnMessages(ctx, msgs, obs, true) })
+	c.replRun(ctx, func(obs *turnObserver) (turnResult, error) {
+		return c.turnMessages(ctx, host.Turn{Messages: msgs}, obs, true)
+	})
 	return true
 }
 
@@ -135,7 +137,7 @@ func promptMessages(res *mcp.GetPromptResult) ([]model.Message, error) {
 			if ct.Resource == nil {
 				continue
 			}
-			text = "Embedded resource " + ct.Resource.URI + ". " + host.ResourceNotice + "\n" + kb.Fence(host.CutText(ct.Resource.Text, host.MaxResourceText))
+			text = "Embedded resource " + ct.Resource.URI + ". " + host.ResourceNotice + "\n" + fence.Text(host.CutText(ct.Resource.Text, host.MaxResourceText))
 		case *mcp.ResourceLink:
 			text = "Resource link: " + ct.URI
 		default:

@@ -65,10 +65,12 @@ func ptyHelper() int {
 		fmt.Fprintln(os.Stderr, "SLOW-CANCELLED:", ctx.Err())
 		return nil, ctx.Err()
 	})
+	hp := hostParts{
+		Model: &ruleModel{},
+		Local: []*agent.Tool{slow, constTool("getOrderStatus", "", "shipped")},
+		Store: st,
+	}
 	cfg := Config{
-		Model:       &ruleModel{},
-		Local:       []*agent.Tool{slow, constTool("getOrderStatus", "", "shipped")},
-		Store:       st,
 		In:          os.Stdin,
 		Out:         os.Stdout,
 		Err:         os.Stderr,
@@ -81,20 +83,26 @@ func ptyHelper() int {
 			fmt.Fprintln(os.Stderr, "helper:", err)
 			return 3
 		}
-		cfg.Servers = []host.Server{&fakeServer{name: "shop", tools: []*agent.Tool{constTool("refund", "shop", "refunded")}}}
-		cfg.Guards = guard.New(guard.Config{Confirm: []string{"refund"}}, nil, nil)
+		hp.Servers = []host.Server{&fakeServer{name: "shop", tools: []*agent.Tool{constTool("refund", "shop", "refunded")}}}
+		hp.Guards = &guard.Config{Confirm: []string{"refund"}}
 		cfg.confirmTimeout = d
 	}
-	cfg.Servers = append(cfg.Servers, ptyCatalogs()...) // ux_pty_test.go
+	hp.Servers = append(hp.Servers, ptyCatalogs()...) // ux_pty_test.go
 	if bin := os.Getenv(ptyEverythingEnv); bin != "" {
 		b, cs, err := ptyEverything(bin, os.Getenv(ptyWireLogEnv))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "helper:", err)
 			return 3
 		}
-		cfg.Servers = []host.Server{b}
+		hp.Servers = []host.Server{b}
 		cfg.ClientSide = cs
 	}
+	hh, err := openHost(&hp, cfg.Hints.Host, nil, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		return 3
+	}
+	cfg.Host = hh
 	c, err := New(context.Background(), cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
@@ -279,7 +287,7 @@ func TestPTYConfirmationTimeout(t *testing.T) {
 	term.expect("Type a message.")
 	term.expect("> ")
 	term.send("please call:refund now\r")
-	question := `Allow tool refund (server shop) with {"q":"x"}? [y/N/a]`
+	question := `Allow tool refund (server shop) with {"q":"x"}? [y once/a session/N/?]`
 	term.expect(question)
 	term.expect("no answer within 300ms: refused")
 	// The turn goes on with the refusal; then the prompt is drawn again
@@ -297,7 +305,7 @@ func TestPTYConfirmationTimeout(t *testing.T) {
 	term.expect("echo: hello")
 	term.expect("> ")
 	term.screenEndsWith(question, "no answer within 300ms: refused", refused, reply, "", "> hello", "echo: hello (5 messages)", "", ">")
-	if n := strings.Count(strings.Join(render(term.output()), "\n"), "[y/N/a]"); n != 1 {
+	if n := strings.Count(strings.Join(render(term.output()), "\n"), "[y once/a session/N/?]"); n != 1 {
 		t.Errorf("the screen shows the question %d times, want once", n)
 	}
 	term.send("/exit\r")

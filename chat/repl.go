@@ -107,6 +107,10 @@ func (c *Chat) runCommand(ctx context.Context, cmd, line string) bool {
 		c.resuming, c.resumed = false, 0
 		fmt.Fprintf(out, "Started a new session: %s (earlier messages are no longer sent to the model).\n", c.session)
 	case "/tools":
+		if args := strings.Fields(line)[1:]; len(args) > 0 {
+			c.toolsCommand(ctx, out, args)
+			break
+		}
 		c.refreshTools(ctx)
 		c.printTools(out)
 		c.printToolSearch(ctx, out)
@@ -135,6 +139,7 @@ func (c *Chat) runCommand(ctx context.Context, cmd, line string) bool {
 	case "/help":
 		fmt.Fprintln(out, `Commands:
   /tools             list the tools the model can call and where each comes from
+  /tools unload NAME stop offering a tool searchTools loaded in this session
   /mcp               list the MCP servers: state (connected, restarting, down,
                      failed, needs login, disabled) and tools
   /mcp restart NAME  restart an MCP server now (also brings back one that is down
@@ -185,8 +190,15 @@ func (c *Chat) printTools(w io.Writer) {
 	}
 	nameW, originW := 0, 0
 	origins := make([]string, len(tools))
+	replaced := map[string]bool{}
+	for _, o := range table.Report().Overridden {
+		replaced[o.Tool] = true
+	}
 	for i, t := range tools {
 		origins[i] = toolOrigin(t)
+		if replaced[t.Name] && !t.IsLocal() {
+			origins[i] += ", replaces the local tool"
+		}
 		nameW = max(nameW, displayWidth(textsafe.Escape(t.Name)))
 		originW = max(originW, displayWidth(origins[i]))
 	}
@@ -327,7 +339,7 @@ func (c *Chat) AskAs(ctx context.Context, question string, format OutputFormat) 
 	}
 	if format == OutputStreamJSON {
 		obs.sink = newEventSink(c.cfg.Out)
-		obs.sink.emit(Event{Type: "session", Session: c.session, Model: c.cfg.Model.Name(), Unavailable: c.unavailable()})
+		obs.sink.emit(Event{Type: "session", Session: c.session, Model: c.h.Model().Name(), Unavailable: c.unavailable()})
 	}
 	// A confirmation question in one-shot mode reads its answer from
 	// stdin as plain lines (the question itself came from -p).
@@ -364,7 +376,7 @@ func (c *Chat) AskAs(ctx context.Context, question string, format OutputFormat) 
 		}
 		obs.sink.emit(Event{Type: "done", Answer: &text, Sources: srcs, Usage: usage})
 	case OutputJSON:
-		a := Answer{Answer: text, Steps: []Step{}, Sources: srcs, Model: c.cfg.Model.Name(), Session: c.session, Unavailable: c.unavailable()}
+		a := Answer{Answer: text, Steps: []Step{}, Sources: srcs, Model: c.h.Model().Name(), Session: c.session, Unavailable: c.unavailable()}
 		for _, ev := range tr.steps() {
 			a.Steps = append(a.Steps, stepOf(ev, obs.call(ev.CallID)))
 		}

@@ -13,7 +13,6 @@ import (
 	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/editdist"
 	"github.com/agentapp/agentapp/internal/textsafe"
-	"github.com/agentapp/agentapp/kb"
 )
 
 // Bounds of what resources bring into the chat.
@@ -150,8 +149,8 @@ func (c *Chat) splitServerURI(s string) (host.Catalog, string) {
 // as data, or an error naming the reference that failed: a message whose
 // attachment is missing is not sent, so the model never answers without
 // what the user pointed it to.
-func (c *Chat) attachments(ctx context.Context, text string) (string, error) {
-	var b strings.Builder
+func (c *Chat) attachments(ctx context.Context, text string) ([]host.Attachment, error) {
+	var atts []host.Attachment
 	n := 0
 	for _, word := range strings.Fields(text) {
 		if !strings.HasPrefix(word, "@") {
@@ -161,26 +160,26 @@ func (c *Chat) attachments(ctx context.Context, text string) (string, error) {
 		cat, uri := c.splitServerURI(ref)
 		if cat == nil {
 			if err := c.unknownReference(ref); err != nil {
-				return "", err
+				return nil, err
 			}
 			continue
 		}
 		if n++; n > maxAttachments {
-			return "", fmt.Errorf("the message refers to more than %d resources; attach at most %d per message", maxAttachments, maxAttachments)
+			return nil, fmt.Errorf("the message refers to more than %d resources; attach at most %d per message", maxAttachments, maxAttachments)
 		}
 		rctx, cancel := context.WithTimeout(ctx, catalogTimeout)
 		body, mime, err := host.ReadText(rctx, cat, uri)
 		if err != nil {
 			near := nearResources(rctx, cat, uri)
 			cancel()
-			return "", fmt.Errorf("attaching @%s: %w%s; the message was not sent", ref, err, near)
+			return nil, fmt.Errorf("attaching @%s: %w%s; the message was not sent", ref, err, near)
 		}
 		cancel()
-		fmt.Fprintf(&b, "\n\nAttached resource @%s", ref)
+		label := "Attached resource @" + ref
 		if mime != "" {
-			fmt.Fprintf(&b, " (%s)", mime)
+			label += " (" + mime + ")"
 		}
-		b.WriteString(". " + host.ResourceNotice + "\n" + kb.Fence(body))
+		atts = append(atts, host.Attachment{Label: label, Text: body})
 		// One line says what went with the message, so the user knows
 		// the model has it (and how much of it).
 		note := fmt.Sprintf("Attached %s from MCP server %s (%s", uri, cat.Name(), sizeOf(body))
@@ -189,7 +188,7 @@ func (c *Chat) attachments(ctx context.Context, text string) (string, error) {
 		}
 		fmt.Fprintln(c.cfg.Err, textsafe.Escape(note+")"))
 	}
-	return b.String(), nil
+	return atts, nil
 }
 
 // refName is what may name a server in @SERVER:URI: a word that starts
@@ -326,7 +325,7 @@ func (c *Chat) catalogCommand(ctx context.Context, cmd, line string) {
 // changed).
 func (c *Chat) rootsCommand(w io.Writer, args []string) {
 	if len(args) == 0 {
-		for _, s := range c.cfg.Servers {
+		for _, s := range c.h.Tools().Servers() {
 			r, ok := s.(host.Rooted)
 			if !ok {
 				continue

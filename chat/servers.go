@@ -170,10 +170,6 @@ func (c *Chat) startInactive(ctx context.Context, in host.Inactive) {
 	}
 	ctx, stop := c.interruptible(ctx)
 	defer stop()
-	if c.cfg.Host == nil && c.cfg.Connect == nil {
-		fmt.Fprintln(out, textsafe.Escape(fmt.Sprintf("MCP server %s cannot be started from this chat; start the chat again to retry it.", in.Name)))
-		return
-	}
 	fmt.Fprintf(out, "Connecting MCP server %s…\n", textsafe.Escape(in.Name))
 	use, err := c.h.Tools().Enable(ctx, in.Name)
 	if errors.Is(err, host.ErrCannotConnect) {

@@ -44,13 +44,13 @@ func TestInactiveServers(t *testing.T) {
 		"/mcp restart nosuch",
 		"/exit",
 	}, "\n")+"\n")
-	h.cfg.Servers = []host.Server{good}
-	h.cfg.Inactive = []host.Inactive{
+	h.host.Servers = []host.Server{good}
+	h.host.Inactive = []host.Inactive{
 		{Name: "flaky", Err: errors.New("exec: \"flaky-server\": executable file not found in $PATH")},
 		{Name: "crm", Err: &host.ConnectError{Server: "crm", Err: loginError{}}},
 		{Name: "parked", Disabled: true, DisabledBy: "agentapp.json"},
 	}
-	h.cfg.Connect = func(_ context.Context, name string) (host.Server, error) {
+	h.host.Connect = func(_ context.Context, name string) (host.Server, error) {
 		switch name {
 		case "flaky":
 			attempts++
@@ -128,8 +128,8 @@ func TestCallCommand(t *testing.T) {
 		"/call nosuch",
 		"/exit",
 	}, "\n")+"\n")
-	h.cfg.Servers = []host.Server{srv}
-	h.cfg.Guards = guard.New(guard.Config{Allowlist: []string{"read_graph"}}, nil, nil)
+	h.host.Servers = []host.Server{srv}
+	h.host.Guards = &guard.Config{Allowlist: []string{"read_graph"}}
 	h.run(t)
 	out, errOut := h.out.String(), h.err.String()
 	for _, s := range []string{`"status": "已发货"`, `"entities": []`, "The arguments must be one JSON object", "No tool is named nosuch; the tools are: "} {
@@ -179,8 +179,8 @@ func TestDurationLeavesOutTheQuestion(t *testing.T) {
 	st := openTestStore(t)
 	srv := &fakeServer{name: "shop", tools: []*agent.Tool{constTool("refund", "shop", "refunded")}}
 	h := newHarness(t, &ruleModel{}, st, "y\n")
-	h.cfg.Servers = []host.Server{srv}
-	h.cfg.Guards = guard.New(guard.Config{Confirm: []string{"refund"}}, nil, nil)
+	h.host.Servers = []host.Server{srv}
+	h.host.Guards = &guard.Config{Confirm: []string{"refund"}}
 	h.cfg.assumeTerminal = true
 	var mu sync.Mutex
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -190,7 +190,7 @@ func TestDurationLeavesOutTheQuestion(t *testing.T) {
 		clock = clock.Add(time.Second)
 		return clock
 	}
-	c, err := New(context.Background(), h.cfg)
+	c, err := h.open(t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestViewOnWeb(t *testing.T) {
 		meta:       map[string]map[string]any{"get_time": {"ui": map[string]any{"resourceUri": "ui://apps/clock.html"}}},
 	}
 	h := newHarness(t, &ruleModel{}, st, "/call get_time\n/call plain\nplease call:get_time now\ncall:plain\n/exit\n")
-	h.cfg.Servers = []host.Server{srv}
+	h.host.Servers = []host.Server{srv}
 	h.run(t)
 	out, errOut := h.out.String(), h.err.String()
 	if !strings.Contains(out, `"time": "12:00"`) || !strings.Contains(out, "plain result") {

@@ -160,9 +160,10 @@ func (l *lineWriter) endLine() {
 // also times each tool call, for the activity lines (activity), the
 // stream-json events (sink) and the JSON steps; each is optional.
 type turnObserver struct {
-	spin     *spinner
-	out      *lineWriter
-	inner    agent.Observer
+	spin *spinner
+	out  *lineWriter
+	// inner follows the turn's events too (the trace; host.Follow).
+	inner    func(host.Event)
 	activity *activity
 	sink     *eventSink
 	tools    func() *agent.ToolSet // to find each tool's server
@@ -195,7 +196,11 @@ func (o *turnObserver) confirmWait(tool string, args []byte, d time.Duration) {
 // newTurnObserver is the observer of one turn, without spinner, activity
 // lines or events; the caller adds those it shows.
 func (c *Chat) newTurnObserver() *turnObserver {
-	return &turnObserver{out: &lineWriter{w: c.cfg.Out}, inner: c.cfg.Observer, tools: c.currentTools, hasView: c.hasView, now: c.cfg.Now, calls: map[string]toolCall{}, notes: c.cfg.Err}
+	o := &turnObserver{out: &lineWriter{w: c.cfg.Out}, tools: c.currentTools, hasView: c.hasView, now: c.cfg.Now, calls: map[string]toolCall{}, notes: c.cfg.Err}
+	if c.cfg.Observer != nil {
+		o.inner = host.Follow(c.cfg.Observer)
+	}
+	return o
 }
 
 // hasView reports whether a server's tool links an MCP Apps view.
@@ -214,20 +219,16 @@ func (o *turnObserver) call(id string) toolCall {
 	return o.calls[id]
 }
 
-func (o *turnObserver) Think(step, messages, tools int) {
+// think: a model call begins.
+func (o *turnObserver) think() {
 	o.spin.halt()
-	if o.inner != nil {
-		o.inner.Think(step, messages, tools)
-	}
 	o.spin.start("thinking…")
 }
 
-func (o *turnObserver) Act(step int, calls []model.ToolCall) {
+// act: the model asked for calls, once per reply.
+func (o *turnObserver) act(step int, calls []model.ToolCall) {
 	o.spin.halt()
 	o.out.endLine()
-	if o.inner != nil {
-		o.inner.Act(step, calls)
-	}
 	set := o.tools()
 	names := make([]string, len(calls))
 	for i, c := range calls {
@@ -244,11 +245,9 @@ func (o *turnObserver) Act(step int, calls []model.ToolCall) {
 	o.spin.start("running " + strings.Join(names, ", ") + "…")
 }
 
-func (o *turnObserver) Observe(ev agent.StepEvent) {
+// observe: a call ended; it is timed here, before its end is shown.
+func (o *turnObserver) observe(ev agent.StepEvent) {
 	o.spin.halt()
-	if o.inner != nil {
-		o.inner.Observe(ev)
-	}
 	o.mu.Lock()
 	call := o.calls[ev.CallID]
 	if !call.started.IsZero() {
@@ -300,11 +299,26 @@ func (o *turnObserver) cancelOpen() {
 	}
 }
 
-// event receives the host's events of the turn: the answer's text, and
-// with stream-json output every step and approval as a line of its own.
-// The observer's own callbacks come first, so a call is timed when its
-// end is reported.
+// event receives the host's events of the turn, its one stream: the
+// spinner and activity lines follow the steps, the answer's text is
+// written, and with stream-json output every step and approval is a line
+// of its own. A call is timed before its end is shown.
 func (o *turnObserver) event(ev host.Event) {
+	if o.inner != nil {
+		o.inner(ev)
+	}
+	switch ev.Kind {
+	case host.EventStepStart:
+		o.think()
+	case host.EventToolStart:
+		if len(ev.Calls) > 0 && ev.Calls[0].ID == ev.Call.ID {
+			o.act(ev.Step, ev.Calls)
+		}
+	case host.EventToolEnd:
+		o.observe(*ev.Result)
+	case host.EventDone, host.EventError:
+		o.spin.halt()
+	}
 	if ev.Kind == host.EventText {
 		o.text(ev.Text)
 		return
@@ -347,13 +361,6 @@ func (o *turnObserver) event(ev host.Event) {
 		req, d := ev.Approval.Request, ev.Approval.Decision
 		approved := d.Approved
 		o.sink.emit(Event{Type: "approval_answered", Tool: req.Tool, Server: req.Server, Approved: &approved, Reason: d.Reason})
-	}
-}
-
-func (o *turnObserver) Done(res *agent.Result, err error) {
-	o.spin.halt()
-	if o.inner != nil {
-		o.inner.Done(res, err)
 	}
 }
 

@@ -32,7 +32,7 @@ func (c *Chat) usageCommand(ctx context.Context, out io.Writer) {
 	if su.Folds > 0 {
 		fmt.Fprintf(out, "Older turns were folded %d %s; the summary is about %d tokens (the transcript keeps every message).\n", su.Folds, plural(int(su.Folds), "time", "times"), su.SummaryTokens)
 	}
-	fmt.Fprintf(out, "Context window: %d tokens (%s).\n", c.h.ContextWindow(), c.cfg.Model.Name())
+	fmt.Fprintf(out, "Context window: %d tokens (%s).\n", c.h.ContextWindow(), c.h.Model().Name())
 }
 
 func tokens(in, out, calls, estimated int) string {

@@ -20,7 +20,7 @@ func TestUsageJSONOutputs(t *testing.T) {
 	for _, format := range []OutputFormat{OutputJSON, OutputStreamJSON} {
 		t.Run(string(format), func(t *testing.T) {
 			h := newHarness(t, &ruleModel{}, openTestStore(t), "")
-			c, err := New(context.Background(), h.cfg)
+			c, err := h.open(t)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +65,7 @@ func TestUsageJSONOutputs(t *testing.T) {
 func TestUsageAndCompactCommands(t *testing.T) {
 	m := &ruleModel{}
 	h := newHarness(t, m, openTestStore(t), "/usage\nfirst A-1001\nsecond A-1002\nthird A-1003\n/usage\n/compact\nfourth\n/usage\n/compact\n")
-	h.cfg.Context = host.ContextOptions{Window: 50_000, Summarizer: budget.Extractive{}}
+	h.host.Context = host.ContextOptions{Window: 50_000, Summarizer: budget.Extractive{}}
 	h.run(t)
 	out := h.out.String()
 	for _, want := range []string{
@@ -107,7 +107,7 @@ func TestFoldIsShown(t *testing.T) {
 		in.WriteString("question " + strconv.Itoa(i) + " about order A-" + strconv.Itoa(1000+i) + ", " + strings.Repeat("with some more words ", 8) + "\n")
 	}
 	h := newHarness(t, &ruleModel{}, openTestStore(t), in.String())
-	h.cfg.Context = host.ContextOptions{Window: 1500, Summarizer: budget.Extractive{}}
+	h.host.Context = host.ContextOptions{Window: 1500, Summarizer: budget.Extractive{}}
 	h.run(t)
 	if !regexp.MustCompile(`\(\d+ older messages folded into a summary of about \d+ tokens to fit the context window of 1500; /usage shows more\)`).MatchString(h.err.String()) {
 		t.Errorf("no fold line on stderr:\n%s", h.err.String())

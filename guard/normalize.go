@@ -1,18 +1,23 @@
 package guard
 
 import (
+	"html"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Normalize folds text into the form the injection patterns are written
 // against, so that look-alike spellings of a phrase cannot slip past them:
 //
-//   - full-width ASCII (U+FF01..U+FF5E) and the ideographic space become
-//     ASCII, and other compatibility forms NFKC folds to ASCII letters and
-//     digits (mathematical alphanumerics, circled letters, the Unicode
-//     space characters) are folded the same way;
+//   - compatibility forms are folded as NFKC folds them
+//     (golang.org/x/text/unicode/norm): full-width ASCII and the
+//     ideographic space, mathematical alphanumerics, circled letters, the
+//     Unicode space characters, ligatures such as ﬁ, superscripts, Kangxi
+//     radicals, half-width katakana;
 //   - invisible characters are removed: zero-width space, joiners and
 //     non-joiner (U+200B..U+200D), word joiner (U+2060), byte order mark
 //     (U+FEFF), soft hyphen, bidirectional controls and variation
@@ -21,10 +26,11 @@ import (
 //     although they display as nothing, are turned into the ASCII they
 //     encode, so hidden text is scanned like visible text;
 //   - everything is lower-cased;
-//   - accents are folded away: the letters of Latin-1 and Latin Extended-A
-//     become their base letter (é → e, ı → i, ł → l; ligatures such as æ
-//     and ß stay), and combining marks are dropped, so "ignoré" and
-//     "igno\u0301re" read as "ignore".
+//   - accents are folded away: a Latin letter with accents becomes its
+//     base letter (é → e, ǘ → u), as do the letters of Latin-1 and Latin
+//     Extended-A that carry no decomposition (ı → i, ł → l, ø → o;
+//     ligatures such as æ and ß stay), and combining marks are dropped, so
+//     "ignoré" and "igno\u0301re" read as "ignore".
 //
 // Normalize does not undo leet spellings, look-alike letters of other
 // scripts or letters spelled out one by one: those rewrites are ambiguous
@@ -35,6 +41,11 @@ import (
 //
 // The result is always valid UTF-8; invalid input bytes become U+FFFD.
 func Normalize(s string) string {
+	if !isASCII(s) {
+		// NFKC composes too, so a letter and its accent meet as one
+		// character for the fold below.
+		s = norm.NFKC.String(s)
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
@@ -49,7 +60,7 @@ func Normalize(s string) string {
 		if isInvisible(r) || isCombiningMark(r) {
 			continue
 		}
-		b.WriteRune(foldLatin(unicode.ToLower(foldCompat(r))))
+		b.WriteRune(foldLatin(unicode.ToLower(foldTag(r))))
 	}
 	return b.String()
 }
@@ -73,15 +84,41 @@ const latinFold = "" +
 	"lllnnnnnnnnnoooooo..rrrrrrssssss" + // U+0140 ŀŁłŃńŅņŇňŉŊŋŌōŎŏŐőŒœŔŕŖŗŘřŚśŜŝŞş
 	"ssttttttuuuuuuuuuuuuwwyyyzzzzzzs" //   U+0160 ŠšŢţŤťŦŧŨũŪūŬŭŮůŰűŲųŴŵŶŷŸŹźŻżŽžſ
 
-// foldLatin returns the base letter of an accented Latin-1 or Latin
-// Extended-A letter, and any other rune unchanged.
+// foldLatin returns the base letter of an accented Latin letter: from the
+// table for Latin-1 and Latin Extended-A (which also folds the letters that
+// have no decomposition, such as ł), else the ASCII letter the rune's
+// canonical decomposition starts with when the rest is combining marks
+// (ǘ, ṩ). Any other rune is returned unchanged.
 func foldLatin(r rune) rune {
 	if r >= 0xC0 && r <= 0x17F {
 		if c := latinFold[r-0xC0]; c != '.' {
 			return rune(c)
 		}
+		return r
 	}
-	return r
+	if r < 0x180 || r > 0x24F && r < 0x1E00 || r > 0x1EFF {
+		return r // only Latin Extended-B and Latin Extended Additional are left
+	}
+	d := norm.NFD.String(string(r))
+	base, n := utf8.DecodeRuneInString(d)
+	if base >= 0x80 || !unicode.IsLetter(base) {
+		return r
+	}
+	for _, m := range d[n:] {
+		if !unicode.Is(unicode.Mn, m) {
+			return r
+		}
+	}
+	return base
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // isInvisible reports characters that render as nothing and are used to
@@ -109,30 +146,11 @@ func isInvisible(r rune) bool {
 	return false
 }
 
-// foldCompat maps a compatibility character to the ASCII character NFKC
-// would give, for the blocks attackers use to spell ASCII words; every other
-// rune is returned unchanged.
-func foldCompat(r rune) rune {
-	switch {
-	case r < 0x80:
-		return r
-	case r >= 0xFF01 && r <= 0xFF5E: // full-width ASCII
-		return r - 0xFEE0
-	case r == 0x3000, r == 0x00A0, r >= 0x2000 && r <= 0x200A, r == 0x202F, r == 0x205F:
-		return ' '
-	case r >= 0x1D400 && r <= 0x1D6A3: // mathematical alphanumerics: 13 styles of A-Z a-z
-		n := (r - 0x1D400) % 52
-		if n < 26 {
-			return 'A' + n
-		}
-		return 'a' + n - 26
-	case r >= 0x1D7CE && r <= 0x1D7FF: // mathematical digits: 5 styles of 0-9
-		return '0' + (r-0x1D7CE)%10
-	case r >= 0x24B6 && r <= 0x24CF: // circled capital letters
-		return 'A' + r - 0x24B6
-	case r >= 0x24D0 && r <= 0x24E9: // circled small letters
-		return 'a' + r - 0x24D0
-	case r >= 0xE0020 && r <= 0xE007E: // tag characters mirror ASCII
+// foldTag turns a Unicode tag character, which mirrors ASCII, into the
+// ASCII it encodes (NFKC leaves tags alone); every other rune is returned
+// unchanged.
+func foldTag(r rune) rune {
+	if r >= 0xE0020 && r <= 0xE007E {
 		return r - 0xE0000
 	}
 	return r
@@ -364,101 +382,37 @@ func simplified(r rune) (rune, bool) {
 	return c, ok
 }
 
-// decodeReferences decodes the HTML character references in s, one level:
-// decimal and hexadecimal ones (&#105; &#x69;, the semicolon optional as
-// browsers allow) and the named ones that spell spaces, invisible
-// characters and the brackets of chat tags (&nbsp; &shy; &lt; &lsqb; …).
-// s is normalised text, so names are lower case. References that do not
-// decode are kept as written. It reports whether anything was decoded.
+// decodeReferences decodes the HTML character references in s, one level,
+// as html.UnescapeString does (numeric ones with or without the
+// semicolon, every named one of HTML), and reports whether anything was
+// decoded. s is normalised text, lower case, so the references that HTML
+// spells only with capitals and that space or hide text (&Tab;,
+// &ZeroWidthSpace;, …) are decoded in their lower-case spelling too.
 func decodeReferences(s string) (string, bool) {
-	var b strings.Builder
-	copied := 0 // s[copied:] is not yet in b
-	for i := 0; ; {
-		j := strings.IndexByte(s[i:], '&')
-		if j < 0 {
-			break
-		}
-		i += j
-		r, n := reference(s[i:])
-		if n == 0 {
-			i++
-			continue
-		}
-		if copied == 0 {
-			b.Grow(len(s))
-		}
-		b.WriteString(s[copied:i])
-		b.WriteRune(r)
-		i += n
-		copied = i
-	}
-	if copied == 0 {
-		return s, false
-	}
-	b.WriteString(s[copied:])
-	return b.String(), true
+	d := html.UnescapeString(lowerOnlyReferences().Replace(s))
+	return d, d != s
 }
 
-// reference decodes the character reference at the start of s ("&…") and
-// returns the character and the reference's length, or 0 if there is none.
-func reference(s string) (rune, int) {
-	if len(s) < 3 {
-		return 0, 0
-	}
-	if s[1] == '#' {
-		i, base := 2, rune(10)
-		if s[2] == 'x' {
-			i, base = 3, 16
-		}
-		start := i
-		var r rune
-		for i < len(s) && i-start < 7 {
-			d := hexDigit(s[i])
-			if d < 0 || d >= base {
-				break
-			}
-			r = r*base + d
-			i++
-		}
-		if i == start || r == 0 || r > unicode.MaxRune || r >= 0xD800 && r <= 0xDFFF {
-			return 0, 0
-		}
-		if i < len(s) && s[i] == ';' {
-			i++
-		}
-		return r, i
-	}
-	end := strings.IndexByte(s[:min(len(s), maxEntityName+2)], ';')
-	if end < 2 {
-		return 0, 0
-	}
-	if r, ok := namedReferences[s[1:end]]; ok {
-		return r, end + 1
-	}
-	return 0, 0
+// capitalisedReferences are the HTML names of white space, invisible
+// characters and the brackets and bars of chat tags that HTML spells only
+// with capitals.
+var capitalisedReferences = []string{
+	"Tab", "NewLine", "NoBreak", "ZeroWidthSpace", "NegativeVeryThinSpace", "NegativeThinSpace",
+	"NegativeMediumSpace", "NegativeThickSpace", "InvisibleTimes", "InvisibleComma", "ApplyFunction",
+	"MediumSpace", "VeryThinSpace", "ThinSpace", "NonBreakingSpace", "VerticalLine", "VerticalBar",
+	"LeftAngleBracket", "RightAngleBracket",
 }
 
-// hexDigit is the value of a hexadecimal digit (lower case), or -1.
-func hexDigit(c byte) rune {
-	switch {
-	case c >= '0' && c <= '9':
-		return rune(c - '0')
-	case c >= 'a' && c <= 'f':
-		return rune(c-'a') + 10
+// lowerOnlyReferences decodes the lower-case spellings of
+// capitalisedReferences into what HTML decodes the capitalised ones to. It
+// runs before html.UnescapeString and so decodes one level with it:
+// "&amp;tab;" holds no "&tab;". It is built on first use: building it
+// fills html's table of references, which every start of the binary would
+// otherwise pay for.
+var lowerOnlyReferences = sync.OnceValue(func() *strings.Replacer {
+	var pairs []string
+	for _, name := range capitalisedReferences {
+		pairs = append(pairs, "&"+strings.ToLower(name)+";", html.UnescapeString("&"+name+";"))
 	}
-	return -1
-}
-
-// namedReferences are the named HTML character references decoded for
-// scanning: spaces, invisible characters, and the punctuation of chat tags
-// and the other patterns.
-var namedReferences = map[string]rune{
-	"amp": '&', "lt": '<', "gt": '>', "quot": '"', "apos": '\'',
-	"nbsp": '\u00a0', "ensp": '\u2002', "emsp": '\u2003', "thinsp": '\u2009', "tab": '\t', "newline": '\n',
-	"shy": '\u00ad', "zwj": '\u200d', "zwnj": '\u200c', "lrm": '\u200e', "rlm": '\u200f',
-	"lsqb": '[', "rsqb": ']', "lbrack": '[', "rbrack": ']', "verbar": '|', "vert": '|',
-	"lowbar": '_', "num": '#', "sol": '/', "colon": ':', "excl": '!',
-}
-
-// maxEntityName is the length of the longest key of namedReferences.
-const maxEntityName = 7
+	return strings.NewReplacer(pairs...)
+})

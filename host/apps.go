@@ -18,9 +18,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// ToolMetaServer is a Server that keeps the _meta of its tools
+// toolMetaServer is a Server that keeps the _meta of its tools
 // (*mcpclient.Bridge).
-type ToolMetaServer interface {
+type toolMetaServer interface {
 	Server
 	ToolMeta(name string) map[string]any
 }
@@ -38,11 +38,11 @@ type ToolUI struct {
 // maxURILen bounds a resource URI taken from a server.
 const maxURILen = 2048
 
-// ParseToolUI reads a tool's _meta: the "ui" object, or the older flat
+// parseToolUI reads a tool's _meta: the "ui" object, or the older flat
 // "ui/resourceUri" key. A malformed entry counts as absent (the tool is
 // then an ordinary tool, visible to the model), and a resourceUri that is
 // not ui:// is ignored, since only ui:// resources are views.
-func ParseToolUI(meta map[string]any) ToolUI {
+func parseToolUI(meta map[string]any) ToolUI {
 	var u ToolUI
 	if ui, ok := meta["ui"].(map[string]any); ok {
 		u.ResourceURI, _ = ui["resourceUri"].(string)
@@ -66,16 +66,16 @@ func ParseToolUI(meta map[string]any) ToolUI {
 	return u
 }
 
-// ForModel reports whether the model may be offered the tool.
-func (u ToolUI) ForModel() bool { return u.Visibility == nil || slices.Contains(u.Visibility, "model") }
+// forModel reports whether the model may be offered the tool.
+func (u ToolUI) forModel() bool { return u.Visibility == nil || slices.Contains(u.Visibility, "model") }
 
 // ForApp reports whether a view may call the tool.
 func (u ToolUI) ForApp() bool { return u.Visibility == nil || slices.Contains(u.Visibility, "app") }
 
 // toolUI is the UI metadata of the tool s offers as name.
 func toolUI(s Server, name string) ToolUI {
-	if ms, ok := s.(ToolMetaServer); ok {
-		return ParseToolUI(ms.ToolMeta(name))
+	if ms, ok := s.(toolMetaServer); ok {
+		return parseToolUI(ms.ToolMeta(name))
 	}
 	return ToolUI{}
 }
@@ -85,7 +85,7 @@ func toolUI(s Server, name string) ToolUI {
 func modelTools(s Server, tools []*agent.Tool) []*agent.Tool {
 	out := tools[:0:0]
 	for _, t := range tools {
-		if t == nil || toolUI(s, t.Name).ForModel() {
+		if t == nil || toolUI(s, t.Name).forModel() {
 			out = append(out, t)
 		}
 	}
@@ -117,33 +117,43 @@ func (h *Host) findTool(server, name string) (Server, *agent.Tool) {
 	return nil, nil
 }
 
-// AppCallError refuses a view's call before it reaches a server.
-type AppCallError struct{ msg string }
+// appCallError refuses a view's call before it reaches a server.
+type appCallError struct{ msg string }
 
-func (e *AppCallError) Error() string { return e.msg }
+func (e *appCallError) Error() string { return e.msg }
 
 // CallFromApp runs a tool for a view that server rendered: only that
 // server's tools, only those whose visibility lets a view call them, and
 // through the same guards as the model's calls (allowlist, injection scan,
-// confirmation, rate limits), with ctx carrying whatever the front end's
-// confirmer needs to ask. It returns the tool's output as the model would
-// see it, or an error: an *AppCallError for a refused call, the tool's own
-// error otherwise.
-func (h *Host) CallFromApp(ctx context.Context, server, name string, args json.RawMessage) (any, error) {
+// confirmation, rate limits), conf asking about it when the guards
+// confirm it. It returns the tool's output as the model would see it, or
+// an error: an *appCallError for a refused call, the tool's own error
+// otherwise.
+func (h *Host) CallFromApp(ctx context.Context, server, name string, args json.RawMessage, conf guard.Confirmer) (any, error) {
 	s, t := h.findTool(server, name)
 	switch {
 	case s == nil:
-		return nil, &AppCallError{fmt.Sprintf("no MCP server named %q is running, so its view cannot call it", server)}
+		return nil, &appCallError{fmt.Sprintf("no MCP server named %q is running, so its view cannot call it", server)}
 	case t == nil:
-		return nil, &AppCallError{fmt.Sprintf("MCP server %q offers no tool named %q; a view may call only its own server's tools", server, name)}
+		return nil, &appCallError{fmt.Sprintf("MCP server %q offers no tool named %q; a view may call only its own server's tools", server, name)}
 	}
 	if !toolUI(s, name).ForApp() {
-		return nil, &AppCallError{fmt.Sprintf("tool %q of MCP server %q is not visible to views (its _meta.ui.visibility lacks \"app\"), so a view may not call it", name, server)}
+		return nil, &appCallError{fmt.Sprintf("tool %q of MCP server %q is not visible to views (its _meta.ui.visibility lacks \"app\"), so a view may not call it", name, server)}
 	}
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	return guard.Wrap(t, h.guards).Execute(ctx, args)
+	return h.Call(ctx, guard.Wrap(t, h.guards), args, conf)
+}
+
+// callConfirmer keys the confirmer of a call made outside a turn (Call):
+// the host's own confirmer finds it there, the front end hands it over.
+type callConfirmer struct{}
+
+// Call runs a tool of the table outside a turn (the terminal's /call, a
+// view's call), conf asking about it when the guards confirm it.
+func (h *Host) Call(ctx context.Context, t *agent.Tool, args json.RawMessage, conf guard.Confirmer) (any, error) {
+	return t.Execute(context.WithValue(ctx, callConfirmer{}, conf), args)
 }
 
 // ReadForApp reads a resource of server for a view that server rendered
@@ -155,16 +165,16 @@ func (h *Host) ReadForApp(ctx context.Context, server, uri string) (*mcp.ReadRes
 		}
 		c, ok := s.(Catalog)
 		if !ok {
-			return nil, &AppCallError{fmt.Sprintf("MCP server %q cannot read resources", server)}
+			return nil, &appCallError{fmt.Sprintf("MCP server %q cannot read resources", server)}
 		}
 		return c.ReadResource(ctx, uri)
 	}
-	return nil, &AppCallError{fmt.Sprintf("no MCP server named %q is running", server)}
+	return nil, &appCallError{fmt.Sprintf("no MCP server named %q is running", server)}
 }
 
 // IsAppCallError reports whether err is a refusal of CallFromApp or
 // ReadForApp.
 func IsAppCallError(err error) bool {
-	var e *AppCallError
+	var e *appCallError
 	return errors.As(err, &e)
 }

@@ -26,9 +26,9 @@ func TestParseToolUI(t *testing.T) {
 		{"junk values", map[string]any{"ui": map[string]any{"visibility": []any{"admin", 3}}}, "", false, false, []string{}},
 		{"ui not an object", map[string]any{"ui": "ui://a/v.html"}, "", true, true, nil},
 	} {
-		u := ParseToolUI(c.meta)
-		if u.ResourceURI != c.uri || u.ForModel() != c.model || u.ForApp() != c.app || !slices.Equal(u.Visibility, c.wantVisibilty) {
-			t.Errorf("%s: %+v (model %v app %v)", c.name, u, u.ForModel(), u.ForApp())
+		u := parseToolUI(c.meta)
+		if u.ResourceURI != c.uri || u.forModel() != c.model || u.ForApp() != c.app || !slices.Equal(u.Visibility, c.wantVisibilty) {
+			t.Errorf("%s: %+v (model %v app %v)", c.name, u, u.forModel(), u.ForApp())
 		}
 	}
 }

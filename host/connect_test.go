@@ -48,7 +48,7 @@ func TestConnectAll(t *testing.T) {
 		return nil, errors.New("exec: \"nope\": executable file not found in $PATH")
 	}
 	names := []string{"one", "two", "three"}
-	_, err := ConnectAll(context.Background(), names, names, connect)
+	_, err := connectServers(context.Background(), names, names, connect)
 	var ce *ConnectError
 	if !errors.As(err, &ce) || ce.Server != "two" || !strings.Contains(err.Error(), `MCP server "two": exec`) {
 		t.Errorf("err = %v, want a ConnectError for two", err)
@@ -57,7 +57,7 @@ func TestConnectAll(t *testing.T) {
 		t.Errorf("the servers that connected were not closed: %d, %d", ok1.closes(), ok2.closes())
 	}
 
-	got, err := ConnectAll(context.Background(), []string{"three", "one"}, []string{"three", "one"}, connect)
+	got, err := connectServers(context.Background(), []string{"three", "one"}, []string{"three", "one"}, connect)
 	if err != nil || len(got) != 2 || got[0] != ok2 || got[1] != ok1 {
 		t.Errorf("ConnectAll = %v, %v; want both, in the given order", got, err)
 	}

@@ -191,10 +191,10 @@ func (s *sessions) usage(ctx context.Context, id string) (SessionUsage, string, 
 	return u, summary, nil
 }
 
-// Summary returns the summary of a session's folded turns ("" when none
+// summary returns the summary of a session's folded turns ("" when none
 // were folded): what the model sees in place of the older messages, which
 // the transcript keeps.
-func (s *SessionStore) Summary(ctx context.Context, id string) (string, error) {
+func (s *SessionStore) summary(ctx context.Context, id string) (string, error) {
 	_, summary, err := s.s.usage(ctx, id)
 	return summary, err
 }

@@ -19,7 +19,6 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
@@ -41,11 +40,12 @@ const (
 	DefaultTurnTimeout = 2 * time.Minute
 )
 
-// Config is a host made of parts already open: the model, the local tools,
+// config is a host made of parts already open: the model, the local tools,
 // the connected servers, the guards and the store. Open builds one from
-// Options; tests and embedders may call New with their own parts. Model and
-// Store are required; a zero field means its default.
-type Config struct {
+// Options (the one way to make a host); the package's tests call newHost
+// with parts of their own. Model and Store are required; a zero field
+// means its default.
+type config struct {
 	Model model.Model
 	// Local are the tools implemented in this process.
 	Local []*agent.Tool
@@ -65,8 +65,7 @@ type Config struct {
 	// Guards protect the turns from the MCP servers' tools and, with the
 	// input guard, from injected user messages; nil guards nothing. Their
 	// config decides the merge policy too (MCPStrict). Their confirmer, if
-	// any, asks about the tools to confirm until a front end sets its own
-	// (SetConfirmer).
+	// any, asks about the tools to confirm when a turn has none of its own.
 	Guards *guard.Guards
 	// Store holds the sessions.
 	Store *store.Store
@@ -91,31 +90,32 @@ type Config struct {
 	Hints Hints
 	// Results cap the tool results the model sees (results.go); nil
 	// means the defaults.
-	Results *ResultOptions
+	Results *resultOptions
 	// ToolSearch says when MCP tools are deferred behind searchTools
 	// (toolsearch.go); nil means auto.
 	ToolSearch *ToolSearchOptions
 	// Context sizes the model's context window (see ContextOptions).
 	Context ContextOptions
+	// Sources finds the passages an answer cites among the turn's tool
+	// outputs (the composition knows their shape: package assistant's
+	// knowledge-base hits); nil finds none.
+	Sources func(answer string, toolOutputs []string) []Source
 
 	// closers are closed after the servers by Close, last first: what
 	// Open opened (the store, the audit trail).
 	closers []func() error
 }
 
-// Host is a running host. Create it with New or Open, run turns with Run,
-// then Close.
+// Host is a running host. Create it with Open, run turns with Run, then
+// Close.
 type Host struct {
-	cfg      Config
+	cfg      config
 	log      *slog.Logger
 	table    *Table
 	guards   *guard.Guards // cfg.Guards asking through confirm
 	sessions *SessionStore
 	results  *resultParts
 	search   *searchParts
-	// confirmer is the front end's (SetConfirmer), asked by the host's
-	// confirmer, which reports the question and the answer as events.
-	confirmer atomic.Pointer[guard.Confirmer]
 
 	closeOnce sync.Once
 	closeErr  error
@@ -127,13 +127,13 @@ type Host struct {
 	tokens tokenCounters
 }
 
-// New checks cfg, builds the tool table (reporting the merge warnings
+// newHost checks cfg, builds the tool table (reporting the merge warnings
 // through cfg.Notify) and prepares the session tables. On error it closes
 // cfg.Servers, so no server process outlives a host that did not start.
-func New(ctx context.Context, cfg Config) (h *Host, err error) {
+func newHost(ctx context.Context, cfg config) (h *Host, err error) {
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, CloseAll(cfg.Servers), runClosers(cfg.closers))
+			err = errors.Join(err, closeServers(cfg.Servers), runClosers(cfg.closers))
 		}
 	}()
 	if cfg.Model == nil {
@@ -153,9 +153,6 @@ func New(ctx context.Context, cfg Config) (h *Host, err error) {
 	notify := cfg.Notify
 	if notify == nil {
 		notify = func(n Notice) { h.log.Warn(n.Text) }
-	}
-	if c := cfg.Guards.Confirmer(); c != nil {
-		h.confirmer.Store(&c)
 	}
 	h.guards = cfg.Guards.WithConfirmer(&eventConfirmer{h: h})
 	if h.sessions, err = OpenSessionStore(ctx, cfg.Store, cfg.Now); err != nil {
@@ -180,7 +177,7 @@ func New(ctx context.Context, cfg Config) (h *Host, err error) {
 // rule names a tool or server that nothing configured has
 // (guard.Config.CheckNames), and reports the names that may belong to a
 // server that is down as warnings.
-func checkPolicyNames(cfg Config, notify func(Notice)) error {
+func checkPolicyNames(cfg config, notify func(Notice)) error {
 	k := guard.Known{Running: map[string][]string{}, Down: slices.Clone(cfg.Unapproved)}
 	if len(cfg.Servers) > 0 {
 		// The table's own tools over the servers' resources, offered
@@ -209,7 +206,7 @@ func checkPolicyNames(cfg Config, notify func(Notice)) error {
 	return err
 }
 
-// Close closes every running MCP server at once (CloseAll), then what Open
+// Close closes every running MCP server at once (closeServers), then what Open
 // opened; the errors are joined. It is safe to call more than once.
 func (h *Host) Close() error {
 	h.closeOnce.Do(func() {
@@ -245,40 +242,26 @@ func (h *Host) Store() *store.Store { return h.cfg.Store }
 // TurnTimeout is the bound of a whole turn.
 func (h *Host) TurnTimeout() time.Duration { return h.cfg.TurnTimeout }
 
-// System is the system prompt of the turns.
-func (h *Host) System() string { return h.cfg.System }
-
-// Now is the host's clock.
-func (h *Host) Now() time.Time { return h.cfg.Now() }
-
-// SetConfirmer sets who is asked about the tools the guards confirm: the
-// terminal, the web page. Nil refuses those calls.
-func (h *Host) SetConfirmer(c guard.Confirmer) {
-	if c == nil {
-		h.confirmer.Store(nil)
-		return
-	}
-	h.confirmer.Store(&c)
-}
-
-// Confirmer returns the confirmer set, nil when none is.
-func (h *Host) Confirmer() guard.Confirmer {
-	if c := h.confirmer.Load(); c != nil {
-		return *c
-	}
-	return nil
-}
-
 // eventConfirmer is the confirmer of the host's guards: it reports the
 // question and the answer as events of the turn that asks, and leaves the
-// asking to the front end's confirmer.
+// asking to the turn's confirmer (Turn.Confirmer, or the one a direct call
+// was given), else to the one the options gave.
 type eventConfirmer struct{ h *Host }
 
 func (e *eventConfirmer) Confirm(ctx context.Context, req guard.ConfirmRequest) guard.Decision {
 	t := turnFrom(ctx)
 	t.emit(Event{Kind: EventApprovalAsked, Approval: &Approval{Request: req}})
 	d := guard.Decision{Reason: "no confirmer is configured, so nobody could approve the call"}
-	if c := e.h.Confirmer(); c != nil {
+	var c guard.Confirmer
+	if t != nil {
+		c = t.confirmer
+	} else if cc, ok := ctx.Value(callConfirmer{}).(guard.Confirmer); ok {
+		c = cc
+	}
+	if c == nil {
+		c = e.h.cfg.Guards.Confirmer()
+	}
+	if c != nil {
 		d = c.Confirm(ctx, req)
 	}
 	t.emit(Event{Kind: EventApprovalAnswered, Approval: &Approval{Request: req, Decision: d}})

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -16,7 +18,6 @@ import (
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/scripted"
-	"github.com/google/go-cmp/cmp"
 )
 
 // closer is a server whose Close takes a while and may fail.
@@ -46,7 +47,7 @@ func TestCloseAllParallelJoined(t *testing.T) {
 		b := &closer{name: "b", delay: 4 * time.Second}
 		c := &closer{name: "c", delay: 4 * time.Second, err: errors.New("c broke")}
 		start := time.Now()
-		err := CloseAll([]Server{a, nil, b, c})
+		err := closeServers([]Server{a, nil, b, c})
 		if d := time.Since(start); d != 4*time.Second {
 			t.Errorf("closing three servers of 4 s each took %v, want 4s (in parallel)", d)
 		}
@@ -61,16 +62,16 @@ func TestCloseAllParallelJoined(t *testing.T) {
 	})
 }
 
-// TestCloseAllBounded: a server whose Close hangs past CloseTimeout is
+// TestCloseAllBounded: a server whose Close hangs past closeTimeout is
 // reported by name, and the caller is not held up longer.
 func TestCloseAllBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		slow := &closer{name: "slow", delay: time.Hour}
 		fast := &closer{name: "fast"}
 		start := time.Now()
-		err := CloseAll([]Server{slow, fast})
-		if d := time.Since(start); d != CloseTimeout {
-			t.Errorf("CloseAll returned after %v, want CloseTimeout (%v)", d, CloseTimeout)
+		err := closeServers([]Server{slow, fast})
+		if d := time.Since(start); d != closeTimeout {
+			t.Errorf("CloseAll returned after %v, want CloseTimeout (%v)", d, closeTimeout)
 		}
 		if err == nil || !strings.Contains(err.Error(), `"slow" still closing`) {
 			t.Errorf("err = %v; want it to name the server still closing", err)
@@ -80,35 +81,29 @@ func TestCloseAllBounded(t *testing.T) {
 	})
 }
 
-func TestSourcesCitationOrder(t *testing.T) {
-	out := `{"hits":[{"no":1,"docId":"a","title":"A"},{"no":2,"docId":"b","title":"B"},{"no":3,"docId":"c","title":"C"}]}`
-	got := Sources("见 [3] 和 [1]，以及 [9]，再见 [3]。", []string{`{"orderId":"A-1024"}`, "not json", out})
-	want := []Source{{No: 3, DocID: "c", Title: "C"}, {No: 1, DocID: "a", Title: "A"}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("Sources (-want +got), want citation order, once each, only hits:\n%s", diff)
+// TestSourcesHook: the host finds no sources of its own; the composition's
+// hook finds them, and a hook that finds none still gives an empty list.
+func TestSourcesHook(t *testing.T) {
+	ctx := context.Background()
+	h, err := newHost(ctx, config{Model: scripted.New(), Store: openTestStore(t)})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := Sources("no citations", []string{out}); got == nil || len(got) != 0 {
-		t.Errorf("Sources without citations = %#v, want an empty list", got)
+	defer h.Close()
+	if got := h.Sources("see [1]", []string{`{"hits":[{"no":1,"docId":"a","title":"A"}]}`}); got == nil || len(got) != 0 {
+		t.Errorf("without a hook: %#v, want an empty list", got)
 	}
-	b, _ := json.Marshal(want[0])
-	if string(b) != `{"no":3,"docId":"c","title":"C"}` {
-		t.Errorf("a Source is written as %s", b)
+	var seen []string
+	h2, err := newHost(ctx, config{Model: scripted.New(), Store: openTestStore(t), Sources: func(answer string, outs []string) []Source {
+		seen = append([]string{answer}, outs...)
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-// Two passages of one document, cited as [1] and [3], make one entry: the
-// document at its first citation, with the other number in Also, so that
-// [3] in the answer still finds it.
-func TestSourcesOneDocumentOnce(t *testing.T) {
-	out := `{"hits":[{"no":1,"docId":"hr","title":"HR"},{"no":2,"docId":"vpn","title":"VPN"},{"no":3,"docId":"hr","title":"HR"}]}`
-	got := Sources("加班费按 1.5 倍计[1]。周末 2 倍[3]。VPN 闲置 30 分钟断开[2]。再说一次[1]。", []string{out})
-	want := []Source{{No: 1, DocID: "hr", Title: "HR", Also: []int{3}}, {No: 2, DocID: "vpn", Title: "VPN"}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("Sources (-want +got):\n%s", diff)
-	}
-	b, _ := json.Marshal(got[0])
-	if string(b) != `{"no":1,"docId":"hr","title":"HR","also":[3]}` {
-		t.Errorf("the entry is written as %s", b)
+	defer h2.Close()
+	if got := h2.Sources("see [1]", []string{"out"}); got == nil || len(got) != 0 || len(seen) != 2 || seen[1] != "out" {
+		t.Errorf("with a hook: %#v (the hook saw %q)", got, seen)
 	}
 }
 
@@ -156,7 +151,7 @@ func TestTableMidSessionClash(t *testing.T) {
 	alpha.offer("a1")
 	beta.offer("shared")
 	var notices []Notice
-	h, err := New(ctx, Config{Model: scripted.New(), Servers: []Server{alpha, beta}, Store: openTestStore(t),
+	h, err := newHost(ctx, config{Model: scripted.New(), Servers: []Server{alpha, beta}, Store: openTestStore(t),
 		Notify: func(n Notice) { notices = append(notices, n) }})
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +200,7 @@ func TestRunEvents(t *testing.T) {
 		scripted.Turn{Text: "done"},
 	)
 	g := guard.New(guard.Config{Confirm: []string{"refund"}}, confirmAll{}, nil)
-	h, err := New(ctx, Config{Model: m, Servers: []Server{srv}, Guards: g, Store: openTestStore(t)})
+	h, err := newHost(ctx, config{Model: m, Servers: []Server{srv}, Guards: g, Store: openTestStore(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +212,7 @@ func TestRunEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []EventKind{EventStepStart, EventToolStart, EventApprovalAsked, EventApprovalAnswered, EventToolEnd, EventStepStart, EventText, EventDone}
+	want := []EventKind{EventAccepted, EventStepStart, EventToolStart, EventApprovalAsked, EventApprovalAnswered, EventToolEnd, EventStepStart, EventText, EventDone}
 	if !slices.Equal(kinds, want) {
 		t.Errorf("events %v, want %v", kinds, want)
 	}
@@ -227,5 +222,61 @@ func TestRunEvents(t *testing.T) {
 	n, ok, err := h.Sessions().Count(ctx, "s1")
 	if err != nil || !ok || n != 4 {
 		t.Errorf("stored %d messages (ok %v, err %v), want 4", n, ok, err)
+	}
+}
+
+// askedConfirmer answers as told and counts the questions.
+type askedConfirmer struct {
+	approve bool
+	asked   atomic.Int32
+}
+
+func (c *askedConfirmer) Confirm(context.Context, guard.ConfirmRequest) guard.Decision {
+	c.asked.Add(1)
+	return guard.Decision{Approved: c.approve, Reason: "as told"}
+}
+
+// TestConfirmerBelongsToTheTurn: each turn's guarded calls are asked of
+// that turn's confirmer, not of one the host keeps for every front end; a
+// turn without one (and a host without a default) is refused. A call made
+// outside a turn asks the confirmer it was given.
+func TestConfirmerBelongsToTheTurn(t *testing.T) {
+	ctx := context.Background()
+	srv := &liveServer{name: "shop"}
+	srv.offer("refund")
+	turns := []scripted.Turn{}
+	for range 3 {
+		turns = append(turns, scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "refund", map[string]string{"orderId": "A-1"})}}, scripted.Turn{Text: "done"})
+	}
+	g := guard.New(guard.Config{Confirm: []string{"refund"}}, nil, nil)
+	h, err := newHost(ctx, config{Model: scripted.New(turns...), Servers: []Server{srv}, Guards: g, Store: openTestStore(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	yes, no := &askedConfirmer{approve: true}, &askedConfirmer{}
+	for i, c := range []*askedConfirmer{yes, no, nil} {
+		turn := Turn{Session: fmt.Sprintf("s%d", i), Text: "refund A-1"}
+		if c != nil {
+			turn.Confirmer = c
+		}
+		res, err := h.Run(ctx, turn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ran := res.Steps[0].Output == "shop:refund"
+		if want := c == yes; ran != want {
+			t.Errorf("turn %d: the call ran = %v (output %q), want %v", i, ran, res.Steps[0].Output, want)
+		}
+	}
+	if yes.asked.Load() != 1 || no.asked.Load() != 1 {
+		t.Errorf("asked %d and %d times, want once each", yes.asked.Load(), no.asked.Load())
+	}
+	tool, ok := h.Tools().Current().Get("refund")
+	if !ok {
+		t.Fatal("no refund tool")
+	}
+	if _, err := h.Call(ctx, tool, json.RawMessage(`{"orderId":"A-1"}`), yes); err != nil || yes.asked.Load() != 2 {
+		t.Errorf("a call outside a turn: %v, asked %d times", err, yes.asked.Load())
 	}
 }

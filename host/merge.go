@@ -229,18 +229,22 @@ func serverLists(servers []Server) []serverTools {
 // the guards would take it for a local tool and let it through unguarded.
 func guardAndMerge(local []*agent.Tool, lists []serverTools, g *guard.Guards, hints Hints) (*agent.ToolSet, MergeReport, error) {
 	guarded := make([]serverTools, len(lists))
-	var cuts []string // descriptions over 2 KB (cutDescription)
+	var cuts []string // descriptions over 2 KB (cutDescription), schemas over 32 KB (capSchema)
 	for i, l := range lists {
-		wrapped := make([]*agent.Tool, len(l.tools))
-		for j, t := range l.tools {
+		wrapped := make([]*agent.Tool, 0, len(l.tools))
+		for _, t := range l.tools {
 			if t == nil {
-				continue // merge skips it with a warning
+				wrapped = append(wrapped, nil) // merge skips it with a warning
+				continue
 			}
 			if t.IsLocal() {
 				return nil, MergeReport{}, fmt.Errorf("MCP server %q offered tool %q without an origin, so the guards could not tell it from a local tool; this is a bug in the server bridge", l.server, t.Name)
 			}
 			t = cutDescription(t, &cuts)
-			wrapped[j] = guard.Wrap(t, g)
+			if t = capSchema(t, &cuts); t == nil {
+				continue
+			}
+			wrapped = append(wrapped, guard.Wrap(t, g))
 		}
 		guarded[i] = serverTools{server: l.server, tools: wrapped}
 	}

@@ -39,15 +39,27 @@ type Options struct {
 	// Extra are servers given apart from the files (the command line's
 	// --mcp), connected after the files' servers in this order.
 	Extra []ExtraServer
+	// Servers are servers already connected (an embedder's in-process
+	// servers), listed after the ones Open connects. The host owns them:
+	// Close, or a failing Open, closes every one.
+	Servers []Server
+	// Inactive are servers given apart from the files that do not run at
+	// the start. Enabling one of these or of Servers again (Table.Enable)
+	// calls Connect with a config that names it only.
+	Inactive []Inactive
 	// ApproveProject picks which of the project scope's servers may run
 	// (they come with the project, from whoever wrote it); nil runs none.
 	ApproveProject func(project []mcpconfig.ScopedServer) ([]mcpconfig.Server, error)
 
-	// Guards configure the guards; nil guards nothing.
+	// Guards configure the guards; nil means their defaults.
 	Guards *guard.Config
 	// Store holds the sessions and the domain's data; the host takes it
-	// over (Close closes it). Required.
+	// over (Close closes it) unless KeepStore is set. Required.
 	Store *store.Store
+	// KeepStore leaves the store open at Close: its owner (an embedder
+	// that shares it, a test that opens hosts one after another over one
+	// database) closes it.
+	KeepStore bool
 	// AuditToFile keeps the audit trail in Guards.AuditLog even on a shared
 	// PostgreSQL database, whose audit table is used otherwise (so that
 	// replicas keep one trail).
@@ -55,6 +67,8 @@ type Options struct {
 	// LocalTools makes the local tools from the store and the guards (the
 	// assistant's); nil means none.
 	LocalTools func(ctx context.Context, st *store.Store, g *guard.Guards, logger *slog.Logger) ([]*agent.Tool, error)
+	// Local are tools made already, offered after LocalTools'.
+	Local []*agent.Tool
 
 	// Connect connects one server; nil means mcpclient.Connect with
 	// ConnectOptions.
@@ -69,24 +83,37 @@ type Options struct {
 	// error.
 	Reason func(err error, cfg mcpconfig.Server) error
 
-	// System, MaxSteps, TurnTimeout, Now, Notify, Logger and Tracing are
-	// as in Config.
-	System      string
-	MaxSteps    int
+	// System is the system prompt; empty sends none.
+	System string
+	// MaxSteps bounds tool rounds per turn; 0 means agent.DefaultMaxSteps.
+	MaxSteps int
+	// TurnTimeout bounds a whole turn; 0 means DefaultTurnTimeout.
 	TurnTimeout time.Duration
-	Now         func() time.Time
-	Notify      func(Notice)
-	Logger      *slog.Logger
-	Tracing     *telemetry.Tracing
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Notify receives what the tool table reports while the host runs
+	// (clash warnings, changed tool lists); nil logs them to Logger.
+	Notify func(Notice)
+	// Logger receives what the host reports; nil discards.
+	Logger *slog.Logger
+	// Tracing starts a span for each turn, under which the loop's model
+	// and tool calls and the MCP requests are traced; nil traces a turn
+	// only when its context already carries a trace.
+	Tracing *telemetry.Tracing
 	// Hints name the switches behind some messages (see Hints).
 	Hints Hints
 	// MaxOutputTokens caps a tool result the model sees (0: the default);
 	// a server's maxOutputTokens in the config caps its own.
 	MaxOutputTokens int
-	// ToolSearch is as in Config.
+	// ToolSearch says when MCP tools are deferred behind searchTools
+	// (toolsearch.go); nil means auto.
 	ToolSearch *ToolSearchOptions
 	// Context sizes the model's context window (see ContextOptions).
 	Context ContextOptions
+	// Sources finds the passages an answer cites among the turn's tool
+	// outputs (the composition knows their shape: package assistant's
+	// knowledge-base hits); nil finds none.
+	Sources func(answer string, toolOutputs []string) []Source
 }
 
 // ExtraServer is a server given apart from the config files.
@@ -133,10 +160,14 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 		return nil, errors.New("host: no store")
 	}
 	o := *opts
-	closers := []func() error{o.Store.Close}
+	var closers []func() error
+	if !o.KeepStore {
+		closers = append(closers, o.Store.Close)
+	}
+	given := o.Servers // closed by newHost from the call on
 	defer func() {
 		if err != nil && h == nil {
-			err = errors.Join(err, runClosers(closers))
+			err = errors.Join(err, closeServers(given), runClosers(closers))
 		}
 	}()
 	if o.Getenv == nil {
@@ -170,13 +201,14 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 		audit = guard.NewAudit(gcfg.AuditLog, logger)
 	}
 	closers = append(closers, audit.Close)
-	guards := guard.New(gcfg, nil, audit) // a front end adds its confirmer
+	guards := guard.New(gcfg, nil, audit) // each turn brings its confirmer
 	var local []*agent.Tool
 	if o.LocalTools != nil {
 		if local, err = o.LocalTools(ctx, o.Store, guards, logger); err != nil {
 			return nil, err
 		}
 	}
+	local = append(local, o.Local...)
 
 	connect := o.Connect
 	if connect == nil {
@@ -192,8 +224,10 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 	if err != nil {
 		return nil, err
 	}
-	inactive = append(failed, inactive...)
-	return New(ctx, Config{
+	inactive = append(append(failed, inactive...), o.Inactive...)
+	servers = append(servers, o.Servers...)
+	given = nil
+	return newHost(ctx, config{
 		Model:      o.Model,
 		Local:      local,
 		Servers:    servers,
@@ -203,6 +237,18 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 			for _, c := range cfgs {
 				if c.Name == name {
 					return connect(ctx, c)
+				}
+			}
+			// A server given apart from the files is started again by
+			// its name only.
+			for _, in := range o.Inactive {
+				if in.Name == name {
+					return connect(ctx, mcpconfig.Server{Name: name})
+				}
+			}
+			for _, sv := range o.Servers {
+				if sv.Name() == name {
+					return connect(ctx, mcpconfig.Server{Name: name})
 				}
 			}
 			return nil, fmt.Errorf("no MCP server %q is configured", name)
@@ -218,8 +264,9 @@ func Open(ctx context.Context, opts *Options) (h *Host, err error) {
 		Context:     o.Context,
 		Logger:      o.Logger,
 		Tracing:     o.Tracing,
-		Results:     &ResultOptions{MaxTokens: o.MaxOutputTokens, PerServer: serverCaps(cfgs)},
+		Results:     &resultOptions{MaxTokens: o.MaxOutputTokens, PerServer: serverCaps(cfgs)},
 		ToolSearch:  o.ToolSearch,
+		Sources:     o.Sources,
 		closers:     closers,
 	})
 }
@@ -336,7 +383,7 @@ func (o *Options) fileRules(dir string, res *mcpconfig.Resolved, logger *slog.Lo
 	return rules
 }
 
-// connectAll connects every server at once (ConnectEach). Without Strict
+// connectAll connects every server at once (connectEach). Without Strict
 // the failures become Inactive servers; with it they fail the start.
 func (o *Options) connectAll(ctx context.Context, cfgs []mcpconfig.Server, connect func(context.Context, mcpconfig.Server) (Server, error)) ([]Server, []Inactive, error) {
 	if len(cfgs) == 0 {
@@ -346,7 +393,7 @@ func (o *Options) connectAll(ctx context.Context, cfgs []mcpconfig.Server, conne
 	for i, c := range cfgs {
 		names[i] = c.Name
 	}
-	all, errs := ConnectEach(ctx, names, cfgs, connect)
+	all, errs := connectEach(ctx, names, cfgs, connect)
 	var servers []Server
 	for _, s := range all {
 		if s != nil {
@@ -354,7 +401,7 @@ func (o *Options) connectAll(ctx context.Context, cfgs []mcpconfig.Server, conne
 		}
 	}
 	if ctx.Err() != nil {
-		return nil, nil, errors.Join(ctx.Err(), CloseAll(servers))
+		return nil, nil, errors.Join(ctx.Err(), closeServers(servers))
 	}
 	if errors.Join(errs...) == nil {
 		return servers, nil, nil
@@ -366,7 +413,7 @@ func (o *Options) connectAll(ctx context.Context, cfgs []mcpconfig.Server, conne
 				failures = append(failures, e)
 			}
 		}
-		return nil, nil, errors.Join(&StartError{Failures: failures, Configs: cfgs}, CloseAll(servers))
+		return nil, nil, errors.Join(&StartError{Failures: failures, Configs: cfgs}, closeServers(servers))
 	}
 	var inactive []Inactive
 	for i, e := range errs {

@@ -41,7 +41,7 @@ func TestRunToolInputPartial(t *testing.T) {
 		}
 	}
 	m := scripted.New(append(turn(), turn()...)...)
-	h, err := New(ctx, Config{Model: m, Servers: []Server{srv}, Store: openTestStore(t)})
+	h, err := newHost(ctx, config{Model: m, Servers: []Server{srv}, Store: openTestStore(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func TestNewChecksPolicyNames(t *testing.T) {
 	}
 	g := guard.New(guard.Config{Confirm: []string{"readMcpResource"}, Permissions: guard.Permissions{Rules: rules}}, nil, nil)
 	var warnings []string
-	h, err := New(ctx, Config{Model: scripted.New(), Servers: []Server{shop, down}, Inactive: []Inactive{{Name: "old", Disabled: true}},
+	h, err := newHost(ctx, config{Model: scripted.New(), Servers: []Server{shop, down}, Inactive: []Inactive{{Name: "old", Disabled: true}},
 		Unapproved: []string{"proj"}, Guards: g, Store: openTestStore(t),
 		Notify: func(n Notice) { warnings = append(warnings, n.Text) }})
 	if err != nil {
@@ -55,7 +55,7 @@ func TestNewChecksPolicyNames(t *testing.T) {
 
 	bad := guard.New(guard.Config{Permissions: guard.Permissions{Rules: []guard.Rule{{Pattern: pat("shop:refnd"), Permission: guard.Deny, Source: "--deny"}}}}, nil, nil)
 	closed := &closeCounter{liveServer: shop}
-	_, err = New(ctx, Config{Model: scripted.New(), Servers: []Server{closed}, Guards: bad, Store: openTestStore(t)})
+	_, err = newHost(ctx, config{Model: scripted.New(), Servers: []Server{closed}, Guards: bad, Store: openTestStore(t)})
 	if err == nil || !strings.Contains(err.Error(), `did you mean "refund"?`) {
 		t.Fatalf("New with a rule naming no tool: %v", err)
 	}

@@ -35,12 +35,18 @@ type ContextError struct {
 	Problems []string
 	// Hint follows "or" (Hints.ContextWindow); empty adds nothing.
 	Hint string
+	// Unloaded are the tools searchTools had loaded in the session,
+	// unloaded when the request did not fit.
+	Unloaded []string
 }
 
 func (e *ContextError) Error() string {
 	msg := "the request does not fit the model's context window of " + fmt.Sprint(e.Window) + " tokens: " + strings.Join(e.Problems, "; ")
 	if e.Hint != "" {
 		msg += "; or " + e.Hint
+	}
+	if len(e.Unloaded) > 0 {
+		msg += "; the tools loaded in this session (" + quoteList(e.Unloaded) + ") were unloaded, so send the message again (searchTools loads a tool again when it is needed)"
 	}
 	return msg + " (nothing was stored)"
 }

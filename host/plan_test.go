@@ -157,7 +157,7 @@ func TestLongConversationStaysInWindow(t *testing.T) {
 	ctx := context.Background()
 	f := newFakeProvider(t, 1.3)
 	const window = 3000
-	h, err := New(ctx, Config{Model: f.model(), Local: []*agent.Tool{orderTool()}, Store: openTestStore(t),
+	h, err := newHost(ctx, config{Model: f.model(), Local: []*agent.Tool{orderTool()}, Store: openTestStore(t),
 		System: "You are a support agent for an online shop.", Context: ContextOptions{Window: window}})
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +210,7 @@ func TestLongConversationStaysInWindow(t *testing.T) {
 	if reported != sum.InputTokens || len(sum.Calls) != len(f.requests) {
 		t.Errorf("usage: %d input tokens in %d calls, the provider reported %d in %d", sum.InputTokens, len(sum.Calls), reported, len(f.requests))
 	}
-	stored, _ := h.Sessions().Summary(ctx, "s1")
+	stored, _ := h.Sessions().summary(ctx, "s1")
 	if !strings.HasPrefix(stored, "- summary ") {
 		t.Errorf("stored summary %q; want the model's", stored)
 	}
@@ -236,7 +236,7 @@ func TestEstimatedUsage(t *testing.T) {
 		scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "getOrderStatus", `{"orderId":"A-1024"}`)}},
 		scripted.Turn{Text: "订单 A-1024 已发货。"},
 	)
-	h, err := New(ctx, Config{Model: m, Local: []*agent.Tool{orderTool()}, Store: openTestStore(t)})
+	h, err := newHost(ctx, config{Model: m, Local: []*agent.Tool{orderTool()}, Store: openTestStore(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestEstimatedUsage(t *testing.T) {
 func TestRequestTooLarge(t *testing.T) {
 	ctx := context.Background()
 	m := scripted.New(scripted.Turn{Text: "never"})
-	h, err := New(ctx, Config{Model: m, Store: openTestStore(t), System: strings.Repeat("Always be polite and precise. ", 400),
+	h, err := newHost(ctx, config{Model: m, Store: openTestStore(t), System: strings.Repeat("Always be polite and precise. ", 400),
 		Context: ContextOptions{Window: 2000}, Hints: Hints{ContextWindow: "raise --context-window"}})
 	if err != nil {
 		t.Fatal(err)
@@ -297,7 +297,7 @@ func TestCompact(t *testing.T) {
 		turns = append(turns, scripted.Turn{Text: fmt.Sprintf("订单 A-%d 已发货。", 1000+i)})
 	}
 	m := scripted.New(turns...)
-	h, err := New(ctx, Config{Model: m, Store: openTestStore(t), Context: ContextOptions{Summarizer: budget.Extractive{}}})
+	h, err := newHost(ctx, config{Model: m, Store: openTestStore(t), Context: ContextOptions{Summarizer: budget.Extractive{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +334,7 @@ func TestFailedTurnUsageCounted(t *testing.T) {
 	ctx := context.Background()
 	call := scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "getOrderStatus", `{"orderId":"A-1024"}`)}}
 	m := scripted.New(scripted.Turn{Text: "hello"}, call, call)
-	h, err := New(ctx, Config{Model: m, Local: []*agent.Tool{orderTool()}, Store: openTestStore(t), MaxSteps: 1})
+	h, err := newHost(ctx, config{Model: m, Local: []*agent.Tool{orderTool()}, Store: openTestStore(t), MaxSteps: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

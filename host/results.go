@@ -15,9 +15,9 @@ import (
 	"github.com/agentapp/agentapp/resultstore/sqlstore"
 )
 
-// ResultOptions bound the tool results the model sees. A nil
-// *ResultOptions, or a zero field, means the default.
-type ResultOptions struct {
+// resultOptions bound the tool results the model sees. A nil
+// *resultOptions, or a zero field, means the default.
+type resultOptions struct {
 	// MaxTokens caps a result of any tool without a cap of its own
 	// (default resultstore.DefaultMaxTokens): above it the model gets the
 	// head, a note and the handle to read on with readToolResult.
@@ -86,8 +86,8 @@ type hasResults interface {
 
 // newResultParts opens the result store (the database's unless opts gives
 // one) and the tools over it.
-func newResultParts(ctx context.Context, cfg *Config) (*resultParts, error) {
-	var o ResultOptions
+func newResultParts(ctx context.Context, cfg *config) (*resultParts, error) {
+	var o resultOptions
 	if cfg.Results != nil {
 		o = *cfg.Results
 	}

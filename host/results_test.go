@@ -100,7 +100,7 @@ func TestRunCutsLargeResult(t *testing.T) {
 		Execute: func(context.Context, json.RawMessage) (any, error) { return big, nil }}}
 	m := &readerModel{first: model.ToolCall{ID: "c1", Name: "dump", Arguments: json.RawMessage(`{}`)}, pages: 2}
 	db := storetest.New(t) // opened twice: a restart over the same database
-	h, err := New(ctx, Config{Model: m, Servers: []Server{srv}, Store: db.Open(), MaxSteps: 10})
+	h, err := newHost(ctx, config{Model: m, Servers: []Server{srv}, Store: db.Open(), MaxSteps: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestRunCutsLargeResult(t *testing.T) {
 	// A restart: the session keeps readToolResult and its stored result.
 	m2 := &readerModel{first: model.ToolCall{ID: "c9", Name: resultstore.ReadToolName,
 		Arguments: json.RawMessage(fmt.Sprintf(`{"id":%q,"offset":%d}`, c.ID, len(got)))}}
-	h2, err := New(ctx, Config{Model: m2, Servers: []Server{srv}, Store: db.Open()})
+	h2, err := newHost(ctx, config{Model: m2, Servers: []Server{srv}, Store: db.Open()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,8 +208,8 @@ func TestRunCutCaps(t *testing.T) {
 	local := mk("", "l", false)
 	calls := []model.ToolCall{{ID: "1", Name: "s"}, {ID: "2", Name: "w"}, {ID: "3", Name: "l"}, {ID: "4", Name: "werr"}}
 	m := &readerModel{}
-	h, err := New(ctx, Config{Model: m, Local: []*agent.Tool{local}, Servers: []Server{small, wide}, Store: openTestStore(t),
-		Results: &ResultOptions{MaxTokens: 20_000, PerServer: map[string]int{"small": 1000}}})
+	h, err := newHost(ctx, config{Model: m, Local: []*agent.Tool{local}, Servers: []Server{small, wide}, Store: openTestStore(t),
+		Results: &resultOptions{MaxTokens: 20_000, PerServer: map[string]int{"small": 1000}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestRunCutCaps(t *testing.T) {
 		t.Errorf("cut %v: want s (its server's cap 1000) cut, w and l (the global 20000) whole", cut)
 	}
 	h.cfg.Results = nil
-	h2, err := New(ctx, Config{Model: m, Servers: []Server{wide}, Store: openTestStore(t), Results: &ResultOptions{MaxTokens: 1000}})
+	h2, err := newHost(ctx, config{Model: m, Servers: []Server{wide}, Store: openTestStore(t), Results: &resultOptions{MaxTokens: 1000}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestToolSearchDefersAndKeeps(t *testing.T) {
 		{{ID: "1", Name: toolsearch.SearchToolName, Arguments: json.RawMessage(`{"query":"big__tool_42"}`)}},
 		{{ID: "2", Name: "tool_42", Arguments: json.RawMessage(`{}`)}},
 	}}
-	h, err := New(ctx, Config{Model: m, Local: []*agent.Tool{local}, Servers: []Server{srv}, Store: db.Open()})
+	h, err := newHost(ctx, config{Model: m, Local: []*agent.Tool{local}, Servers: []Server{srv}, Store: db.Open()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestToolSearchDefersAndKeeps(t *testing.T) {
 
 	// A restart over the same database: the session still has tool_42.
 	m2 := &scriptModel{turns: [][]model.ToolCall{{{ID: "3", Name: "tool_42", Arguments: json.RawMessage(`{}`)}}}}
-	h2, err := New(ctx, Config{Model: m2, Local: []*agent.Tool{local}, Servers: []Server{srv}, Store: db.Open()})
+	h2, err := newHost(ctx, config{Model: m2, Local: []*agent.Tool{local}, Servers: []Server{srv}, Store: db.Open()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +336,7 @@ func TestToolSearchModes(t *testing.T) {
 		}
 		srv.offer(names...)
 		m := &scriptModel{}
-		h, err := New(ctx, Config{Model: m, Servers: []Server{srv}, Store: openTestStore(t), ToolSearch: &ToolSearchOptions{Mode: c.mode}})
+		h, err := newHost(ctx, config{Model: m, Servers: []Server{srv}, Store: openTestStore(t), ToolSearch: &ToolSearchOptions{Mode: c.mode}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -360,7 +360,7 @@ func TestLongDescriptionCut(t *testing.T) {
 	long := strings.Repeat("This tool does a great many things. ", 150)
 	srv.tools[0].Description = long
 	var warnings []string
-	h, err := New(ctx, Config{Model: &scriptModel{}, Servers: []Server{srv}, Store: openTestStore(t),
+	h, err := newHost(ctx, config{Model: &scriptModel{}, Servers: []Server{srv}, Store: openTestStore(t),
 		Notify: func(n Notice) { warnings = append(warnings, n.Text) }})
 	if err != nil {
 		t.Fatal(err)
@@ -460,7 +460,7 @@ func TestToolSearchFirstRequestTokens(t *testing.T) {
 	count := map[toolsearch.Mode]int{}
 	for _, mode := range []toolsearch.Mode{toolsearch.ModeOff, toolsearch.ModeAuto} {
 		m := &scriptModel{}
-		h, err := New(ctx, Config{Model: m, Servers: fixtureServers(t), Store: openTestStore(t), ToolSearch: &ToolSearchOptions{Mode: mode}})
+		h, err := newHost(ctx, config{Model: m, Servers: fixtureServers(t), Store: openTestStore(t), ToolSearch: &ToolSearchOptions{Mode: mode}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -512,8 +512,8 @@ func TestStoresArePruned(t *testing.T) {
 	store := &pruneCounter{Memory: resultstore.NewMemory(nil)}
 	db := storetest.New(t) // opened twice: a restart over the same database
 	m := &scriptModel{}
-	h, err := New(ctx, Config{Model: m, Local: []*agent.Tool{local}, Servers: []Server{srv}, Store: db.Open(), Now: clock,
-		Results: &ResultOptions{MaxTokens: 500, Store: store}})
+	h, err := newHost(ctx, config{Model: m, Local: []*agent.Tool{local}, Servers: []Server{srv}, Store: db.Open(), Now: clock,
+		Results: &resultOptions{MaxTokens: 500, Store: store}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -544,7 +544,7 @@ func TestStoresArePruned(t *testing.T) {
 	run("old", search("tool_01"))
 	now = now.Add(31 * 24 * time.Hour)
 	run("new", search("tool_02"))
-	h2, err := New(ctx, Config{Model: &scriptModel{}, Servers: []Server{srv}, Store: db.Open(), Now: clock})
+	h2, err := newHost(ctx, config{Model: &scriptModel{}, Servers: []Server{srv}, Store: db.Open(), Now: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

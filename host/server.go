@@ -138,25 +138,25 @@ func (e *ConnectError) Unwrap() error { return e.Err }
 
 func quote(s string) string { return `"` + s + `"` }
 
-// ConnectAll connects every server at once and waits for all of them, so
+// connectServers connects every server at once and waits for all of them, so
 // start-up takes as long as the slowest server rather than the sum. The
 // servers come back in the order of names. If any connection fails, the
 // servers that did connect are closed (no process outlives a failed start)
 // and the error joins one *ConnectError per failed server, in order.
-func ConnectAll[C any](ctx context.Context, names []string, cfgs []C, connect func(context.Context, C) (Server, error)) ([]Server, error) {
-	servers, errs := ConnectEach(ctx, names, cfgs, connect)
+func connectServers[C any](ctx context.Context, names []string, cfgs []C, connect func(context.Context, C) (Server, error)) ([]Server, error) {
+	servers, errs := connectEach(ctx, names, cfgs, connect)
 	if err := errors.Join(errs...); err != nil {
-		_ = CloseAll(servers)
+		_ = closeServers(servers)
 		return nil, err
 	}
 	return servers, nil
 }
 
-// ConnectEach connects every server at once, like ConnectAll, but keeps
+// connectEach connects every server at once, like connectServers, but keeps
 // the servers that connected when others fail: servers[i] is set or
 // errs[i] is a *ConnectError, so the host can start with the servers that
 // work and list the others as failed.
-func ConnectEach[C any](ctx context.Context, names []string, cfgs []C, connect func(context.Context, C) (Server, error)) (servers []Server, errs []error) {
+func connectEach[C any](ctx context.Context, names []string, cfgs []C, connect func(context.Context, C) (Server, error)) (servers []Server, errs []error) {
 	servers = make([]Server, len(cfgs))
 	errs = make([]error, len(cfgs))
 	var wg sync.WaitGroup
@@ -174,17 +174,17 @@ func ConnectEach[C any](ctx context.Context, names []string, cfgs []C, connect f
 	return servers, errs
 }
 
-// CloseTimeout bounds CloseAll: a bridge's Close waits out its process's
+// closeTimeout bounds closeServers: a bridge's Close waits out its process's
 // grace period, so closing them one after the other could take N times
 // that.
-const CloseTimeout = 15 * time.Second
+const closeTimeout = 15 * time.Second
 
-// CloseAll closes every server at once and returns their errors joined,
-// each naming its server. It waits at most CloseTimeout: a server still
+// closeServers closes every server at once and returns their errors joined,
+// each naming its server. It waits at most closeTimeout: a server still
 // closing then is reported as an error (its Close goes on and ends on its
 // own bound) rather than holding up the caller. Nil servers are skipped.
-func CloseAll(servers []Server) error {
-	return closeAll(servers, CloseTimeout)
+func closeServers(servers []Server) error {
+	return closeAll(servers, closeTimeout)
 }
 
 func closeAll(servers []Server, limit time.Duration) error {

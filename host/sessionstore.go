@@ -21,11 +21,11 @@ type SessionStore struct {
 	prunedTo int64 // updated_ms below which empty sessions were last pruned
 }
 
-// EmptySessionTTL is how long SessionStore keeps a session that never got
+// emptySessionTTL is how long SessionStore keeps a session that never got
 // a message. Front ends hand ids out before the first message, so a client
 // that asks for sessions and never uses them would otherwise grow the
 // table without end; a session with a message is never removed here.
-const EmptySessionTTL = 24 * time.Hour
+const emptySessionTTL = 24 * time.Hour
 
 // pruneEvery spaces the prunes Create runs.
 const pruneEvery = time.Minute
@@ -59,19 +59,19 @@ func (s *SessionStore) Create(ctx context.Context, id string) error {
 		return fmt.Errorf("create chat session %s: %w", id, err)
 	}
 	if err := s.pruneEmpty(ctx, now); err != nil {
-		return fmt.Errorf("remove chat sessions left empty for %s: %w", EmptySessionTTL, err)
+		return fmt.Errorf("remove chat sessions left empty for %s: %w", emptySessionTTL, err)
 	}
 	return nil
 }
 
 // pruneEmpty removes the sessions without a message that were created more
-// than EmptySessionTTL before now, at most once per pruneEvery. Each prune
+// than emptySessionTTL before now, at most once per pruneEvery. Each prune
 // looks only at the sessions that reached that age since the previous one
 // (the first at all older ones), so its cost stays with the sessions
 // created, not with all those stored. A first message sent to a session as
 // it is removed still lands: storing a turn recreates its session row.
 func (s *SessionStore) pruneEmpty(ctx context.Context, now time.Time) error {
-	cutoff := now.Add(-EmptySessionTTL).UnixMilli()
+	cutoff := now.Add(-emptySessionTTL).UnixMilli()
 	s.pruneMu.Lock()
 	from := s.prunedTo
 	if from != 0 && cutoff-from < pruneEvery.Milliseconds() {

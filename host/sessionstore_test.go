@@ -15,7 +15,7 @@ import (
 )
 
 // TestSessionStorePrunesEmptySessions: sessions handed out and never used
-// are removed once EmptySessionTTL has passed, as further sessions are
+// are removed once emptySessionTTL has passed, as further sessions are
 // created; a session with a message is kept however old, and so is an
 // empty one still within the TTL.
 func TestSessionStorePrunesEmptySessions(t *testing.T) {
@@ -34,7 +34,7 @@ func TestSessionStorePrunesEmptySessions(t *testing.T) {
 	if err := ss.Append(ctx, "old-used", []model.Message{{Role: model.RoleUser, Content: "hi"}}); err != nil {
 		t.Fatal(err)
 	}
-	now = now.Add(EmptySessionTTL - time.Hour)
+	now = now.Add(emptySessionTTL - time.Hour)
 	if err := ss.Create(ctx, "recent-empty"); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestSessionStorePrunesEmptySessions(t *testing.T) {
 	if got, want := sessionIDs(t, ss), []string{"new", "old-used", "recent-empty"}; !cmp.Equal(got, want) {
 		t.Errorf("past the TTL: sessions %v, want %v", got, want)
 	}
-	now = now.Add(EmptySessionTTL + time.Minute)
+	now = now.Add(emptySessionTTL + time.Minute)
 	if err := ss.Create(ctx, "newer"); err != nil {
 		t.Fatal(err)
 	}

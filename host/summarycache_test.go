@@ -16,7 +16,7 @@ import (
 func TestPrefixKeys(t *testing.T) {
 	ctx := context.Background()
 	newHost := func(name string) *Host {
-		h, err := New(ctx, Config{Model: namedModel{scripted.New(), name}, Store: openTestStore(t)})
+		h, err := newHost(ctx, config{Model: namedModel{scripted.New(), name}, Store: openTestStore(t)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func TestFoldState(t *testing.T) {
 	for i := range 4 {
 		turns = append(turns, scripted.Turn{Text: fmt.Sprintf("订单 A-%d 已发货。", 1000+i)})
 	}
-	h, err := New(ctx, Config{Model: scripted.New(turns...), Store: openTestStore(t), Context: ContextOptions{Summarizer: budget.Extractive{}}})
+	h, err := newHost(ctx, config{Model: scripted.New(turns...), Store: openTestStore(t), Context: ContextOptions{Summarizer: budget.Extractive{}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -225,9 +225,9 @@ func (t *Table) rebuildLocked(ctx context.Context) {
 	t.adopt(next)
 }
 
-// ErrUnknownServer is wrapped by the errors for a name no configured
+// errUnknownServer is wrapped by the errors for a name no configured
 // server has.
-var ErrUnknownServer = errors.New("no MCP server of that name")
+var errUnknownServer = errors.New("no MCP server of that name")
 
 // Disable stops the running server called name for the rest of the
 // host's life: its tools leave the table and it is listed as disabled. The
@@ -238,7 +238,7 @@ func (t *Table) Disable(ctx context.Context, name string) (closeErr, err error) 
 	i := indexOf(t.servers, name)
 	if i < 0 {
 		t.mu.Unlock()
-		return nil, fmt.Errorf("%w: %s", ErrUnknownServer, name)
+		return nil, fmt.Errorf("%w: %s", errUnknownServer, name)
 	}
 	s := t.servers[i]
 	t.servers = slices.Delete(slices.Clone(t.servers), i, i+1)
@@ -260,7 +260,7 @@ func (t *Table) Enable(ctx context.Context, name string) (ToolUse, error) {
 	j := slices.IndexFunc(t.inactive, func(in Inactive) bool { return in.Name == name })
 	t.mu.Unlock()
 	if j < 0 {
-		return ToolUse{}, fmt.Errorf("%w: %s", ErrUnknownServer, name)
+		return ToolUse{}, fmt.Errorf("%w: %s", errUnknownServer, name)
 	}
 	if t.connect == nil {
 		return ToolUse{}, ErrCannotConnect
@@ -295,7 +295,7 @@ func (t *Table) Restart(ctx context.Context, name string) (ToolUse, error) {
 	}
 	t.mu.Unlock()
 	if sv == nil {
-		return ToolUse{}, fmt.Errorf("%w: %s", ErrUnknownServer, name)
+		return ToolUse{}, fmt.Errorf("%w: %s", errUnknownServer, name)
 	}
 	if err := sv.Restart(ctx); err != nil {
 		return ToolUse{}, err
@@ -320,12 +320,12 @@ func (t *Table) Use() []ToolUse {
 	return use
 }
 
-// close closes every running server (CloseAll).
+// close closes every running server (closeServers).
 func (t *Table) close() error {
 	t.mu.Lock()
 	servers := t.servers
 	t.mu.Unlock()
-	return CloseAll(servers)
+	return closeServers(servers)
 }
 
 // OriginOf is the server a tool of set comes from, "local" for a tool of

@@ -40,7 +40,7 @@ func TestRunTaskStatusEvents(t *testing.T) {
 		scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "simulate-research-query", map[string]string{"topic": "gophers"})}},
 		scripted.Turn{Text: "done"},
 	)
-	h, err := New(ctx, Config{Model: m, Servers: []Server{b}, Store: openTestStore(t)})
+	h, err := newHost(ctx, config{Model: m, Servers: []Server{b}, Store: openTestStore(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,14 @@
 package host
 
 import (
+	"container/list"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -64,17 +67,29 @@ type searchParts struct {
 	log    *slog.Logger
 	now    func() time.Time
 	tool   *agent.Tool
+	// readLoaded reads a session's loaded tools from the database
+	// (readLoadedDB); a field, so that a test can make it slow.
+	readLoaded func(ctx context.Context, session string) ([]string, error)
+	// local are the names of the host's local tools. A server's tool of
+	// one of these names replaced a local tool (merge) and is offered
+	// always, as the local tool was: the user plugged the server in to
+	// answer those questions, and the banner lists the tool as offered.
+	local map[string]bool
 
-	mu       sync.Mutex
-	forSet   *agent.ToolSet // the table the fields below were built for
+	// mu guards the fields below and is never held across a database
+	// query: offered takes it before every model call of every session.
+	mu     sync.Mutex
+	forSet *agent.ToolSet // the table the fields below were built for
+	// decision, index and deferred are replaced, never changed in place,
+	// so a copy taken under mu may be read after it is released.
 	decision toolsearch.Decision
 	index    *toolsearch.Index
 	deferred map[string]bool
-	loaded   map[string][]string // session → loaded names, oldest first
-	pruned   time.Time           // when old loaded tools were last deleted
+	loaded   *loadedCache // session → loaded names, oldest first
+	pruned   time.Time    // when old loaded tools were last deleted
 }
 
-func newSearchParts(ctx context.Context, cfg *Config, log *slog.Logger) (*searchParts, error) {
+func newSearchParts(ctx context.Context, cfg *config, log *slog.Logger) (*searchParts, error) {
 	var o ToolSearchOptions
 	if cfg.ToolSearch != nil {
 		o = *cfg.ToolSearch
@@ -86,7 +101,13 @@ func newSearchParts(ctx context.Context, cfg *Config, log *slog.Logger) (*search
 	o.Mode = mode
 	info := budget.LookupModel(cfg.Model.Name())
 	s := &searchParts{opts: o, window: budget.Window(cfg.Model.Name(), o.Window), est: budget.NewEstimator(info.Family),
-		st: cfg.Store, log: log, now: cfg.Now, loaded: map[string][]string{}}
+		st: cfg.Store, log: log, now: cfg.Now, loaded: newLoadedCache(maxLoadedSessions), local: map[string]bool{}}
+	s.readLoaded = s.readLoadedDB
+	for _, t := range cfg.Local {
+		if t != nil {
+			s.local[t.Name] = true
+		}
+	}
 	if s.st != nil {
 		if err := s.st.Migrate(ctx, "toolsearch", searchMigrations); err != nil {
 			return nil, fmt.Errorf("opening the table of loaded tools: %w", err)
@@ -99,11 +120,14 @@ func newSearchParts(ctx context.Context, cfg *Config, log *slog.Logger) (*search
 	return s, nil
 }
 
-// isDeferrable reports whether t is an MCP server's tool (the local tools
-// and the host's resource tools are always offered).
-func isDeferrable(t *agent.Tool) bool { return !t.IsLocal() && t.Origin != ResourceToolOrigin }
+// deferrable reports whether t is an MCP server's tool that does not take
+// a local tool's place (the local tools, the server tools that replaced
+// one, and the host's resource tools are always offered).
+func (s *searchParts) deferrable(t *agent.Tool) bool {
+	return !t.IsLocal() && t.Origin != ResourceToolOrigin && !s.local[t.Name]
+}
 
-// update decides again for a new table (s.mu held).
+// updateLocked decides again for a new table (s.mu held).
 func (s *searchParts) updateLocked(table *agent.ToolSet) {
 	if table == s.forSet && s.forSet != nil {
 		return
@@ -112,7 +136,7 @@ func (s *searchParts) updateLocked(table *agent.ToolSet) {
 	var specs []model.ToolSpec
 	var entries []toolsearch.Entry
 	for _, t := range table.Tools() {
-		if !isDeferrable(t) {
+		if !s.deferrable(t) {
 			continue
 		}
 		specs = append(specs, model.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
@@ -143,39 +167,110 @@ func (s *searchParts) currentIndex() *toolsearch.Index {
 	return s.index
 }
 
-// loadedLocked returns the names session has loaded, reading them from
-// the database the first time (s.mu held).
-func (s *searchParts) loadedLocked(ctx context.Context, session string) []string {
-	if names, ok := s.loaded[session]; ok {
+// loadedNames returns the names session has loaded, reading them from
+// the database the first time. The query runs without s.mu, so one
+// session waiting on the database holds up no other session's model call;
+// two first reads of one session may both query, and the first to finish
+// fills the cache.
+func (s *searchParts) loadedNames(ctx context.Context, session string) []string {
+	s.mu.Lock()
+	names, ok := s.loaded.get(session)
+	s.mu.Unlock()
+	if ok {
 		return names
 	}
-	var names []string
 	if s.st != nil && session != "" {
-		rows, err := s.st.DB.QueryContext(ctx, `SELECT name FROM tool_search_loaded WHERE session = ? ORDER BY loaded, name`, session)
-		if err != nil {
+		var err error
+		if names, err = s.readLoaded(ctx, session); err != nil {
 			s.log.Warn("tool search: reading the session's loaded tools: " + err.Error())
 			return nil // not cached: asked again next time
 		}
-		for rows.Next() {
-			var n string
-			if rows.Scan(&n) == nil {
-				names = append(names, n)
-			}
-		}
-		rows.Close()
 	}
-	if len(s.loaded) >= maxLoadedSessions {
-		clear(s.loaded)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cur, ok := s.loaded.get(session); ok {
+		return cur // a search of the session (load) or another read was first
 	}
-	s.loaded[session] = names
+	s.loaded.put(session, names)
 	return names
 }
+
+// readLoadedDB reads session's loaded tools from the database, oldest
+// first, bounded by storeTimeout.
+func (s *searchParts) readLoadedDB(ctx context.Context, session string) ([]string, error) {
+	qctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	rows, err := s.st.DB.QueryContext(qctx, `SELECT name FROM tool_search_loaded WHERE session = ? ORDER BY loaded, name`, session)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if rows.Scan(&n) == nil {
+			names = append(names, n)
+		}
+	}
+	return names, rows.Err()
+}
+
+// loadedCache keeps the loaded tools of the sessions used last, at most
+// max of them: past it the session used least recently is dropped (and
+// read again from the database when it comes back), one at a time, so a
+// full cache does not send every session to the database at once.
+type loadedCache struct {
+	max   int
+	order *list.List // of *loadedEntry, the most recently used first
+	by    map[string]*list.Element
+}
+
+type loadedEntry struct {
+	session string
+	names   []string
+}
+
+func newLoadedCache(max int) *loadedCache {
+	return &loadedCache{max: max, order: list.New(), by: map[string]*list.Element{}}
+}
+
+// get returns session's names and marks the session used.
+func (c *loadedCache) get(session string) ([]string, bool) {
+	e, ok := c.by[session]
+	if !ok {
+		return nil, false
+	}
+	c.order.MoveToFront(e)
+	return e.Value.(*loadedEntry).names, true
+}
+
+// put sets session's names, marks it used and drops the least recently
+// used session when there are more than max.
+func (c *loadedCache) put(session string, names []string) {
+	if e, ok := c.by[session]; ok {
+		e.Value.(*loadedEntry).names = names
+		c.order.MoveToFront(e)
+		return
+	}
+	c.by[session] = c.order.PushFront(&loadedEntry{session: session, names: names})
+	for c.order.Len() > c.max {
+		last := c.order.Back()
+		c.order.Remove(last)
+		delete(c.by, last.Value.(*loadedEntry).session)
+	}
+}
+
+func (c *loadedCache) len() int { return c.order.Len() }
 
 // load adds what a search found to session's loaded tools, in memory and
 // in the database.
 func (s *searchParts) load(ctx context.Context, session string, found []toolsearch.Entry) {
+	base := s.loadedNames(ctx, session)
 	s.mu.Lock()
-	names := slices.Clone(s.loadedLocked(ctx, session))
+	if cur, ok := s.loaded.get(session); ok {
+		base = cur // what another search of the session added meanwhile
+	}
+	names := slices.Clone(base)
 	var added []toolsearch.Entry
 	for _, e := range found {
 		if !slices.Contains(names, e.Name) {
@@ -186,7 +281,7 @@ func (s *searchParts) load(ctx context.Context, session string, found []toolsear
 	if len(names) > maxLoadedPerSession {
 		names = names[len(names)-maxLoadedPerSession:]
 	}
-	s.loaded[session] = names
+	s.loaded.put(session, names)
 	s.mu.Unlock()
 	if s.st == nil || session == "" || len(added) == 0 {
 		return
@@ -241,15 +336,16 @@ type ToolSearchState struct {
 func (h *Host) ToolSearch(ctx context.Context, session string) ToolSearchState {
 	s := h.search
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.updateLocked(h.table.Current())
-	st := ToolSearchState{Deferred: s.decision.Defer, Reason: s.decision.Reason}
+	set, decision, deferred := s.forSet, s.decision, s.deferred
+	s.mu.Unlock()
+	st := ToolSearchState{Deferred: decision.Defer, Reason: decision.Reason}
 	if !st.Deferred {
 		return st
 	}
-	loaded := s.loadedLocked(ctx, session)
-	for _, t := range s.forSet.Tools() {
-		if !s.deferred[t.Name] {
+	loaded := s.loadedNames(ctx, session)
+	for _, t := range set.Tools() {
+		if !deferred[t.Name] {
 			continue
 		}
 		if slices.Contains(loaded, t.Name) {
@@ -271,19 +367,20 @@ func (h *Host) offered(ctx context.Context, session string, table *agent.ToolSet
 	s := h.search
 	s.mu.Lock()
 	s.updateLocked(table)
-	defer s.mu.Unlock()
+	decision, deferred := s.decision, s.deferred
+	s.mu.Unlock()
 	var loaded []string
-	if s.decision.Defer {
-		loaded = s.loadedLocked(ctx, session)
+	if decision.Defer {
+		loaded = s.loadedNames(ctx, session)
 	}
 	tools := make([]*agent.Tool, 0, table.Len()+2)
 	for _, t := range table.Tools() {
-		if s.deferred[t.Name] && !slices.Contains(loaded, t.Name) {
+		if deferred[t.Name] && !slices.Contains(loaded, t.Name) {
 			continue
 		}
 		tools = append(tools, h.wrapped(table, t))
 	}
-	if s.decision.Defer {
+	if decision.Defer {
 		if _, taken := table.Get(toolsearch.SearchToolName); !taken {
 			tools = append(tools, s.tool)
 		}
@@ -386,4 +483,94 @@ func cutDescription(t *agent.Tool, warnings *[]string) *agent.Tool {
 	c := copyTool(t)
 	c.Description = d
 	return c
+}
+
+// capSchema returns t, a copy of it with its input schema reduced
+// (toolsearch.CapSchema), or nil when the tool is to be left out; a
+// warning naming the server goes to warnings whenever the schema was over
+// the bound. A session that loaded a tool with a megabyte schema could not
+// send another request, not even "hello".
+func capSchema(t *agent.Tool, warnings *[]string) *agent.Tool {
+	s, w, keep := toolsearch.CapSchema(t.Origin, t.Name, t.InputSchema)
+	if w == "" {
+		return t
+	}
+	*warnings = append(*warnings, w)
+	if !keep {
+		return nil
+	}
+	c := copyTool(t)
+	c.InputSchema = s
+	return c
+}
+
+// unload removes names from session's loaded tools, in memory and in the
+// database, and returns those that were loaded. The database is written
+// even when ctx has ended: an unload that did not stick would come back
+// with the session.
+func (s *searchParts) unload(ctx context.Context, session string, names []string) []string {
+	s.loadedNames(ctx, session) // fills the cache from the database first
+	s.mu.Lock()
+	loaded, _ := s.loaded.get(session)
+	var gone []string
+	kept := make([]string, 0, len(loaded))
+	for _, n := range loaded {
+		if slices.Contains(names, n) {
+			gone = append(gone, n)
+		} else {
+			kept = append(kept, n)
+		}
+	}
+	s.loaded.put(session, kept)
+	s.mu.Unlock()
+	if s.st == nil || session == "" || len(gone) == 0 {
+		return gone
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	err := s.st.Tx(sctx, func(tx *sql.Tx) error {
+		for _, n := range gone {
+			if _, err := tx.ExecContext(sctx, `DELETE FROM tool_search_loaded WHERE session = ? AND name = ?`, session, n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.log.Warn("tool search: the unloaded tools stay unloaded for this run only: " + err.Error())
+	}
+	return gone
+}
+
+// dropTurnLoads unloads what session loaded since before was read: the
+// loads of a turn that failed are not kept, so a tool that made the turn
+// fail is not offered again by every later request.
+func (s *searchParts) dropTurnLoads(ctx context.Context, session string, before []string) []string {
+	var added []string
+	for _, n := range s.loadedNames(ctx, session) {
+		if !slices.Contains(before, n) {
+			added = append(added, n)
+		}
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	return s.unload(ctx, session, added)
+}
+
+// ErrNotLoaded is UnloadTool's error for a tool the session has not loaded.
+var ErrNotLoaded = errors.New("the tool is not loaded in this session")
+
+// UnloadTool removes name from the tools session loaded through
+// searchTools: later requests no longer offer it (a search loads it
+// again).
+func (h *Host) UnloadTool(ctx context.Context, session, name string) error {
+	if gone := h.search.unload(ctx, session, []string{name}); len(gone) == 0 {
+		loaded := h.search.loadedNames(ctx, session)
+		if len(loaded) == 0 {
+			return fmt.Errorf("%w: %q (no tool is loaded)", ErrNotLoaded, name)
+		}
+		return fmt.Errorf("%w: %q (loaded: %s)", ErrNotLoaded, name, strings.Join(loaded, ", "))
+	}
+	return nil
 }

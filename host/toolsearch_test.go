@@ -13,6 +13,7 @@ import (
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/model"
+	"github.com/agentapp/agentapp/model/offline"
 	"github.com/agentapp/agentapp/toolsearch"
 )
 
@@ -53,7 +54,7 @@ func testCallByName(t *testing.T, stream bool) {
 		t.Fatal(err)
 	}
 	g := guard.New(guard.Config{Confirm: []string{"tool_09"}, Permissions: guard.Permissions{Rules: []guard.Rule{{Pattern: all, Permission: guard.Allow, Source: "the test"}}}}, refuseAll{}, nil)
-	h, err := New(ctx, Config{Model: m, Servers: []Server{srv}, Guards: g, Store: openTestStore(t)})
+	h, err := newHost(ctx, config{Model: m, Servers: []Server{srv}, Guards: g, Store: openTestStore(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,5 +102,85 @@ func testCallByName(t *testing.T, stream bool) {
 	}
 	if st := h.ToolSearch(ctx, "s1"); !slices.Equal(st.Loaded, []string{"tool_07", "tool_09"}) {
 		t.Errorf("loaded %v, want tool_07 and tool_09", st.Loaded)
+	}
+}
+
+// TestToolSearchKeepsReplacedLocalTool: a server's tool that took the place
+// of a local tool (the default clash policy) is offered in every request, as
+// the local tool was, while the server's other tools are deferred; /tools'
+// state counts it neither loaded nor waiting.
+func TestToolSearchKeepsReplacedLocalTool(t *testing.T) {
+	ctx := context.Background()
+	srv := &liveServer{name: "shop"}
+	names := []string{"getOrderStatus"}
+	for i := range 60 {
+		names = append(names, fmt.Sprintf("tool_%02d", i))
+	}
+	srv.offer(names...)
+	local := &agent.Tool{Name: "getOrderStatus", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Execute: func(context.Context, json.RawMessage) (any, error) { return "local", nil }}
+	kb := &agent.Tool{Name: "searchKB", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Execute: func(context.Context, json.RawMessage) (any, error) { return "kb", nil }}
+	m := &scriptModel{turns: [][]model.ToolCall{{{ID: "1", Name: "getOrderStatus", Arguments: json.RawMessage(`{}`)}}}}
+	h, err := newHost(ctx, config{Model: m, Local: []*agent.Tool{kb, local}, Servers: []Server{srv}, Store: openTestStore(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if r := h.Tools().Report(); len(r.Overridden) != 1 || r.Overridden[0] != (Clash{Tool: "getOrderStatus", Server: "shop"}) {
+		t.Fatalf("merge report %+v, want getOrderStatus overridden by shop", r)
+	}
+	res, err := h.Run(ctx, Turn{Session: "s1", Messages: []model.Message{{Role: model.RoleUser, Content: "订单 A-1024 到哪了？"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := toolNames(m.requests()[0].Tools); !slices.Equal(got, []string{"searchKB", "getOrderStatus", toolsearch.SearchToolName}) {
+		t.Errorf("the first request offers %v, want searchKB, shop's getOrderStatus and searchTools", got)
+	}
+	if len(res.Steps) != 1 || res.Steps[0].Err != nil || res.Steps[0].Output != "shop:getOrderStatus" {
+		t.Errorf("steps %+v, want shop's getOrderStatus run", res.Steps)
+	}
+	st := h.ToolSearch(ctx, "s1")
+	if !st.Deferred || slices.Contains(st.Loaded, "getOrderStatus") || slices.Contains(st.Waiting, "getOrderStatus") || len(st.Waiting) != 60 {
+		t.Errorf("tool search state %+v, want 60 deferred tools and getOrderStatus not among them", st)
+	}
+}
+
+// TestToolSearchOfflineUseDeferredTool: the offline model asked to "use" a
+// tool the host defers searches for it by name and then calls it, as a
+// real model would, rather than searching the knowledge base.
+func TestToolSearchOfflineUseDeferredTool(t *testing.T) {
+	ctx := context.Background()
+	srv := &liveServer{name: "memory"}
+	names := []string{"read_graph"}
+	for i := range 60 {
+		names = append(names, fmt.Sprintf("tool_%02d", i))
+	}
+	srv.offer(names...)
+	all, err := guard.ParsePattern("memory:*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := guard.New(guard.Config{Permissions: guard.Permissions{Rules: []guard.Rule{{Pattern: all, Permission: guard.Allow, Source: "the test"}}}}, refuseAll{}, nil)
+	h, err := newHost(ctx, config{Model: offline.New(offline.Tools{}), Servers: []Server{srv}, Guards: g, Store: openTestStore(t), ToolSearch: &ToolSearchOptions{Mode: toolsearch.ModeOn}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for _, msg := range []string{"use read_graph", "调用 read_graph"} {
+		res, err := h.Run(ctx, Turn{Session: "s-" + msg, Messages: []model.Message{{Role: model.RoleUser, Content: msg}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var called []string
+		for _, s := range res.Steps {
+			called = append(called, s.ToolName)
+		}
+		if !slices.Equal(called, []string{toolsearch.SearchToolName, "read_graph"}) {
+			t.Errorf("%q: calls %v, want searchTools then read_graph", msg, called)
+		}
+		if !strings.Contains(res.Answer, "memory:read_graph") || strings.Contains(res.Answer, toolsearch.SearchToolName) {
+			t.Errorf("%q: answer %q, want read_graph's result alone", msg, res.Answer)
+		}
 	}
 }

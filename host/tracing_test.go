@@ -39,7 +39,7 @@ func TestRunTracesTheTurn(t *testing.T) {
 		scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "clock", `{}`)}},
 		scripted.Turn{Text: "it is noon"},
 	)
-	h, err := New(ctx, Config{Model: m, Local: []*agent.Tool{clock}, Store: openTestStore(t), Tracing: telemetry.New(tp, nil)})
+	h, err := newHost(ctx, config{Model: m, Local: []*agent.Tool{clock}, Store: openTestStore(t), Tracing: telemetry.New(tp, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestRunTracesTheTurn(t *testing.T) {
 	// A turn the model fails: its span says so.
 	exp.Reset()
 	broken := errors.New("provider down")
-	h2, err := New(ctx, Config{Model: scripted.New(scripted.Turn{Err: broken}), Store: openTestStore(t), Tracing: telemetry.New(tp, nil)})
+	h2, err := newHost(ctx, config{Model: scripted.New(scripted.Turn{Err: broken}), Store: openTestStore(t), Tracing: telemetry.New(tp, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func (m *recordModel) requests() []model.Request {
 // false (the path every turn took before the view cache).
 func viewHost(t *testing.T, st *store.Store, m model.Model, cached bool) *Host {
 	t.Helper()
-	h, err := New(context.Background(), Config{Model: m, Local: []*agent.Tool{orderTool()}, Store: st,
+	h, err := newHost(context.Background(), config{Model: m, Local: []*agent.Tool{orderTool()}, Store: st,
 		System: "You are a support agent for an online shop.", Context: ContextOptions{Window: 2500}})
 	if err != nil {
 		t.Fatal(err)

@@ -7,9 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/internal/fence"
 )
 
 // Tool names: the local tool and the name our MCP server publishes.
@@ -18,13 +18,11 @@ const (
 	MCPSearchToolName = "searchKnowledge"
 )
 
-// Fence lines around each hit's text in the tool output.
+// Fence lines around each hit's text in the tool output (package
+// internal/fence, which the host shares).
 const (
-	FenceOpen  = "<<<DATA"
-	FenceClose = "DATA>>>"
-	// fenceCloseNeutral replaces FenceClose inside a chunk, so a document
-	// cannot end the fence early and have the rest read as instructions.
-	fenceCloseNeutral = "DATA> >>"
+	FenceOpen  = fence.Open
+	FenceClose = fence.Close
 )
 
 // SearchNotice is the notice that heads every search result.
@@ -100,12 +98,6 @@ type FencedHit struct {
 	Title string  `json:"title"`
 	Score float64 `json:"score"`
 	Text  string  `json:"text"`
-}
-
-// Fence puts a chunk between the fence lines, neutralising any closing
-// fence inside it.
-func Fence(text string) string {
-	return FenceOpen + "\n" + strings.ReplaceAll(text, FenceClose, fenceCloseNeutral) + "\n" + FenceClose
 }
 
 // SearchTool returns the knowledge-base search as a local engine tool,
@@ -191,7 +183,7 @@ func parseSearchArgs(args json.RawMessage) (string, int, error) {
 func encodeSearchOutput(hits []Hit) (json.RawMessage, error) {
 	out := SearchOutput{Notice: SearchNotice, Hits: make([]FencedHit, len(hits))}
 	for i, h := range hits {
-		out.Hits[i] = FencedHit{No: h.No, DocID: h.DocID, Title: h.Title, Score: h.Score, Text: Fence(h.Text)}
+		out.Hits[i] = FencedHit{No: h.No, DocID: h.DocID, Title: h.Title, Score: h.Score, Text: fence.Text(h.Text)}
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/internal/textsafe"
+	"github.com/agentapp/agentapp/mcpclient/stdiofast"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -72,15 +73,18 @@ var errBridgeClosed = errors.New("the connection was closed")
 // verbatim so that what the model is offered is what the server wrote (a
 // provider-specific sanitised copy is made later, per request, never here).
 // When rawSchema is empty the SDK's decoded schema is re-encoded instead.
-// Arguments are not validated here (Validate is false): the server owns the
-// schema and validates them itself.
+// The tool has Validate set: the loop checks the arguments against the
+// schema before any approval is asked and before the call is sent, so a
+// call missing a required argument reaches neither the user nor the
+// server (the server validates again; a schema the validator cannot
+// compile is left to it).
 func AdaptTool(c ToolCaller, server string, t *mcp.Tool, rawSchema json.RawMessage, callTimeout time.Duration) *agent.Tool {
 	return adaptTool(c, server, t, t.Name, rawSchema, nil, callTimeout)
 }
 
 func adaptTool(c ToolCaller, server string, t *mcp.Tool, exposedName string, rawIn, rawOut json.RawMessage, callTimeout time.Duration) *agent.Tool {
 	if callTimeout <= 0 {
-		callTimeout = DefaultCallTimeout
+		callTimeout = defaultCallTimeout
 	}
 	in := rawIn
 	if len(in) == 0 {
@@ -102,6 +106,7 @@ func adaptTool(c ToolCaller, server string, t *mcp.Tool, exposedName string, raw
 		InputSchema:  in,
 		OutputSchema: out,
 		Origin:       server,
+		Validate:     true,
 	}
 	if a := t.Annotations; a != nil {
 		if at.Title == "" {
@@ -149,7 +154,7 @@ func callAdapted(ctx context.Context, c ToolCaller, server, name, remote string,
 	}
 	res, err := c.CallTool(cctx, p)
 	if err != nil {
-		var taskErr *TaskError
+		var taskErr *taskError
 		switch {
 		case ctx.Err() != nil:
 			return nil, ctx.Err() // the run was cancelled; not the tool's fault
@@ -161,9 +166,9 @@ func callAdapted(ctx context.Context, c ToolCaller, server, name, remote string,
 			return nil, fail(KindConnection, err, "tool %s could not be called: the connection to server %s was closed", name, server)
 		}
 		var (
-			exitErr    *ServerExitError
-			downErr    *ServerDownError
-			restartErr *RestartError
+			exitErr    *serverExitError
+			downErr    *serverDownError
+			restartErr *restartError
 		)
 		if errors.As(err, &exitErr) || errors.As(err, &downErr) || errors.As(err, &restartErr) {
 			// Their messages name the server, why it stopped and what
@@ -251,7 +256,7 @@ func mapResult(res *mcp.CallToolResult) (json.RawMessage, bool) {
 	if lines, ok := describeContent(res.Content); ok {
 		return json.RawMessage(strings.Join(lines, "\n")), true
 	}
-	if s, ok := res.Meta[legacyToolResultKey].(string); ok {
+	if s, ok := res.Meta[stdiofast.LegacyToolResultKey].(string); ok {
 		return json.RawMessage(s), true
 	}
 	if res.StructuredContent != nil {

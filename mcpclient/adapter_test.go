@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentapp/agentapp/mcpclient/stdiofast"
 	"github.com/agentapp/agentapp/mcpconfig"
 
 	"github.com/agentapp/agentapp/agent"
@@ -151,7 +152,7 @@ func (f adFakeCaller) CallTool(context.Context, *mcp.CallToolParams) (*mcp.CallT
 func TestAdapterLegacyAndUnmappable(t *testing.T) {
 	desc := &mcp.Tool{Name: "old"}
 	legacy := AdaptTool(adFakeCaller{res: &mcp.CallToolResult{
-		Meta: mcp.Meta{legacyToolResultKey: `{"b":2,"a":1}`},
+		Meta: mcp.Meta{stdiofast.LegacyToolResultKey: `{"b":2,"a":1}`},
 	}}, "srv", desc, nil, time.Second)
 	if got, err := adExec(t, legacy, `{}`); err != nil || got != `{"b":2,"a":1}` {
 		t.Errorf("legacy toolResult: got %q, %v", got, err)
@@ -170,19 +171,19 @@ func TestAdapterLegacyAndUnmappable(t *testing.T) {
 
 func TestLiftLegacyToolResult(t *testing.T) {
 	in := json.RawMessage(`{"_meta":{"k":"v"},"toolResult":{"z":[1, 2],"a":null}}`)
-	out := liftLegacyToolResult(in)
+	out := stdiofast.LiftLegacyToolResult(in)
 	var res mcp.CallToolResult
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("decoding lifted result %s: %v", out, err)
 	}
-	if got := res.Meta[legacyToolResultKey]; got != `{"z":[1, 2],"a":null}` {
+	if got := res.Meta[stdiofast.LegacyToolResultKey]; got != `{"z":[1, 2],"a":null}` {
 		t.Errorf("lifted toolResult = %#v", got)
 	}
 	if res.Meta["k"] != "v" {
 		t.Errorf("existing _meta lost: %v", res.Meta)
 	}
 	plain := json.RawMessage(`{"content":[]}`)
-	if got := liftLegacyToolResult(plain); !bytes.Equal(got, plain) {
+	if got := stdiofast.LiftLegacyToolResult(plain); !bytes.Equal(got, plain) {
 		t.Errorf("result without toolResult changed: %s", got)
 	}
 }
@@ -259,7 +260,7 @@ func TestAdapterTransportFailure(t *testing.T) {
 	// (an in-memory server comes back like a restarted process).
 	b := adConnect(t, adServer(t, map[string]mcp.ToolHandler{"x": adFixed(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "back"}}})}))
 	tl = adTool(t, b, "x")
-	old := b.Session()
+	old := b.session()
 	ended := curConn(b).ended
 	if err := old.Close(); err != nil {
 		t.Fatalf("closing session: %v", err)
@@ -268,7 +269,7 @@ func TestAdapterTransportFailure(t *testing.T) {
 	if got, err := adExec(t, tl, `{}`); err != nil || got != "back" {
 		t.Fatalf("call after the session ended: %q, %v; want the bridge to reconnect", got, err)
 	}
-	if b.Session() == old {
+	if b.session() == old {
 		t.Errorf("the bridge still uses the closed session")
 	}
 
@@ -328,7 +329,7 @@ func TestAdapterKeepsSchemaBytes(t *testing.T) {
 	if again, _ := json.Marshal(m); string(again) == schema {
 		t.Fatal("test schema survives a round trip; it cannot detect a re-encoding")
 	}
-	if tl.Origin != "mem" || tl.Validate || tl.Description != "d" {
+	if tl.Origin != "mem" || !tl.Validate || tl.Description != "d" {
 		t.Errorf("tool fields: origin %q validate %v description %q", tl.Origin, tl.Validate, tl.Description)
 	}
 }

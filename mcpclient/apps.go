@@ -8,6 +8,7 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,6 +36,23 @@ func (b *Bridge) ToolMeta(name string) map[string]any {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return maps.Clone(b.tools.meta[name])
+}
+
+// ListedTool returns the tool the table calls name (its exposed name) as
+// the server listed it, byte for byte, or nil when the server offers no
+// such tool.
+func (b *Bridge) ListedTool(name string) json.RawMessage {
+	remote, ok := b.RemoteName(name)
+	if !ok {
+		return nil
+	}
+	c := b.current()
+	if c == nil || c.capture == nil {
+		return nil
+	}
+	c.capture.mu.Lock()
+	defer c.capture.mu.Unlock()
+	return c.capture.listed[remote]
 }
 
 type resultHookKey struct{}

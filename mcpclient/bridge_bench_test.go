@@ -53,7 +53,7 @@ func BenchmarkBridgeCall(b *testing.B) {
 		{"stdio-sdk-path", func(b *testing.B) *Bridge {
 			// Every tools/call through the SDK's session: what the direct
 			// path saves is the difference to "stdio".
-			br, err := Connect(context.Background(), mcpconfig.Server{Name: "ts", Command: testServerPath(b)}, WithSDKToolCalls())
+			br, err := Connect(context.Background(), mcpconfig.Server{Name: "ts", Command: testServerPath(b)}, withSDKToolCalls())
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,21 +1,15 @@
 package mcpclient
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"sync"
 
+	"github.com/agentapp/agentapp/mcpclient/stdiofast"
+	"github.com/agentapp/agentapp/mcpclient/tasks"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// legacyToolResultKey is the _meta key under which the capturing connection
-// hands a legacy `toolResult` (the result shape of protocol 2024-10-07) to
-// the adapter, as a string holding its raw JSON. The SDK drops fields it does
-// not know when it decodes a CallToolResult, so the value is moved into
-// _meta, which it keeps, before the SDK sees it.
-const legacyToolResultKey = "agentapp/legacyToolResult"
 
 // capture records what the SDK would otherwise lose from the server's
 // messages: the raw bytes of every tool's inputSchema and outputSchema from
@@ -30,12 +24,16 @@ type capture struct {
 	pending map[jsonrpc.ID]string // call id → method, for tools/list and tools/call
 	input   map[string]json.RawMessage
 	output  map[string]json.RawMessage
+	// listed is each tool's object as the server listed it, for
+	// `agentapp mcp tools` (the SDK drops what it does not know, such
+	// as execution.taskSupport).
+	listed map[string]json.RawMessage
 	// taskSupport and tasks: tasks.go.
 	taskSupport map[string]string
-	tasks       TaskCapabilities
-	// serving runs the server's task requests (requesttasks.go); nil
+	tasks       taskCapabilities
+	// serving runs the server's task requests (tasks.Requests); nil
 	// when we run none.
-	serving *requestTasks
+	serving *tasks.Requests
 }
 
 func newCapture() *capture {
@@ -43,6 +41,7 @@ func newCapture() *capture {
 		pending: map[jsonrpc.ID]string{},
 		input:   map[string]json.RawMessage{},
 		output:  map[string]json.RawMessage{},
+		listed:  map[string]json.RawMessage{},
 	}
 }
 
@@ -61,6 +60,7 @@ func (c *capture) resetTools() {
 	defer c.mu.Unlock()
 	clear(c.input)
 	clear(c.output)
+	clear(c.listed)
 	clear(c.taskSupport)
 }
 
@@ -80,11 +80,7 @@ func (c *capture) take(id jsonrpc.ID) string {
 
 func (c *capture) recordTools(result json.RawMessage) {
 	var page struct {
-		Tools []struct {
-			Name         string          `json:"name"`
-			InputSchema  json.RawMessage `json:"inputSchema"`
-			OutputSchema json.RawMessage `json:"outputSchema"`
-		} `json:"tools"`
+		Tools []json.RawMessage `json:"tools"`
 	}
 	if json.Unmarshal(result, &page) != nil {
 		return // the SDK reports the malformed result
@@ -92,41 +88,19 @@ func (c *capture) recordTools(result json.RawMessage) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.recordTaskSupport(result)
-	for _, t := range page.Tools {
+	for _, raw := range page.Tools {
+		var t struct {
+			Name         string          `json:"name"`
+			InputSchema  json.RawMessage `json:"inputSchema"`
+			OutputSchema json.RawMessage `json:"outputSchema"`
+		}
+		if json.Unmarshal(raw, &t) != nil {
+			continue // the SDK reports the malformed tool
+		}
 		c.input[t.Name] = t.InputSchema
 		c.output[t.Name] = t.OutputSchema
+		c.listed[t.Name] = raw
 	}
-}
-
-// liftLegacyToolResult returns result with a top-level toolResult moved into
-// _meta[legacyToolResultKey], or result unchanged when it has none.
-func liftLegacyToolResult(result json.RawMessage) json.RawMessage {
-	if !bytes.Contains(result, []byte(`"toolResult"`)) {
-		return result // the common case, without decoding
-	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(result, &fields) != nil {
-		return result
-	}
-	legacy, ok := fields["toolResult"]
-	if !ok {
-		return result
-	}
-	meta := map[string]json.RawMessage{}
-	if raw, ok := fields["_meta"]; ok {
-		if json.Unmarshal(raw, &meta) != nil {
-			return result
-		}
-	}
-	s, _ := json.Marshal(string(legacy))
-	meta[legacyToolResultKey] = s
-	fields["_meta"], _ = json.Marshal(meta)
-	delete(fields, "toolResult")
-	out, err := json.Marshal(fields)
-	if err != nil {
-		return result
-	}
-	return out
 }
 
 // captureTransport wraps a transport so that its connection feeds a capture.
@@ -149,16 +123,16 @@ type captureConn struct {
 }
 
 func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	msg = renameTaskCall(msg)
+	msg = tasks.RenameCall(msg)
 	if rt := c.cap.serving; rt != nil {
 		switch m := msg.(type) {
 		case *jsonrpc.Response:
-			if rt.finish(m) {
+			if rt.Finish(m) {
 				return nil // the result of a task the server polls for
 			}
 		case *jsonrpc.Request:
 			if m.Method == "initialize" {
-				if p, ok := rt.withCapability(m.Params); ok {
+				if p, ok := rt.WithCapability(m.Params); ok {
 					cp := *m
 					cp.Params = p
 					msg = &cp
@@ -202,19 +176,19 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // serveTask handles a request of the server that concerns the tasks we
 // run for it: it answers it, and returns what the SDK must get instead
 // (nil: nothing).
-func (c *captureConn) serveTask(rt *requestTasks, req *jsonrpc.Request) (jsonrpc.Message, bool) {
+func (c *captureConn) serveTask(rt *tasks.Requests, req *jsonrpc.Request) (jsonrpc.Message, bool) {
 	// A failed write means the connection is gone, which the server sees.
-	send := func(resp *jsonrpc.Response) { _ = writeDetached(c.Connection, resp) }
+	send := func(resp *jsonrpc.Response) { _ = tasks.WriteDetached(c.Connection, resp) }
 	switch {
-	case rt.runsAsTask(req) && hasTask(req.Params):
-		forSDK, answer := rt.start(req)
+	case rt.RunsAsTask(req) && tasks.HasTask(req.Params):
+		forSDK, answer := rt.Start(req)
 		send(answer)
 		if forSDK == nil {
 			return nil, true
 		}
 		return forSDK, true
-	case isTaskMethod(req.Method):
-		resp, cancelSDK := rt.answer(req, send)
+	case tasks.IsMethod(req.Method):
+		resp, cancelSDK := rt.Answer(req, send)
 		if resp != nil {
 			send(resp)
 		}
@@ -227,7 +201,7 @@ func (c *captureConn) serveTask(rt *requestTasks, req *jsonrpc.Request) (jsonrpc
 }
 
 func (c *captureConn) Close() error {
-	c.cap.serving.close()
+	c.cap.serving.Close()
 	return c.Connection.Close()
 }
 
@@ -243,7 +217,7 @@ func (c *captureConn) read(msg jsonrpc.Message) (jsonrpc.Message, error) {
 		}
 	case "tools/call":
 		if resp.Result != nil {
-			resp.Result = liftLegacyToolResult(resp.Result)
+			resp.Result = stdiofast.LiftLegacyToolResult(resp.Result)
 		}
 	case "initialize":
 		if resp.Result != nil {

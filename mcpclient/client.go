@@ -15,6 +15,10 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/internal/textsafe"
+	"github.com/agentapp/agentapp/mcpclient/oauth"
+	"github.com/agentapp/agentapp/mcpclient/stdiofast"
+	"github.com/agentapp/agentapp/mcpclient/supervise"
+	"github.com/agentapp/agentapp/mcpclient/tasks"
 	"github.com/agentapp/agentapp/mcpconfig"
 
 	"github.com/agentapp/agentapp/agent"
@@ -25,12 +29,12 @@ import (
 // Default timeouts for MCP connections, used where a server's
 // mcpconfig.Server leaves ConnectTimeout or CallTimeout at 0.
 const (
-	// DefaultConnectTimeout bounds spawn (or dial) + initialize + tools/list.
-	DefaultConnectTimeout = 30 * time.Second
-	// DefaultCallTimeout bounds one request after connecting: a
+	// defaultConnectTimeout bounds spawn (or dial) + initialize + tools/list.
+	defaultConnectTimeout = 30 * time.Second
+	// defaultCallTimeout bounds one request after connecting: a
 	// tools/call, a listing of resources, templates or prompts, a
 	// resources/read.
-	DefaultCallTimeout = 60 * time.Second
+	defaultCallTimeout = 60 * time.Second
 )
 
 // stdioProtocolVersion is the protocol version offered to stdio and
@@ -55,10 +59,10 @@ type connectOptions struct {
 	stderrEcho          io.Writer
 	logger              *slog.Logger
 	maxFrame            int
-	lists               ListLimits
-	restart             RestartPolicy
+	lists               listLimits
+	restart             restartPolicy
 	httpBase            http.RoundTripper // tests: the transport under the HTTP client
-	oauth               *OAuthOptions     // nil: no OAuth logins
+	oauth               *oauth.Options    // nil: no OAuth logins
 
 	// The client half (clientside.go).
 	sampler     Sampler
@@ -70,7 +74,7 @@ type connectOptions struct {
 	serverLog   func(ServerLog)
 
 	// sdkToolCalls sends every tools/call through the SDK's session, also
-	// on stdio (WithSDKToolCalls).
+	// on stdio (withSDKToolCalls).
 	sdkToolCalls bool
 
 	// apps advertises the MCP Apps extension (WithApps, apps.go).
@@ -78,7 +82,7 @@ type connectOptions struct {
 }
 
 // WithGracePeriods sets the close sequence's waits after stdin EOF and after
-// SIGTERM (defaults DefaultEOFGrace and DefaultTermGrace). Tests shorten them.
+// SIGTERM (defaults supervise.DefaultEOFGrace and supervise.DefaultTermGrace). Tests shorten them.
 func WithGracePeriods(afterEOF, afterTerm time.Duration) ConnectOption {
 	return func(o *connectOptions) { o.eofGrace, o.termGrace = afterEOF, afterTerm }
 }
@@ -102,7 +106,7 @@ func WithLogger(l *slog.Logger) ConnectOption {
 func withMaxFrame(n int) ConnectOption { return func(o *connectOptions) { o.maxFrame = n } }
 
 func buildOptions(opts []ConnectOption) *connectOptions {
-	o := &connectOptions{eofGrace: DefaultEOFGrace, termGrace: DefaultTermGrace}
+	o := &connectOptions{eofGrace: supervise.DefaultEOFGrace, termGrace: supervise.DefaultTermGrace}
 	for _, f := range opts {
 		f(o)
 	}
@@ -112,7 +116,7 @@ func buildOptions(opts []ConnectOption) *connectOptions {
 	o.restart = o.restart.withDefaults()
 	o.lists = o.lists.withDefaults()
 	if o.maxFrame <= 0 {
-		o.maxFrame = MaxFrameSize
+		o.maxFrame = supervise.MaxFrameSize
 	}
 	return o
 }
@@ -123,9 +127,9 @@ func buildOptions(opts []ConnectOption) *connectOptions {
 //
 // A bridge outlives its server's process: when the process exits (or an
 // HTTP or in-memory session ends), the call in flight fails with a
-// *ServerExitError and the next call restarts the server (initialize and
-// tools/list again) under the RestartPolicy; when the policy's restarts are
-// used up, calls fail at once with a *ServerDownError until Restart. A
+// *serverExitError and the next call restarts the server (initialize and
+// tools/list again) under the restartPolicy; when the policy's restarts are
+// used up, calls fail at once with a *serverDownError until Restart. A
 // server's notifications/tools/list_changed marks the list stale; Refresh
 // reads it again.
 type Bridge struct {
@@ -140,10 +144,10 @@ type Bridge struct {
 	cur      *conn // nil while a restart is in progress or after Close
 	state    ServerState
 	tools    toolList
-	gen      uint64      // generation of tools
-	restarts []time.Time // automatic restarts within the policy's window
-	lastStop string      // why the server last stopped
-	proc     *process    // the latest process, for StderrTail
+	gen      uint64             // generation of tools
+	restarts []time.Time        // automatic restarts within the policy's window
+	lastStop string             // why the server last stopped
+	proc     *supervise.Process // the latest process, for StderrTail
 
 	sem     chan struct{} // one restart or re-listing at a time
 	stale   atomic.Bool   // the server announced a tool list change
@@ -190,30 +194,30 @@ func (b *Bridge) RemoteName(name string) (string, bool) {
 	return r, ok
 }
 
-// CallTimeout returns the bound of one request to the server:
-// mcpconfig.Server.CallTimeout, or DefaultCallTimeout when that is 0.
-func (b *Bridge) CallTimeout() time.Duration {
+// callTimeout returns the bound of one request to the server:
+// mcpconfig.Server.CallTimeout, or defaultCallTimeout when that is 0.
+func (b *Bridge) callTimeout() time.Duration {
 	if b.cfg.CallTimeout > 0 {
 		return b.cfg.CallTimeout
 	}
-	return DefaultCallTimeout
+	return defaultCallTimeout
 }
 
-// bound returns ctx limited to CallTimeout when it has no deadline of its
+// bound returns ctx limited to callTimeout when it has no deadline of its
 // own, so that no request the bridge sends can wait for ever, and the
 // bound it set (0 when ctx had its own deadline).
 func (b *Bridge) bound(ctx context.Context) (context.Context, context.CancelFunc, time.Duration) {
 	if _, ok := ctx.Deadline(); ok {
 		return ctx, func() {}, 0
 	}
-	d := b.CallTimeout()
+	d := b.callTimeout()
 	ctx, cancel := context.WithTimeout(ctx, d)
 	return ctx, cancel, d
 }
 
-// Session returns the current MCP session, for requests the bridge does
+// session returns the current MCP session, for requests the bridge does
 // not wrap; it is nil while the server is being restarted.
-func (b *Bridge) Session() *mcp.ClientSession {
+func (b *Bridge) session() *mcp.ClientSession {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.cur == nil {
@@ -222,31 +226,31 @@ func (b *Bridge) Session() *mcp.ClientSession {
 	return b.cur.session
 }
 
-// StderrTail returns the last lines the latest stdio server process wrote
+// stderrTail returns the last lines the latest stdio server process wrote
 // on stderr, even after it exited (nil for other transports).
-func (b *Bridge) StderrTail() []string {
+func (b *Bridge) stderrTail() []string {
 	b.mu.Lock()
 	p := b.proc
 	b.mu.Unlock()
 	if p == nil {
 		return nil
 	}
-	return p.stderr.tail(0)
+	return p.Stderr().Tail(0)
 }
 
-// StderrErrors returns the decisive lines the latest stdio server process
+// stderrErrors returns the decisive lines the latest stdio server process
 // wrote on stderr: the first line that looks like an error and the latest
 // such line when it is another (nil when none did, and for other
 // transports). They are what a failure should show first; the tail may
 // hold only the end of a stack trace.
-func (b *Bridge) StderrErrors() []string {
+func (b *Bridge) stderrErrors() []string {
 	b.mu.Lock()
 	p := b.proc
 	b.mu.Unlock()
 	if p == nil {
 		return nil
 	}
-	return p.stderr.errorLines()
+	return p.Stderr().ErrorLines()
 }
 
 // Connect connects to the server cfg describes (stdio when cfg.Command is
@@ -312,14 +316,14 @@ func (b *Bridge) connectTimeout() time.Duration {
 	if b.cfg.ConnectTimeout > 0 {
 		return b.cfg.ConnectTimeout
 	}
-	return DefaultConnectTimeout
+	return defaultConnectTimeout
 }
 
 func (b *Bridge) dialStdio(ctx context.Context) (_ *conn, _ toolList, err error) {
 	timeout := b.connectTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	p, err := startProcess(&b.cfg, b.opts)
+	p, err := supervise.Start(&b.cfg, supervise.Options{Logger: b.opts.logger, MaxFrame: b.opts.maxFrame, StderrEcho: b.opts.stderrEcho})
 	if err != nil {
 		return nil, toolList{}, fmt.Errorf("MCP server %s: %w", b.name, err)
 	}
@@ -330,12 +334,12 @@ func (b *Bridge) dialStdio(ctx context.Context) (_ *conn, _ toolList, err error)
 			err = b.failStdio(ctx, c, phase, timeout, err)
 		}
 	}()
-	t := &stdioTransport{frames: p.stdout, stdin: stdinCloser{p}}
+	t := stdiofast.NewTransport(p.Stdout(), p.Stdin())
 	if err := b.open(ctx, c, &captureTransport{inner: t, cap: c.capture}, stdioProtocolVersion); err != nil {
 		return nil, toolList{}, err
 	}
-	if !b.opts.sdkToolCalls && directAllowed(c.session) {
-		c.direct = t.conn
+	if !b.opts.sdkToolCalls && stdiofast.DirectAllowed(c.session) {
+		c.direct = t.Conn()
 	}
 	phase = "tools/list"
 	tools, err := b.listTools(ctx, c)
@@ -352,25 +356,25 @@ func (b *Bridge) failStdio(ctx context.Context, c *conn, phase string, timeout t
 	p := c.proc
 	// A server that died on its own usually closed stdout first; give the
 	// exit status a moment to arrive so the message can report it.
-	exitedByItself := p.hasExited() || (ctx.Err() == nil && p.waitExit(300*time.Millisecond))
-	p.abort()
+	exitedByItself := p.HasExited() || (ctx.Err() == nil && p.WaitExit(300*time.Millisecond))
+	p.Abort()
 	if c.session != nil {
 		_ = c.session.Close()
 	}
-	p.release()
+	p.Release()
 	var msg strings.Builder
-	fmt.Fprintf(&msg, "connecting to MCP server %s (command: %s) failed during %s: ", b.name, p.cmdLine, phase)
+	fmt.Fprintf(&msg, "connecting to MCP server %s (command: %s) failed during %s: ", b.name, p.CmdLine(), phase)
 	switch {
 	case errors.Is(context.Cause(ctx), errBridgeClosed):
 		msg.WriteString("the bridge was closed")
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		fmt.Fprintf(&msg, "no answer within %s (the connect timeout); is it an MCP server speaking stdio?", timeout)
 	case exitedByItself:
-		fmt.Fprintf(&msg, "the server exited (%s): %s", p.exitStatus(), safeText(cause))
+		fmt.Fprintf(&msg, "the server exited (%s): %s", p.ExitStatus(), safeText(cause))
 	default:
 		msg.WriteString(safeText(cause))
 	}
-	decisive, tail := p.stderr.errorLines(), p.stderr.tail(stderrTailShown)
+	decisive, tail := p.Stderr().ErrorLines(), p.Stderr().Tail(stderrTailShown)
 	for _, l := range decisive {
 		msg.WriteString("\nits stderr says: " + l)
 	}
@@ -407,9 +411,9 @@ type ConnectError struct {
 
 func (e *ConnectError) Error() string { return e.msg }
 
-// Headline is the first line of the message: which server failed, when and
+// headline is the first line of the message: which server failed, when and
 // how, without the stderr lines.
-func (e *ConnectError) Headline() string {
+func (e *ConnectError) headline() string {
 	h, _, _ := strings.Cut(e.msg, "\n")
 	return h
 }
@@ -464,16 +468,36 @@ func (b *Bridge) dialHTTP(ctx context.Context) (*conn, toolList, error) {
 	return c, tools, nil
 }
 
+// withSDKToolCalls turns the direct tools/call path off: every tools/call
+// then goes through the SDK's session, also on stdio. It is the switch to
+// reach for when the direct path is suspected of answering differently
+// (the results are the same either way, only costlier without it); the
+// direct path's tests hold it to this plain path.
+func withSDKToolCalls() ConnectOption {
+	return func(o *connectOptions) { o.sdkToolCalls = true }
+}
+
+// WithOAuth turns on OAuth logins for HTTP servers (see oauth.Options).
+// Without it, a 401 fails the connect with advice about tokens.
+func WithOAuth(o *oauth.Options) ConnectOption {
+	return func(co *connectOptions) {
+		if o == nil {
+			o = &oauth.Options{}
+		}
+		co.oauth = o
+	}
+}
+
 // loginFlow returns the OAuth login of one connection attempt, or nil when
 // the server is not to log in: OAuth is off, or a static token or an
 // Authorization header says how to authenticate. The flow starts from
 // tokens when given (what an earlier attempt of the same connect holds),
 // else from the stored login.
-func (b *Bridge) loginFlow(ht *headerTransport, clock *connectClock, tokens oauth2.TokenSource) (*oauthFlow, error) {
+func (b *Bridge) loginFlow(ht *headerTransport, clock *oauth.Clock, tokens oauth2.TokenSource) (*oauth.Flow, error) {
 	if b.opts.oauth == nil || b.cfg.Token != "" || b.cfg.Headers["Authorization"] != "" {
 		return nil, nil
 	}
-	flow, err := newOAuthFlow(&b.cfg, b.opts.oauth, b.opts.logger, &http.Client{Transport: &legacyIssuer{base: ht.base}, Timeout: authRequestTimeout}, clock, tokens)
+	flow, err := oauth.NewFlow(&b.cfg, b.opts.oauth, b.opts.logger, oauth.NewAuthClient(ht.base), clock, tokens)
 	if err != nil {
 		return nil, err
 	}
@@ -483,18 +507,18 @@ func (b *Bridge) loginFlow(ht *headerTransport, clock *connectClock, tokens oaut
 
 // newHTTPConn is the connection of an HTTP transport: releasing it ends the
 // login flow, if there is one, and closes the client's idle connections.
-func newHTTPConn(hc *http.Client, ht *headerTransport, flow *oauthFlow) *conn {
+func newHTTPConn(hc *http.Client, ht *headerTransport, flow *oauth.Flow) *conn {
 	release := hc.CloseIdleConnections
 	if flow != nil {
-		release = func() { flow.close(); hc.CloseIdleConnections() }
+		release = func() { flow.Close(); hc.CloseIdleConnections() }
 	}
 	return &conn{release: release, ht: ht, capture: ht.capture}
 }
 
 func (b *Bridge) dialStreamable(ctx context.Context) (*conn, toolList, error) {
 	timeout := b.connectTimeout()
-	ctx, clock := newConnectClock(ctx, timeout)
-	defer clock.stop()
+	ctx, clock := oauth.NewClock(ctx, timeout)
+	defer clock.Stop()
 	hc, ht := newHTTPClient(&b.cfg, b.opts)
 	flow, err := b.loginFlow(ht, clock, nil)
 	if err != nil {
@@ -518,11 +542,11 @@ func (b *Bridge) dialStreamable(ctx context.Context) (*conn, toolList, error) {
 		}
 		c.release()
 		if flow != nil {
-			if lr := flow.needed.Load(); lr != nil {
+			if lr := flow.Needed(); lr != nil {
 				return &ConnectError{Server: b.name, Err: lr, msg: lr.Error()}
 			}
 		}
-		if timedOut(ctx) {
+		if oauth.TimedOut(ctx) {
 			err = fmt.Errorf("no answer within %s (the connect timeout): %w", timeout, err)
 		}
 		err = ht.explain(err)
@@ -606,11 +630,11 @@ func ConnectInMemory(ctx context.Context, name string, srv InProcessServer, opts
 func (b *Bridge) open(ctx context.Context, c *conn, t mcp.Transport, version string) error {
 	if ct, ok := t.(*captureTransport); ok {
 		// The server's sampling and elicitation may run as tasks of ours
-		// where the connection can serve them (requesttasks.go).
-		ct.cap.serving = newRequestTasks(b.opts.sampler != nil, b.opts.elicitor != nil)
+		// where the connection can serve them (tasks.Requests).
+		ct.cap.serving = tasks.NewRequests(b.opts.sampler != nil, b.opts.elicitor != nil)
 	}
 	client := mcp.NewClient(clientImpl, b.clientOptions(c))
-	registerTaskMethods(client)
+	tasks.RegisterMethods(client)
 	client.AddSendingMiddleware(b.tracingMiddleware(c))
 	// Before connecting, so that a server asking for the roots as soon as
 	// it is initialized gets them.
@@ -643,7 +667,7 @@ type toolList struct {
 	meta map[string]map[string]any
 }
 
-// listTools reads every page of tools/list on c (within the ListLimits)
+// listTools reads every page of tools/list on c (within the listLimits)
 // and adapts the tools the config lets through, under the names
 // mcpconfig.ExposedName gives them. What a model provider would refuse, and what
 // would make the table ambiguous, is skipped with a warning: a tool
@@ -709,7 +733,7 @@ func (b *Bridge) listTools(ctx context.Context, c *conn) (toolList, error) {
 		in, out := c.capture.schemas(t.Name)
 		timeout := b.cfg.CallTimeout
 		if b.runsAsTaskOn(c, t.Name) {
-			timeout = b.TaskTimeout()
+			timeout = b.taskTimeout()
 		}
 		tl.tools = append(tl.tools, adaptTool(b, b.name, t, names[i], in, out, timeout))
 		tl.remote[names[i]] = t.Name
@@ -731,7 +755,7 @@ func (b *Bridge) keep(name string) bool {
 }
 
 // CallTool implements ToolCaller: it sends tools/call on the live
-// connection (on stdio by the bridge's direct path, direct.go; otherwise
+// connection (on stdio by the bridge's direct path, package stdiofast; otherwise
 // through the SDK's session), restarting the server first when it had
 // stopped, and tracks the call so that Close can cancel it (the SDK's
 // session close waits for calls in flight, so an unanswered call would
@@ -790,13 +814,13 @@ func (b *Bridge) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Call
 }
 
 // callTool sends tools/call on c: on the direct path of a stdio
-// connection (direct.go) when it has one, else through the SDK's session.
+// connection (package stdiofast) when it has one, else through the SDK's session.
 func (c *conn) callTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	if c.direct == nil {
 		return c.session.CallTool(ctx, p)
 	}
-	res, err := c.direct.callTool(ctx, p)
-	if errors.Is(err, errNeedsSDK) {
+	res, err := c.direct.CallTool(ctx, p)
+	if errors.Is(err, stdiofast.ErrNeedsSDK) {
 		return c.session.CallTool(ctx, p)
 	}
 	return res, err
@@ -831,14 +855,14 @@ func (b *Bridge) callFailed(ctx context.Context, c *conn, err error) error {
 		return err
 	}
 	if reason, ended := awaitEnd(c); ended {
-		return &ServerExitError{Server: b.name, Reason: reason, Err: err}
+		return &serverExitError{Server: b.name, Reason: reason, Err: err}
 	}
 	return err
 }
 
 // ListResources lists every resource the server offers, all pages within
-// the ListLimits. Like every request of the bridge it is bounded by
-// CallTimeout when ctx has no deadline.
+// the listLimits. Like every request of the bridge it is bounded by
+// callTimeout when ctx has no deadline.
 func (b *Bridge) ListResources(ctx context.Context) ([]*mcp.Resource, error) {
 	return listOn(b, ctx, "listing resources", "resources/list", func(ctx context.Context, s *mcp.ClientSession, cursor string) ([]*mcp.Resource, string, error) {
 		res, err := s.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
@@ -849,9 +873,9 @@ func (b *Bridge) ListResources(ctx context.Context) ([]*mcp.Resource, error) {
 	})
 }
 
-// ListResourceTemplates lists every resource template the server offers,
+// listResourceTemplates lists every resource template the server offers,
 // like ListResources.
-func (b *Bridge) ListResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemplate, error) {
+func (b *Bridge) listResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemplate, error) {
 	return listOn(b, ctx, "listing resource templates", "resources/templates/list", func(ctx context.Context, s *mcp.ClientSession, cursor string) ([]*mcp.ResourceTemplate, string, error) {
 		res, err := s.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
 		if err != nil {
@@ -874,7 +898,7 @@ func (b *Bridge) ListPrompts(ctx context.Context) ([]*mcp.Prompt, error) {
 
 // listOn runs one paginated listing on the live session (restarting the
 // server first when it had stopped), bounded like every request and
-// within the ListLimits.
+// within the listLimits.
 func listOn[T any](b *Bridge, ctx context.Context, what, method string, page func(context.Context, *mcp.ClientSession, string) ([]*T, string, error)) ([]*T, error) {
 	ctx, done, err := b.calls.track(ctx)
 	if err != nil {
@@ -891,7 +915,7 @@ func listOn[T any](b *Bridge, ctx context.Context, what, method string, page fun
 		return page(ctx, c.session, cursor)
 	})
 	if err != nil {
-		var le *ListLimitError
+		var le *listLimitError
 		if errors.As(err, &le) {
 			return nil, err // it names the server and the limit
 		}
@@ -949,7 +973,7 @@ func (b *Bridge) requestFailed(ctx context.Context, c *conn, err error, bound ti
 // are cancelled first, then the session is closed; a stdio server gets
 // stdin EOF, then SIGTERM, then SIGKILL, each to its whole process group
 // and to the helpers it started that left the group (found on Linux
-// only; see AdoptOrphans), after the grace periods. Close is idempotent
+// only; see supervise.AdoptOrphans), after the grace periods. Close is idempotent
 // and never blocks much longer than the two grace periods.
 func (b *Bridge) Close() error {
 	b.closeOnce.Do(func() {
@@ -988,13 +1012,13 @@ func (b *Bridge) closeConn(c *conn, graceful bool) error {
 	}()
 	if c.proc != nil {
 		if graceful {
-			c.proc.stop(b.opts.eofGrace, b.opts.termGrace)
+			c.proc.Stop(b.opts.eofGrace, b.opts.termGrace)
 		} else {
-			c.proc.abort()
+			c.proc.Abort()
 		}
-		c.proc.release()
+		c.proc.Release()
 	}
-	t := time.NewTimer(killWait)
+	t := time.NewTimer(supervise.KillWait)
 	defer t.Stop()
 	var err error
 	select {
@@ -1009,7 +1033,7 @@ func (b *Bridge) closeConn(c *conn, graceful bool) error {
 		c.release()
 	}
 	if c.watchDone != nil {
-		w := time.NewTimer(killWait)
+		w := time.NewTimer(supervise.KillWait)
 		defer w.Stop()
 		select {
 		case <-c.watchDone:

@@ -3,11 +3,13 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentapp/agentapp/mcpconfig"
 
@@ -78,5 +80,34 @@ func TestHTTPUnauthorized(t *testing.T) {
 		if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "connecting to MCP server web ("+ts.URL+") failed during initialize") {
 			t.Errorf("token %q: error\n%v\nwant it to contain\n%s", c.token, err, c.want)
 		}
+	}
+}
+
+// TestNoSSEFallbackForFailingServer: a streamable HTTP server that
+// refuses the draft server/discover probe (400, as many do) and then fails
+// initialize is not taken for a legacy SSE server: no SSE stream is
+// opened, and the error is streamable HTTP's.
+func TestNoSSEFallbackForFailingServer(t *testing.T) {
+	var gets atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			gets.Add(1)
+			http.Error(w, "no", http.StatusMethodNotAllowed)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), `"server/discover"`) {
+			http.Error(w, "unknown method", http.StatusBadRequest)
+			return
+		}
+		http.Error(w, "broken", http.StatusInternalServerError)
+	}))
+	defer ts.Close()
+	_, err := Connect(context.Background(), mcpconfig.Server{Name: "broken", URL: ts.URL, ConnectTimeout: 10 * time.Second})
+	if err == nil {
+		t.Fatal("connected")
+	}
+	if gets.Load() != 0 || strings.Contains(err.Error(), "legacy SSE") {
+		t.Errorf("%d GETs; error %v", gets.Load(), err)
 	}
 }

@@ -63,7 +63,7 @@ func wantTools(t *testing.T, b *Bridge, want ...string) {
 		}
 	}
 	for _, tl := range b.Tools() {
-		if tl.Origin != b.Name() || tl.Validate || len(tl.InputSchema) == 0 || tl.Description == "" {
+		if tl.Origin != b.Name() || !tl.Validate || len(tl.InputSchema) == 0 || tl.Description == "" {
 			t.Errorf("tool %s: origin %q validate %v schema %d bytes description %q", tl.Name, tl.Origin, tl.Validate, len(tl.InputSchema), tl.Description)
 		}
 	}

@@ -183,8 +183,8 @@ type clientSide struct {
 	resources, prompts listCache
 }
 
-// RootURIs turns directories into file:// roots, made absolute.
-func RootURIs(dirs []string) ([]*mcp.Root, error) {
+// rootURIs turns directories into file:// roots, made absolute.
+func rootURIs(dirs []string) ([]*mcp.Root, error) {
 	roots := make([]*mcp.Root, 0, len(dirs))
 	for _, d := range dirs {
 		abs, err := filepath.Abs(d)
@@ -206,7 +206,7 @@ func (b *Bridge) initRoots() error {
 	if dirs == nil {
 		return nil
 	}
-	roots, err := RootURIs(dirs)
+	roots, err := rootURIs(dirs)
 	if err != nil {
 		return fmt.Errorf("MCP server %s: %w", b.name, err)
 	}
@@ -226,7 +226,7 @@ func (b *Bridge) Roots() []*mcp.Root {
 // notifications/roots/list_changed. It is an error when the bridge was
 // connected without roots: the server was told there are none to ask for.
 func (b *Bridge) SetRoots(dirs []string) error {
-	roots, err := RootURIs(dirs)
+	roots, err := rootURIs(dirs)
 	if err != nil {
 		return err
 	}
@@ -324,7 +324,7 @@ func (b *Bridge) afterOpen(ctx context.Context, c *conn) {
 
 // handlerTimeout bounds what a server's request may make us wait for: no
 // longer than the call that caused it may take.
-func (b *Bridge) handlerTimeout() time.Duration { return b.CallTimeout() }
+func (b *Bridge) handlerTimeout() time.Duration { return b.callTimeout() }
 
 func (b *Bridge) onCreateMessage(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	policy := b.cfg.Sampling

@@ -104,7 +104,7 @@ const catalogConnectTimeout = 10 * time.Second
 // bound of its own, so a catalog that hangs costs the connection seconds,
 // not its whole timeout.
 func (b *Bridge) listCatalog(ctx context.Context, c *conn) {
-	ctx, cancel := context.WithTimeout(ctx, min(catalogConnectTimeout, b.CallTimeout()))
+	ctx, cancel := context.WithTimeout(ctx, min(catalogConnectTimeout, b.callTimeout()))
 	defer cancel()
 	var caps *mcp.ServerCapabilities
 	if ir := c.session.InitializeResult(); ir != nil {

@@ -13,8 +13,9 @@
 // legacy HTTP+SSE transport (mcpconfig.Server.Transport; a bare URL tries
 // the first, then the second). WithOAuth lets an HTTP server of either
 // transport that answers 401 be logged in to with OAuth 2.1 through the
-// SDK's auth package, the tokens kept in a TokenStore; without a browser allowed, a
-// server that needs a login fails with a *LoginRequiredError.
+// SDK's auth package (the glue is package mcpclient/oauth), the tokens
+// kept in an oauth.TokenStore; without a browser allowed, a server that
+// needs a login fails with an *oauth.LoginRequiredError.
 //
 // A Bridge supervises its server: a stdio server runs in its own process
 // group and is stopped as a group (EOF, SIGTERM, SIGKILL); a server that
@@ -34,12 +35,13 @@
 // server connects and again after it announces a change.
 //
 // A Bridge assumes its server may misbehave, and bounds what that costs:
-// every request has a deadline (CallTimeout when the caller gives none);
-// every listing follows at most ListLimits of pages, items and bytes and
-// stops at a repeated cursor; one message is at most MaxFrameSize bytes on
-// stdio and HTTP alike; tool names are offered as mcpconfig.ExposedName
-// makes them; what a server writes outside the protocol reaches the user's terminal
-// escaped and rate-limited; and Close stops the helpers a stdio server
+// every request has a deadline (the server's call timeout when the caller
+// gives none); every listing follows bounds of pages, items and bytes and
+// stops at a repeated cursor; one message is at most
+// supervise.MaxFrameSize bytes on stdio and HTTP alike; tool names are
+// offered as mcpconfig.ExposedName makes them; what a server writes
+// outside the protocol reaches the user's terminal escaped and
+// rate-limited; and Close stops the helpers a stdio server
 // started outside its process group (on Linux).
 //
 // The package takes its configuration from its callers and reads the
@@ -51,7 +53,7 @@
 //     rarely works);
 //   - on Windows a .cmd or .bat server is run through %ComSpec%, where
 //     Windows says its command interpreter is;
-//   - OpenBrowser, the default opener of an OAuth login, runs $BROWSER,
+//   - the default opener of an OAuth login (package oauth) runs $BROWSER,
 //     the user's choice of browser for every program.
 //
 // Nothing is logged on the default logger: WithLogger says where the

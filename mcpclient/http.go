@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentapp/agentapp/mcpclient/tasks"
 	"github.com/agentapp/agentapp/mcpconfig"
 )
 
@@ -70,7 +71,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var msg rpcRequest
 	if req.Method == http.MethodPost {
 		msg = peekRequest(req)
-		renameTaskCallHTTP(req, msg.Method)
+		tasks.RenameCallHTTP(req, msg.Method)
 	}
 	stop := func() {}
 	if req.Method == http.MethodDelete {

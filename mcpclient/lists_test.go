@@ -79,16 +79,16 @@ func pagingServer(page func(method, cursor string) (items int, next string)) *mc
 func listEach(b *Bridge) map[string]error {
 	ctx := context.Background()
 	_, r := b.ListResources(ctx)
-	_, tpl := b.ListResourceTemplates(ctx)
+	_, tpl := b.listResourceTemplates(ctx)
 	_, p := b.ListPrompts(ctx)
 	return map[string]error{"resources/list": r, "resources/templates/list": tpl, "prompts/list": p}
 }
 
 func wantLimit(t *testing.T, method string, err error, limit, msg string) {
 	t.Helper()
-	var le *ListLimitError
+	var le *listLimitError
 	if !errors.As(err, &le) || le.Limit != limit || le.Method != method {
-		t.Fatalf("%s: error %v (%T), want a ListLimitError on %s", method, err, err, limit)
+		t.Fatalf("%s: error %v (%T), want a listLimitError on %s", method, err, err, limit)
 	}
 	if !strings.Contains(err.Error(), msg) {
 		t.Errorf("%s: error %q lacks %q", method, err, msg)
@@ -101,16 +101,16 @@ func TestListLimits(t *testing.T) {
 	methods := []string{"tools/list", "resources/list", "resources/templates/list", "prompts/list"}
 	cases := []struct {
 		name   string
-		limits ListLimits
+		limits listLimits
 		page   func(cursor string) (int, string)
 		limit  string
 		msg    func(method string) string
 	}{
-		{"endless", ListLimits{}, func(c string) (int, string) { return 1, c + "x" },
+		{"endless", listLimits{}, func(c string) (int, string) { return 1, c + "x" },
 			"pages", func(m string) string {
 				return `server "mem" sent page 100 of ` + m + " with a cursor to page 101; the limit is 100 pages: the server is probably paginating in a loop"
 			}},
-		{"cursor loop", ListLimits{}, func(c string) (int, string) {
+		{"cursor loop", listLimits{}, func(c string) (int, string) {
 			if c == "b" {
 				return 1, "a"
 			}
@@ -118,18 +118,18 @@ func TestListLimits(t *testing.T) {
 		}, "cursor", func(m string) string {
 			return `server "mem" sent the cursor "b" again on page 3 of ` + m + ` (first on page 1): the server is paginating in a loop`
 		}},
-		{"items", ListLimits{MaxItems: 25}, func(c string) (int, string) { return 10, c + "x" },
+		{"items", listLimits{MaxItems: 25}, func(c string) (int, string) { return 10, c + "x" },
 			"items", func(m string) string {
 				return `server "mem" listed more than 25 ` + listNouns[m] + " in " + m + " (page 3); the limit is 25"
 			}},
-		{"bytes", ListLimits{MaxBytes: 4 << 10}, func(c string) (int, string) { return 20, c + "x" },
+		{"bytes", listLimits{MaxBytes: 4 << 10}, func(c string) (int, string) { return 20, c + "x" },
 			"bytes", func(m string) string { return `server "mem" sent more than 4 KiB in ` }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			srv := pagingServer(func(method, cursor string) (int, string) { return c.page(cursor) })
 			// Connect lists the tools first: it fails on the limit.
-			_, err := ConnectInMemory(context.Background(), "mem", srv, WithListLimits(c.limits))
+			_, err := ConnectInMemory(context.Background(), "mem", srv, withListLimits(c.limits))
 			wantLimit(t, "tools/list", err, c.limit, c.msg("tools/list"))
 			// The other lists, on a bridge whose tools/list ends at once.
 			srv = pagingServer(func(method, cursor string) (int, string) {
@@ -138,7 +138,7 @@ func TestListLimits(t *testing.T) {
 				}
 				return c.page(cursor)
 			})
-			b, err := ConnectInMemory(context.Background(), "mem", srv, WithListLimits(c.limits))
+			b, err := ConnectInMemory(context.Background(), "mem", srv, withListLimits(c.limits))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/internal/oauthtest"
 	"github.com/agentapp/agentapp/internal/testkit"
+	"github.com/agentapp/agentapp/mcpclient/oauth"
 	"github.com/agentapp/agentapp/mcpconfig"
 )
 
@@ -50,13 +51,13 @@ func callWhoami(t *testing.T, b *Bridge) {
 func TestOAuthLoginRefreshLogout(t *testing.T) {
 	srv := oauthtest.New(t, oauthtest.Options{ExpiresIn: 1})
 	dir := t.TempDir()
-	store := NewTokenStore(dir)
+	store := oauth.NewTokenStore(dir)
 	logger, logs := testkit.NewLogger()
 	var prompt strings.Builder
 	var opened atomic.Int32
 	cfg := mcpconfig.Server{Name: "protected", URL: srv.URL}
 
-	b, err := Connect(context.Background(), cfg, WithLogger(logger), WithOAuth(&OAuthOptions{
+	b, err := Connect(context.Background(), cfg, WithLogger(logger), WithOAuth(&oauth.Options{
 		Store: store, Interactive: true, Prompt: &prompt,
 		OpenURL: func(ctx context.Context, u string) error { opened.Add(1); return oauthtest.Browse(ctx, u) },
 	}))
@@ -85,7 +86,7 @@ func TestOAuthLoginRefreshLogout(t *testing.T) {
 	}
 	first, _ := os.ReadFile(file)
 
-	b, err = Connect(context.Background(), cfg, WithLogger(logger), WithOAuth(&OAuthOptions{Store: store, OpenURL: noBrowser(t)}))
+	b, err = Connect(context.Background(), cfg, WithLogger(logger), WithOAuth(&oauth.Options{Store: store, OpenURL: noBrowser(t)}))
 	if err != nil {
 		t.Fatalf("connect with the stored login: %v", err)
 	}
@@ -105,10 +106,10 @@ func TestOAuthLoginRefreshLogout(t *testing.T) {
 	if _, err := os.Stat(file); !os.IsNotExist(err) {
 		t.Errorf("the token file survived the logout: %v", err)
 	}
-	_, err = Connect(context.Background(), cfg, WithLogger(logger), WithOAuth(&OAuthOptions{Store: store, OpenURL: noBrowser(t)}))
-	var lr *LoginRequiredError
+	_, err = Connect(context.Background(), cfg, WithLogger(logger), WithOAuth(&oauth.Options{Store: store, OpenURL: noBrowser(t)}))
+	var lr *oauth.LoginRequiredError
 	if !errors.As(err, &lr) {
-		t.Fatalf("after logout: %v, want a *LoginRequiredError", err)
+		t.Fatalf("after logout: %v, want a *oauth.LoginRequiredError", err)
 	}
 	var hint interface{ LoginHint() string }
 	if !errors.As(err, &hint) || hint.LoginHint() != "agentapp mcp login protected" {
@@ -130,10 +131,10 @@ func TestOAuthNonInteractiveNeedsLogin(t *testing.T) {
 	srv := oauthtest.New(t, oauthtest.Options{})
 	start := time.Now()
 	_, err := Connect(context.Background(), mcpconfig.Server{Name: "docs", URL: srv.URL},
-		WithOAuth(&OAuthOptions{Store: NewTokenStore(t.TempDir()), OpenURL: noBrowser(t), LoginHint: func(s mcpconfig.Server) string { return "agentapp mcp login --config mcp.json " + s.Name }}))
-	var lr *LoginRequiredError
+		WithOAuth(&oauth.Options{Store: oauth.NewTokenStore(t.TempDir()), OpenURL: noBrowser(t), LoginHint: func(s mcpconfig.Server) string { return "agentapp mcp login --config mcp.json " + s.Name }}))
+	var lr *oauth.LoginRequiredError
 	if !errors.As(err, &lr) {
-		t.Fatalf("err = %v, want a *LoginRequiredError", err)
+		t.Fatalf("err = %v, want a *oauth.LoginRequiredError", err)
 	}
 	if lr.LoginHint() != "agentapp mcp login --config mcp.json docs" || !strings.Contains(err.Error(), "needs a login; run: agentapp mcp login --config mcp.json docs") {
 		t.Errorf("err = %v, hint %q", err, lr.LoginHint())
@@ -173,7 +174,7 @@ func TestOAuthScopesAndResource(t *testing.T) {
 		{[]string{"tickets:write"}, "tickets:write offline_access"},
 	} {
 		cfg := mcpconfig.Server{Name: "t", URL: srv.URL, OAuth: &mcpconfig.OAuth{Scopes: c.scopes}}
-		b, err := Connect(context.Background(), cfg, WithOAuth(&OAuthOptions{Interactive: true, Prompt: &strings.Builder{}, OpenURL: open}))
+		b, err := Connect(context.Background(), cfg, WithOAuth(&oauth.Options{Interactive: true, Prompt: &strings.Builder{}, OpenURL: open}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +201,7 @@ func TestOAuthScopesAndResource(t *testing.T) {
 func TestOAuthResourceMismatch(t *testing.T) {
 	srv := oauthtest.New(t, oauthtest.Options{Resource: "https://elsewhere.example/mcp"})
 	b, err := Connect(context.Background(), mcpconfig.Server{Name: "m", URL: srv.URL, ConnectTimeout: 10 * time.Second},
-		WithOAuth(&OAuthOptions{Interactive: true, Prompt: &strings.Builder{}, OpenURL: func(ctx context.Context, u string) error {
+		WithOAuth(&oauth.Options{Interactive: true, Prompt: &strings.Builder{}, OpenURL: func(ctx context.Context, u string) error {
 			if strings.Contains(u, "elsewhere") {
 				t.Errorf("the login went to the mismatching resource: %s", u)
 			}
@@ -223,7 +224,7 @@ func TestOAuthLoginTimeout(t *testing.T) {
 	srv := oauthtest.New(t, oauthtest.Options{})
 	var opened atomic.Int32
 	_, err := Connect(context.Background(), mcpconfig.Server{Name: "slow", URL: srv.URL, ConnectTimeout: 100 * time.Millisecond},
-		WithOAuth(&OAuthOptions{Interactive: true, Prompt: &strings.Builder{}, LoginTimeout: 300 * time.Millisecond,
+		WithOAuth(&oauth.Options{Interactive: true, Prompt: &strings.Builder{}, LoginTimeout: 300 * time.Millisecond,
 			OpenURL: func(context.Context, string) error { opened.Add(1); return nil }}))
 	// One browser step per connect, not one per request the SDK sends.
 	if opened.Load() != 1 {
@@ -247,8 +248,8 @@ func TestOAuthNonInteractiveStaticTokenServer(t *testing.T) {
 	ts, _ := httpTestServer(t, "s3cret")
 	for _, tr := range []mcpconfig.Transport{"", mcpconfig.TransportSSE} {
 		_, err := Connect(context.Background(), mcpconfig.Server{Name: "web", URL: ts.URL, Transport: tr},
-			WithOAuth(&OAuthOptions{Store: NewTokenStore(t.TempDir()), OpenURL: noBrowser(t)}))
-		var lr *LoginRequiredError
+			WithOAuth(&oauth.Options{Store: oauth.NewTokenStore(t.TempDir()), OpenURL: noBrowser(t)}))
+		var lr *oauth.LoginRequiredError
 		if err == nil || errors.As(err, &lr) || !strings.Contains(err.Error(), `the server answered 401 Unauthorized: no bearer token was sent, and logging in with OAuth did not give access`) {
 			t.Errorf("transport %q: err = %v", tr, err)
 		}

@@ -7,9 +7,10 @@ import (
 	"strconv"
 
 	"github.com/agentapp/agentapp/internal/textsafe"
+	"github.com/agentapp/agentapp/mcpclient/internal/units"
 )
 
-// Defaults of ListLimits.
+// Defaults of listLimits.
 const (
 	// defaultMaxListPages bounds the pages of one listing: a real server
 	// with more than this many pages has more than a model can use, and a
@@ -19,16 +20,16 @@ const (
 	// prompts) of one listing across all its pages.
 	defaultMaxListItems = 10_000
 	// defaultMaxListBytes bounds the size of one listing across all its
-	// pages; each page is bounded by MaxFrameSize on its own.
+	// pages; each page is bounded by supervise.MaxFrameSize on its own.
 	defaultMaxListBytes = 16 << 20
 )
 
-// ListLimits bound what one paginated listing (tools/list, resources/list,
+// listLimits bound what one paginated listing (tools/list, resources/list,
 // resources/templates/list, prompts/list) may bring into memory, so that a
 // server sending endless, looping or huge pages fails the listing in
 // seconds instead of growing the client until a timeout. A field left at
 // 0 takes its default.
-type ListLimits struct {
+type listLimits struct {
 	// MaxPages is the most pages one listing may take (default 100).
 	MaxPages int
 	// MaxItems is the most items across the pages (default 10,000).
@@ -40,7 +41,7 @@ type ListLimits struct {
 	MaxBytes int64
 }
 
-func (l ListLimits) withDefaults() ListLimits {
+func (l listLimits) withDefaults() listLimits {
 	if l.MaxPages <= 0 {
 		l.MaxPages = defaultMaxListPages
 	}
@@ -53,16 +54,16 @@ func (l ListLimits) withDefaults() ListLimits {
 	return l
 }
 
-// WithListLimits sets the bounds of every paginated listing (see
-// ListLimits; the zero value is the defaults).
-func WithListLimits(l ListLimits) ConnectOption {
+// withListLimits sets the bounds of every paginated listing (see
+// listLimits; the zero value is the defaults).
+func withListLimits(l listLimits) ConnectOption {
 	return func(o *connectOptions) { o.lists = l }
 }
 
-// ListLimitError is a listing stopped because the server went past one of
-// the ListLimits, or sent a cursor it had sent before. Its message says
+// listLimitError is a listing stopped because the server went past one of
+// the listLimits, or sent a cursor it had sent before. Its message says
 // which limit was hit and what to do.
-type ListLimitError struct {
+type listLimitError struct {
 	Server string
 	// Method is the list method, such as "tools/list".
 	Method string
@@ -72,7 +73,7 @@ type ListLimitError struct {
 	msg   string
 }
 
-func (e *ListLimitError) Error() string { return e.msg }
+func (e *listLimitError) Error() string { return e.msg }
 
 // listNouns names the items of each list method in messages.
 var listNouns = map[string]string{
@@ -85,17 +86,17 @@ var listNouns = map[string]string{
 // listAll reads every page of one list method, asking page for the page at
 // a cursor ("" for the first), and enforces lim on the way: a cursor seen
 // before, a page past MaxPages, and more than MaxItems items or MaxBytes
-// bytes across the pages each stop the listing with a *ListLimitError.
+// bytes across the pages each stop the listing with a *listLimitError.
 // It is the one paginator of the bridge: the SDK's iterators follow
 // cursors for as long as the server sends them.
-func listAll[T any](ctx context.Context, server, method string, lim ListLimits, page func(ctx context.Context, cursor string) ([]*T, string, error)) ([]*T, error) {
+func listAll[T any](ctx context.Context, server, method string, lim listLimits, page func(ctx context.Context, cursor string) ([]*T, string, error)) ([]*T, error) {
 	lim = lim.withDefaults()
 	noun := listNouns[method]
 	if noun == "" {
 		noun = "items"
 	}
 	fail := func(limit, format string, a ...any) error {
-		return &ListLimitError{Server: server, Method: method, Limit: limit, msg: fmt.Sprintf(format, a...)}
+		return &listLimitError{Server: server, Method: method, Limit: limit, msg: fmt.Sprintf(format, a...)}
 	}
 	var (
 		all    []*T
@@ -113,7 +114,7 @@ func listAll[T any](ctx context.Context, server, method string, lim ListLimits, 
 		}
 		if len(all)+len(items) > lim.MaxItems {
 			return nil, fail("items", "server %q listed more than %s %s in %s (page %d); the limit is %s: the server offers more than a client can use, or is paginating in a loop; configure it to offer fewer",
-				server, commas(int64(lim.MaxItems)), noun, method, n, commas(int64(lim.MaxItems)))
+				server, units.Commas(int64(lim.MaxItems)), noun, method, n, units.Commas(int64(lim.MaxItems)))
 		}
 		size, err := json.Marshal(items)
 		if err != nil {
@@ -122,7 +123,7 @@ func listAll[T any](ctx context.Context, server, method string, lim ListLimits, 
 		bytes += int64(len(size)) + int64(len(next))
 		if bytes > lim.MaxBytes {
 			return nil, fail("bytes", "server %q sent more than %s in %d %s of %s; the limit is %s across all pages: the server sends too much (huge descriptions or schemas?) or is paginating in a loop",
-				server, sizeText(lim.MaxBytes), n, plural(n, "page", "pages"), method, sizeText(lim.MaxBytes))
+				server, units.SizeText(lim.MaxBytes), n, units.Plural(n, "page", "pages"), method, units.SizeText(lim.MaxBytes))
 		}
 		all = append(all, items...)
 		if next == "" {
@@ -139,54 +140,4 @@ func listAll[T any](ctx context.Context, server, method string, lim ListLimits, 
 		seen[next] = n
 		cursor = next
 	}
-}
-
-// commas writes n with thousands separators, as in "1,299,998".
-func commas(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := len(s) > 0 && s[0] == '-'
-	if neg {
-		s = s[1:]
-	}
-	var b []byte
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b = append(b, ',')
-		}
-		b = append(b, s[i])
-	}
-	if neg {
-		return "-" + string(b)
-	}
-	return string(b)
-}
-
-// sizeText writes a byte count for people: "16 MiB", "512 KiB", "300 bytes".
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return strconv.FormatInt(n>>20, 10) + " MiB"
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return strconv.FormatInt(n>>10, 10) + " KiB"
-	}
-	return commas(n) + " bytes"
-}
-
-// approxSize writes a byte count rounded for people: "12.3 MiB", "45.6 KiB",
-// "300 bytes".
-func approxSize(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
-	case n >= 1<<10:
-		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KiB"
-	}
-	return commas(n) + " bytes"
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentapp/agentapp/mcpclient/supervise"
 	"github.com/agentapp/agentapp/mcpconfig"
 
 	"github.com/agentapp/agentapp/internal/testkit"
@@ -55,8 +56,8 @@ func TestStdioWrapperCloseLeavesNoProcess(t *testing.T) {
 	if p, _ := testkit.ReadProc(pid); p.PPID == os.Getpid() {
 		t.Fatalf("the server is our child; the wrapper should have made it a grandchild")
 	}
-	if pgid != curConn(b).proc.pgid {
-		t.Fatalf("server runs in group %d, want the bridge's group %d", pgid, curConn(b).proc.pgid)
+	if pgid != curConn(b).proc.Pgid() {
+		t.Fatalf("server runs in group %d, want the bridge's group %d", pgid, curConn(b).proc.Pgid())
 	}
 	got, err := adExec(t, adTool(t, b, "echo"), `{"text":"hi"}`)
 	if err != nil || got != `{"echo":"hi"}` {
@@ -65,7 +66,7 @@ func TestStdioWrapperCloseLeavesNoProcess(t *testing.T) {
 	if n := len(testkit.LiveGroup(t, pgid)); n != 2 {
 		t.Fatalf("group %d has %d live processes before Close, want 2 (wrapper and server)", pgid, n)
 	}
-	if tail := b.StderrTail(); len(tail) == 0 || tail[0] != "testserver starting in mode normal" {
+	if tail := b.stderrTail(); len(tail) == 0 || tail[0] != "testserver starting in mode normal" {
 		t.Errorf("StderrTail = %q", tail)
 	}
 	if err := b.Close(); err != nil {
@@ -94,7 +95,7 @@ func TestStdioStubbornServerKilledWithinGrace(t *testing.T) {
 		t.Errorf("Close: %v", err)
 	}
 	took := time.Since(start)
-	if bound := 2*grace + killWait + 2*time.Second; took > bound {
+	if bound := 2*grace + supervise.KillWait + 2*time.Second; took > bound {
 		t.Errorf("Close took %v, more than the grace periods plus margin (%v)", took, bound)
 	}
 	if running(pid) {
@@ -103,7 +104,7 @@ func TestStdioStubbornServerKilledWithinGrace(t *testing.T) {
 	if left := testkit.LiveGroup(t, pgid); len(left) > 0 {
 		t.Fatalf("processes of group %d left after Close: %v", pgid, left)
 	}
-	if tail := strings.Join(b.StderrTail(), "\n"); !strings.Contains(tail, "staying alive anyway") {
+	if tail := strings.Join(b.stderrTail(), "\n"); !strings.Contains(tail, "staying alive anyway") {
 		t.Errorf("the server did not see stdin EOF before being killed; stderr:\n%s", tail)
 	}
 	// The escalations are logged on the bridge's logger, naming the server.
@@ -126,8 +127,8 @@ func TestConnectMissingCommand(t *testing.T) {
 	if err.Error() != want {
 		t.Errorf("error\n%s\nwant\n%s", err, want)
 	}
-	if !errors.Is(err, errCommandNotFound) {
-		t.Errorf("error does not wrap errCommandNotFound")
+	if !errors.Is(err, supervise.ErrCommandNotFound) {
+		t.Errorf("error does not wrap supervise.ErrCommandNotFound")
 	}
 }
 
@@ -150,7 +151,7 @@ func TestConnectNeverInitializes(t *testing.T) {
 			t.Errorf("error lacks %q:\n%s", want, msg)
 		}
 	}
-	if took > 400*time.Millisecond+killWait+2*time.Second {
+	if took > 400*time.Millisecond+supervise.KillWait+2*time.Second {
 		t.Errorf("failed connect took %v", took)
 	}
 	pid, pgid := serverIDs(t, pidfile)

@@ -144,10 +144,10 @@ func TestStatusStateComesWithItsReason(t *testing.T) {
 	t.Cleanup(func() { _ = b.Close() })
 	server, _ := serverIDs(t, pidfile)
 	p := curConn(b).proc
-	if err := syscall.Kill(p.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+	if err := syscall.Kill(p.Pid(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-p.exited
+	<-p.Exited()
 	st := b.Status()
 	if st.State != StateRestarting || !strings.Contains(st.Detail, "its process exited (signal: killed)") ||
 		!strings.Contains(st.Detail, "testserver starting in mode normal") {
@@ -177,14 +177,14 @@ func TestStatusStateComesWithItsReason(t *testing.T) {
 // window.
 func TestRestartBudgetThenDownUntilRestart(t *testing.T) {
 	clock := newFakeClock()
-	b, pidfile := crashyServer(t, 1, WithRestartPolicy(clock.policy()), WithLogger(discardLogger()))
+	b, pidfile := crashyServer(t, 1, withRestartPolicy(clock.policy()), WithLogger(discardLogger()))
 	echo := adTool(t, b, "echo")
 	var pids []int
 	for i := range 4 {
 		pid, _ := serverIDs(t, pidfile)
 		pids = append(pids, pid)
 		_, err := adExec(t, echo, `{"text":"x"}`)
-		var exitErr *ServerExitError
+		var exitErr *serverExitError
 		if !errors.As(err, &exitErr) || !strings.Contains(err.Error(), "exit status 7") {
 			t.Fatalf("call %d: %v, want the crash error", i+1, err)
 		}
@@ -225,7 +225,7 @@ func TestRestartBudgetThenDownUntilRestart(t *testing.T) {
 	}
 	// A minute later the automatic restarts are back too.
 	_, err = adExec(t, echo, `{"text":"x"}`) // crashes
-	var exitErr *ServerExitError
+	var exitErr *serverExitError
 	if !errors.As(err, &exitErr) {
 		t.Fatalf("after Restart: %v", err)
 	}
@@ -252,7 +252,7 @@ func TestToolListChangedRefreshesBeforeNextModelCall(t *testing.T) {
 				w.Execute = func(ctx context.Context, args json.RawMessage) (any, error) {
 					out, err := inner(ctx, args)
 					select {
-					case <-b.ToolsChanged():
+					case <-b.toolsChanged():
 					case <-time.After(15 * time.Second):
 						t.Error("no notifications/tools/list_changed after addtool")
 					}

@@ -151,7 +151,7 @@ func TestHTTPRefusedConnectionRetriedWithBackoff(t *testing.T) {
 	rt := &refusingTransport{base: http.DefaultTransport.(*http.Transport).Clone()}
 	clock := newFakeClock()
 	b, err := Connect(context.Background(), mcpconfig.Server{Name: "flaky", URL: f.URL},
-		withHTTPBase(rt), WithRestartPolicy(clock.policy()), WithLogger(discardLogger()))
+		withHTTPBase(rt), withRestartPolicy(clock.policy()), WithLogger(discardLogger()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestHTTPToolListChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-b.ToolsChanged():
+	case <-b.toolsChanged():
 	case <-time.After(15 * time.Second):
 		t.Fatal("notifications/tools/list_changed did not arrive over HTTP")
 	}
@@ -209,7 +209,7 @@ func TestHTTPToolListChanged(t *testing.T) {
 	}
 }
 
-// fakeClock drives a RestartPolicy without waiting: Sleep records the
+// fakeClock drives a restartPolicy without waiting: Sleep records the
 // backoff and returns at once.
 type fakeClock struct {
 	mu     sync.Mutex
@@ -238,7 +238,7 @@ func (c *fakeClock) advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func (c *fakeClock) policy() RestartPolicy { return RestartPolicy{Now: c.Now, Sleep: c.Sleep} }
+func (c *fakeClock) policy() restartPolicy { return restartPolicy{Now: c.Now, Sleep: c.Sleep} }
 
 // curConn returns the bridge's live connection.
 func curConn(b *Bridge) *conn {

@@ -29,7 +29,7 @@ func escaped(err error) error {
 	switch err.(type) {
 	case nil:
 		return nil
-	case *escapedError, *ConnectError, *ServerExitError, *ServerDownError, *RestartError, *ListLimitError:
+	case *escapedError, *ConnectError, *serverExitError, *serverDownError, *restartError, *listLimitError:
 		return err
 	}
 	return &escapedError{err}

@@ -35,7 +35,7 @@ func TestSoak(t *testing.T) {
 		if err != nil {
 			t.Fatalf("cycle %d: connect: %v", i, err)
 		}
-		pgid := curConn(b).proc.pgid
+		pgid := curConn(b).proc.Pgid()
 		text := fmt.Sprintf("cycle %d", i)
 		got, err := adExec(t, adTool(t, b, "echo"), `{"text":"`+text+`"}`)
 		if err != nil || got != `{"echo":"`+text+`"}` {
@@ -53,7 +53,7 @@ func TestSoak(t *testing.T) {
 	// The clock moves 30 s per call, so the crashes (one every 10 calls)
 	// never exhaust the restart budget; the backoff sleeps are skipped.
 	clock := newFakeClock()
-	b, pidfile := crashyServer(t, 10, WithRestartPolicy(clock.policy()), log)
+	b, pidfile := crashyServer(t, 10, withRestartPolicy(clock.policy()), log)
 	echo := adTool(t, b, "echo")
 	var pgids []int
 	ok, crashed := 0, 0
@@ -64,7 +64,7 @@ func TestSoak(t *testing.T) {
 		}
 		text := fmt.Sprintf("call %d", i)
 		got, err := adExec(t, echo, `{"text":"`+text+`"}`)
-		var exitErr *ServerExitError
+		var exitErr *serverExitError
 		switch {
 		case err == nil && got == `{"echo":"`+text+`"}`:
 			ok++

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/agentapp/agentapp/mcpclient/oauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
 )
@@ -15,16 +16,16 @@ import (
 // attempt before this one, nil when there was none.
 func (b *Bridge) dialSSE(ctx context.Context, tokens oauth2.TokenSource) (*conn, toolList, error) {
 	timeout := b.connectTimeout()
-	ctx, clock := newConnectClock(ctx, timeout)
-	defer clock.stop()
+	ctx, clock := oauth.NewClock(ctx, timeout)
+	defer clock.Stop()
 	hc, ht := newHTTPClient(&b.cfg, b.opts)
 	flow, err := b.loginFlow(ht, clock, tokens)
 	if err == nil && flow != nil {
 		// The SDK's SSE client takes no OAuth handler: the login is done
 		// by the HTTP client it is given.
-		ot, terr := newOAuthTransport(ht, flow)
+		ot, terr := oauth.NewTransport(ht, flow)
 		if terr != nil {
-			flow.close()
+			flow.Close()
 		} else {
 			hc.Transport = ot
 		}
@@ -46,11 +47,11 @@ func (b *Bridge) dialSSE(ctx context.Context, tokens oauth2.TokenSource) (*conn,
 		}
 		c.release()
 		if flow != nil {
-			if lr := flow.needed.Load(); lr != nil {
+			if lr := flow.Needed(); lr != nil {
 				return &ConnectError{Server: b.name, Err: lr, msg: lr.Error()}
 			}
 		}
-		if timedOut(ctx) {
+		if oauth.TimedOut(ctx) {
 			err = fmt.Errorf("no answer within %s (the connect timeout): %w", timeout, err)
 		}
 		err = ht.explain(err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/agentapp/agentapp/internal/oauthtest"
 	"github.com/agentapp/agentapp/internal/testkit"
+	"github.com/agentapp/agentapp/mcpclient/oauth"
 	"github.com/agentapp/agentapp/mcpconfig"
 )
 
@@ -30,13 +30,13 @@ func countingBrowser(n *atomic.Int32) func(context.Context, string) error {
 // in the logs or errors.
 func TestSSEOAuthLoginRefreshLogout(t *testing.T) {
 	srv := oauthtest.New(t, oauthtest.Options{ExpiresIn: 1, SSE: true})
-	store := NewTokenStore(t.TempDir())
+	store := oauth.NewTokenStore(t.TempDir())
 	logger, logs := testkit.NewLogger()
 	var prompt strings.Builder
 	var opened atomic.Int32
 	cfg := mcpconfig.Server{Name: "legacy", URL: srv.URL, Transport: mcpconfig.TransportSSE}
 
-	b, err := Connect(context.Background(), cfg, WithLogger(logger), WithOAuth(&OAuthOptions{
+	b, err := Connect(context.Background(), cfg, WithLogger(logger), WithOAuth(&oauth.Options{
 		Store: store, Interactive: true, Prompt: &prompt, OpenURL: countingBrowser(&opened)}))
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func TestSSEOAuthLoginRefreshLogout(t *testing.T) {
 	pcfg := cfg
 	pcfg.OAuth = &mcpconfig.OAuth{CallbackPort: port}
 	refreshes := srv.Refreshes()
-	b, err = Connect(context.Background(), pcfg, WithLogger(logger), WithOAuth(&OAuthOptions{Store: store, Interactive: true, Prompt: &prompt, OpenURL: noBrowser(t)}))
+	b, err = Connect(context.Background(), pcfg, WithLogger(logger), WithOAuth(&oauth.Options{Store: store, Interactive: true, Prompt: &prompt, OpenURL: noBrowser(t)}))
 	if err != nil {
 		t.Fatalf("connect with the stored login: %v", err)
 	}
@@ -82,10 +82,10 @@ func TestSSEOAuthLoginRefreshLogout(t *testing.T) {
 	if had, err := store.Delete(srv.URL); !had || err != nil {
 		t.Fatalf("Delete = %v, %v", had, err)
 	}
-	_, err = Connect(context.Background(), cfg, WithLogger(logger), WithOAuth(&OAuthOptions{Store: store, OpenURL: noBrowser(t)}))
-	var lr *LoginRequiredError
+	_, err = Connect(context.Background(), cfg, WithLogger(logger), WithOAuth(&oauth.Options{Store: store, OpenURL: noBrowser(t)}))
+	var lr *oauth.LoginRequiredError
 	if !errors.As(err, &lr) || lr.LoginHint() != "agentapp mcp login legacy" {
-		t.Fatalf("after logout: %v, want a *LoginRequiredError", err)
+		t.Fatalf("after logout: %v, want a *oauth.LoginRequiredError", err)
 	}
 	text := logs.String() + prompt.String() + err.Error()
 	for _, tok := range srv.Issued() {
@@ -100,11 +100,11 @@ func TestSSEOAuthLoginRefreshLogout(t *testing.T) {
 // login, not to a failed connect.
 func TestSSEOAuthRefreshRefused(t *testing.T) {
 	srv := oauthtest.New(t, oauthtest.Options{ExpiresIn: 1, SSE: true})
-	store := NewTokenStore(t.TempDir())
+	store := oauth.NewTokenStore(t.TempDir())
 	var opened atomic.Int32
 	cfg := mcpconfig.Server{Name: "legacy", URL: srv.URL, Transport: mcpconfig.TransportSSE}
 	for i := range 2 {
-		b, err := Connect(context.Background(), cfg, WithOAuth(&OAuthOptions{
+		b, err := Connect(context.Background(), cfg, WithOAuth(&oauth.Options{
 			Store: store, Interactive: true, Prompt: &strings.Builder{}, OpenURL: countingBrowser(&opened)}))
 		if err != nil {
 			t.Fatalf("connect %d: %v", i+1, err)
@@ -126,10 +126,10 @@ func TestSSEOAuthNonInteractiveNeedsLogin(t *testing.T) {
 	srv := oauthtest.New(t, oauthtest.Options{SSE: true})
 	for _, tr := range []mcpconfig.Transport{mcpconfig.TransportSSE, ""} {
 		_, err := Connect(context.Background(), mcpconfig.Server{Name: "docs", URL: srv.URL, Transport: tr},
-			WithOAuth(&OAuthOptions{Store: NewTokenStore(t.TempDir()), OpenURL: noBrowser(t)}))
-		var lr *LoginRequiredError
+			WithOAuth(&oauth.Options{Store: oauth.NewTokenStore(t.TempDir()), OpenURL: noBrowser(t)}))
+		var lr *oauth.LoginRequiredError
 		if !errors.As(err, &lr) || err.Error() != "MCP server docs ("+srv.URL+") needs a login; run: agentapp mcp login docs" {
-			t.Errorf("transport %q: err = %v, want a *LoginRequiredError", tr, err)
+			t.Errorf("transport %q: err = %v, want a *oauth.LoginRequiredError", tr, err)
 		}
 	}
 	if srv.Logins() != 0 || srv.LastAuthorize() != nil || srv.Registrations() != 0 {
@@ -146,7 +146,7 @@ func TestSSEOAuthFallbackLogsInOnce(t *testing.T) {
 	srv := oauthtest.New(t, oauthtest.Options{SSE: true})
 	var opened atomic.Int32
 	b, err := Connect(context.Background(), mcpconfig.Server{Name: "legacy", URL: srv.URL},
-		WithOAuth(&OAuthOptions{Interactive: true, Prompt: &strings.Builder{}, OpenURL: countingBrowser(&opened)}))
+		WithOAuth(&oauth.Options{Interactive: true, Prompt: &strings.Builder{}, OpenURL: countingBrowser(&opened)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,10 +163,10 @@ func TestSSEOAuthFallbackLogsInOnce(t *testing.T) {
 // which command logs in.
 func TestSSEOAuthRevokedMidSession(t *testing.T) {
 	srv := oauthtest.New(t, oauthtest.Options{SSE: true})
-	store := NewTokenStore(t.TempDir())
+	store := oauth.NewTokenStore(t.TempDir())
 	var opened atomic.Int32
 	cfg := mcpconfig.Server{Name: "legacy", URL: srv.URL, Transport: mcpconfig.TransportSSE}
-	b, err := Connect(context.Background(), cfg, WithOAuth(&OAuthOptions{
+	b, err := Connect(context.Background(), cfg, WithOAuth(&oauth.Options{
 		Store: store, Interactive: true, Prompt: &strings.Builder{}, OpenURL: countingBrowser(&opened)}))
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +179,7 @@ func TestSSEOAuthRevokedMidSession(t *testing.T) {
 		t.Errorf("browser opened %d times, %d logins, %d event streams; want 2, 2 and 1 (the session kept)", opened.Load(), srv.Logins(), srv.Requests(http.MethodGet))
 	}
 
-	b, err = Connect(context.Background(), cfg, WithOAuth(&OAuthOptions{Store: store, OpenURL: noBrowser(t)}))
+	b, err = Connect(context.Background(), cfg, WithOAuth(&oauth.Options{Store: store, OpenURL: noBrowser(t)}))
 	if err != nil {
 		t.Fatalf("connect with the stored login: %v", err)
 	}
@@ -193,37 +193,6 @@ func TestSSEOAuthRevokedMidSession(t *testing.T) {
 	if srv.Logins() != 2 {
 		t.Errorf("%d logins without a browser", srv.Logins()-2)
 	}
-}
-
-// TestSSEOAuthBodyNotReplayable: a refused request whose body cannot be
-// read again is not retried after a login, and the error says why.
-func TestSSEOAuthBodyNotReplayable(t *testing.T) {
-	var posts atomic.Int32
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		posts.Add(1)
-		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://`+r.Host+`/.well-known/oauth-protected-resource"`)
-		http.Error(w, "unauthorized", http.StatusUnauthorized)
-	}))
-	defer ts.Close()
-	ot := newTestOAuthTransport(t, ts.URL)
-	req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(`{}`))
-	req.GetBody = nil
-	req.Body = struct{ readCloser }{req.Body}
-	resp, err := ot.RoundTrip(req)
-	if err == nil {
-		resp.Body.Close()
-	}
-	if err == nil || !strings.Contains(err.Error(), "cannot be sent again after a login because its body cannot be read twice") || posts.Load() != 1 {
-		t.Errorf("err = %v after %d POSTs; want one POST and the reason", err, posts.Load())
-	}
-	if ot.flow.needed.Load() != nil {
-		t.Error("a login was asked for although the request could not be repeated")
-	}
-}
-
-type readCloser interface {
-	Read([]byte) (int, error)
-	Close() error
 }
 
 // freePort returns a loopback port that was free a moment ago.
@@ -245,45 +214,4 @@ func portFree(port int) bool {
 	}
 	ln.Close()
 	return true
-}
-
-// TestSSEOAuthForbidden: a 403 goes to the flow as on streamable HTTP,
-// where one without insufficient_scope asks for no login: the request is
-// sent once more, as the SDK's streamable transport does, and the second
-// answer is the caller's.
-func TestSSEOAuthForbidden(t *testing.T) {
-	var posts atomic.Int32
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		posts.Add(1)
-		http.Error(w, "forbidden", http.StatusForbidden)
-	}))
-	defer ts.Close()
-	ot := newTestOAuthTransport(t, ts.URL)
-	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/?sessionid=1", strings.NewReader(`{}`))
-	resp, err := ot.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusForbidden || posts.Load() != 2 || ot.flow.needed.Load() != nil {
-		t.Errorf("status %d after %d POSTs; want the second 403 and no login asked for", resp.StatusCode, posts.Load())
-	}
-}
-
-// newTestOAuthTransport is an oauthTransport for the server at url with a
-// login flow of default options, closed when the test ends.
-func newTestOAuthTransport(t *testing.T, url string) *oauthTransport {
-	t.Helper()
-	cfg := mcpconfig.Server{Name: "s", URL: url}
-	discard, _ := testkit.NewLogger()
-	flow, err := newOAuthFlow(&cfg, &OAuthOptions{}, discard, http.DefaultClient, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(flow.close)
-	ot, err := newOAuthTransport(http.DefaultTransport, flow)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ot
 }

@@ -32,8 +32,8 @@ func setsidServer(t *testing.T, args ...string) (*Bridge, int) {
 	pid, _ := strconv.Atoi(string(bs))
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 	g, ok := testkit.ReadProc(pid)
-	if !ok || g.PGID == curConn(b).proc.pgid {
-		t.Fatalf("grandchild %v (found %v) is in the server's process group %d; the test needs one that left it", g, ok, curConn(b).proc.pgid)
+	if !ok || g.PGID == curConn(b).proc.Pgid() {
+		t.Fatalf("grandchild %v (found %v) is in the server's process group %d; the test needs one that left it", g, ok, curConn(b).proc.Pgid())
 	}
 	return b, pid
 }
@@ -59,7 +59,7 @@ func TestCloseStopsOrphanOfCrashedServer(t *testing.T) {
 	if _, err := adExec(t, adTool(t, b, "echo"), `{"text":"x"}`); err == nil {
 		t.Fatal("the call that crashes the server succeeded")
 	}
-	if g, ok := testkit.ReadProc(pid); !ok || !g.Live() || g.PPID == curConn(b).proc.cmd.Process.Pid {
+	if g, ok := testkit.ReadProc(pid); !ok || !g.Live() || g.PPID == curConn(b).proc.Pid() {
 		t.Fatalf("grandchild after the crash: %v (found %v); want it alive and reparented", g, ok)
 	}
 	if err := b.Close(); err != nil {

@@ -10,14 +10,16 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/internal/ctxtime"
+	"github.com/agentapp/agentapp/mcpclient/stdiofast"
+	"github.com/agentapp/agentapp/mcpclient/supervise"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Defaults of the restart policy: a server that stops is restarted on the
-// next call, at most DefaultMaxRestarts times per DefaultRestartWindow.
+// next call, at most defaultMaxRestarts times per defaultRestartWindow.
 const (
-	DefaultMaxRestarts   = 3
-	DefaultRestartWindow = time.Minute
+	defaultMaxRestarts   = 3
+	defaultRestartWindow = time.Minute
 	// crashWait bounds how long a failed call waits for the bridge to
 	// notice that the server's process (or session) has ended, so that the
 	// error can name the exit status instead of a bare "connection closed".
@@ -29,10 +31,10 @@ const (
 	lastWordsWait = 500 * time.Millisecond
 )
 
-// RestartPolicy decides how a bridge brings back a server that stopped. The
+// restartPolicy decides how a bridge brings back a server that stopped. The
 // zero value means the defaults; tests inject Now and Sleep to run the
 // policy without waiting.
-type RestartPolicy struct {
+type restartPolicy struct {
 	// MaxRestarts is how many automatic restarts are allowed within Window
 	// (default 3). Once they are used up the server is down: calls fail at
 	// once until Bridge.Restart (the chat's /mcp restart) is called.
@@ -50,8 +52,8 @@ type RestartPolicy struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
-// DefaultBackoff is the default RestartPolicy.Backoff.
-func DefaultBackoff(n int) time.Duration {
+// defaultBackoff is the default restartPolicy.Backoff.
+func defaultBackoff(n int) time.Duration {
 	if n <= 1 {
 		return 0
 	}
@@ -59,15 +61,15 @@ func DefaultBackoff(n int) time.Duration {
 	return min(d, 10*time.Second)
 }
 
-func (p RestartPolicy) withDefaults() RestartPolicy {
+func (p restartPolicy) withDefaults() restartPolicy {
 	if p.MaxRestarts <= 0 {
-		p.MaxRestarts = DefaultMaxRestarts
+		p.MaxRestarts = defaultMaxRestarts
 	}
 	if p.Window <= 0 {
-		p.Window = DefaultRestartWindow
+		p.Window = defaultRestartWindow
 	}
 	if p.Backoff == nil {
-		p.Backoff = DefaultBackoff
+		p.Backoff = defaultBackoff
 	}
 	if p.Now == nil {
 		p.Now = time.Now
@@ -78,9 +80,9 @@ func (p RestartPolicy) withDefaults() RestartPolicy {
 	return p
 }
 
-// WithRestartPolicy sets how a server that stopped is restarted (see
-// RestartPolicy; the zero value is the default policy).
-func WithRestartPolicy(p RestartPolicy) ConnectOption {
+// withRestartPolicy sets how a server that stopped is restarted (see
+// restartPolicy; the zero value is the default policy).
+func withRestartPolicy(p restartPolicy) ConnectOption {
 	return func(o *connectOptions) { o.restart = p }
 }
 
@@ -141,22 +143,22 @@ func (b *Bridge) Status() Status {
 	return st
 }
 
-// ServerExitError is a call cut short because the server stopped under it:
+// serverExitError is a call cut short because the server stopped under it:
 // its process exited (stdio) or its session ended (HTTP, in-memory).
-type ServerExitError struct {
+type serverExitError struct {
 	Server string
 	// Reason names the exit status and the server's last stderr lines.
 	Reason string
 	Err    error
 }
 
-func (e *ServerExitError) Error() string {
+func (e *serverExitError) Error() string {
 	return fmt.Sprintf("MCP server %s stopped while the call was running: %s; it is restarted on the next call", e.Server, e.Reason)
 }
-func (e *ServerExitError) Unwrap() error { return e.Err }
+func (e *serverExitError) Unwrap() error { return e.Err }
 
-// ServerDownError is a call refused at once because the server is down.
-type ServerDownError struct {
+// serverDownError is a call refused at once because the server is down.
+type serverDownError struct {
 	Server string
 	// Restarts and Window are the policy that was exhausted.
 	Restarts int
@@ -165,23 +167,23 @@ type ServerDownError struct {
 	Last string
 }
 
-func (e *ServerDownError) Error() string {
+func (e *serverDownError) Error() string {
 	return fmt.Sprintf("MCP server %s is down: it stopped again after %d restarts within %s (last: %s); it is not restarted automatically any more; the user can restart it with /mcp restart %s in the chat",
 		e.Server, e.Restarts, e.Window, e.Last, e.Server)
 }
 
-// RestartError is a call that needed a restart which failed.
-type RestartError struct {
+// restartError is a call that needed a restart which failed.
+type restartError struct {
 	Server string
 	// Last is why the server had stopped.
 	Last string
 	Err  error
 }
 
-func (e *RestartError) Error() string {
+func (e *restartError) Error() string {
 	return fmt.Sprintf("MCP server %s had stopped (%s) and restarting it failed: %v; the next call tries again", e.Server, e.Last, e.Err)
 }
-func (e *RestartError) Unwrap() error { return e.Err }
+func (e *restartError) Unwrap() error { return e.Err }
 
 // conn is one session with a server: one spawned process (stdio) or one
 // HTTP or in-memory session. A restart replaces the bridge's conn.
@@ -189,9 +191,9 @@ type conn struct {
 	session *mcp.ClientSession
 	client  *mcp.Client // its roots are the ones offered on session
 	capture *capture
-	proc    *process   // stdio only
-	direct  *stdioConn // stdio: the direct tools/call path; nil: the SDK's
-	release func()     // HTTP: idle connections; in-memory: the server side
+	proc    *supervise.Process // stdio only
+	direct  *stdiofast.Conn    // stdio: the direct tools/call path; nil: the SDK's
+	release func()             // HTTP: idle connections; in-memory: the server side
 	ht      *headerTransport
 
 	closing atomic.Bool // we are ending it: its end is not a crash
@@ -225,14 +227,14 @@ func (c *conn) alive() bool {
 // alive and, for stdio, its process has not exited. What is left of a
 // crashed server is killed at once instead.
 func (c *conn) running() bool {
-	return c.alive() && (c.proc == nil || !c.proc.hasExited())
+	return c.alive() && (c.proc == nil || !c.proc.HasExited())
 }
 
 // settle waits for the watcher to record c's end when c's stdio process has
 // already exited: the watcher then only collects the last stderr lines, and
 // deciding on c before that would see a dead server as alive.
 func (c *conn) settle() {
-	if c == nil || c.proc == nil || !c.proc.hasExited() {
+	if c == nil || c.proc == nil || !c.proc.HasExited() {
 		return
 	}
 	t := time.NewTimer(lastWordsWait + time.Second)
@@ -256,7 +258,7 @@ func (b *Bridge) start(c *conn) {
 		defer close(c.watchDone)
 		var exited <-chan struct{}
 		if c.proc != nil {
-			exited = c.proc.exited
+			exited = c.proc.Exited()
 		}
 		var err error
 		sessionOver := false
@@ -301,15 +303,15 @@ func (b *Bridge) describeEnd(c *conn, err error) string {
 	}
 	p := c.proc
 	var s string
-	if p.waitExit(crashWait) {
-		s = "its process exited (" + p.exitStatus() + ")"
+	if p.WaitExit(crashWait) {
+		s = "its process exited (" + p.ExitStatus() + ")"
 	} else {
 		s = "it closed its stdout"
 	}
 	// The stderr pipe reaches EOF with the process; its last lines are the
 	// server's last words.
-	p.waitStderr(lastWordsWait)
-	if tail := p.stderr.tail(3); len(tail) > 0 {
+	p.WaitStderr(lastWordsWait)
+	if tail := p.Stderr().Tail(3); len(tail) > 0 {
 		s += "; its last stderr lines: " + strings.Join(tail, " | ")
 	} else {
 		s += "; nothing on its stderr"
@@ -427,7 +429,7 @@ func (b *Bridge) recover(ctx context.Context, manual bool) (*conn, error) {
 		if errors.Is(context.Cause(ctx), errBridgeClosed) {
 			return nil, errBridgeClosed
 		}
-		return nil, &RestartError{Server: b.name, Last: last, Err: err}
+		return nil, &restartError{Server: b.name, Last: last, Err: err}
 	}
 	b.install(c, tools)
 	b.stale.Store(false)
@@ -441,9 +443,9 @@ func firstLine(s string) string {
 }
 
 // downError describes the down state; b.mu is held.
-func (b *Bridge) downError() *ServerDownError {
+func (b *Bridge) downError() *serverDownError {
 	pol := b.opts.restart
-	return &ServerDownError{Server: b.name, Restarts: pol.MaxRestarts, Window: pol.Window, Last: b.lastStop}
+	return &serverDownError{Server: b.name, Restarts: pol.MaxRestarts, Window: pol.Window, Last: b.lastStop}
 }
 
 // Restart reconnects the server now, whatever its state (the chat's /mcp
@@ -472,10 +474,10 @@ func (b *Bridge) setToolsLocked(tools toolList) {
 	b.gen++
 }
 
-// ToolsChanged returns a channel that receives a value (coalesced) each
+// toolsChanged returns a channel that receives a value (coalesced) each
 // time the server announces, with notifications/tools/list_changed, that
 // its tool list changed. Refresh then reads the new list.
-func (b *Bridge) ToolsChanged() <-chan struct{} { return b.changed }
+func (b *Bridge) toolsChanged() <-chan struct{} { return b.changed }
 
 func (b *Bridge) onListChanged(c *conn) {
 	b.mu.Lock()
@@ -519,7 +521,7 @@ func (b *Bridge) Refresh(ctx context.Context) (uint64, error) {
 	b.stale.Store(false)
 	timeout := b.cfg.ConnectTimeout
 	if timeout <= 0 {
-		timeout = DefaultConnectTimeout
+		timeout = defaultConnectTimeout
 	}
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

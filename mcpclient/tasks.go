@@ -1,71 +1,22 @@
 package mcpclient
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/agentapp/agentapp/internal/textsafe"
+	"github.com/agentapp/agentapp/mcpclient/tasks"
 	"github.com/agentapp/agentapp/mcpconfig"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// Tasks (protocol 2025-11-25, experimental): a tool that takes minutes or
-// waits for a person answers tools/call at once with a task; the client
-// polls tasks/get, shows each status message, answers the input the task
-// asks for (the server sends its elicitation/create while tasks/result is
-// pending) and fetches the result with tasks/result. Cancelling the call
-// sends tasks/cancel.
-//
-// The Go SDK knows none of this: CallToolParams has no "task" field and a
-// CallToolResult decode drops the "task" of the answer. So the task
-// methods are custom methods of the SDK's client, and the task-augmented
-// tools/call is sent under an alias of ours (taskCallMethod) that the
-// connection wrapper (captureConn on stdio, headerTransport over HTTP)
-// renames on the wire; the SDK matches the answer by id and decodes it
-// into our raw result.
-
-// The values of a tool's execution.taskSupport.
-const (
-	TaskForbidden = "forbidden"
-	TaskOptional  = "optional"
-	TaskRequired  = "required"
-)
-
-// The statuses of a task.
-const (
-	TaskWorking       = "working"
-	TaskInputRequired = "input_required"
-	TaskCompleted     = "completed"
-	TaskFailed        = "failed"
-	TaskCancelled     = "cancelled"
-)
-
-// relatedTaskKey is the _meta key that ties a message to a task.
-const relatedTaskKey = "io.modelcontextprotocol/related-task"
-
-// taskMetaKey is the _meta key under which the bridge marks a tools/call
-// result that came from a task (its id), so the adapter words its errors
-// for a task and not for a plain call.
-const taskMetaKey = "agentapp/task"
-
-// taskCallMethod is the alias the bridge sends a task-augmented tools/call
-// under; the connection wrapper renames it to tools/call.
-const taskCallMethod = "agentapp/task-augmented/tools/call"
 
 // Bounds of polling: the server's pollInterval is used within them, and
 // the wait grows while nothing changes.
 const (
-	defaultPollInterval = time.Second
-	minPollInterval     = 100 * time.Millisecond
-	maxPollInterval     = 30 * time.Second
 	// patientPolls is how many polls that find nothing new keep the
 	// server's interval before the wait grows.
 	patientPolls = 3
@@ -79,167 +30,26 @@ const (
 	maxTaskList = 1000
 )
 
-// Task is the state of one task as the server reports it.
-type Task struct {
-	TaskID        string `json:"taskId"`
-	Status        string `json:"status"`
-	StatusMessage string `json:"statusMessage,omitempty"`
-	CreatedAt     string `json:"createdAt,omitempty"`
-	LastUpdatedAt string `json:"lastUpdatedAt,omitempty"`
-	// TTL is how long (ms) the server keeps the task after it was
-	// created; nil: for ever.
-	TTL *float64 `json:"ttl"`
-	// PollInterval is the server's advice (ms) on how often to poll.
-	PollInterval float64 `json:"pollInterval,omitempty"`
-}
-
-// Terminal reports whether the task's status can no longer change.
-func (t *Task) Terminal() bool {
-	return t.Status == TaskCompleted || t.Status == TaskFailed || t.Status == TaskCancelled
-}
-
-// TaskCapabilities is what a server said in initialize about tasks.
-type TaskCapabilities struct {
+// taskCapabilities is what a server said in initialize about tasks.
+type taskCapabilities struct {
 	// ToolsCall: tools/call may run as a task.
 	ToolsCall bool
 	List      bool
 	Cancel    bool
 }
 
-// TaskError is the error of a tool call that ran as a task and did not
+// taskError is the error of a tool call that ran as a task and did not
 // deliver a result: the server cancelled it, its bound expired, polling
 // failed, or the server does not run the tool as a task. Its message is
 // written for the model.
-type TaskError struct {
+type taskError struct {
 	Server, Tool, TaskID string
 	msg                  string
 	Err                  error
 }
 
-func (e *TaskError) Error() string { return e.msg }
-func (e *TaskError) Unwrap() error { return e.Err }
-
-// taskIDParams are the params of tasks/get, tasks/result and tasks/cancel.
-type taskIDParams struct {
-	mcp.ParamsBase
-	TaskID string `json:"taskId"`
-}
-
-type listTasksParams struct {
-	mcp.ParamsBase
-	Cursor string `json:"cursor,omitempty"`
-}
-
-// taskToolCallParams are the params of a task-augmented tools/call.
-type taskToolCallParams struct {
-	mcp.ParamsBase
-	Name      string       `json:"name"`
-	Arguments any          `json:"arguments,omitempty"`
-	Task      taskMetadata `json:"task"`
-}
-
-type taskMetadata struct {
-	TTL int64 `json:"ttl,omitempty"`
-}
-
-// rawResult keeps an answer as the server sent it.
-type rawResult struct {
-	mcp.ResultBase
-	raw json.RawMessage
-}
-
-func (r *rawResult) UnmarshalJSON(b []byte) error {
-	r.raw = append(json.RawMessage(nil), b...)
-	return nil
-}
-
-func (r *rawResult) MarshalJSON() ([]byte, error) {
-	if len(r.raw) == 0 {
-		return []byte("{}"), nil
-	}
-	return r.raw, nil
-}
-
-// registerTaskMethods lets client send the task methods.
-func registerTaskMethods(client *mcp.Client) {
-	for _, m := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
-		_ = mcp.AddSendingCustomMethod[*taskIDParams, *rawResult](client, m)
-	}
-	_ = mcp.AddSendingCustomMethod[*listTasksParams, *rawResult](client, "tasks/list")
-	_ = mcp.AddSendingCustomMethod[*taskToolCallParams, *rawResult](client, taskCallMethod)
-	registerExtMethods(client)
-}
-
-// renameTaskCall gives a message sent under taskCallMethod its real name.
-func renameTaskCall(msg jsonrpc.Message) jsonrpc.Message {
-	if req, ok := msg.(*jsonrpc.Request); ok && (req.Method == taskCallMethod || req.Method == extCallMethod) {
-		cp := *req
-		cp.Method = "tools/call"
-		return &cp
-	}
-	return msg
-}
-
-// renameTaskCallHTTP does renameTaskCall on a POST body the SDK encoded,
-// and gives the requests of protocol 2026-07-28 (which carry Mcp-Method)
-// the Mcp-Name header the SDK sets only for the methods it knows: the
-// tool's name on a renamed tools/call, the task's id on the extension's
-// task methods (tasks_ext.go), by which a load balancer routes them.
-func renameTaskCallHTTP(req *http.Request, method string) {
-	modern := req.Header.Get("Mcp-Method") != ""
-	if modern && (method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel") && req.GetBody != nil {
-		if p := peekParams(req); p.TaskID != "" {
-			req.Header.Set("Mcp-Name", p.TaskID)
-		}
-	}
-	if method != taskCallMethod && method != extCallMethod || req.GetBody == nil {
-		return
-	}
-	if modern {
-		if p := peekParams(req); p.Name != "" {
-			req.Header.Set("Mcp-Name", p.Name)
-		}
-	}
-	body, err := req.GetBody()
-	if err != nil {
-		return
-	}
-	defer body.Close()
-	var m map[string]json.RawMessage
-	if json.NewDecoder(io.LimitReader(body, 64<<20)).Decode(&m) != nil {
-		return
-	}
-	m["method"] = json.RawMessage(`"tools/call"`)
-	b, err := json.Marshal(m)
-	if err != nil {
-		return
-	}
-	req.Body = io.NopCloser(bytes.NewReader(b))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-	req.ContentLength = int64(len(b))
-	if req.Header.Get("Mcp-Method") != "" {
-		req.Header.Set("Mcp-Method", "tools/call")
-	}
-}
-
-// peekParams reads the name and taskId of a POST body's params.
-func peekParams(req *http.Request) (p struct {
-	Name   string `json:"name"`
-	TaskID string `json:"taskId"`
-}) {
-	body, err := req.GetBody()
-	if err != nil {
-		return p
-	}
-	defer body.Close()
-	var m struct {
-		Params json.RawMessage `json:"params"`
-	}
-	if json.NewDecoder(io.LimitReader(body, 64<<20)).Decode(&m) == nil {
-		_ = json.Unmarshal(m.Params, &p)
-	}
-	return p
-}
+func (e *taskError) Error() string { return e.msg }
+func (e *taskError) Unwrap() error { return e.Err }
 
 // recordTaskSupport notes each tool's execution.taskSupport from a
 // tools/list result; c.mu is held.
@@ -285,9 +95,9 @@ func (c *capture) recordInit(result json.RawMessage) {
 	if json.Unmarshal(result, &init) != nil || init.ServerInfo == nil {
 		return // not an initialize result
 	}
-	var tc TaskCapabilities
+	var tc taskCapabilities
 	if t := init.Capabilities.Tasks; t != nil {
-		tc = TaskCapabilities{ToolsCall: t.Requests.Tools.Call != nil, List: t.List != nil, Cancel: t.Cancel != nil}
+		tc = taskCapabilities{ToolsCall: t.Requests.Tools.Call != nil, List: t.List != nil, Cancel: t.Cancel != nil}
 	}
 	c.mu.Lock()
 	c.tasks = tc
@@ -300,7 +110,7 @@ func (c *capture) toolTaskSupport(tool string) string {
 	return c.taskSupport[tool]
 }
 
-func (c *capture) taskCaps() TaskCapabilities {
+func (c *capture) taskCaps() taskCapabilities {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.tasks
@@ -314,34 +124,34 @@ func (b *Bridge) TaskSupport(tool string) string {
 
 func taskSupportOn(c *conn, tool string) string {
 	if c == nil || c.capture == nil {
-		return TaskForbidden
+		return tasks.Forbidden
 	}
 	if s := c.capture.toolTaskSupport(tool); s != "" {
 		return s
 	}
-	return TaskForbidden
+	return tasks.Forbidden
 }
 
-// ServerTasks returns what the server said in initialize about tasks.
-func (b *Bridge) ServerTasks() TaskCapabilities {
+// serverTasks returns what the server said in initialize about tasks.
+func (b *Bridge) serverTasks() taskCapabilities {
 	c := b.current()
 	if c == nil || c.capture == nil {
-		return TaskCapabilities{}
+		return taskCapabilities{}
 	}
 	return c.capture.taskCaps()
 }
 
-// RunsAsTask reports whether a call of the server's tool runs as a task
+// runsAsTask reports whether a call of the server's tool runs as a task
 // under the server's "tasks" setting (mcpconfig.Server.Tasks).
-func (b *Bridge) RunsAsTask(tool string) bool {
+func (b *Bridge) runsAsTask(tool string) bool {
 	return b.runsAsTaskOn(b.current(), tool)
 }
 
 func (b *Bridge) runsAsTaskOn(c *conn, tool string) bool {
 	switch taskSupportOn(c, tool) {
-	case TaskRequired:
+	case tasks.Required:
 		return b.cfg.Tasks != mcpconfig.TasksNever
-	case TaskOptional:
+	case tasks.Optional:
 		return (b.cfg.Tasks == "" || b.cfg.Tasks == mcpconfig.TasksAuto) && c.capture.taskCaps().ToolsCall
 	}
 	return false
@@ -354,7 +164,7 @@ func (b *Bridge) taskTool(ctx context.Context, p *mcp.CallToolParams) bool {
 	if p == nil {
 		return false
 	}
-	return forcedTask(ctx) || b.RunsAsTask(p.Name) || b.TaskSupport(p.Name) == TaskRequired
+	return forcedTask(ctx) || b.runsAsTask(p.Name) || b.TaskSupport(p.Name) == tasks.Required
 }
 
 type statusHookKey struct{}
@@ -391,17 +201,17 @@ func forcedTask(ctx context.Context) bool {
 // callTask is CallTool for a tool that runs as a task; the call is
 // tracked already.
 func (b *Bridge) callTask(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	if forcedTask(ctx) && b.TaskSupport(p.Name) == TaskForbidden {
-		return nil, &TaskError{Server: b.name, Tool: p.Name, Err: errNoTasks,
+	if forcedTask(ctx) && b.TaskSupport(p.Name) == tasks.Forbidden {
+		return nil, &taskError{Server: b.name, Tool: p.Name, Err: errNoTasks,
 			msg: fmt.Sprintf("tool %s was not called: server %s does not run it as a task (its tools/list gives it no execution.taskSupport)", p.Name, b.name)}
 	}
-	if !forcedTask(ctx) && !b.RunsAsTask(p.Name) {
-		return nil, &TaskError{Server: b.name, Tool: p.Name, Err: errTasksOff,
+	if !forcedTask(ctx) && !b.runsAsTask(p.Name) {
+		return nil, &taskError{Server: b.name, Tool: p.Name, Err: errTasksOff,
 			msg: fmt.Sprintf("tool %s was not called: it runs only as an MCP task and tasks are turned off for server %s; tell the user", p.Name, b.name)}
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, b.TaskTimeout())
+		ctx, cancel = context.WithTimeout(ctx, b.taskTimeout())
 		defer cancel()
 	}
 	c, err := b.ready(ctx)
@@ -412,7 +222,7 @@ func (b *Bridge) callTask(ctx context.Context, p *mcp.CallToolParams) (*mcp.Call
 	defer retire()
 	res, err := b.callToolAsTask(ctx, c, p)
 	if err != nil {
-		var te *TaskError
+		var te *taskError
 		if !errors.As(err, &te) {
 			err = b.callFailed(ctx, c, err)
 		}
@@ -420,9 +230,9 @@ func (b *Bridge) callTask(ctx context.Context, p *mcp.CallToolParams) (*mcp.Call
 	return res, err
 }
 
-// TaskTimeout returns the bound of a call that runs as a task:
+// taskTimeout returns the bound of a call that runs as a task:
 // mcpconfig.Server.TaskTimeout, or mcpconfig.DefaultTaskTimeout.
-func (b *Bridge) TaskTimeout() time.Duration {
+func (b *Bridge) taskTimeout() time.Duration {
 	if b.cfg.TaskTimeout > 0 {
 		return b.cfg.TaskTimeout
 	}
@@ -430,57 +240,28 @@ func (b *Bridge) TaskTimeout() time.Duration {
 }
 
 // ToolTimeout returns the bound of one call of the server's tool: the
-// TaskTimeout when it runs as a task, else the CallTimeout.
+// taskTimeout when it runs as a task, else the callTimeout.
 func (b *Bridge) ToolTimeout(tool string) time.Duration {
-	if b.RunsAsTask(tool) {
-		return b.TaskTimeout()
+	if b.runsAsTask(tool) {
+		return b.taskTimeout()
 	}
-	return b.CallTimeout()
+	return b.callTimeout()
 }
 
 // GetTask sends tasks/get.
-func (b *Bridge) GetTask(ctx context.Context, id string) (*Task, error) {
+func (b *Bridge) GetTask(ctx context.Context, id string) (*tasks.Task, error) {
 	return taskRequest(ctx, b, "tasks/get", id)
 }
 
 // CancelTask sends tasks/cancel and returns the task's state after it.
-func (b *Bridge) CancelTask(ctx context.Context, id string) (*Task, error) {
+func (b *Bridge) CancelTask(ctx context.Context, id string) (*tasks.Task, error) {
 	return taskRequest(ctx, b, "tasks/cancel", id)
 }
 
-func taskRequest(ctx context.Context, b *Bridge, method, id string) (*Task, error) {
-	return request(ctx, b, method+" "+strconv.Quote(id), func(ctx context.Context, s *mcp.ClientSession) (*Task, error) {
-		return getTask(ctx, s, method, id)
+func taskRequest(ctx context.Context, b *Bridge, method, id string) (*tasks.Task, error) {
+	return request(ctx, b, method+" "+strconv.Quote(id), func(ctx context.Context, s *mcp.ClientSession) (*tasks.Task, error) {
+		return tasks.Get(ctx, s, method, id)
 	})
-}
-
-func getTask(ctx context.Context, s *mcp.ClientSession, method, id string) (*Task, error) {
-	res, err := mcp.CallCustomMethod[*taskIDParams, *rawResult](ctx, s, method, &taskIDParams{TaskID: id})
-	if err != nil {
-		return nil, err
-	}
-	var t struct {
-		Task
-		// The extension's names (tasks_ext.go).
-		TTLMs          *float64 `json:"ttlMs"`
-		PollIntervalMs float64  `json:"pollIntervalMs"`
-	}
-	err = json.Unmarshal(res.raw, &t)
-	if err == nil && t.Status == "" && method == "tasks/cancel" {
-		// The extension acknowledges a cancel with an empty result; the
-		// task's state is tasks/get's.
-		return getTask(ctx, s, "tasks/get", id)
-	}
-	if err != nil || t.Status == "" {
-		return nil, fmt.Errorf("the server's answer to %s is not a task (%s)", method, textsafe.Preview(string(res.raw), 200))
-	}
-	if t.TTL == nil {
-		t.TTL = t.TTLMs
-	}
-	if t.PollInterval == 0 {
-		t.PollInterval = t.PollIntervalMs
-	}
-	return &t.Task, nil
 }
 
 // TaskResult sends tasks/result: it waits until the task ends and returns
@@ -488,41 +269,25 @@ func getTask(ctx context.Context, s *mcp.ClientSession, method, id string) (*Tas
 // task needs answered (elicitation), which the bridge's handlers answer.
 func (b *Bridge) TaskResult(ctx context.Context, id string) (*mcp.CallToolResult, error) {
 	return request(ctx, b, "tasks/result "+strconv.Quote(id), func(ctx context.Context, s *mcp.ClientSession) (*mcp.CallToolResult, error) {
-		return taskResult(ctx, s, id)
+		return tasks.Result(ctx, s, id)
 	})
 }
 
-func taskResult(ctx context.Context, s *mcp.ClientSession, id string) (*mcp.CallToolResult, error) {
-	res, err := mcp.CallCustomMethod[*taskIDParams, *rawResult](ctx, s, "tasks/result", &taskIDParams{TaskID: id})
-	if err != nil {
-		return nil, err
-	}
-	var r mcp.CallToolResult
-	if err := json.Unmarshal(res.raw, &r); err != nil {
-		return nil, fmt.Errorf("the result of task %s is not a tool result: %v", id, err)
-	}
-	if r.Meta == nil {
-		r.Meta = mcp.Meta{}
-	}
-	r.Meta[taskMetaKey] = id
-	return &r, nil
-}
-
 // ListTasks sends tasks/list, all pages up to maxTaskList tasks.
-func (b *Bridge) ListTasks(ctx context.Context) ([]*Task, error) {
-	return request(ctx, b, "tasks/list", func(ctx context.Context, s *mcp.ClientSession) ([]*Task, error) {
-		var all []*Task
+func (b *Bridge) ListTasks(ctx context.Context) ([]*tasks.Task, error) {
+	return request(ctx, b, "tasks/list", func(ctx context.Context, s *mcp.ClientSession) ([]*tasks.Task, error) {
+		var all []*tasks.Task
 		cursor := ""
 		for {
-			res, err := mcp.CallCustomMethod[*listTasksParams, *rawResult](ctx, s, "tasks/list", &listTasksParams{Cursor: cursor})
+			res, err := mcp.CallCustomMethod[*tasks.ListParams, *tasks.RawResult](ctx, s, "tasks/list", &tasks.ListParams{Cursor: cursor})
 			if err != nil {
 				return nil, err
 			}
 			var page struct {
-				Tasks      []*Task `json:"tasks"`
-				NextCursor string  `json:"nextCursor"`
+				Tasks      []*tasks.Task `json:"tasks"`
+				NextCursor string        `json:"nextCursor"`
 			}
-			if err := json.Unmarshal(res.raw, &page); err != nil {
+			if err := json.Unmarshal(res.Raw, &page); err != nil {
 				return nil, fmt.Errorf("the server's answer to tasks/list is not a list of tasks: %v", err)
 			}
 			for _, t := range page.Tasks {
@@ -547,23 +312,23 @@ func (b *Bridge) ListTasks(ctx context.Context) ([]*Task, error) {
 // bound, the TTL the server gave it capped by TaskTimeout, instead of the
 // call timeout. When ctx ends first the task is cancelled (tasks/cancel).
 func (b *Bridge) callToolAsTask(ctx context.Context, c *conn, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	bound := b.TaskTimeout()
-	tp := &taskToolCallParams{Name: p.Name, Arguments: p.Arguments, Task: taskMetadata{TTL: bound.Milliseconds()}}
+	bound := b.taskTimeout()
+	tp := &tasks.ToolCallParams{Name: p.Name, Arguments: p.Arguments, Task: tasks.Metadata{TTL: bound.Milliseconds()}}
 	if len(p.Meta) > 0 {
 		tp.Meta = p.Meta
 	}
-	created, err := mcp.CallCustomMethod[*taskToolCallParams, *rawResult](ctx, c.session, taskCallMethod, tp)
+	created, err := mcp.CallCustomMethod[*tasks.ToolCallParams, *tasks.RawResult](ctx, c.session, tasks.CallMethod, tp)
 	if err != nil {
 		return nil, err
 	}
 	var cr struct {
-		Task *Task `json:"task"`
+		Task *tasks.Task `json:"task"`
 	}
-	if json.Unmarshal(created.raw, &cr) != nil || cr.Task == nil || cr.Task.TaskID == "" {
+	if json.Unmarshal(created.Raw, &cr) != nil || cr.Task == nil || cr.Task.TaskID == "" {
 		// The server ran the call at once (it may: the task was a
 		// request, not an order).
 		var r mcp.CallToolResult
-		if err := json.Unmarshal(created.raw, &r); err != nil {
+		if err := json.Unmarshal(created.Raw, &r); err != nil {
 			return nil, fmt.Errorf("the answer to a task-augmented tools/call is neither a task nor a tool result: %v", err)
 		}
 		return &r, nil
@@ -597,10 +362,10 @@ type resultOrErr struct {
 }
 
 func (r *taskRun) fail(err error, format string, a ...any) error {
-	return &TaskError{Server: r.b.name, Tool: r.tool, TaskID: r.id, Err: err, msg: fmt.Sprintf(format, a...)}
+	return &taskError{Server: r.b.name, Tool: r.tool, TaskID: r.id, Err: err, msg: fmt.Sprintf(format, a...)}
 }
 
-func (r *taskRun) run(ctx context.Context, t *Task) (*mcp.CallToolResult, error) {
+func (r *taskRun) run(ctx context.Context, t *tasks.Task) (*mcp.CallToolResult, error) {
 	tctx, cancel := context.WithTimeout(ctx, r.bound)
 	defer cancel()
 	var result chan resultOrErr // nil until tasks/result was sent
@@ -610,11 +375,11 @@ func (r *taskRun) run(ctx context.Context, t *Task) (*mcp.CallToolResult, error)
 		}
 		result = make(chan resultOrErr, 1)
 		go func() {
-			res, err := taskResult(tctx, r.c.session, r.id)
+			res, err := tasks.Result(tctx, r.c.session, r.id)
 			result <- resultOrErr{res, err}
 		}()
 	}
-	p := newPace(pollInterval(t))
+	p := newPace(tasks.PollInterval(t))
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	if !timer.Stop() {
@@ -625,9 +390,9 @@ func (r *taskRun) run(ctx context.Context, t *Task) (*mcp.CallToolResult, error)
 			p.changed()
 		}
 		switch {
-		case t.Status == TaskCancelled:
+		case t.Status == tasks.Cancelled:
 			return nil, r.fail(nil, "tool %s ran as task %s on server %s, which cancelled it%s; it has no result", r.tool, r.id, r.b.name, because(t.StatusMessage))
-		case t.Terminal(), t.Status == TaskInputRequired:
+		case t.Terminal(), t.Status == tasks.InputRequired:
 			// tasks/result waits for the end and carries the requests the
 			// task needs answered.
 			fetch()
@@ -650,7 +415,7 @@ func (r *taskRun) run(ctx context.Context, t *Task) (*mcp.CallToolResult, error)
 			return got.res, nil
 		case <-timer.C:
 		}
-		nt, err := getTask(tctx, r.c.session, "tasks/get", r.id)
+		nt, err := tasks.Get(tctx, r.c.session, "tasks/get", r.id)
 		if err != nil {
 			if tctx.Err() != nil {
 				continue
@@ -662,7 +427,7 @@ func (r *taskRun) run(ctx context.Context, t *Task) (*mcp.CallToolResult, error)
 			continue
 		}
 		t = nt
-		r.polled(p, pollInterval(t))
+		r.polled(p, tasks.PollInterval(t))
 	}
 }
 
@@ -688,7 +453,7 @@ func (r *taskRun) pollFailed(p *pace, err error) bool {
 		return true
 	}
 	p.failures++
-	p.wait = min(p.wait*2, maxPollInterval)
+	p.wait = min(p.wait*2, tasks.MaxPollInterval)
 	return false
 }
 
@@ -701,13 +466,13 @@ func (r *taskRun) polled(p *pace, next time.Duration) {
 	} else if r.still++; r.still > patientPolls {
 		// Nothing new for a while: ask less often, up to five times the
 		// server's advice.
-		p.wait = min(p.wait*3/2, p.interval*5, maxPollInterval)
+		p.wait = min(p.wait*3/2, p.interval*5, tasks.MaxPollInterval)
 	}
 }
 
 // report passes a new status or status message to the progress hook and
 // reports whether there was one.
-func (r *taskRun) report(ctx context.Context, t *Task) bool {
+func (r *taskRun) report(ctx context.Context, t *tasks.Task) bool {
 	key := t.Status + "\x00" + t.StatusMessage
 	if key == r.last {
 		return false
@@ -729,17 +494,9 @@ func (r *taskRun) report(ctx context.Context, t *Task) bool {
 func (r *taskRun) cancelTask(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskCancelTimeout)
 	defer cancel()
-	if _, err := getTask(cctx, r.c.session, "tasks/cancel", r.id); err != nil {
+	if _, err := tasks.Get(cctx, r.c.session, "tasks/cancel", r.id); err != nil {
 		r.b.opts.logger.Warn("mcp: cancelling an abandoned task failed; the server may run it to its end", "server", r.b.name, "tool", r.tool, "task", r.id, "error", safeText(err))
 	}
-}
-
-func pollInterval(t *Task) time.Duration {
-	if t.PollInterval <= 0 {
-		return defaultPollInterval
-	}
-	d := time.Duration(t.PollInterval * float64(time.Millisecond))
-	return min(max(d, minPollInterval), maxPollInterval)
 }
 
 func because(msg string) string {
@@ -754,7 +511,7 @@ func taskOf(res *mcp.CallToolResult) (string, bool) {
 	if res == nil {
 		return "", false
 	}
-	id, ok := res.Meta[taskMetaKey].(string)
+	id, ok := res.Meta[tasks.MetaKey].(string)
 	return id, ok
 }
 
@@ -770,5 +527,5 @@ var errTasksOff = errors.New(`the tool runs only as an MCP task and the server's
 // *Bridge, or a caller that forwards to one and says so).
 func taskRequired(c ToolCaller, tool string) bool {
 	ts, ok := c.(interface{ TaskSupport(string) string })
-	return ok && ts.TaskSupport(tool) == TaskRequired
+	return ok && ts.TaskSupport(tool) == tasks.Required
 }

@@ -8,8 +8,9 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/internal/textsafe"
+	"github.com/agentapp/agentapp/mcpclient/stdiofast"
+	"github.com/agentapp/agentapp/mcpclient/tasks"
 	"github.com/agentapp/agentapp/mcpconfig"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -26,83 +27,39 @@ import (
 //
 // The SDK's CallTool would decode such an answer into an empty
 // CallToolResult, so on such a session a tools/call is sent under an
-// alias of ours (extCallMethod, renamed on the wire like taskCallMethod)
+// alias of ours (tasks.ExtCallMethod, renamed on the wire like tasks.CallMethod)
 // and its answer read raw.
 
-// ExtTasks is the identifier of the tasks extension.
-const ExtTasks = "io.modelcontextprotocol/tasks"
-
-// extCallMethod is the alias of a tools/call that may be answered with a
-// task of the extension; the connection renames it to tools/call.
-const extCallMethod = "agentapp/ext-tasks/tools/call"
+// extTasks is the identifier of the tasks extension.
+const extTasks = "io.modelcontextprotocol/tasks"
 
 // maxInputRounds caps the inputRequests one task may ask us to answer.
 const maxInputRounds = 20
 
-// extToolCallParams are the params of a tools/call sent under
-// extCallMethod: those of a plain call (no params.task: the server
-// decides).
-type extToolCallParams struct {
-	mcp.ParamsBase
-	Name      string `json:"name"`
-	Arguments any    `json:"arguments,omitempty"`
-}
-
-type updateTaskParams struct {
-	mcp.ParamsBase
-	TaskID         string         `json:"taskId"`
-	InputResponses map[string]any `json:"inputResponses"`
-}
-
-// extTask is a task as the extension's tasks/get (and the answer that
-// creates it) carries it.
-type extTask struct {
-	ResultType     string                  `json:"resultType"`
-	TaskID         string                  `json:"taskId"`
-	Status         string                  `json:"status"`
-	StatusMessage  string                  `json:"statusMessage"`
-	TTLMs          *float64                `json:"ttlMs"`
-	PollIntervalMs float64                 `json:"pollIntervalMs"`
-	InputRequests  map[string]inputRequest `json:"inputRequests"`
-	Result         json.RawMessage         `json:"result"`
-	Error          *jsonrpc.Error          `json:"error"`
-}
-
-type inputRequest struct {
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-}
-
-func (t *extTask) task() *Task {
-	return &Task{TaskID: t.TaskID, Status: t.Status, StatusMessage: t.StatusMessage, TTL: t.TTLMs, PollInterval: t.PollIntervalMs}
-}
-
-func registerExtMethods(client *mcp.Client) {
-	_ = mcp.AddSendingCustomMethod[*extToolCallParams, *rawResult](client, extCallMethod)
-	_ = mcp.AddSendingCustomMethod[*updateTaskParams, *rawResult](client, "tasks/update")
-}
-
 // declareExtTasks adds the extension to the capabilities of a connection
 // that may speak 2026-07-28 (HTTP).
 func (b *Bridge) declareExtTasks(c *conn, caps *mcp.ClientCapabilities) {
-	if c.ht != nil && b.cfg.Tasks != mcpconfig.TasksNever {
-		caps.AddExtension(ExtTasks, map[string]any{})
+	// Under the extension the server decides which calls become tasks,
+	// so "required" (tasks only for the tools that require them) cannot
+	// offer it: an optional tool would run as a task.
+	if c.ht != nil && b.cfg.Tasks != mcpconfig.TasksNever && b.cfg.Tasks != mcpconfig.TasksRequired {
+		caps.AddExtension(extTasks, map[string]any{})
 	}
 }
 
-// ExtTasksOn reports whether the bridge's session speaks the tasks
+// extTasksOn reports whether the bridge's session speaks the tasks
 // extension: protocol 2026-07-28 or later, and both sides declared it.
-func (b *Bridge) ExtTasksOn() bool { return b.extOn(b.current()) }
+func (b *Bridge) extTasksOn() bool { return b.extOn(b.current()) }
 
 func (b *Bridge) extOn(c *conn) bool {
 	if c == nil || c.ht == nil || c.session == nil || b.cfg.Tasks == mcpconfig.TasksNever {
 		return false
 	}
 	ir := c.session.InitializeResult()
-	if ir == nil || ir.ProtocolVersion < newProtocolVersion || ir.Capabilities == nil {
+	if ir == nil || ir.ProtocolVersion < stdiofast.NewProtocolVersion || ir.Capabilities == nil {
 		return false
 	}
-	_, ok := ir.Capabilities.Extensions[ExtTasks]
+	_, ok := ir.Capabilities.Extensions[extTasks]
 	return ok
 }
 
@@ -111,14 +68,14 @@ func (b *Bridge) extOn(c *conn) bool {
 func (b *Bridge) callExt(ctx context.Context, c *conn, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	p, retire := b.withProgressToken(p)
 	defer retire()
-	ep := &extToolCallParams{Name: p.Name, Arguments: p.Arguments}
+	ep := &tasks.ExtToolCallParams{Name: p.Name, Arguments: p.Arguments}
 	if len(p.Meta) > 0 {
 		ep.Meta = p.Meta
 	}
 	// The call itself has the call timeout; a task, once created, has
 	// its own bound.
 	cctx, cancel, _ := b.bound(ctx)
-	raw, err := mcp.CallCustomMethod[*extToolCallParams, *rawResult](cctx, c.session, extCallMethod, ep)
+	raw, err := mcp.CallCustomMethod[*tasks.ExtToolCallParams, *tasks.RawResult](cctx, c.session, tasks.ExtCallMethod, ep)
 	cancel()
 	if err != nil {
 		return nil, b.callFailed(ctx, c, err)
@@ -126,14 +83,14 @@ func (b *Bridge) callExt(ctx context.Context, c *conn, p *mcp.CallToolParams) (*
 	var head struct {
 		ResultType string `json:"resultType"`
 	}
-	_ = json.Unmarshal(raw.raw, &head)
+	_ = json.Unmarshal(raw.Raw, &head)
 	switch head.ResultType {
 	case "task":
-		var t extTask
-		if err := json.Unmarshal(raw.raw, &t); err != nil || t.TaskID == "" || t.Status == "" {
-			return nil, fmt.Errorf("server %s answered tools/call %s with a task that has no taskId or status (%s)", b.name, p.Name, textsafe.Preview(string(raw.raw), 200))
+		var t tasks.ExtTask
+		if err := json.Unmarshal(raw.Raw, &t); err != nil || t.TaskID == "" || t.Status == "" {
+			return nil, fmt.Errorf("server %s answered tools/call %s with a task that has no taskId or status (%s)", b.name, p.Name, textsafe.Preview(string(raw.Raw), 200))
 		}
-		bound := b.TaskTimeout()
+		bound := b.taskTimeout()
 		if t.TTLMs != nil && *t.TTLMs > 0 {
 			bound = min(bound, time.Duration(*t.TTLMs)*time.Millisecond)
 		}
@@ -150,17 +107,17 @@ func (b *Bridge) callExt(ctx context.Context, c *conn, p *mcp.CallToolParams) (*
 		return res, nil
 	}
 	var res mcp.CallToolResult
-	if err := json.Unmarshal(raw.raw, &res); err != nil {
+	if err := json.Unmarshal(raw.Raw, &res); err != nil {
 		return nil, fmt.Errorf("server %s answered tools/call %s with neither a tool result nor a task: %v", b.name, p.Name, err)
 	}
 	return &res, nil
 }
 
 // runExt watches a task of the extension to its end.
-func (r *taskRun) runExt(ctx context.Context, t *extTask) (*mcp.CallToolResult, error) {
+func (r *taskRun) runExt(ctx context.Context, t *tasks.ExtTask) (*mcp.CallToolResult, error) {
 	tctx, cancel := context.WithTimeout(ctx, r.bound)
 	defer cancel()
-	p := newPace(pollInterval(t.task()))
+	p := newPace(tasks.PollInterval(t.Task()))
 	answered := map[string]bool{}
 	rounds := 0
 	timer := time.NewTimer(0)
@@ -169,11 +126,11 @@ func (r *taskRun) runExt(ctx context.Context, t *extTask) (*mcp.CallToolResult, 
 		<-timer.C
 	}
 	for {
-		if r.report(ctx, t.task()) {
+		if r.report(ctx, t.Task()) {
 			p.changed()
 		}
 		switch t.Status {
-		case TaskCompleted:
+		case tasks.Completed:
 			var res mcp.CallToolResult
 			if err := json.Unmarshal(t.Result, &res); err != nil || len(t.Result) == 0 {
 				return nil, r.fail(err, "tool %s ran as task %s on server %s, which completed it without a tool result", r.tool, r.id, r.b.name)
@@ -181,17 +138,17 @@ func (r *taskRun) runExt(ctx context.Context, t *extTask) (*mcp.CallToolResult, 
 			if res.Meta == nil {
 				res.Meta = mcp.Meta{}
 			}
-			res.Meta[taskMetaKey] = r.id
+			res.Meta[tasks.MetaKey] = r.id
 			return &res, nil
-		case TaskFailed:
+		case tasks.Failed:
 			msg := t.StatusMessage
 			if t.Error != nil {
 				msg = t.Error.Message
 			}
 			return nil, r.fail(t.Error, "tool %s ran as task %s on server %s, which failed it%s; it has no result", r.tool, r.id, r.b.name, because(msg))
-		case TaskCancelled:
+		case tasks.Cancelled:
 			return nil, r.fail(nil, "tool %s ran as task %s on server %s, which cancelled it%s; it has no result", r.tool, r.id, r.b.name, because(t.StatusMessage))
-		case TaskInputRequired:
+		case tasks.InputRequired:
 			if err := r.answerInputs(tctx, t, answered, &rounds); err != nil {
 				r.cancelExt(ctx)
 				if ctx.Err() != nil {
@@ -210,7 +167,7 @@ func (r *taskRun) runExt(ctx context.Context, t *extTask) (*mcp.CallToolResult, 
 			return nil, r.fail(context.DeadlineExceeded, "tool %s ran as task %s on server %s for %s, its bound (the server's TTL for the task, capped by the config's \"taskTimeout\"), and was cancelled; ask the user whether to start it again", r.tool, r.id, r.b.name, r.bound)
 		case <-timer.C:
 		}
-		nt, err := getExtTask(tctx, r.c.session, r.id)
+		nt, err := tasks.GetExt(tctx, r.c.session, r.id)
 		if err != nil {
 			if tctx.Err() != nil {
 				continue
@@ -222,26 +179,14 @@ func (r *taskRun) runExt(ctx context.Context, t *extTask) (*mcp.CallToolResult, 
 			continue
 		}
 		t = nt
-		r.polled(p, pollInterval(t.task()))
+		r.polled(p, tasks.PollInterval(t.Task()))
 	}
-}
-
-func getExtTask(ctx context.Context, s *mcp.ClientSession, id string) (*extTask, error) {
-	res, err := mcp.CallCustomMethod[*taskIDParams, *rawResult](ctx, s, "tasks/get", &taskIDParams{TaskID: id})
-	if err != nil {
-		return nil, err
-	}
-	var t extTask
-	if err := json.Unmarshal(res.raw, &t); err != nil || t.Status == "" {
-		return nil, fmt.Errorf("the server's answer to tasks/get is not a task (%s)", textsafe.Preview(string(res.raw), 200))
-	}
-	return &t, nil
 }
 
 // answerInputs answers the task's inputRequests not answered yet (the
 // same key comes back on every poll until the server has the answer) and
 // sends the answers with tasks/update.
-func (r *taskRun) answerInputs(ctx context.Context, t *extTask, answered map[string]bool, rounds *int) error {
+func (r *taskRun) answerInputs(ctx context.Context, t *tasks.ExtTask, answered map[string]bool, rounds *int) error {
 	responses := map[string]any{}
 	for key, req := range t.InputRequests {
 		if answered[key] {
@@ -260,7 +205,7 @@ func (r *taskRun) answerInputs(ctx context.Context, t *extTask, answered map[str
 	if len(responses) == 0 {
 		return nil
 	}
-	_, err := mcp.CallCustomMethod[*updateTaskParams, *rawResult](ctx, r.c.session, "tasks/update", &updateTaskParams{TaskID: r.id, InputResponses: responses})
+	_, err := mcp.CallCustomMethod[*tasks.UpdateParams, *tasks.RawResult](ctx, r.c.session, "tasks/update", &tasks.UpdateParams{TaskID: r.id, InputResponses: responses})
 	if err != nil {
 		return r.fail(err, "tool %s ran as task %s on server %s, and sending the input it asked for failed: %s; it was cancelled", r.tool, r.id, r.b.name, safeText(err))
 	}
@@ -269,7 +214,7 @@ func (r *taskRun) answerInputs(ctx context.Context, t *extTask, answered map[str
 
 // answerInput answers one of a task's inputRequests as the bridge answers
 // the same request sent on its own.
-func (b *Bridge) answerInput(ctx context.Context, req inputRequest) (any, error) {
+func (b *Bridge) answerInput(ctx context.Context, req tasks.InputRequest) (any, error) {
 	switch req.Method {
 	case "elicitation/create":
 		if b.opts.elicitor == nil {
@@ -305,7 +250,7 @@ func (b *Bridge) answerInput(ctx context.Context, req inputRequest) (any, error)
 func (r *taskRun) cancelExt(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskCancelTimeout)
 	defer cancel()
-	if _, err := mcp.CallCustomMethod[*taskIDParams, *rawResult](cctx, r.c.session, "tasks/cancel", &taskIDParams{TaskID: r.id}); err != nil {
+	if _, err := mcp.CallCustomMethod[*tasks.IDParams, *tasks.RawResult](cctx, r.c.session, "tasks/cancel", &tasks.IDParams{TaskID: r.id}); err != nil {
 		r.b.opts.logger.Warn("mcp: cancelling an abandoned task failed; the server may run it to its end", "server", r.b.name, "tool", r.tool, "task", r.id, "error", safeText(err))
 	}
 }

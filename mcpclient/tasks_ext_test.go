@@ -14,6 +14,8 @@ import (
 
 	"github.com/agentapp/agentapp/assistant"
 	"github.com/agentapp/agentapp/kb"
+	"github.com/agentapp/agentapp/mcpclient/stdiofast"
+	"github.com/agentapp/agentapp/mcpclient/tasks"
 	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/agentapp/agentapp/mcpserver"
 	"github.com/agentapp/agentapp/store"
@@ -96,8 +98,8 @@ func TestTaskExtRefund(t *testing.T) {
 	wire := &wireLog{}
 	log := newTaskProgressLog()
 	alice := connectAs(t, endpoint, "alice-token", "", WithProgress(log.add), withHTTPBase(wire))
-	if v := alice.Session().InitializeResult().ProtocolVersion; v < newProtocolVersion || !alice.ExtTasksOn() {
-		t.Fatalf("protocol %s, extension on: %v; want 2026-07-28 with the tasks extension", v, alice.ExtTasksOn())
+	if v := alice.session().InitializeResult().ProtocolVersion; v < stdiofast.NewProtocolVersion || !alice.extTasksOn() {
+		t.Fatalf("protocol %s, extension on: %v; want 2026-07-28 with the tasks extension", v, alice.extTasksOn())
 	}
 	type answer struct {
 		out string
@@ -116,7 +118,7 @@ func TestTaskExtRefund(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("no status report within 30 s")
 	}
-	if first.Status != TaskWorking || first.Message != support.RefundWaiting || first.Task == "" {
+	if first.Status != tasks.Working || first.Message != support.RefundWaiting || first.Task == "" {
 		t.Fatalf("first status report %+v", first)
 	}
 	if !wire.find(&wire.got, `"resultType":"task"`, first.Task) {
@@ -125,7 +127,7 @@ func TestTaskExtRefund(t *testing.T) {
 	if wire.find(&wire.sent, `"method":"tools/call"`, `"task":{`) {
 		t.Error("the client sent params.task; under the extension the server decides")
 	}
-	if !wire.find(&wire.sent, `"method":"tools/call"`, ExtTasks) {
+	if !wire.find(&wire.sent, `"method":"tools/call"`, extTasks) {
 		t.Error("the tools/call did not declare the extension")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -189,7 +191,7 @@ func TestTaskExtRefundCancel(t *testing.T) {
 	qctx, qcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer qcancel()
 	task, err := alice.GetTask(qctx, id)
-	if err != nil || task.Status != TaskCancelled {
+	if err != nil || task.Status != tasks.Cancelled {
 		t.Fatalf("after cancelling, the task is %+v, %v; want cancelled", task, err)
 	}
 	if _, err := svc.DecideRefund(qctx, id, true, ""); err == nil {
@@ -222,12 +224,12 @@ func TestTaskExtUpdate(t *testing.T) {
 		t.Fatal("no status report within 30 s")
 	}
 	update := func(b *Bridge, task string) (string, error) {
-		res, err := mcp.CallCustomMethod[*updateTaskParams, *rawResult](ctx, b.Session(), "tasks/update",
-			&updateTaskParams{TaskID: task, InputResponses: map[string]any{"k": map[string]any{"action": "accept"}}})
+		res, err := mcp.CallCustomMethod[*tasks.UpdateParams, *tasks.RawResult](ctx, b.session(), "tasks/update",
+			&tasks.UpdateParams{TaskID: task, InputResponses: map[string]any{"k": map[string]any{"action": "accept"}}})
 		if err != nil {
 			return "", err
 		}
-		return string(res.raw), nil
+		return string(res.Raw), nil
 	}
 	if got, err := update(alice, id); err != nil || !strings.Contains(got, `"resultType":"complete"`) {
 		t.Errorf("tasks/update of one's own task: %s, %v", got, err)
@@ -240,10 +242,10 @@ func TestTaskExtUpdate(t *testing.T) {
 		t.Errorf("tasks/update of another caller's task: %v", err)
 	}
 	carol := connectAs(t, endpoint, "bob-token", mcpconfig.TasksNever)
-	if carol.ExtTasksOn() {
+	if carol.extTasksOn() {
 		t.Fatal(`with "tasks": "never" the extension must not be declared`)
 	}
-	if _, err := update(carol, id); err == nil || !strings.Contains(err.Error(), ExtTasks) {
+	if _, err := update(carol, id); err == nil || !strings.Contains(err.Error(), extTasks) {
 		t.Errorf("tasks/update without the extension: %v; want the missing capability named", err)
 	}
 	cancel()
@@ -260,21 +262,21 @@ func TestTaskExtAnswerInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	res, err := b.answerInput(ctx, inputRequest{Method: "elicitation/create", Params: json.RawMessage(`{"mode":"form","message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`)})
+	res, err := b.answerInput(ctx, tasks.InputRequest{Method: "elicitation/create", Params: json.RawMessage(`{"mode":"form","message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`)})
 	if er, ok := res.(*mcp.ElicitResult); err != nil || !ok || er.Action != "accept" || er.Content["name"] != "Ada" {
 		t.Errorf("elicitation: %+v, %v", res, err)
 	}
 	if q := <-el.asked; q != "Your name?" {
 		t.Errorf("the elicitor was asked %q", q)
 	}
-	res, err = b.answerInput(ctx, inputRequest{Method: "roots/list"})
+	res, err = b.answerInput(ctx, tasks.InputRequest{Method: "roots/list"})
 	if rr, ok := res.(*mcp.ListRootsResult); err != nil || !ok || len(rr.Roots) != 1 {
 		t.Errorf("roots: %+v, %v", res, err)
 	}
-	if _, err := b.answerInput(ctx, inputRequest{Method: "sampling/createMessage", Params: json.RawMessage(`{}`)}); err == nil || !strings.Contains(err.Error(), "does not offer sampling") {
+	if _, err := b.answerInput(ctx, tasks.InputRequest{Method: "sampling/createMessage", Params: json.RawMessage(`{}`)}); err == nil || !strings.Contains(err.Error(), "does not offer sampling") {
 		t.Errorf("sampling without a sampler: %v", err)
 	}
-	if _, err := b.answerInput(ctx, inputRequest{Method: "weird/thing"}); err == nil || !strings.Contains(err.Error(), `"weird/thing"`) {
+	if _, err := b.answerInput(ctx, tasks.InputRequest{Method: "weird/thing"}); err == nil || !strings.Contains(err.Error(), `"weird/thing"`) {
 		t.Errorf("an unknown request: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/mcpclient/tasks"
 	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -88,13 +89,13 @@ func execWithin(t *testing.T, ctx context.Context, tl *agent.Tool, args string) 
 func TestTaskPeerResearchQuery(t *testing.T) {
 	log := newTaskProgressLog()
 	b := connectEverything(t, WithProgress(log.add))
-	if got := b.TaskSupport("simulate-research-query"); got != TaskRequired {
+	if got := b.TaskSupport("simulate-research-query"); got != tasks.Required {
 		t.Fatalf("TaskSupport = %q, want required", got)
 	}
-	if !b.ServerTasks().ToolsCall {
-		t.Fatalf("ServerTasks = %+v; server-everything declares tasks.requests.tools.call", b.ServerTasks())
+	if !b.serverTasks().ToolsCall {
+		t.Fatalf("ServerTasks = %+v; server-everything declares tasks.requests.tools.call", b.serverTasks())
 	}
-	if !b.RunsAsTask("simulate-research-query") || b.RunsAsTask("echo") {
+	if !b.runsAsTask("simulate-research-query") || b.runsAsTask("echo") {
 		t.Fatal("RunsAsTask: want true for simulate-research-query, false for echo")
 	}
 	tl := adTool(t, b, "simulate-research-query")
@@ -130,12 +131,12 @@ func TestTaskPeerResearchQuery(t *testing.T) {
 			t.Errorf("status reports:\n%s\nwant a line with %q", lines, want)
 		}
 	}
-	tasks, err := b.ListTasks(context.Background())
+	listed, err := b.ListTasks(context.Background())
 	if err != nil {
 		t.Fatalf("ListTasks: %v", err)
 	}
-	if len(tasks) != 1 || tasks[0].Status != TaskCompleted {
-		t.Errorf("ListTasks = %+v; want the one completed task", tasks)
+	if len(listed) != 1 || listed[0].Status != tasks.Completed {
+		t.Errorf("ListTasks = %+v; want the one completed task", listed)
 	}
 }
 
@@ -201,7 +202,7 @@ func TestTaskPeerCancel(t *testing.T) {
 	if err != nil {
 		t.Fatalf("GetTask: %v", err)
 	}
-	if task.Status != TaskCancelled {
+	if task.Status != tasks.Cancelled {
 		t.Errorf("after the call was cancelled the server has the task %s; want cancelled (tasks/cancel sent)", task.Status)
 	}
 }

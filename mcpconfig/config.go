@@ -771,6 +771,9 @@ func CommandName(command string, args []string) string {
 				continue
 			}
 			a = strings.TrimRight(a, `/\`)
+			if n := entryPackage(a); n != "" {
+				return n
+			}
 			if i := strings.LastIndexAny(a, `/\`); i >= 0 {
 				a = a[i+1:]
 			}
@@ -787,6 +790,56 @@ func CommandName(command string, args []string) string {
 		return "mcp"
 	}
 	return base
+}
+
+// entryNames are the file names a package's entry script usually has: they
+// say nothing about the server ("index" in a banner), its package does.
+var entryNames = map[string]bool{"index": true, "main": true, "cli": true, "__main__": true}
+
+// buildDirs are the folders a package keeps its built or source entry in,
+// between the package's folder and the script.
+var buildDirs = map[string]bool{"dist": true, "build": true, "lib": true, "out": true, "bin": true, "src": true, "esm": true, "cjs": true}
+
+// maxPackageJSON bounds what entryPackage reads of a package.json.
+const maxPackageJSON = 256 << 10
+
+// entryPackage names the package a script with a generic name belongs to
+// ("…/server-everything/dist/index.js" is "server-everything"): the "name"
+// of the package.json in the folder above the build folders, without an npm
+// scope, or else that folder's name. It returns "" for a script with a name
+// of its own, or one given without a folder.
+func entryPackage(script string) string {
+	parts := strings.FieldsFunc(filepath.ToSlash(script), func(r rune) bool { return r == '/' || r == '\\' })
+	if len(parts) < 2 || !entryNames[strings.ToLower(trimExt(parts[len(parts)-1]))] {
+		return ""
+	}
+	i := len(parts) - 2
+	for i > 0 && buildDirs[strings.ToLower(parts[i])] {
+		i--
+	}
+	dir := parts[i]
+	if dir == "." || dir == ".." || buildDirs[strings.ToLower(dir)] {
+		return ""
+	}
+	pkgDir := filepath.Dir(script)
+	for range len(parts) - 2 - i {
+		pkgDir = filepath.Dir(pkgDir)
+	}
+	if f, err := os.Open(filepath.Join(pkgDir, "package.json")); err == nil {
+		var pkg struct {
+			Name string `json:"name"`
+		}
+		err := json.NewDecoder(io.LimitReader(f, maxPackageJSON)).Decode(&pkg)
+		f.Close()
+		name := pkg.Name[strings.LastIndex(pkg.Name, "/")+1:] // without the @scope/
+		if err == nil && ValidServerName(name) {
+			return name
+		}
+	}
+	if !ValidServerName(dir) {
+		return ""
+	}
+	return dir
 }
 
 func trimExt(s string) string {

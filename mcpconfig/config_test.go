@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -274,6 +275,11 @@ func TestParseCommandLine(t *testing.T) {
 		{"uvx mcp-server-fetch", Server{Name: "mcp-server-fetch", Command: "uvx", Args: []string{"mcp-server-fetch"}}},
 		{"python3 -u ./servers/weather.py --port 0", Server{Name: "weather", Command: "python3", Args: []string{"-u", "./servers/weather.py", "--port", "0"}}},
 		{"node", Server{Name: "node", Command: "node"}},
+		{"node /opt/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio",
+			Server{Name: "server-everything", Command: "node", Args: []string{"/opt/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"}}},
+		{"node ~/src/weather-mcp/build/esm/main.mjs", Server{Name: "weather-mcp", Command: "node", Args: []string{"~/src/weather-mcp/build/esm/main.mjs"}}},
+		{"python3 -m server", Server{Name: "server", Command: "python3", Args: []string{"-m", "server"}}},
+		{"node dist/index.js", Server{Name: "index", Command: "node", Args: []string{"dist/index.js"}}},
 		{`C:\tools\fs-server.exe`, Server{Name: "fs-server", Command: `C:\tools\fs-server.exe`}},
 	}
 	for _, c := range cases {
@@ -292,6 +298,26 @@ func TestParseCommandLine(t *testing.T) {
 	for _, in := range []string{"", "   ", "\t\n"} {
 		_, _, err := ParseCommandLine(in, nil)
 		wantErr(t, err, "--mcp", "e.g.")
+	}
+}
+
+// TestCommandNamePackageJSON: a generic entry script is named after the
+// "name" of its package's package.json (without the npm scope), which may
+// differ from the folder's name.
+func TestCommandNamePackageJSON(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "checkout")
+	if err := os.MkdirAll(filepath.Join(dir, "dist"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "dist", "index.js")
+	if got := CommandName("node", []string{script}); got != "checkout" {
+		t.Errorf("without a package.json: %q, want the folder above dist", got)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name": "@acme/orders-mcp", "version": "1.0.0"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := CommandName("node", []string{script}); got != "orders-mcp" {
+		t.Errorf("with a package.json: %q, want its name without the scope", got)
 	}
 }
 

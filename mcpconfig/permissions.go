@@ -1,8 +1,10 @@
 package mcpconfig
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/agentapp/agentapp/guard"
 )
@@ -68,4 +70,62 @@ func (f *File) permissions(scope Scope) (ScopedRules, error) {
 		}
 	}
 	return out, nil
+}
+
+// AddAllow adds pattern to the "allow" list of the file's "permissions"
+// (creating either), keeping the other lists and members as they are; a
+// pattern already allowed is not added twice. It does not save the file.
+func (f *File) AddAllow(pattern string) error {
+	if _, err := guard.ParsePattern(pattern); err != nil {
+		return err
+	}
+	var raw json.RawMessage
+	for _, m := range f.top {
+		if m.name == "permissions" {
+			raw = m.value
+		}
+	}
+	var obj jsonFields
+	if raw != nil && !isNull(raw) {
+		var err error
+		if obj, err = objectFields(raw); err != nil {
+			return &Error{File: f.Path, Field: "permissions", Msg: "not an object; fix it before adding a rule"}
+		}
+	}
+	var allow []string
+	at := -1
+	for i, m := range obj.fields {
+		if m.name == "allow" {
+			if err := json.Unmarshal(m.value, &allow); err != nil {
+				return &Error{File: f.Path, Field: "permissions.allow", Msg: "not a list of strings; fix it before adding a rule"}
+			}
+			at = i
+		}
+	}
+	if slices.Contains(allow, pattern) {
+		return nil
+	}
+	if len(allow) >= maxRulesPerFile {
+		return &Error{File: f.Path, Field: "permissions.allow", Msg: fmt.Sprintf("has %d rules already; use server:* patterns", len(allow))}
+	}
+	list, err := json.Marshal(append(allow, pattern))
+	if err != nil {
+		return err
+	}
+	if at < 0 {
+		obj.fields = append(obj.fields, jsonField{name: "allow", value: list})
+	} else {
+		obj.fields[at].value = list
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range obj.fields {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeMember(&b, m.name, m.value)
+	}
+	b.WriteByte('}')
+	f.SetTop("permissions", b.Bytes())
+	return nil
 }

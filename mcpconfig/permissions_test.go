@@ -1,7 +1,10 @@
 package mcpconfig
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,5 +65,41 @@ func TestPermissionsFailClosed(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), user) {
 			t.Errorf("%s: error %v, want one naming the file and saying %q", content, err, want)
 		}
+	}
+}
+
+// TestAddAllow: a rule is added to the allow list, created when missing,
+// once, keeping the other lists and members; the file then loads with it.
+func TestAddAllow(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(path, []byte(`{"project": "/p", "permissions": {"deny": ["files:write_file"]}, "mcpServers": {}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"shop:createTicket", "shop:createTicket", "memory:read_graph"} {
+		if err := f.AddAllow(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.AddAllow("no colon"); err == nil {
+		t.Error("a bad pattern was added")
+	}
+	if err := f.Save(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	var got struct {
+		Project     string              `json:"project"`
+		Permissions map[string][]string `json:"permissions"`
+	}
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Project != "/p" || !slices.Equal(got.Permissions["deny"], []string{"files:write_file"}) ||
+		!slices.Equal(got.Permissions["allow"], []string{"shop:createTicket", "memory:read_graph"}) {
+		t.Errorf("file now:\n%s", data)
 	}
 }

@@ -47,6 +47,9 @@ func (s *Server) matchDirect(req *jsonrpc.Request) (*agent.Tool, json.RawMessage
 	if t == nil {
 		return nil, nil
 	}
+	if q, ok := s.questions[t.Name]; ok && lacksArg(args, q.Arg) {
+		return nil, nil // the SDK's path may ask the user (question.go)
+	}
 	return t, json.RawMessage(args)
 }
 

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentapp/agentapp/internal/trust"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -94,9 +92,21 @@ const (
 	// client of the streamable transport holds one or two (its GET event
 	// stream and its POSTs).
 	DefaultMaxConnections = 256
+	// ConnectionsPerSession is what one MCP session of the streamable
+	// transport is counted to hold: its GET event stream, and two
+	// connections for each of two requests in flight, with one to spare.
+	// (The TypeScript SDK client holds two per request in flight under
+	// load: 16 sessions with 1, 2 and 4 calls in flight each held 48, 80
+	// and 144 connections.)
+	ConnectionsPerSession = 6
+	// DefaultSessionsPerAddress is how many such sessions one client
+	// address is served at once by default.
+	DefaultSessionsPerAddress = 16
 	// DefaultMaxConnectionsPerAddress bounds the connections of one client
 	// address, so that one client cannot take all DefaultMaxConnections.
-	DefaultMaxConnectionsPerAddress = 32
+	// It does not apply to loopback clients unless asked
+	// (RunOptions.PerAddressOnLoopback).
+	DefaultMaxConnectionsPerAddress = DefaultSessionsPerAddress * ConnectionsPerSession
 )
 
 // RunOptions configure RunHTTP; nil, and every zero field, means the
@@ -133,6 +143,12 @@ type RunOptions struct {
 	// Behind a proxy or load balancer every client has its address: raise
 	// it or turn it off there. Beyond it, a connection is answered 503.
 	MaxConnectionsPerAddress int
+	// PerAddressOnLoopback applies MaxConnectionsPerAddress to loopback
+	// clients too. Off by default: every local client shares the one
+	// loopback address, so there the bound only split the total among
+	// them (16 sessions of one local client were refused), and
+	// MaxConnections still bounds them all.
+	PerAddressOnLoopback bool
 	// Logger receives the server's activity; nil discards. Never stdout.
 	Logger *slog.Logger
 }
@@ -172,10 +188,10 @@ func ResolveHTTPAddr(addr, token string) (string, error) {
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 		return "", fmt.Errorf("invalid port %q in --http address %q; use a number from 0 to 65535", port, addr)
 	}
-	if host == "" || isLocalhostSubdomain(host) {
+	if host == "" || trust.IsLocalhostSubdomain(host) {
 		host = "127.0.0.1"
 	}
-	if !isLoopbackHost(host) && token == "" {
+	if !trust.IsLoopbackHost(host) && token == "" {
 		return "", fmt.Errorf("refusing to serve on %s without a bearer token: every machine that can reach it could call the tools and read the documents. "+
 			"Set --token or AGENTAPP_SERVER_TOKEN, or bind a loopback address such as 127.0.0.1:%s", net.JoinHostPort(host, port), port)
 	}
@@ -201,16 +217,6 @@ func splitTokens(tokens string) []string {
 	return strings.Split(tokens, ",")
 }
 
-// bearerMatchesAny is bearerMatches for any of the tokens.
-func bearerMatchesAny(header string, want [][32]byte) bool {
-	ok := false
-	for _, w := range want {
-		// Every one compared: the time taken says nothing of which.
-		ok = bearerMatches(header, w) || ok
-	}
-	return ok
-}
-
 func checkOneToken(token string) error {
 	if token == "" {
 		return errors.New("the bearer tokens (--token or AGENTAPP_SERVER_TOKEN) hold an empty one between commas; separate tokens by single commas")
@@ -224,31 +230,6 @@ func checkOneToken(token string) error {
 		return errors.New("the bearer token (--token or AGENTAPP_SERVER_TOKEN) holds a control character, which no client can send in an HTTP header; use printable characters only")
 	}
 	return nil
-}
-
-// isLoopbackHost reports whether host (a name or an IP, without port or
-// brackets) is "localhost", a name under .localhost or a loopback address.
-func isLoopbackHost(host string) bool {
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if host == "localhost" || isLocalhostSubdomain(host) {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
-}
-
-// isLocalhostSubdomain reports whether host is a name under .localhost.
-func isLocalhostSubdomain(host string) bool {
-	return strings.HasSuffix(strings.TrimSuffix(strings.ToLower(host), "."), ".localhost")
-}
-
-// hostOnly returns the host part of a Host header value ("[::1]:80" →
-// "::1").
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return strings.Trim(hostport, "[]")
 }
 
 // NewHTTPHandler serves server over the streamable HTTP transport at
@@ -303,17 +284,40 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 		// goes out on the GET stream.
 		JSONResponse: true,
 	})
-	var wantSums [][32]byte
-	for _, part := range splitTokens(opts.Token) {
-		token := strings.TrimSpace(part)
-		if token == "" {
-			// Fail closed: a blank token must not mean no token.
-			logger.Error("a bearer token is only white space; it will be refused")
-			token = part
-		}
-		wantSums = append(wantSums, sha256.Sum256([]byte(token)))
+	// The requests of protocol 2026-07-28 and later go to a stateless
+	// handler on the same server (generation.go); with Stateless set, the
+	// one handler is that already. A stateless request has no GET stream
+	// for the messages its call sends before the answer (progress, logs),
+	// so one that asks for them is answered as an event stream, by a
+	// second stateless handler (wantsStream).
+	statelessHandler := func(jsonResponse bool) http.Handler {
+		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server.mcp }, &mcp.StreamableHTTPOptions{
+			Logger:       logger,
+			Stateless:    true,
+			JSONResponse: jsonResponse,
+		})
 	}
+	nextJSON := http.Handler(mcpHandler)
+	if !opts.Stateless {
+		nextJSON = statelessHandler(true)
+	}
+	nextStream := statelessHandler(false)
+	for _, part := range splitTokens(opts.Token) {
+		if strings.TrimSpace(part) == "" {
+			// Fail closed: a blank token must not mean no token
+			// (trust.NewSecrets keeps it, and it matches no client).
+			logger.Error("a bearer token is only white space; it will be refused")
+		}
+	}
+	tokens := trust.NewSecrets(splitTokens(opts.Token)...)
 	h := &HTTPHandler{server: server.mcp, sessions: &sessionCap{max: maxSessions, idle: idle, server: server.mcp}}
+	if !opts.Stateless {
+		// Sessions whose client can be asked (elicitation, sampling)
+		// get event-stream answers (askingSession): what a call
+		// asks then goes on the call's own stream, not on a GET stream
+		// the client may not have opened yet.
+		h.sessions.asking = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server.mcp }, &mcp.StreamableHTTPOptions{Logger: logger})
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(HTTPPath, func(w http.ResponseWriter, r *http.Request) {
 		if msg := rebindingProblem(r); msg != "" {
@@ -321,9 +325,12 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 			refuse(w, "Forbidden: "+msg, http.StatusForbidden)
 			return
 		}
-		if opts.Token != "" && !bearerMatchesAny(r.Header.Get("Authorization"), wantSums) {
+		if opts.Token != "" && !tokens.MatchBearer(r.Header.Get("Authorization")) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentapp"`)
 			refuse(w, "Unauthorized: send the header \"Authorization: Bearer <token>\" with the token the server was started with (--token or AGENTAPP_SERVER_TOKEN)", http.StatusUnauthorized)
+			return
+		}
+		if precheck(w, r) {
 			return
 		}
 		var body []byte
@@ -332,9 +339,26 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 			if body, ok = checkBodyIDs(w, r); !ok {
 				return
 			}
+			release, ok := h.batches.admit(w, body)
+			if !ok {
+				return
+			}
+			defer release()
 		}
-		if opts.Stateless {
-			mcpHandler.ServeHTTP(w, r)
+		// Before the session bound, which would count a request of the
+		// sessionless generation as a new session.
+		if opts.Stateless || isNextGeneration(r, body) {
+			if id, bad := taskNameMismatch(r, body); bad {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32020,"message":"the Mcp-Name header does not match params.taskId"}}`, cmp.Or(string(id), "null"))
+				return
+			}
+			if wantsStream(body) {
+				nextStream.ServeHTTP(w, r)
+			} else {
+				nextJSON.ServeHTTP(w, r)
+			}
 			return
 		}
 		h.sessions.serve(w, r, mcpHandler, logger, server, body)
@@ -393,6 +417,7 @@ type HTTPHandler struct {
 	mux      *http.ServeMux
 	server   *mcp.Server
 	sessions *sessionCap
+	batches  batchBudget
 }
 
 // ServeHTTP implements http.Handler.
@@ -433,6 +458,13 @@ type sessionCap struct {
 	max    int           // < 0: no bound
 	idle   time.Duration // 0: sessions are never closed for being idle
 	server *mcp.Server
+	// asking serves the sessions of clients that can be asked, answering
+	// as event streams (askingSession); nil: none are set apart.
+	asking http.Handler
+	// askingIDs holds the ids of asking's sessions, recorded as the SDK
+	// writes the id header (so before the client can use it) and removed
+	// when the session ends.
+	askingIDs sync.Map
 
 	open sync.Map // session id → *capSession; stored and deleted under mu
 
@@ -474,9 +506,15 @@ func (c *sessionCap) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	if id != "" || r.Method != http.MethodPost {
 		if id != "" {
 			busy := r.Method != http.MethodGet
+			_, asking := c.askingIDs.Load(id)
+			if asking {
+				// Its calls take the SDK's path, whose answers are
+				// event streams there.
+				next = c.asking
+			}
 			if s := c.use(id, busy); s != nil {
 				defer s.done(busy)
-				if body != nil {
+				if body != nil && !asking {
 					taken, call := srv.serveDirect(w, r, s, body)
 					if taken {
 						return
@@ -501,11 +539,47 @@ func (c *sessionCap) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		logger.Info("closed the MCP session idle longest to make room for a new one", "session", v.ID(), "max", c.max)
 		v.Close()
 	}
+	asking := c.asking != nil && askingSession(body)
+	if asking {
+		next = c.asking
+		w = &idSpy{ResponseWriter: w, record: func(id string) { c.askingIDs.Store(id, true) }}
+	}
 	created := ""
 	defer func() { c.created(created) }()
 	next.ServeHTTP(w, r)
 	created = w.Header().Get(sessionIDHeader)
 }
+
+// idSpy records the session id the SDK puts in a response's headers as
+// they are written, before the client can read them.
+type idSpy struct {
+	http.ResponseWriter
+	record func(id string)
+	seen   bool
+}
+
+func (w *idSpy) spy() {
+	if !w.seen {
+		w.seen = true
+		if id := w.Header().Get(sessionIDHeader); id != "" {
+			w.record(id)
+		}
+	}
+}
+
+func (w *idSpy) WriteHeader(code int) { w.spy(); w.ResponseWriter.WriteHeader(code) }
+
+func (w *idSpy) Write(b []byte) (int, error) { w.spy(); return w.ResponseWriter.Write(b) }
+
+func (w *idSpy) Flush() {
+	w.spy()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *idSpy) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // reserve makes room for one new session and counts it as pending. It
 // returns the sessions to close for it, the longest idle first, or false
@@ -576,6 +650,9 @@ func (c *sessionCap) created(id string) {
 	if ss == nil {
 		// No session, or it ended already (the SDK closes a session
 		// whose initialize failed before the request returns).
+		if id != "" {
+			c.askingIDs.Delete(id)
+		}
 		return
 	}
 	entry := c.add(id, ss)
@@ -584,6 +661,7 @@ func (c *sessionCap) created(id string) {
 		// Forget the session when it ends, however it ends: DELETE, the
 		// idle timeout, eviction or shutdown.
 		_ = ss.Wait()
+		c.askingIDs.Delete(id)
 		c.mu.Lock()
 		if c.open.CompareAndDelete(id, entry) {
 			c.n--
@@ -676,35 +754,10 @@ func (s *capSession) done(busy bool) {
 // rebindingProblem says why r looks like a DNS-rebinding or cross-site
 // request, or returns "" if it does not.
 func rebindingProblem(r *http.Request) string {
-	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	onLoopback := local != nil && isLoopbackHost(hostOnly(local.String()))
-	if onLoopback && !isLoopbackHost(hostOnly(r.Host)) {
-		return fmt.Sprintf("Host %s is not a loopback name; this server only answers requests addressed to localhost, 127.0.0.1 or [::1]", Quote(r.Host))
+	if msg := trust.HostProblem(r); msg != "" {
+		return msg
 	}
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return "" // not a browser request
-	}
-	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Sprintf("Origin %s is not allowed", Quote(origin))
-	}
-	if isLoopbackHost(u.Hostname()) || strings.EqualFold(u.Host, r.Host) {
-		return ""
-	}
-	return fmt.Sprintf("Origin %s is not allowed; only pages served from localhost or from this server may call it", Quote(origin))
-}
-
-// bearerMatches reports whether an Authorization header carries the token
-// whose SHA-256 is want. Comparing fixed-size digests in constant time
-// leaks neither the token's bytes nor its length through timing.
-func bearerMatches(header string, want [32]byte) bool {
-	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	got := sha256.Sum256([]byte(strings.TrimSpace(token)))
-	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
+	return trust.OriginProblem(r)
 }
 
 // RunHTTP serves handler on ln until ctx is done, then shuts down
@@ -734,7 +787,7 @@ func RunHTTP(ctx context.Context, ln net.Listener, handler *HTTPHandler, opts *R
 	limit := max(cmp.Or(opts.MaxConnections, DefaultMaxConnections), 0)
 	perAddr := max(cmp.Or(opts.MaxConnectionsPerAddress, DefaultMaxConnectionsPerAddress), 0)
 	if limit > 0 || perAddr > 0 {
-		ln = newLimitListener(ln, limit, perAddr, logger)
+		ln = newLimitListener(ln, limit, perAddr, opts.PerAddressOnLoopback, logger)
 	}
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
@@ -838,6 +891,7 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 type limitListener struct {
 	net.Listener
 	max, perAddr int
+	loopback     bool // perAddr applies to loopback clients too
 	logger       *slog.Logger
 
 	mu     sync.Mutex
@@ -852,8 +906,8 @@ type limitListener struct {
 // beyond it a refused connection is closed without an answer.
 const maxRefusing = 64
 
-func newLimitListener(ln net.Listener, max, perAddr int, logger *slog.Logger) *limitListener {
-	return &limitListener{Listener: ln, max: max, perAddr: perAddr, logger: logger,
+func newLimitListener(ln net.Listener, max, perAddr int, loopback bool, logger *slog.Logger) *limitListener {
+	return &limitListener{Listener: ln, max: max, perAddr: perAddr, loopback: loopback, logger: logger,
 		byAddr: map[string]int{}, refusing: make(chan struct{}, maxRefusing)}
 }
 
@@ -871,7 +925,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		switch {
 		case l.max > 0 && l.open >= l.max:
 			why = fmt.Sprintf("the server already has %d connections open", l.open)
-		case l.perAddr > 0 && l.byAddr[key] >= l.perAddr:
+		case l.perAddr > 0 && l.byAddr[key] >= l.perAddr && (l.loopback || !isLoopbackAddr(c.RemoteAddr())):
 			why = fmt.Sprintf("your address already has %d connections open", l.byAddr[key])
 		}
 		if why == "" {
@@ -943,6 +997,12 @@ func addrKey(a net.Addr) string {
 		return p.String()
 	}
 	return ip.String()
+}
+
+// isLoopbackAddr reports whether a is a loopback address (127.0.0.0/8, ::1).
+func isLoopbackAddr(a net.Addr) bool {
+	ap, err := netip.ParseAddrPort(a.String())
+	return err == nil && ap.Addr().Unmap().IsLoopback()
 }
 
 // limitedConn is a connection of a limitListener.

@@ -289,7 +289,7 @@ func TestHTTPMaxConnections(t *testing.T) {
 // from that address gets 503 at once, before authentication, and a client
 // at another address is still served.
 func TestHTTPConnectionsPerAddress(t *testing.T) {
-	f := startLimits(t, "secret", &mcpserver.RunOptions{MaxConnectionsPerAddress: 3, ReadHeaderTimeout: connBound, IdleTimeout: connBound})
+	f := startLimits(t, "secret", &mcpserver.RunOptions{MaxConnectionsPerAddress: 3, PerAddressOnLoopback: true, ReadHeaderTimeout: connBound, IdleTimeout: connBound})
 	for range 3 {
 		f.dial(t) // idle: sends nothing
 	}

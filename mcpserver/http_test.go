@@ -176,9 +176,9 @@ func TestHTTPShutdownEndsOpenStreams(t *testing.T) {
 	f := startHTTP(t, "")
 	ctx := context.Background()
 	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-	// The client opens the standalone GET event stream after initialize;
-	// it stays open until the server ends it.
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: f.url}, nil)
+	// The client opens the standalone GET event stream after initialize
+	// (a 2025-11-25 session has one); it stays open until the server ends it.
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: f.url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -226,7 +226,7 @@ const codeBusy = -32000
 
 // refuseOverLimit turns a line's single request into its error answer when
 // MaxInFlight requests are already in flight. Batches (only before
-// protocol 2025-06-18) are bounded by the line length instead.
+// protocol 2025-06-18) are bounded by MaxBatchItems instead.
 func (c *lineConn) refuseOverLimit(item *lineItem, line []byte) {
 	if len(item.msgs) != 1 || item.answer != nil || isBatch(line) {
 		return
@@ -332,6 +332,9 @@ func (c *lineConn) decodeLine(line []byte) (msgs []jsonrpc.Message, answer []byt
 	jsonscan.ForEachElement(line[i:], func(v []byte) { elems = append(elems, v) })
 	if len(elems) == 0 {
 		return nil, appendErrorResponse(nil, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "invalid request: empty batch")
+	}
+	if len(elems) > MaxBatchItems {
+		return nil, batchTooLong(len(elems))
 	}
 	batch := &lineBatch{unresolved: map[jsonrpc.ID]int{}}
 	c.batchMu.Lock()

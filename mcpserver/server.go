@@ -76,12 +76,38 @@ type Options struct {
 	// an MCP Apps view is linked to its tool through _meta.ui.resourceUri.
 	ToolMeta map[string]map[string]any
 
+	// Questions names, by tool, the argument a published tool asks the
+	// user for when a call leaves it out (question.go).
+	Questions map[string]Question
+	// StateKey signs the requestState of those questions. Give every
+	// replica the same key (the store keeps one) so that any of them
+	// accepts the state another made; nil means a key of this process.
+	StateKey []byte
+
+	// SDK registers what the SDK serves as it is, beside the agent tools:
+	// tools whose results are not an agent tool's output (images, progress,
+	// requests to the client), prompts, resource templates, completion and
+	// subscriptions. The conformance fixture (internal/conformance) uses it;
+	// `agentapp serve` does not. Nil registers nothing.
+	SDK *SDKFeatures
+
 	// NoDirectCalls turns the direct tools/call path off (see Server):
 	// every request then goes through the SDK's request path, also on the
 	// server's own line transport. It is the switch to reach for when the
 	// direct path is suspected of answering differently; the answers are
 	// the same bytes either way, only slower without it.
 	NoDirectCalls bool
+}
+
+// SDKFeatures are features the SDK serves as they are (Options.SDK).
+type SDKFeatures struct {
+	// Configure may set the SDK server's options (handlers for completion
+	// and subscriptions, capabilities beyond the server's own) before it
+	// is made; Capabilities holds the server's own already.
+	Configure func(*mcp.ServerOptions)
+	// Register adds tools, prompts, resources and templates to the SDK
+	// server once the agent tools are on it, before any session starts.
+	Register func(*mcp.Server)
 }
 
 // Server is an MCP server that publishes agent tools and, optionally, a
@@ -128,10 +154,14 @@ type Server struct {
 	callerMu sync.Mutex
 	caller   atomic.Pointer[mcp.MethodHandler]
 
-	tasks     TaskBackend // tasks.go; nil: none
-	taskTools map[string]bool
+	tasks         TaskBackend // tasks.go; nil: none
+	taskTools     map[string]bool
+	requiredTasks map[string]bool // RequiredTaskBackend's
 
 	static []*mcp.Resource // Options.Resources as listed (static.go)
+
+	questions map[string]Question // Options.Questions
+	signer    *stateSigner
 }
 
 // New returns an unconnected server that publishes opts.Tools and, if
@@ -170,6 +200,10 @@ func newServer(opts *Options, add func(*mcp.Server, *mcp.Tool, mcp.ToolHandler))
 		// session); the tools list is fixed for the server's life.
 		Logging: &mcp.LoggingCapabilities{},
 		Tools:   &mcp.ToolCapabilities{},
+		// The SDK answers prompts/list (and prompts/get) whatever the
+		// server declares; 2026-07-28 requires that what answers be
+		// declared in server/discover.
+		Prompts: &mcp.PromptCapabilities{},
 	}
 	if opts.Docs != nil || len(opts.Resources) > 0 {
 		// listChanged only with DocsChange: documents can be ingested by
@@ -183,17 +217,29 @@ func newServer(opts *Options, add func(*mcp.Server, *mcp.Tool, mcp.ToolHandler))
 		// the capabilities server/discover and initialize report.
 		caps.AddExtension(ExtTasks, map[string]any{})
 	}
+	sdkOpts := &mcp.ServerOptions{
+		Instructions: opts.Instructions,
+		Logger:       logger,
+		Capabilities: caps,
+	}
+	if opts.SDK != nil && opts.SDK.Configure != nil {
+		opts.SDK.Configure(sdkOpts)
+	}
 	s := &Server{
-		mcp: mcp.NewServer(&mcp.Implementation{Name: name, Title: opts.Title, Version: opts.Version}, &mcp.ServerOptions{
-			Instructions: opts.Instructions,
-			Logger:       logger,
-			Capabilities: caps,
-		}),
+		mcp:      mcp.NewServer(&mcp.Implementation{Name: name, Title: opts.Title, Version: opts.Version}, sdkOpts),
 		logger:   logger,
 		tools:    make(map[string]*agent.Tool, len(opts.Tools)),
 		workers:  newWarmWorkers(maxWorkers),
 		sessions: &sessionIDs{},
 		tracing:  opts.Tracing,
+
+		questions: opts.Questions,
+		signer:    newStateSigner(opts.StateKey),
+	}
+	for name, q := range opts.Questions {
+		if q.Arg == "" || q.Message == "" {
+			panic(fmt.Sprintf("mcpserver.New: the question of tool %q has no argument or no message", name))
+		}
 	}
 	for _, t := range opts.Tools {
 		if t == nil || t.Execute == nil {
@@ -210,6 +256,9 @@ func newServer(opts *Options, add func(*mcp.Server, *mcp.Tool, mcp.ToolHandler))
 		add(s.mcp, mt, s.toolHandler(t))
 	}
 	s.addStatic(opts)
+	if opts.SDK != nil && opts.SDK.Register != nil {
+		opts.SDK.Register(s.mcp)
+	}
 
 	// Middleware order: the first runs outermost, so recovery also covers
 	// the caller's middleware and the resources/list answer below it, and
@@ -232,6 +281,11 @@ func newServer(opts *Options, add func(*mcp.Server, *mcp.Tool, mcp.ToolHandler))
 	s.AddReceivingMiddleware(opts.Middleware...)
 	return s
 }
+
+// DirectCalls is how many tools/call requests the direct path has
+// answered: a figure for tests and benchmarks that must know which path
+// served them.
+func (s *Server) DirectCalls() int64 { return s.taken.Load() }
 
 // AddReceivingMiddleware adds middleware to the server, as
 // mcp.Server.AddReceivingMiddleware does. Adding any turns the direct
@@ -347,9 +401,16 @@ func addTool(srv *mcp.Server, mt *mcp.Tool, h mcp.ToolHandler) {
 // toolHandler adapts t to a raw MCP tool handler that runs it on a warm
 // worker (see runTool and warmWorkers).
 func (s *Server) toolHandler(t *agent.Tool) mcp.ToolHandler {
+	q, asks := s.questions[t.Name]
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		args := req.Params.Arguments
+		if asks && lacksArg(args, q.Arg) {
+			if args, res, err = s.ask(req, t, q, args); res != nil || err != nil {
+				return res, err
+			}
+		}
 		session := callSession(req, s.sessions)
-		s.workers.run(func() { res = runTool(ctx, t, req.Params.Arguments, session) })
+		s.workers.run(func() { res = runTool(ctx, t, args, session) })
 		return res, nil
 	}
 }

@@ -632,8 +632,13 @@ func TestCapabilities(t *testing.T) {
 		t.Errorf("serverInfo %+v", init.ServerInfo)
 	}
 	c := init.Capabilities
-	if c.Tools == nil || c.Resources == nil || c.Logging == nil || c.Prompts != nil {
-		t.Errorf("capabilities %+v: want tools, resources and logging only", c)
+	// Prompts: the SDK answers prompts/list (with none), and 2026-07-28
+	// wants what answers declared.
+	if c.Tools == nil || c.Resources == nil || c.Logging == nil || c.Prompts == nil || c.Prompts.ListChanged {
+		t.Errorf("capabilities %+v: want tools, resources, logging and prompts (no listChanged)", c)
+	}
+	if pl, err := cs.ListPrompts(context.Background(), nil); err != nil || len(pl.Prompts) != 0 {
+		t.Errorf("prompts/list: %v %+v, want an empty list", err, pl)
 	}
 	if err := cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Errorf("logging/setLevel: %v", err)

@@ -16,8 +16,10 @@ import (
 // for the view's CSP and border preference.
 type StaticResource struct {
 	URI, Name, Title, Description, MIMEType string
-	// Text is the whole content.
+	// Text is the whole content; or Blob, when not nil, is (binary,
+	// sent base64-encoded as the contents' blob).
 	Text string
+	Blob []byte
 	// Meta is the resource's _meta; nil sends none.
 	Meta map[string]any
 }
@@ -30,7 +32,7 @@ func (r *StaticResource) listed() *mcp.Resource {
 		Title:       r.Title,
 		Description: r.Description,
 		MIMEType:    r.MIMEType,
-		Size:        int64(len(r.Text)),
+		Size:        int64(max(len(r.Text), len(r.Blob))),
 		Meta:        r.Meta,
 	}
 }
@@ -43,6 +45,7 @@ func (r *StaticResource) readHandler() mcp.ResourceHandler {
 			URI:      r.URI,
 			MIMEType: r.MIMEType,
 			Text:     r.Text,
+			Blob:     r.Blob,
 			Meta:     r.Meta,
 		}}}, nil
 	}

@@ -9,10 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/internal/trust"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -75,6 +75,12 @@ type Task struct {
 	// Output is the tool's output once the task is completed, encoded
 	// like a plain call's output.
 	Output any
+	// ToolError, set on a completed task, is the tool's own failure: the
+	// result is an isError result with this text instead of Output.
+	ToolError string
+	// Failure, set on a failed task, is the protocol-level error that
+	// ended it (the tasks extension inlines it as the task's error).
+	Failure *jsonrpc.Error
 }
 
 func (t *Task) terminal() bool {
@@ -96,6 +102,19 @@ type TaskBackend interface {
 	// CancelTask cancels caller's task id: ErrNoTask, ErrTaskEnded.
 	CancelTask(ctx context.Context, caller, id string) (*Task, error)
 }
+
+// TaskPager is a TaskBackend that lists tasks a page at a time, as every
+// MCP list pages: tasks/list then passes the client's cursor on and
+// answers nextCursor while there is more.
+type TaskPager interface {
+	// TasksPage returns a page of caller's tasks, newest first, from
+	// cursor ("" for the first page), and the cursor of the next page
+	// ("" after the last). A cursor it did not hand out is ErrBadCursor.
+	TasksPage(ctx context.Context, caller, cursor string) (tasks []*Task, next string, err error)
+}
+
+// ErrBadCursor is what a TaskPager returns for a cursor it did not issue.
+var ErrBadCursor = errors.New("invalid cursor")
 
 // wireTask is a task on the wire.
 type wireTask struct {
@@ -182,8 +201,10 @@ func (s *Server) callerOf(req mcp.Request) string {
 // tokenCaller names the caller of an HTTP request by its bearer token, or
 // returns "" if it has none.
 func tokenCaller(h http.Header) string {
-	if tok, ok := strings.CutPrefix(h.Get("Authorization"), "Bearer "); ok && strings.TrimSpace(tok) != "" {
-		sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	// The header is read as the token check reads it (any case of
+	// "Bearer"), so that every client let in is named by its token.
+	if tok, ok := trust.BearerToken(h.Get("Authorization")); ok {
+		sum := sha256.Sum256([]byte(tok))
 		return "token:" + hex.EncodeToString(sum[:16])
 	}
 	return ""
@@ -214,9 +235,20 @@ func (s *Server) installTasks(b TaskBackend) []mcp.Middleware {
 			s.taskTools[name] = true
 		}
 	}
+	s.requiredTasks = map[string]bool{}
+	if rb, ok := b.(RequiredTaskBackend); ok {
+		for _, name := range rb.RequiredTaskTools() {
+			if s.taskTools[name] {
+				s.requiredTasks[name] = true
+			}
+		}
+	}
 	// tasks/get and tasks/cancel answer in the shape of the generation the
 	// request speaks: the extension's when it declares it (tasks_ext.go).
 	_ = mcp.AddReceivingCustomMethod(s.mcp, "tasks/get", func(ctx context.Context, _ *mcp.ServerSession, p *taskIDParams) (*extResult, error) {
+		if err := extGate("tasks/get", metaOf(p)); err != nil {
+			return nil, err
+		}
 		if p != nil && extAsked(p.Meta) {
 			res, err := s.extGet(ctx, p)
 			if err != nil {
@@ -231,6 +263,9 @@ func (s *Server) installTasks(b TaskBackend) []mcp.Middleware {
 		return &extResult{v: toWire(t)}, nil
 	})
 	_ = mcp.AddReceivingCustomMethod(s.mcp, "tasks/cancel", func(ctx context.Context, _ *mcp.ServerSession, p *taskIDParams) (*extResult, error) {
+		if err := extGate("tasks/cancel", metaOf(p)); err != nil {
+			return nil, err
+		}
 		if p == nil || p.TaskID == "" {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tasks/cancel needs params.taskId"}
 		}
@@ -249,18 +284,40 @@ func (s *Server) installTasks(b TaskBackend) []mcp.Middleware {
 		return &extResult{v: toWire(t)}, nil
 	})
 	s.installExtTasks()
-	_ = mcp.AddReceivingCustomMethod(s.mcp, "tasks/list", func(ctx context.Context, _ *mcp.ServerSession, _ *listTasksParams) (*listTasksResult, error) {
-		ts, err := b.Tasks(ctx, CallerFrom(ctx))
-		if err != nil {
+	_ = mcp.AddReceivingCustomMethod(s.mcp, "tasks/list", func(ctx context.Context, _ *mcp.ServerSession, p *listTasksParams) (*listTasksResult, error) {
+		if err := extGate("tasks/list", metaOf(p)); err != nil {
 			return nil, err
 		}
-		res := &listTasksResult{Tasks: []wireTask{}}
+		var (
+			ts   []*Task
+			next string
+			err  error
+		)
+		if pager, ok := b.(TaskPager); ok {
+			cursor := ""
+			if p != nil {
+				cursor = p.Cursor
+			}
+			ts, next, err = pager.TasksPage(ctx, CallerFrom(ctx), cursor)
+			if errors.Is(err, ErrBadCursor) {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tasks/list: the cursor is not one this server handed out; start again without one"}
+			}
+		} else {
+			ts, err = b.Tasks(ctx, CallerFrom(ctx))
+		}
+		if err != nil {
+			return nil, backendError(err)
+		}
+		res := &listTasksResult{Tasks: []wireTask{}, NextCursor: next}
 		for _, t := range ts {
 			res.Tasks = append(res.Tasks, toWire(t))
 		}
 		return res, nil
 	})
 	_ = mcp.AddReceivingCustomMethod(s.mcp, "tasks/result", func(ctx context.Context, _ *mcp.ServerSession, p *taskIDParams) (*rawJSONResult, error) {
+		if err := extGate("tasks/result", metaOf(p)); err != nil {
+			return nil, err
+		}
 		return s.awaitTaskResult(ctx, p)
 	})
 	return []mcp.Middleware{s.taskMiddleware}
@@ -285,7 +342,27 @@ func taskError(id string, err error) error {
 	case errors.Is(err, ErrTaskEnded):
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("task %q has ended and cannot be cancelled", id)}
 	}
-	return err
+	return backendError(err)
+}
+
+// backendError gives a backend's failure a JSON-RPC code (a plain error
+// went out with code 0, which no client can act on): an outage (an error
+// with an Unavailable method, as the store's are) is codeBusy with the
+// outage's own message, which says to try again; anything else is an
+// internal error.
+func backendError(err error) error {
+	var rpcErr *jsonrpc.Error
+	if err == nil || errors.As(err, &rpcErr) {
+		return err
+	}
+	var u interface {
+		error
+		Unavailable() bool
+	}
+	if errors.As(err, &u) && u.Unavailable() {
+		return &jsonrpc.Error{Code: codeBusy, Message: u.Error()}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 }
 
 // awaitTaskResult answers tasks/result: the tool's result once the task
@@ -303,6 +380,9 @@ func (s *Server) awaitTaskResult(ctx context.Context, p *taskIDParams) (*rawJSON
 			switch t.Status {
 			case "completed":
 				res = successResult("task "+t.ID, t.Output)
+				if t.ToolError != "" {
+					res = errorResult(t.ToolError)
+				}
 			default:
 				res = errorResult(fmt.Sprintf("the task was %s: %s", t.Status, t.StatusMessage))
 			}
@@ -337,13 +417,18 @@ func (s *Server) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		switch method {
 		case "tools/call":
 			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil {
-				if ttl, asked := taskAsked(r.Params.Meta); asked {
+				// At 2026-07-28 a params.task is a leftover of the older
+				// generation, ignored: the extension has the server decide.
+				if ttl, asked := taskAsked(r.Params.Meta); asked && !atNextGen(r.Params.Meta) {
 					return s.startTask(ctx, r, ttl, next)
 				}
 				// The extension: the server decides, for a client that
 				// declared it and a caller that can come back.
 				if s.taskTools[r.Params.Name] && CallerFrom(ctx) != "" && extAsked(r.Params.Meta) {
 					return s.startExtTask(agent.WithSession(ctx, s.sessions.of(r.Session)), r)
+				}
+				if s.requiredTasks[r.Params.Name] {
+					return nil, requiredTaskError(r.Params.Name)
 				}
 			}
 		case "initialize":
@@ -355,7 +440,7 @@ func (s *Server) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/list":
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
-				return &withTaskSupport{ListToolsResult: lr, tasks: s.taskTools}, nil
+				return &withTaskSupport{ListToolsResult: lr, tasks: s.taskTools, required: s.requiredTasks}, nil
 			}
 			return res, err
 		}
@@ -457,7 +542,7 @@ func prependMember(obj json.RawMessage, member string) json.RawMessage {
 // withTaskSupport is a tools/list result whose task tools say so.
 type withTaskSupport struct {
 	*mcp.ListToolsResult
-	tasks map[string]bool
+	tasks, required map[string]bool
 }
 
 func (r *withTaskSupport) MarshalJSON() ([]byte, error) {
@@ -478,7 +563,11 @@ func (r *withTaskSupport) MarshalJSON() ([]byte, error) {
 			Name string `json:"name"`
 		}
 		if json.Unmarshal(t, &named) == nil && r.tasks[named.Name] {
-			b = bytes.Replace(b, t, prependMember(t, `"execution":{"taskSupport":"optional"}`), 1)
+			support := "optional"
+			if r.required[named.Name] {
+				support = "required"
+			}
+			b = bytes.Replace(b, t, prependMember(t, `"execution":{"taskSupport":"`+support+`"}`), 1)
 		}
 	}
 	return b, nil

@@ -56,14 +56,22 @@ type extTask struct {
 	TTLMs          *int64          `json:"ttlMs"`
 	PollIntervalMs int64           `json:"pollIntervalMs,omitempty"`
 	Result         json.RawMessage `json:"result,omitempty"`
+	Error          *jsonrpc.Error  `json:"error,omitempty"`
 }
 
 func toExt(t *Task, resultType string) (*extTask, error) {
 	w := toWire(t)
 	e := &extTask{ResultType: resultType, TaskID: w.TaskID, Status: w.Status, StatusMessage: w.StatusMessage,
 		CreatedAt: w.CreatedAt, LastUpdatedAt: w.LastUpdatedAt, TTLMs: w.TTL, PollIntervalMs: w.PollInterval}
+	if t.Status == "failed" && t.Failure != nil {
+		e.Error = t.Failure
+	}
 	if t.Status == "completed" {
-		raw, err := json.Marshal(successResult("task "+t.ID, t.Output))
+		res := successResult("task "+t.ID, t.Output)
+		if t.ToolError != "" {
+			res = errorResult(t.ToolError)
+		}
+		raw, err := json.Marshal(res)
 		if err != nil {
 			return nil, err
 		}
@@ -141,4 +149,59 @@ func (s *Server) installExtTasks() {
 		// extension asks of responses to keys not outstanding.
 		return &extResult{v: ack}, nil
 	})
+}
+
+// extGate holds a tasks/* request of protocol 2026-07-28 or later (its
+// _meta says so) to the extension: tasks/list and tasks/result do not
+// exist there (method not found), and the other methods need the
+// extension declared in the request's client capabilities. Requests of
+// 2025-11-25 sessions pass.
+func extGate(method string, meta mcp.Meta) error {
+	if !atNextGen(meta) {
+		return nil
+	}
+	switch {
+	case method == "tasks/list" || method == "tasks/result":
+		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method not found: %s is not part of protocol 2026-07-28 (the tasks extension has tasks/get, tasks/update and tasks/cancel)", method)}
+	case !extAsked(meta):
+		return &jsonrpc.Error{Code: codeMissingCapability, Message: method + " belongs to the tasks extension: declare " + ExtTasks + " in the request's client capabilities",
+			Data: json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + ExtTasks + `":{}}}}`)}
+	}
+	return nil
+}
+
+// metaOf is the _meta of task params that may be nil.
+func metaOf[P *taskIDParams | *listTasksParams](p P) mcp.Meta {
+	switch v := any(p).(type) {
+	case *taskIDParams:
+		if v != nil {
+			return v.Meta
+		}
+	case *listTasksParams:
+		if v != nil {
+			return v.Meta
+		}
+	}
+	return nil
+}
+
+// RequiredTaskBackend is a TaskBackend some of whose tools run only as
+// tasks (taskSupport "required"): a call of one that is not a task is
+// refused with -32021, naming the tasks extension.
+type RequiredTaskBackend interface {
+	TaskBackend
+	RequiredTaskTools() []string
+}
+
+func requiredTaskError(tool string) error {
+	return &jsonrpc.Error{Code: codeMissingCapability,
+		Message: "tool " + tool + " runs only as a task: declare " + ExtTasks + " in the request's client capabilities (protocol 2026-07-28), or ask for a task (params.task)",
+		Data:    json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + ExtTasks + `":{}}}}`)}
+}
+
+// atNextGen reports whether a request's _meta says protocol 2026-07-28 or
+// later.
+func atNextGen(meta mcp.Meta) bool {
+	v, _ := meta[mcp.MetaKeyProtocolVersion].(string)
+	return v >= nextProtocolVersion
 }

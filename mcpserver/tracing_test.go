@@ -145,7 +145,7 @@ func TestTracingHTTP(t *testing.T) {
 	headerParent := "00-" + parentTrace + "-" + headerSpan + "-01"
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint: ts.URL + HTTPPath, HTTPClient: &http.Client{Transport: headerTransport{headerParent}},
-	}, nil)
+	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}) // a session: the direct path serves those
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -354,7 +354,7 @@ func TestConfirmationYesAndNo(t *testing.T) {
 	if d, ok := denial(tm[1].Content); !ok || !strings.Contains(d.Reason, `the user answered "n"`) {
 		t.Errorf("second call = %q", tm[1].Content)
 	}
-	if !strings.Contains(prompts.String(), `Allow tool lookupCustomer (server hostile) with {"orderId":"B-0001"}? [y/N/a]`) {
+	if !strings.Contains(prompts.String(), `Allow tool lookupCustomer (server hostile) with {"orderId":"B-0001"}? [y once/a session/N/?]`) {
 		t.Errorf("questions:\n%s", prompts.String())
 	}
 	ev := auditLines(t, r.audit)

@@ -6,14 +6,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 
-	"github.com/agentapp/agentapp/assistant"
+	"github.com/agentapp/agentapp/assistant/compose"
 	"github.com/agentapp/agentapp/chat"
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/host"
+	"github.com/agentapp/agentapp/host/hosttest"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/scripted"
@@ -59,36 +61,40 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		cfg.Permissions.Mode = guard.ModeAllowAll
 	}
 	r.audit = cfg.AuditLog
-	audit := guard.NewAudit(cfg.AuditLog, nil)
-	t.Cleanup(func() { audit.Close() })
-	g := guard.New(cfg, o.confirmer, audit)
 
 	if r.st, err = store.Open(dir); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.st.Close() })
-	local, err := assistant.LocalTools(ctx, r.st, g, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	b, err := mcpclient.ConnectInMemory(ctx, "hostile", r.hostile.server())
 	if err != nil {
 		t.Fatal(err)
 	}
+	// As cmd/agentapp words them, so that the warnings read as a user's.
+	hints := chat.Hints{Host: host.Hints{
+		KeepLocalTools: "set " + guard.EnvMCPStrict + "=1",
+		LocalToolsWin:  guard.EnvMCPStrict + " is set",
+	}}
+	// The host is opened as cmd/agentapp opens it, with the assistant's
+	// parts (compose.Host), through host.Open (hosttest).
+	ho := compose.Host(&host.Options{
+		Model: r.model, Servers: []host.Server{b}, Guards: &cfg, Store: r.st, KeepStore: true, Hints: hints.Host,
+		Notify: func(n host.Notice) {
+			if n.Warning {
+				fmt.Fprintln(&r.err, "agentapp: warning:", n.Text)
+				return
+			}
+			fmt.Fprintln(&r.err, n.Text)
+		},
+	})
+	h := hosttest.MustOpen(t, ho)
 	r.chat, err = chat.New(ctx, chat.Config{
-		Model:   r.model,
-		Local:   local,
-		Servers: []host.Server{b},
-		Guards:  g,
-		Store:   r.st,
-		In:      strings.NewReader(o.stdin),
-		Out:     &r.out,
-		Err:     &r.err,
-		// As cmd/agentapp words them, so that the warnings read as a user's.
-		Hints: chat.Hints{Host: host.Hints{
-			KeepLocalTools: "set " + guard.EnvMCPStrict + "=1",
-			LocalToolsWin:  guard.EnvMCPStrict + " is set",
-		}},
+		Host:      h,
+		Confirmer: o.confirmer,
+		In:        strings.NewReader(o.stdin),
+		Out:       &r.out,
+		Err:       &r.err,
+		Hints:     hints,
 	})
 	if err != nil {
 		t.Fatalf("chat.New: %v", err)

@@ -311,7 +311,7 @@ func TestListenNeedsPostgres(t *testing.T) {
 // session holds used to wait for as long as the lock was held (39 s behind
 // a 40 s LOCK), and a slow statement for as long as it ran. They fail at
 // LockTimeout and StatementTimeout with an error matching ErrBusy that
-// says "the database is busy or unavailable", and the same Store answers
+// says "the database is unavailable, try again shortly", and the same Store answers
 // once the lock is gone.
 func TestPostgresLockAndStatementTimeouts(t *testing.T) {
 	db := storetest.NewPostgres(t)
@@ -344,7 +344,7 @@ func TestPostgresLockAndStatementTimeouts(t *testing.T) {
 		return st.DB.QueryRowContext(qctx, `SELECT COUNT(*) FROM schema_migrations`).Scan(&n)
 	}
 	err = query()
-	if !errors.Is(err, store.ErrBusy) || !strings.Contains(err.Error(), "the database is busy or unavailable") {
+	if !errors.Is(err, store.ErrBusy) || err.Error() != store.UnavailableMessage || !strings.Contains(store.Cause(err), "55P03") {
 		t.Fatalf("a query behind a held lock: err = %v, want ErrBusy", err)
 	}
 	t.Logf("behind the lock: %v", err)

@@ -250,9 +250,11 @@ var ErrUnavailable = errors.New("the database is unavailable")
 
 type unavailableError struct{ err error }
 
-func (e *unavailableError) Error() string {
-	return "the database is unavailable: " + oneLine(e.err.Error()) + " (agentapp reconnects by itself once the PostgreSQL server is reachable again)"
-}
+// The message is the one every outage shows, whatever the backend said
+// (FATAL … 57P01, SQLITE_BUSY, a timeout): the cause is for the logs
+// (Cause), not for the client. agentapp reconnects by itself once the
+// server is reachable again.
+func (e *unavailableError) Error() string { return UnavailableMessage }
 
 func (e *unavailableError) Unwrap() []error { return []error{ErrUnavailable, e.err} }
 
@@ -266,9 +268,7 @@ var ErrBusy = errors.New("the database is busy or unavailable")
 
 type busyError struct{ err error }
 
-func (e *busyError) Error() string {
-	return "the database is busy or unavailable: " + oneLine(e.err.Error()) + "; try again shortly"
-}
+func (e *busyError) Error() string { return UnavailableMessage }
 
 func (e *busyError) Unwrap() []error { return []error{ErrBusy, e.err} }
 
@@ -298,7 +298,7 @@ func unavailable(err error) error {
 		}
 		return &busyError{err: err}
 	}
-	if errors.As(err, &pgErr) || errors.Is(err, context.Canceled) {
+	if errors.As(err, &pgErr) && !pgOutage(pgErr.Code) || errors.Is(err, context.Canceled) {
 		return err
 	}
 	var already *unavailableError
@@ -306,6 +306,14 @@ func unavailable(err error) error {
 		return err
 	}
 	return &unavailableError{err: err}
+}
+
+// pgOutage reports whether a SQLSTATE the server sent says it cannot serve
+// now rather than that the statement is wrong: a shutdown or restart
+// terminated the connection (57P01-57P03), the connection broke (class
+// 08), or the server is out of connections or space (53).
+func pgOutage(code string) bool {
+	return strings.HasPrefix(code, "57P") || strings.HasPrefix(code, "08") || strings.HasPrefix(code, "53")
 }
 
 // Rebind rewrites the "?" placeholders of query to PostgreSQL's $1, $2…

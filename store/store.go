@@ -26,11 +26,14 @@ import (
 
 	"github.com/agentapp/agentapp/internal/private"
 	"github.com/jackc/pgx/v5"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	_ "modernc.org/sqlite" // registers the "sqlite" driver (unavailable.go reads its errors)
 )
 
 // FileName is the database's file name inside the data directory.
 const FileName = "agentapp.db"
+
+// JournalSizeLimit bounds SQLite's write-ahead log after a checkpoint.
+const JournalSizeLimit = 4 << 20
 
 // BusyTimeout is how long a statement waits for another connection's lock.
 const BusyTimeout = 10 * time.Second
@@ -160,6 +163,10 @@ func openFile(path string, plain bool) (*Store, error) {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(1)")
+	// A checkpointed log is cut back to this size: the log of one large
+	// write (an ingest) would otherwise keep its megabytes on disk for
+	// good, and on a full disk no later write could be appended.
+	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", JournalSizeLimit))
 	q.Add("_txlock", "immediate")
 	dsn := "file:" + filepath.ToSlash(path) + "?" + q.Encode()
 	db, err := sql.Open("sqlite", dsn)
@@ -410,9 +417,9 @@ func connTx(ctx context.Context, conn *sql.Conn, fn func(*sql.Tx) error) (err er
 		}
 	}()
 	if err = fn(tx); err != nil {
-		return err
+		return sqliteBusy(err)
 	}
-	return tx.Commit()
+	return sqliteBusy(tx.Commit())
 }
 
 // Tx runs fn in a write transaction, committing if it returns nil and rolling
@@ -420,7 +427,7 @@ func connTx(ctx context.Context, conn *sql.Conn, fn func(*sql.Tx) error) (err er
 func (s *Store) Tx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
 	tx, err := s.DB.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return sqliteBusy(err)
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -432,9 +439,9 @@ func (s *Store) Tx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
 		}
 	}()
 	if err = fn(tx); err != nil {
-		return err
+		return sqliteBusy(err)
 	}
-	return tx.Commit()
+	return sqliteBusy(tx.Commit())
 }
 
 // SchemaVersion is the version of the store's own schema, for `agentapp db

@@ -88,6 +88,13 @@ var migrations = []string{
 	`CREATE INDEX support_tasks_caller ON support_tasks (caller, created_ms)`,
 	// 15:
 	`CREATE INDEX support_tasks_expires ON support_tasks (expires_ms)`,
+	// 16: recent requestRefund calls, keyed by a hash of caller, order and
+	// reason, so a retry returns the first request (refunds.go).
+	`CREATE TABLE support_refund_keys (
+		key        TEXT PRIMARY KEY,
+		refund_id  TEXT NOT NULL,
+		created_ms BIGINT NOT NULL
+	)`,
 }
 
 // postgresMigrations replaces the steps PostgreSQL needs written

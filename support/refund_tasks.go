@@ -3,9 +3,13 @@ package support
 import (
 	"context"
 	"database/sql"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -61,21 +65,29 @@ func (s *Service) StartRefundTask(ctx context.Context, caller string, args json.
 		return nil, err
 	}
 	s.expireTasks(ctx)
-	r, err := s.RequestRefund(ctx, caller, orderID, reason)
-	if err != nil {
-		return nil, err
-	}
-	created, err := time.Parse(time.RFC3339Nano, r.CreatedAt)
-	if err != nil {
-		return nil, err
-	}
+	// The request and its task are one transaction: a failure between two
+	// would leave a pending request whose caller was told it failed, and
+	// the retry would file a second one.
+	var r *Refund
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO support_tasks (id, caller, tool, created_ms, ttl_ms, expires_ms) VALUES (?, ?, ?, ?, ?, ?)`,
+		var err error
+		if r, err = s.fileRefund(ctx, tx, caller, orderID, reason); err != nil {
+			return err
+		}
+		// The task dates from its request; a retry's request has its task
+		// already (kept as it is) unless the task expired, when a new one
+		// starts now.
+		created := s.now()
+		if c, err := time.Parse(time.RFC3339Nano, r.CreatedAt); err == nil && c.Add(ttl).After(created) {
+			created = c
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO support_tasks (id, caller, tool, created_ms, ttl_ms, expires_ms) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO NOTHING`,
 			r.RefundID, caller, "requestRefund", created.UnixMilli(), ttl.Milliseconds(), created.Add(ttl).UnixMilli())
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("record the refund task: %w", err)
+		return nil, refundError(err)
 	}
 	return s.RefundTask(ctx, caller, r.RefundID)
 }
@@ -129,13 +141,33 @@ func refundTask(r *Refund, createdMS, ttlMS int64, cancelled bool) *RefundTask {
 // RefundTasks lists caller's tasks that have not expired, newest first,
 // at most MaxTaskList.
 func (s *Service) RefundTasks(ctx context.Context, caller string) ([]*RefundTask, error) {
+	ts, _, err := s.RefundTasksPage(ctx, caller, "")
+	return ts, err
+}
+
+// ErrBadCursor is RefundTasksPage's error for a cursor it did not issue.
+var ErrBadCursor = errors.New("invalid cursor")
+
+// RefundTasksPage lists caller's tasks that have not expired, newest first,
+// MaxTaskList at most, from cursor ("" for the first page); next is the
+// cursor of the page after ("" after the last). A cursor names the last
+// task of its page (time and id), so tasks filed meanwhile do not shift
+// the pages after it.
+func (s *Service) RefundTasksPage(ctx context.Context, caller, cursor string) (tasks []*RefundTask, next string, err error) {
+	afterMS, afterID := int64(math.MaxInt64), ""
+	if cursor != "" {
+		if afterMS, afterID, err = decodeTaskCursor(cursor); err != nil {
+			return nil, "", err
+		}
+	}
 	s.expireTasks(ctx)
 	rows, err := s.st.DB.QueryContext(ctx, `SELECT t.created_ms, t.ttl_ms, t.cancelled,
 			r.id, r.order_id, r.reason, r.status, r.note, r.created_at, r.decided_at
 		FROM support_tasks t JOIN support_refunds r ON r.id = t.id
-		WHERE t.caller = ? AND t.expires_ms > ? ORDER BY t.created_ms DESC LIMIT ?`, caller, s.now().UnixMilli(), MaxTaskList)
+		WHERE t.caller = ? AND t.expires_ms > ? AND (t.created_ms < ? OR (t.created_ms = ? AND t.id < ?))
+		ORDER BY t.created_ms DESC, t.id DESC LIMIT ?`, caller, s.now().UnixMilli(), afterMS, afterMS, afterID, MaxTaskList+1)
 	if err != nil {
-		return nil, fmt.Errorf("list tasks: %w", err)
+		return nil, "", fmt.Errorf("list tasks: %w", err)
 	}
 	defer rows.Close()
 	var out []*RefundTask
@@ -146,12 +178,39 @@ func (s *Service) RefundTasks(ctx context.Context, caller string) ([]*RefundTask
 			r                Refund
 		)
 		if err := rows.Scan(&createdMS, &ttlMS, &cancelled, &r.RefundID, &r.OrderID, &r.Reason, &r.Status, &r.Note, &r.CreatedAt, &r.DecidedAt); err != nil {
-			return nil, fmt.Errorf("list tasks: %w", err)
+			return nil, "", fmt.Errorf("list tasks: %w", err)
 		}
 		r.Message = refundMessage(r.Status, r.Note)
 		out = append(out, refundTask(&r, createdMS, ttlMS, cancelled != 0))
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("list tasks: %w", err)
+	}
+	if len(out) > MaxTaskList {
+		out = out[:MaxTaskList]
+		last := out[len(out)-1]
+		next = encodeTaskCursor(last.Created.UnixMilli(), last.ID)
+	}
+	return out, next, nil
+}
+
+// A task cursor is "t1:" and the base64 of the last task's creation time
+// in ms and its id, joined by a colon.
+const taskCursorPrefix = "t1:"
+
+func encodeTaskCursor(createdMS int64, id string) string {
+	return taskCursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(createdMS, 10)+":"+id))
+}
+
+func decodeTaskCursor(c string) (createdMS int64, id string, err error) {
+	b, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(c, taskCursorPrefix))
+	ms, id, ok := strings.Cut(string(b), ":")
+	if err == nil && ok && strings.HasPrefix(c, taskCursorPrefix) && id != "" && len(id) <= 64 {
+		if createdMS, err = strconv.ParseInt(ms, 10, 64); err == nil {
+			return createdMS, id, nil
+		}
+	}
+	return 0, "", fmt.Errorf("%w %q", ErrBadCursor, c)
 }
 
 // CancelRefundTask withdraws caller's pending request and cancels its

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/store"
 )
 
 // Refund requests: requestRefund files one and it waits for a person. An
@@ -56,9 +57,9 @@ var requestRefundInputSchema = json.RawMessage(`{
   "type": "object",
   "properties": {
     "orderId": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The order to refund, like A-1024."},
-    "reason": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "Why the customer wants the refund, in their words."}
+    "reason": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "Why the customer wants the refund, in their words. Required to file the request; an MCP client that can ask its user is asked for it when it is left out."}
   },
-  "required": ["orderId", "reason"],
+  "required": ["orderId"],
   "additionalProperties": false
 }`)
 
@@ -171,10 +172,69 @@ func CallerFrom(ctx context.Context) string {
 }
 
 // RequestRefund files a refund request of caller for an order that exists.
+// The same caller asking again for the same order with the same reason
+// within IdempotencyWindow gets the first request back (unless it was
+// withdrawn), so a retry after an error or a timeout never files a second
+// request an operator could approve too.
 func (s *Service) RequestRefund(ctx context.Context, caller, orderID, reason string) (*Refund, error) {
+	var r *Refund
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		r, err = s.fileRefund(ctx, tx, caller, orderID, reason)
+		return err
+	})
+	if err != nil {
+		return nil, refundError(err)
+	}
+	return r, nil
+}
+
+func refundError(err error) error {
+	var ae *ArgError
+	if errors.As(err, &ae) {
+		return err
+	}
+	return fmt.Errorf("file the refund request: %w", err)
+}
+
+// fileRefund is RequestRefund inside the write transaction tx, so that a
+// caller can store more in the same transaction (StartRefundTask's task).
+func (s *Service) fileRefund(ctx context.Context, tx *sql.Tx, caller, orderID, reason string) (*Refund, error) {
 	orderID, reason = strings.TrimSpace(orderID), strings.TrimSpace(reason)
 	if orderID == "" || reason == "" {
 		return nil, &ArgError{Tool: "requestRefund", Msg: "orderId and reason must not be empty"}
+	}
+	now := s.now().UTC()
+	key := idempotencyKey(caller, "requestRefund", orderID, reason)
+	cutoff := now.Add(-IdempotencyWindow).UnixMilli()
+	// As in createTicket: SQLite's write transaction is the lock; on
+	// PostgreSQL an advisory lock on the key serialises the same request.
+	if s.st.Dialect() == store.Postgres {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, key); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM support_refund_keys WHERE created_ms <= ?`, cutoff); err != nil {
+		return nil, err
+	}
+	var q QueuedRefund
+	err := tx.QueryRowContext(ctx, `SELECT r.id, r.order_id, r.reason, r.status, r.note, r.created_at, r.decided_at
+		FROM support_refund_keys k JOIN support_refunds r ON r.id = k.refund_id
+		WHERE k.key = ? AND k.created_ms > ? AND r.status <> ?`, key, cutoff, RefundWithdrawn).
+		Scan(&q.RefundID, &q.OrderID, &q.Reason, &q.Status, &q.Note, &q.CreatedAt, &q.DecidedAt)
+	if err == nil {
+		q.Message = refundMessage(q.Status, q.Note)
+		return &q.Refund, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM support_orders WHERE id = ?`, orderID).Scan(&n); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, &ArgError{Tool: "requestRefund", Field: "orderId", Msg: fmt.Sprintf("no order has the id %q; look the order up with getOrderStatus first", orderID)}
 	}
 	r := &Refund{
 		RefundID:  "RF-" + rand.Text()[:12],
@@ -182,26 +242,17 @@ func (s *Service) RequestRefund(ctx context.Context, caller, orderID, reason str
 		Reason:    reason,
 		Status:    RefundPending,
 		Message:   RefundWaiting,
-		CreatedAt: s.now().UTC().Format(time.RFC3339Nano),
+		CreatedAt: now.Format(time.RFC3339Nano),
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM support_orders WHERE id = ?`, orderID).Scan(&n); err != nil {
-			return err
-		}
-		if n == 0 {
-			return &ArgError{Tool: "requestRefund", Field: "orderId", Msg: fmt.Sprintf("no order has the id %q; look the order up with getOrderStatus first", orderID)}
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO support_refunds (id, order_id, reason, status, caller, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			r.RefundID, r.OrderID, r.Reason, r.Status, caller, r.CreatedAt)
-		return err
-	})
+	if _, err := tx.ExecContext(ctx, `INSERT INTO support_refunds (id, order_id, reason, status, caller, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		r.RefundID, r.OrderID, r.Reason, r.Status, caller, r.CreatedAt); err != nil {
+		return nil, err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO support_refund_keys (key, refund_id, created_ms) VALUES (?, ?, ?)
+		ON CONFLICT (key) DO UPDATE SET refund_id = excluded.refund_id, created_ms = excluded.created_ms`,
+		key, r.RefundID, now.UnixMilli())
 	if err != nil {
-		var ae *ArgError
-		if errors.As(err, &ae) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("file the refund request: %w", err)
+		return nil, err
 	}
 	return r, nil
 }

@@ -3,6 +3,7 @@ package support_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/agentapp/agentapp/support"
@@ -54,5 +55,21 @@ func TestRefundRequestDecision(t *testing.T) {
 	got, err := read(alice)
 	if err != nil || got.Status != support.RefundApproved || got.Message != "approved by an operator: sorry about that" {
 		t.Fatalf("read back after approval: %+v, %v", got, err)
+	}
+}
+
+// The published schema lets a caller leave the reason out (an MCP client
+// is asked for it, mcpserver.Question); the tool itself still needs it
+// and says so.
+func TestRefundReasonOptionalInSchemaRequiredByTool(t *testing.T) {
+	svc, _ := openService(t, t.TempDir())
+	tool := svc.RequestRefundTool()
+	args := mustJSON(t, map[string]string{"orderId": "A-1024"})
+	if err := tool.CheckArgs(args); err != nil {
+		t.Fatalf("the schema refuses a call without reason: %v", err)
+	}
+	_, err := tool.Execute(support.WithCaller(context.Background(), "alice"), args)
+	if err == nil || !strings.Contains(err.Error(), "reason is required") {
+		t.Fatalf("requestRefund without reason: %v, want \"reason is required\"", err)
 	}
 }

@@ -62,7 +62,9 @@ func (s *Service) createTicket(ctx context.Context, raw json.RawMessage) (any, e
 		return nil, err
 	}
 	session := agent.SessionFrom(ctx)
-	key := idempotencyKey(session, tool, subject, desc)
+	// The key has the caller too (the bearer token over MCP): two callers
+	// who name their conversations alike must not share a ticket.
+	key := idempotencyKey(session, tool, CallerFrom(ctx), subject, desc)
 	now := s.now().UTC()
 	nowMS := now.UnixMilli()
 	cutoff := now.Add(-IdempotencyWindow).UnixMilli()

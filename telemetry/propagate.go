@@ -98,7 +98,7 @@ func StartMCPClient(ctx context.Context, method, target, server, transport strin
 	}
 	ctx, sp := t.start(ctx, name, trace.SpanKindClient, mcpAttrs(method, target, transport)...)
 	if server != "" {
-		sp.span.SetAttributes(AttrMCPServer.String(server))
+		sp.span.SetAttributes(AttrMCPServer.String(ServerName(server)))
 	}
 	return ctx, sp
 }

@@ -135,7 +135,7 @@ func StartToolCall(ctx context.Context, tool, callID, server string, args []byte
 		sp.span.SetAttributes(AttrGenAIToolCallID.String(callID))
 	}
 	if server != "" {
-		sp.span.SetAttributes(AttrToolServer.String(server))
+		sp.span.SetAttributes(AttrToolServer.String(ServerName(server)))
 	}
 	if sp.content && args != nil {
 		sp.span.SetAttributes(AttrGenAIToolArguments.String(string(args)))
@@ -230,7 +230,7 @@ func StartApproval(ctx context.Context, tool, server string) (context.Context, *
 	ctx, sp := t.start(ctx, "guard.approval "+tool, trace.SpanKindInternal)
 	sp.span.SetAttributes(AttrGenAIToolName.String(tool), AttrGuardRule.String("confirm"))
 	if server != "" {
-		sp.span.SetAttributes(AttrToolServer.String(server))
+		sp.span.SetAttributes(AttrToolServer.String(ServerName(server)))
 	}
 	return ctx, sp
 }

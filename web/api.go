@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,15 +9,15 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/mcpclient"
-	"github.com/agentapp/agentapp/model"
+	"github.com/agentapp/agentapp/store"
 )
 
 // SessionCookie holds the page's session id: HttpOnly, so a script
@@ -29,7 +30,7 @@ const sessionCookieAge = 30 * 24 * time.Hour
 
 // routes builds the handler: every request is counted, Host-checked and,
 // when it changes state, checked for cross-origin.
-func (s *Server) routes() http.Handler {
+func (s *Server) routes() (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/sessions", s.createSession)
 	mux.HandleFunc("GET /api/sessions/current", s.currentSession)
@@ -40,18 +41,38 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /api/sessions/{id}/compact", s.postCompact) // compact.go
 	mux.Handle("POST /v1/chat/completions", s.opts.Tracing.Handler("/v1/chat/completions", s.apiKeyOnly(s.completions)))
 	mux.HandleFunc("GET /v1/models", s.apiKeyOnly(s.models))
-	mux.HandleFunc("GET /operator", s.operatorOnly(s.operatorPage))
-	mux.HandleFunc("GET /operator/queue", s.operatorOnly(s.operatorQueue))
-	mux.HandleFunc("POST /operator/handoffs/{id}/resolve", s.operatorOnly(s.resolveHandoff))
-	mux.HandleFunc("POST /operator/tickets/{id}/resolve", s.operatorOnly(s.resolveTicket))
-	s.registerRefunds(mux) // refunds.go
-	s.registerApps(mux)    // apps.go
+	if err := s.mountOperator(mux); err != nil {
+		return nil, err
+	}
+	s.registerApps(mux) // apps.go
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.HandleFunc("GET /metrics", s.metricsOnly(s.metrics.handler().ServeHTTP))
 	mux.Handle("GET /static/", staticFiles())
 	mux.HandleFunc("GET /{$}", s.servePage)
-	return s.metrics.instrument(checkHost(crossOrigin(methodsOrNotFound(mux))))
+	return s.metrics.instrument(checkHost(crossOrigin(methodsOrNotFound(mux)))), nil
+}
+
+// mountOperator mounts the operator view's routes (Options.Operator) behind
+// the operator token. A pattern outside /operator, or one the mux refuses
+// (malformed, or clashing with another), is an error of the caller.
+func (s *Server) mountOperator(mux *http.ServeMux) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("web: an operator route cannot be mounted: %v", r)
+		}
+	}()
+	for pattern, h := range s.opts.Operator {
+		_, path, _ := strings.Cut(pattern, " ")
+		if !strings.Contains(pattern, " ") {
+			path = pattern
+		}
+		if h == nil || (path != "/operator" && !strings.HasPrefix(path, "/operator/")) {
+			return fmt.Errorf("web: operator route %q: want a handler on /operator or a path under it", pattern)
+		}
+		mux.HandleFunc(pattern, s.operatorOnly(h.ServeHTTP))
+	}
+	return nil
 }
 
 // probedMethods are the methods tried on a path no route takes, to tell a
@@ -216,7 +237,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	id := randomID("w-")
 	if err := s.sessions.Create(r.Context(), id); err != nil {
 		s.log.Error(err.Error())
-		writeError(w, http.StatusInternalServerError, "the session could not be stored; try again")
+		storeFailed(w, err, "the session could not be stored; try again", false)
 		return
 	}
 	s.known.add(id, s.clock.Now())
@@ -271,7 +292,7 @@ func (s *Server) writeHistory(w http.ResponseWriter, r *http.Request, id string)
 	}
 	if err != nil {
 		s.log.Error(err.Error())
-		writeError(w, http.StatusInternalServerError, "the session could not be read; try again")
+		storeFailed(w, err, "the session could not be read; try again", false)
 		return
 	}
 	if !ok {
@@ -334,24 +355,11 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	if !readStrictJSON(w, r, maxMessageBody, &in, writeError) {
 		return
 	}
-	if n := utf8.RuneCountInString(in.Content); n > host.MaxMessageRunes {
-		writeError(w, http.StatusRequestEntityTooLarge, (&host.TooLongError{Length: n}).Error())
-		return
-	}
-	text := strings.TrimSpace(in.Content)
-	if text == "" {
-		writeError(w, http.StatusBadRequest, `the message is empty; send {"content": "your question"}`)
-		return
-	}
 	if ok, err := s.sessionExists(r.Context(), id); err != nil || !ok {
 		if err != nil {
 			s.log.Error(err.Error())
 		}
 		writeError(w, http.StatusNotFound, "no such session; POST /api/sessions starts one")
-		return
-	}
-	if err := s.guards.CheckUserMessage(text); err != nil {
-		writeError(w, http.StatusUnprocessableEntity, (&host.InputRefusedError{Err: err}).Error())
 		return
 	}
 	if !s.startTurn(w, writeError) {
@@ -366,21 +374,28 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	ev := s.openStream(w, cancel)
+	// The stream starts once the host has accepted the message: a message
+	// the host's checks refuse is answered with a status instead.
+	ev := s.newStream(w, cancel)
 	defer ev.close()
 	received := time.Now()
-	ev.send("session", map[string]string{"id": id})
-	// The messages that arrive with this one get their first events
-	// before the turns take the processor (burst.go).
-	s.burst.wait(ctx)
 	t := &turn{s: s, session: id, client: clientAddr(r), api: "chat", emit: ev.send}
+	t.accepted = func() {
+		ev.send("session", map[string]string{"id": id})
+		// The messages that arrive with this one get their first events
+		// before the turns take the processor (burst.go).
+		s.burst.wait(ctx)
+	}
 	var once sync.Once
-	user := model.Message{Role: model.RoleUser, Content: text}
-	res, err := s.runTurn(ctx, t, host.Turn{Messages: append(s.takeAppContext(id), user)}, func(delta string) {
+	res, err := s.runTurn(ctx, t, host.Turn{Text: in.Content, Attachments: s.takeAppContext(id)}, func(delta string) {
 		once.Do(func() { s.metrics.firstEvent.WithLabelValues("chat").Observe(time.Since(received).Seconds()) })
 		ev.send("token", map[string]string{"text": delta})
 	})
 	if err != nil {
+		if code, msg, ok := refusal(err); ok && !ev.started() {
+			writeError(w, code, msg)
+			return
+		}
 		ev.send("error", ErrorEvent{Message: err.Error()})
 		return
 	}
@@ -421,18 +436,62 @@ type eventStream struct {
 	rc      *http.ResponseController
 	timeout time.Duration
 	broken  bool
+	begun   bool // the status and headers are written
 	cancel  context.CancelFunc
 }
 
+// newStream prepares an event stream on w; its status and headers are
+// written with its first event, so that until then the handler may still
+// answer with another status.
+func (s *Server) newStream(w http.ResponseWriter, cancel context.CancelFunc) *eventStream {
+	return &eventStream{w: w, rc: http.NewResponseController(w), timeout: s.opts.WriteTimeout, cancel: cancel}
+}
+
+// openStream is newStream with its status and headers written at once.
 func (s *Server) openStream(w http.ResponseWriter, cancel context.CancelFunc) *eventStream {
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Time{})
-	h := w.Header()
+	e := s.newStream(w, cancel)
+	e.mu.Lock()
+	e.startLocked()
+	e.mu.Unlock()
+	return e
+}
+
+// startLocked writes the stream's status and headers once (e.mu held).
+func (e *eventStream) startLocked() {
+	if e.begun {
+		return
+	}
+	e.begun = true
+	_ = e.rc.SetReadDeadline(time.Time{})
+	h := e.w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no") // a proxy must not hold the stream back
-	w.WriteHeader(http.StatusOK)
-	return &eventStream{w: w, rc: rc, timeout: s.opts.WriteTimeout, cancel: cancel}
+	e.w.WriteHeader(http.StatusOK)
+}
+
+// started reports whether the stream's status has been written.
+func (e *eventStream) started() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.begun
+}
+
+// refusal is the status and message of a message the host's checks
+// refused before the turn ran: too long, refused by the input guard, or
+// empty.
+func refusal(err error) (code int, msg string, ok bool) {
+	var tooLong *host.TooLongError
+	var refused *host.InputRefusedError
+	switch {
+	case errors.As(err, &tooLong):
+		return http.StatusRequestEntityTooLarge, err.Error(), true
+	case errors.As(err, &refused):
+		return http.StatusUnprocessableEntity, err.Error(), true
+	case errors.Is(err, host.ErrEmptyMessage):
+		return http.StatusBadRequest, `the message is empty; send {"content": "your question"}`, true
+	}
+	return 0, "", false
 }
 
 // close ends the stream for writers still holding it: a tool that ignored
@@ -444,20 +503,29 @@ func (e *eventStream) close() {
 	e.mu.Unlock()
 }
 
-// send writes one event; it reports false once the client is gone.
+// send writes one named event with data as JSON; it reports false once
+// the client is gone.
 func (e *eventStream) send(event string, data any) bool {
 	b, err := json.Marshal(data)
 	if err != nil {
 		b, _ = json.Marshal(ErrorEvent{Message: "an event could not be encoded: " + err.Error()})
 		event = "error"
 	}
+	return e.write(event, b)
+}
+
+// write is the one writer of the stream's events (the chat API's named
+// ones and /v1's unnamed ones): each under the write deadline, flushed at
+// once; a failed write marks the stream broken and cancels the turn.
+func (e *eventStream) write(event string, data []byte) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.broken {
 		return false
 	}
+	e.startLocked()
 	_ = e.rc.SetWriteDeadline(time.Now().Add(e.timeout))
-	_, err = fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", event, b)
+	_, err := e.w.Write(appendEvent(nil, event, data))
 	if err == nil {
 		err = e.rc.Flush()
 	}
@@ -469,9 +537,33 @@ func (e *eventStream) send(event string, data any) bool {
 	return true
 }
 
+// appendEvent appends one server-sent event to b: its name when it has
+// one, and data as one "data:" line per line of it, since a line break
+// inside a data line would end the field there and the rest would be read
+// as a field of its own.
+func appendEvent(b []byte, event string, data []byte) []byte {
+	if event != "" {
+		b = append(append(append(b, "event: "...), event...), '\n')
+	}
+	data = bytes.ReplaceAll(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")), []byte("\r"), []byte("\n"))
+	for {
+		line, rest, more := bytes.Cut(data, []byte("\n"))
+		b = append(append(append(b, "data: "...), line...), '\n')
+		if !more {
+			break
+		}
+		data = rest
+	}
+	return append(b, '\n')
+}
+
 // ApprovalRequest is the body of POST .../approvals/{approvalId}.
 type ApprovalRequest struct {
 	Approved *bool `json:"approved"`
+	// Remember keeps an allow: "session" for the rest of the session,
+	// "project" in this project from now on; empty for this call only.
+	// It must be one the approval event offered.
+	Remember string `json:"remember,omitempty"`
 }
 
 func (s *Server) postApproval(w http.ResponseWriter, r *http.Request) {
@@ -493,13 +585,26 @@ func (s *Server) postApproval(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such approval is waiting in this session (it may have timed out or been answered)")
 		return
 	}
+	if in.Remember != "" && (!*in.Approved || !slices.Contains(a.remember, in.Remember)) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf(`"remember" may be %s with "approved": true, or left out`, strings.Join(quoted(a.remember), " or ")))
+		return
+	}
 	select {
-	case a.decide <- *in.Approved:
+	case a.decide <- answer{approved: *in.Approved, remember: in.Remember}:
 	default:
 		writeError(w, http.StatusConflict, "this approval was answered already")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"id": a.id, "approved": *in.Approved})
+	writeJSON(w, http.StatusOK, map[string]any{"id": a.id, "approved": *in.Approved, "remember": in.Remember})
+}
+
+// quoted quotes each of names for an error message.
+func quoted(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = strconv.Quote(n)
+	}
+	return out
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
@@ -523,8 +628,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
 	rd := Readiness{Ready: true, Database: "ok", Servers: []ServerStatus{}}
-	if err := s.opts.Store.DB.PingContext(ctx); err != nil {
-		rd.Ready, rd.Database = false, "unreachable: "+err.Error()
+	if err := s.h.Store().DB.PingContext(ctx); err != nil {
+		rd.Ready, rd.Database = false, "unreachable: "+store.Cause(err)
+	} else if err := s.writeCheck(ctx); err != nil {
+		rd.Ready, rd.Database = false, err.Error()
 	}
 	if s.draining.Load() {
 		rd.Ready = false

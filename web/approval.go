@@ -12,9 +12,19 @@ type approval struct {
 	id      string
 	session string
 	client  string // the key of the client that asked (clientKey)
+	// remember are the ways the answer may be kept that this approval
+	// offers ("session", and "project" where an allow rule decides).
+	remember []string
 	// decide receives the answer; its capacity of one lets the answering
 	// request return at once, and a second answer is refused.
-	decide chan bool
+	decide chan answer
+}
+
+// answer is the page's answer to an approval: allowed or not, and for how
+// long ("" this call only, "session" or "project").
+type answer struct {
+	approved bool
+	remember string
 }
 
 // ApprovalEvent is the data of an "approval" event: sent with Decision
@@ -31,22 +41,39 @@ type ApprovalEvent struct {
 	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
 	// By is "view" when a tool's view asked for the call, not the model.
 	By string `json:"by,omitempty"`
+	// Remember lists how else than once the call may be allowed, for the
+	// page's buttons: "session" (this tool for the rest of the session)
+	// and "project" (from now on, in this project's permissions).
+	Remember []string `json:"remember,omitempty"`
+	// Remembered says, with Decision "allowed", for how long: "session"
+	// or "project"; empty for this call only.
+	Remembered string `json:"remembered,omitempty"`
 }
 
-// confirmer is the guard.Confirmer of the web: it raises an approval event
-// on the turn's stream and waits for POST .../approvals/{id}, at most the
+// confirmer is the guard.Confirmer of a web turn (host.Turn.Confirmer): it
+// raises an approval event on the turn's stream and waits for POST .../approvals/{id}, at most the
 // approval timeout. Nobody to ask (the OpenAI endpoint, a broken stream),
 // no answer in time, a cancelled turn and a full approval table all
 // refuse, with a reason the model can pass on.
-type confirmer struct{ s *Server }
+type confirmer struct {
+	s *Server
+	t *turn // the turn it asks for, on whose stream the question goes
+}
 
 func (c *confirmer) Confirm(ctx context.Context, req guard.ConfirmRequest) guard.Decision {
-	s := c.s
-	t := turnFrom(ctx)
+	s, t := c.s, c.t
 	if t == nil || t.emit == nil {
 		return guard.Decision{Reason: "nobody can approve calls made through this endpoint; use the chat page or the /api/sessions API to confirm it"}
 	}
-	a := &approval{id: randomID("ap-"), session: t.session, client: t.client, decide: make(chan bool, 1)}
+	if s.remembered.Allowed(ctx, t.session, req.Server, req.Tool) {
+		return guard.Decision{Approved: true, Reason: "allowed on the web page for the rest of the session"}
+	}
+	a := &approval{id: randomID("ap-"), session: t.session, client: t.client, decide: make(chan answer, 1), remember: []string{"session"}}
+	// Project is offered only where an allow rule decides: an ask rule
+	// or AGENT_GUARD_CONFIRM asks whatever the allow list says.
+	if s.opts.AllowInProject != nil && req.Server != "" && req.Cause == guard.AskDefault {
+		a.remember = append(a.remember, "project")
+	}
 	// A turn waiting for approval holds a turn slot: the waits are capped
 	// per client and server-wide (half the slots at most), so that turns
 	// waiting on nobody cannot starve everyone else's.
@@ -76,7 +103,7 @@ func (c *confirmer) Confirm(ctx context.Context, req guard.ConfirmRequest) guard
 	}()
 
 	ev := ApprovalEvent{ID: a.id, Tool: req.Tool, Server: req.Server, Preview: req.ArgsPreview(),
-		Decision: "pending", TimeoutSeconds: int(wait.Seconds())}
+		Decision: "pending", TimeoutSeconds: int(wait.Seconds()), Remember: a.remember}
 	if t.api == "app" {
 		ev.By = "view"
 	}
@@ -88,10 +115,11 @@ func (c *confirmer) Confirm(ctx context.Context, req guard.ConfirmRequest) guard
 	}
 	var d guard.Decision
 	select {
-	case ok := <-a.decide:
+	case ans := <-a.decide:
 		s.markRead(a.client, true)
-		if ok {
+		if ans.approved {
 			ev.Decision, d = "allowed", guard.Decision{Approved: true, Reason: "allowed on the web page"}
+			ev.Remembered = s.remember(ctx, t.session, req, ans.remember)
 		} else {
 			ev.Decision, d = "denied", guard.Decision{Reason: "the user clicked Deny"}
 		}
@@ -104,9 +132,31 @@ func (c *confirmer) Confirm(ctx context.Context, req guard.ConfirmRequest) guard
 		return guard.Decision{Reason: "the turn was cancelled while waiting for approval"}
 	}
 	s.metrics.approvals.WithLabelValues(ev.Decision).Inc()
-	ev.TimeoutSeconds = 0
+	ev.TimeoutSeconds, ev.Remember = 0, nil
 	t.emit("approval", ev)
 	return d
+}
+
+// remember keeps an Allow for the session, and for "project" in the
+// project's permissions too, and returns how long it holds. A failure to
+// keep it is logged: the call was allowed all the same.
+func (s *Server) remember(ctx context.Context, session string, req guard.ConfirmRequest, how string) string {
+	if how == "" {
+		return ""
+	}
+	if err := s.remembered.Allow(ctx, session, req.Server, req.Tool); err != nil {
+		s.log.Warn("approval: " + err.Error())
+	}
+	if how != "project" {
+		return "session"
+	}
+	file, err := s.opts.AllowInProject(req.Server, req.Tool)
+	if err != nil {
+		s.log.Warn(fmt.Sprintf("approval: could not allow %s:%s in the project (it holds for the session): %v", req.Server, req.Tool, err))
+		return "session"
+	}
+	s.log.Info(fmt.Sprintf("approval: %s:%s allowed in this project from now on (%s)", req.Server, req.Tool, file))
+	return "project"
 }
 
 // maxWaiting is how many approvals may wait at once: half the turn slots,

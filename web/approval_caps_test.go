@@ -36,11 +36,11 @@ func (refundModel) Stream(_ context.Context, req *model.Request, onText func(str
 
 // capsEnv is a server whose every turn waits for approval of a refund,
 // with a fake clock so nothing runs out unless the test says so.
-func capsEnv(t *testing.T, edit func(*Options)) (*testEnv, *fakeClock) {
+func capsEnv(t *testing.T, edit func(*envOptions)) (*testEnv, *fakeClock) {
 	t.Helper()
 	_, bridge := connectShop(t)
 	clock := newFakeClock()
-	e := newEnv(t, refundModel{}, func(o *Options) {
+	e := newEnv(t, refundModel{}, func(o *envOptions) {
 		o.Servers = []host.Server{bridge}
 		o.Guards = confirmGuards(t, "refund")
 		o.Clock = clock
@@ -91,7 +91,7 @@ func (e *testEnv) refusedAtOnce(t *testing.T) string {
 // once (its turn ends and frees its slot) and, once one is answered, the
 // client may wait again.
 func TestApprovalsPerClientCapped(t *testing.T) {
-	e, _ := capsEnv(t, func(o *Options) { o.ApprovalsPerClient = 2 })
+	e, _ := capsEnv(t, func(o *envOptions) { o.ApprovalsPerClient = 2 })
 	id1, s1, ap1 := e.pending(t)
 	id2, s2, ap2 := e.pending(t)
 	if ans := e.refusedAtOnce(t); !strings.Contains(ans, "2 approvals from this address are waiting already") {
@@ -116,7 +116,7 @@ func TestApprovalsPerClientCapped(t *testing.T) {
 // approval, whatever the number of clients; the rest stay for turns that
 // wait on nobody.
 func TestApprovalsCappedServerWide(t *testing.T) {
-	e, _ := capsEnv(t, func(o *Options) { o.MaxStreams = 4; o.ApprovalsPerClient = 100 })
+	e, _ := capsEnv(t, func(o *envOptions) { o.MaxStreams = 4; o.ApprovalsPerClient = 100 })
 	id1, s1, ap1 := e.pending(t)
 	id2, s2, ap2 := e.pending(t)
 	if ans := e.refusedAtOnce(t); !strings.Contains(ans, "too many approvals are waiting on this server") {

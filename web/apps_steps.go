@@ -77,13 +77,13 @@ type appStep struct {
 }
 
 // viewResults keeps, by call id, the results a turn's tools returned
-// (mcpclient.WithResultHook) until their steps end.
+// (host.Turn.OnToolResult) until their steps end.
 type viewResults struct {
 	mu   sync.Mutex
 	byID map[string]json.RawMessage
 }
 
-// keep records res for the call ctx runs (agent.CallIDFrom). Results over
+// keep records res for the call id. Results over
 // maxStoredResult are recorded as nil: known, not kept.
 func (v *viewResults) keep(id string, res *mcp.CallToolResult) {
 	if id == "" || res == nil {
@@ -120,7 +120,7 @@ func (s *Server) keepAppSteps(ctx context.Context, session string, steps []appSt
 		return nil
 	}
 	now := s.clock.Now().UTC().Format(time.RFC3339Nano)
-	return s.opts.Store.Tx(ctx, func(tx *sql.Tx) error {
+	return s.h.Store().Tx(ctx, func(tx *sql.Tx) error {
 		var last sql.NullInt64
 		if err := tx.QueryRowContext(ctx, `SELECT MAX(seq) FROM web_app_steps WHERE session_id = ?`, session).Scan(&last); err != nil {
 			return err
@@ -140,7 +140,7 @@ func (s *Server) keepAppSteps(ctx context.Context, session string, steps []appSt
 // appStepsOf reads the latest view steps kept for a session, by call id
 // and tool, oldest first.
 func (s *Server) appStepsOf(ctx context.Context, session string) (map[string][]appStep, error) {
-	rows, err := s.opts.Store.DB.QueryContext(ctx, `SELECT call_id, tool, server, resource_uri, result FROM web_app_steps WHERE session_id = ? ORDER BY seq DESC LIMIT ?`, session, maxHistoryAppSteps)
+	rows, err := s.h.Store().DB.QueryContext(ctx, `SELECT call_id, tool, server, resource_uri, result FROM web_app_steps WHERE session_id = ? ORDER BY seq DESC LIMIT ?`, session, maxHistoryAppSteps)
 	if err != nil {
 		return nil, fmt.Errorf("read the views of session %s: %w", session, err)
 	}

@@ -17,7 +17,7 @@ import (
 // shape without a key or with a wrong one, and an OpenAI client with a
 // right key is served; the chat API stays open.
 func TestAPIKeysGuardV1(t *testing.T) {
-	e := newEnv(t, toolTurns(), func(o *Options) { o.APIKeys = []string{"sk-one", "sk-two"} })
+	e := newEnv(t, toolTurns(), func(o *envOptions) { o.APIKeys = []string{"sk-one", "sk-two"} })
 	body := `{"messages":[{"role":"user","content":"订单 A-1024 到哪了？"}]}`
 	for _, hdr := range [][]string{nil, {"Authorization", "Bearer sk-wrong"}, {"Authorization", "Basic c2stb25lOg=="}, {"Authorization", "Bearer "}} {
 		resp := e.post(t, "/v1/chat/completions", body, hdr...)
@@ -67,7 +67,7 @@ func TestAPIKeysGuardV1(t *testing.T) {
 // /metrics needs it, and /readyz keeps its status and {"ready"} public
 // but shows database and server details only with it.
 func TestMetricsTokenGuardsMetricsAndReadyDetails(t *testing.T) {
-	e := newEnv(t, toolTurns(), func(o *Options) { o.MetricsToken = "m-secret" })
+	e := newEnv(t, toolTurns(), func(o *envOptions) { o.MetricsToken = "m-secret" })
 	get := func(path, auth string) (int, string) {
 		req, _ := http.NewRequest(http.MethodGet, e.url(path), nil)
 		if auth != "" {

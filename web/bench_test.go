@@ -21,8 +21,8 @@ import (
 // benchSessions is how many sessions send a message at once.
 const benchSessions = 200
 
-func benchEnv(b *testing.B, m model.Model, edit func(*Options)) (*testEnv, *http.Client) {
-	e := newEnv(b, m, func(o *Options) {
+func benchEnv(b *testing.B, m model.Model, edit func(*envOptions)) (*testEnv, *http.Client) {
+	e := newEnv(b, m, func(o *envOptions) {
 		o.MaxStreams = benchSessions + 8
 		if edit != nil {
 			edit(o)
@@ -118,7 +118,7 @@ func pct(ds []time.Duration, p int) float64 {
 // message (an order look-up: a tool call, a database read, the turn
 // stored) with the offline model, all at once.
 func BenchmarkConcurrentSessions(b *testing.B) {
-	e, client := benchEnv(b, offline.New(), nil)
+	e, client := benchEnv(b, offline.New(offlineDemo), nil)
 	isText := func(block string) bool { return strings.HasPrefix(block, "event: token") }
 	runConcurrent(b, func() []func() (timing, error) {
 		turns := make([]func() (timing, error), benchSessions)
@@ -140,7 +140,7 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 // BenchmarkConcurrentCompletions: the same load on /v1/chat/completions,
 // streaming.
 func BenchmarkConcurrentCompletions(b *testing.B) {
-	e, client := benchEnv(b, offline.New(), nil)
+	e, client := benchEnv(b, offline.New(offlineDemo), nil)
 	isText := func(block string) bool { return strings.Contains(block, `"content":`) }
 	body := `{"model":"agentapp","stream":true,"messages":[{"role":"user","content":"订单 A-1024 到哪了？"}]}`
 	runConcurrent(b, func() []func() (timing, error) {
@@ -198,7 +198,7 @@ func benchOpenStreams(b *testing.B, prepare func(*testEnv, *http.Client) func() 
 			}
 			return "ok", nil
 		}}
-		e, client := benchEnv(b, holdModel{}, func(o *Options) { o.Local = []*agent.Tool{hold} })
+		e, client := benchEnv(b, holdModel{}, func(o *envOptions) { o.Local = []*agent.Tool{hold} })
 		starts := make([]func() (*http.Response, error), benchSessions)
 		for i := range starts {
 			starts[i] = prepare(e, client)

@@ -151,7 +151,7 @@ func (m *countingModel) Generate(ctx context.Context, req *model.Request) (*mode
 // A message that comes while another burst is arriving gets its first
 // event at once; its turn waits for the burst to end and then runs whole.
 func TestMessageInBurstGetsFirstEventBeforeItsTurn(t *testing.T) {
-	m := &countingModel{Model: offline.New()}
+	m := &countingModel{Model: offline.New(offlineDemo)}
 	e := newEnv(t, m, nil)
 	e.srv.burst = newBurst(time.Hour, time.Hour) // every later message joins the burst
 	a, b := e.newSession(t), e.newSession(t)
@@ -197,7 +197,7 @@ func TestBurstDifferential(t *testing.T) {
 	}
 	msgs := []string{"订单 A-1024 到哪了？", "退货政策是什么？", "订单 B-2048 呢？", "你好"}
 	run := func(t *testing.T, hold bool) outcome {
-		e := newEnv(t, offline.New(), nil)
+		e := newEnv(t, offline.New(offlineDemo), nil)
 		if hold {
 			e.srv.burst = newBurst(50*time.Millisecond, time.Second) // each round in one burst
 		} else {

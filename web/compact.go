@@ -94,7 +94,7 @@ func (s *Server) postCompact(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.releaseSession(id)
 
-	ctx, cancel := context.WithTimeout(r.Context(), s.opts.TurnTimeout)
+	ctx, cancel := context.WithTimeout(r.Context(), s.h.TurnTimeout())
 	defer cancel()
 	stop := context.AfterFunc(s.hardStop, cancel)
 	defer stop()
@@ -105,7 +105,7 @@ func (s *Server) postCompact(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.log.Error("compact a session", "session", id, "err", err)
-		writeError(w, http.StatusInternalServerError, "the session could not be compacted; nothing changed, try again")
+		storeFailed(w, err, "the session could not be compacted; nothing changed, try again", false)
 		return
 	}
 	out := CompactResponse{Folded: res.Folded, Kept: res.Kept, Tokens: res.Tokens, SummaryTokens: res.SummaryTokens, Summary: res.Summary}

@@ -94,7 +94,7 @@ func TestCompactEndpoint(t *testing.T) {
 // the server could not have issued, a session that does not exist, a
 // cross-site page, a session busy answering, and too many requests.
 func TestCompactChecks(t *testing.T) {
-	e := newEnv(t, &summarizingModel{}, func(o *Options) { o.SessionRate = Rate{PerMinute: 1, Burst: 1} })
+	e := newEnv(t, &summarizingModel{}, func(o *envOptions) { o.SessionRate = Rate{PerMinute: 1, Burst: 1} })
 	id := e.newSession(t)
 	for _, c := range []struct {
 		what string
@@ -134,7 +134,7 @@ func TestWebFoldMarked(t *testing.T) {
 	for i := range 30 {
 		turns = append(turns, scripted.Turn{Text: fmt.Sprintf("订单 A-%d 已发货。%s", 1000+i, strings.Repeat("Thank you for waiting. ", 10))})
 	}
-	e := newEnv(t, scripted.New(turns...), func(o *Options) {
+	e := newEnv(t, scripted.New(turns...), func(o *envOptions) {
 		o.Context = host.ContextOptions{Window: 4000, Summarizer: budget.Extractive{}}
 	})
 	id := e.newSession(t)

@@ -31,7 +31,7 @@ func TestStepShowsCut(t *testing.T) {
 		scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "dump", map[string]string{})}},
 		scripted.Turn{Text: "done"},
 	)
-	e := newEnv(t, m, func(o *Options) { o.Local = append(o.Local, dump) })
+	e := newEnv(t, m, func(o *envOptions) { o.Local = append(o.Local, dump) })
 	id := e.newSession(t)
 	s := finalStep(t, e.send(t, id, "dump it").rest(t))
 	if s.Cut == nil {
@@ -49,19 +49,19 @@ func TestStepShowsCut(t *testing.T) {
 // a restarted process over the same database would.
 func envOn(t *testing.T, st *store.Store, m model.Model, servers ...host.Server) *testEnv {
 	t.Helper()
-	ctx := context.Background()
-	local, err := assistant.LocalTools(ctx, st, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(ctx, Options{Model: m, Local: local, Servers: servers, Store: st, AddressRate: Unlimited, SessionRate: Unlimited})
+	o := &envOptions{Model: m, LocalTools: assistant.LocalTools, Servers: servers, Store: reopen(t, st)}
+	o.AddressRate, o.SessionRate = Unlimited, Unlimited
+	h := openHost(t, o)
+	opts := o.Options
+	opts.Host = h
+	srv, err := New(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewUnstartedServer(nil)
 	ts.Config = srv.NewHTTPServer()
 	ts.Start()
-	return &testEnv{srv: srv, ts: ts, st: st}
+	return &testEnv{srv: srv, ts: ts, st: h.Store()}
 }
 
 func (e *testEnv) stop() {

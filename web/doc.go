@@ -1,8 +1,8 @@
-// Package web puts the customer-service assistant on the web: a JSON chat
-// API that streams each turn as server-sent events, an OpenAI-compatible
-// endpoint that offers the whole agent as one model, the chat page and
-// the operator's queue, behind the safety an internet-facing server
-// needs.
+// Package web puts an assistant (a host) on the web: a JSON chat API that
+// streams each turn as server-sent events, an OpenAI-compatible endpoint
+// that offers the whole agent as one model, the chat page and the routes
+// of an operator view the composition mounts (Options.Operator), behind the
+// safety an internet-facing server needs.
 //
 // A web turn is a host turn (package host): the same local tools, MCP
 // servers, tool table (listMcpResources and readMcpResource included),

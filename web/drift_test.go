@@ -99,7 +99,7 @@ func TestResourceToolsOnTheWeb(t *testing.T) {
 	notes := &liveServer{name: "notes", resources: true}
 	notes.offer("noteCount")
 	m := scripted.New(scripted.Turn{Text: "ok"}, scripted.Turn{Text: "ok"})
-	e := newEnv(t, m, func(o *Options) { o.Servers = append(o.Servers, notes) })
+	e := newEnv(t, m, func(o *envOptions) { o.Servers = append(o.Servers, notes) })
 	e.complete(t, "what notes are there?")
 	e.send(t, e.newSession(t), "and now?").rest(t)
 	for i, req := range m.Requests() {
@@ -173,7 +173,7 @@ func TestMidSessionClashKeepsTheTableLive(t *testing.T) {
 	beta := &liveServer{name: "beta"}
 	beta.offer("shared")
 	m := scripted.New(scripted.Turn{Text: "one"}, scripted.Turn{Text: "two"})
-	e := newEnv(t, m, func(o *Options) { o.Servers = append(o.Servers, alpha, beta) })
+	e := newEnv(t, m, func(o *envOptions) { o.Servers = append(o.Servers, alpha, beta) })
 	e.complete(t, "first")
 
 	// alpha now offers beta's tool and one of its own twice; beta adds one.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,10 +15,15 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/assistant"
+	"github.com/agentapp/agentapp/assistant/compose"
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/host"
+	"github.com/agentapp/agentapp/host/hosttest"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
+	"github.com/agentapp/agentapp/model/offline"
 	"github.com/agentapp/agentapp/store"
+	"github.com/agentapp/agentapp/support"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -26,27 +32,74 @@ type testEnv struct {
 	srv *Server
 	ts  *httptest.Server
 	st  *store.Store
+	svc *support.Service // the operator view's queue
 }
 
-// newEnv starts a Server with the real local tools (plus extra) on a
-// fresh database; edit adjusts the options first.
-func newEnv(t testing.TB, m model.Model, edit func(*Options)) *testEnv {
+// envOptions are the options of a test server and of the host under it.
+type envOptions struct {
+	Options
+	Model model.Model
+	// LocalTools are the assistant's unless a test clears them; Local
+	// are offered after them.
+	LocalTools  func(ctx context.Context, st *store.Store, g *guard.Guards, logger *slog.Logger) ([]*agent.Tool, error)
+	Local       []*agent.Tool
+	Servers     []host.Server
+	Guards      *guard.Config
+	System      string
+	MaxSteps    int
+	TurnTimeout time.Duration
+	Context     host.ContextOptions
+	// Store is the database; nil opens a fresh one. The host takes it
+	// over, as in production.
+	Store *store.Store
+}
+
+// openHost opens the host under a test server as cmd/agentapp does: with
+// host.Open and what the assistant brings (compose.Host), through
+// hosttest.
+func openHost(t testing.TB, o *envOptions) *host.Host {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
+	ho := compose.Host(&host.Options{})
+	ho.Model, ho.Store, ho.Servers, ho.Guards = o.Model, o.Store, o.Servers, o.Guards
+	ho.LocalTools, ho.Local = o.LocalTools, o.Local
+	ho.MaxSteps, ho.TurnTimeout, ho.Context = o.MaxSteps, o.TurnTimeout, o.Context
+	if o.System != "" {
+		ho.System = o.System
 	}
-	t.Cleanup(func() { st.Close() })
-	local, err := assistant.LocalTools(ctx, st, nil, nil)
-	if err != nil {
-		t.Fatal(err)
+	if o.Clock != nil {
+		ho.Now = o.Clock.Now
 	}
-	opts := Options{Model: m, Local: local, Store: st, AddressRate: Unlimited, SessionRate: Unlimited}
+	return hosttest.MustOpen(t, ho)
+}
+
+// newEnv starts a Server over a host with the real local tools (plus
+// extra) on a fresh database; edit adjusts the options first.
+func newEnv(t testing.TB, m model.Model, edit func(*envOptions)) *testEnv {
+	t.Helper()
+	o := &envOptions{Model: m, LocalTools: assistant.LocalTools}
+	o.AddressRate, o.SessionRate = Unlimited, Unlimited
 	if edit != nil {
-		edit(&opts)
+		edit(o)
 	}
-	srv, err := New(ctx, opts)
+	return startEnv(t, o)
+}
+
+// startEnv starts a Server with o, the operator view mounted as
+// cmd/agentapp mounts it.
+func startEnv(t testing.TB, o *envOptions) *testEnv {
+	t.Helper()
+	h := openHost(t, o)
+	st := h.Store()
+	svc, err := support.New(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := o.Options
+	opts.Host = h
+	if opts.Operator == nil {
+		opts.Operator = assistant.Operator(svc, nil)
+	}
+	srv, err := New(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +110,17 @@ func newEnv(t testing.TB, m model.Model, edit func(*Options)) *testEnv {
 		ts.Close()
 		srv.Close()
 	})
-	return &testEnv{srv: srv, ts: ts, st: st}
+	return &testEnv{srv: srv, ts: ts, st: st, svc: svc}
+}
+
+// reopen opens the database of st again, as a restarted process would.
+func reopen(t testing.TB, st *store.Store) *store.Store {
+	t.Helper()
+	st2, err := store.OpenFile(st.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st2
 }
 
 func (e *testEnv) url(path string) string { return e.ts.URL + path }
@@ -296,12 +359,9 @@ func connectShop(t *testing.T) (*shopServer, *mcpclient.Bridge) {
 }
 
 // confirmGuards returns guards that ask before each call to tools.
-func confirmGuards(t *testing.T, tools ...string) *guard.Guards {
+func confirmGuards(t *testing.T, tools ...string) *guard.Config {
 	t.Helper()
-	path := t.TempDir() + "/audit.log"
-	a := guard.NewAudit(path, nil)
-	t.Cleanup(func() { a.Close() })
-	return guard.New(guard.Config{Confirm: tools, AuditLog: path}, nil, a)
+	return &guard.Config{Confirm: tools, AuditLog: t.TempDir() + "/audit.log"}
 }
 
 // blockingTool is a local tool that waits for its context and reports
@@ -332,4 +392,14 @@ func (s *sseStream) nextWithin(t *testing.T, d time.Duration) (sseEvent, bool) {
 		t.Fatalf("no event within %s", d)
 		return sseEvent{}, false
 	}
+}
+
+// offlineDemo names the assistant's tools for the offline demo model, as
+// cmd/agentapp does.
+var offlineDemo = offline.Tools{
+	Order:        "getOrderStatus",
+	Ticket:       "createTicket",
+	Handoff:      "escalateToHuman",
+	Search:       "searchKnowledgeBase",
+	SearchRemote: "searchKnowledge",
 }

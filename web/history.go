@@ -49,7 +49,7 @@ func (s *Server) history(ctx context.Context, id string, after int) (_ []History
 		}
 		switch m.Role {
 		case model.RoleUser:
-			out = append(out, HistoryEntry{Role: "user", Content: m.Content})
+			out = append(out, HistoryEntry{Role: "user", Content: host.TypedText(m.Content)})
 			steps, outputs, index, step = nil, nil, map[string]int{}, 0
 		case model.RoleAssistant:
 			if len(m.ToolCalls) > 0 {
@@ -61,7 +61,7 @@ func (s *Server) history(ctx context.Context, id string, after int) (_ []History
 				}
 				continue
 			}
-			out = append(out, HistoryEntry{Role: "assistant", Content: m.Content, Steps: steps, Sources: host.Sources(m.Content, outputs)})
+			out = append(out, HistoryEntry{Role: "assistant", Content: m.Content, Steps: steps, Sources: s.h.Sources(m.Content, outputs)})
 			steps, outputs = nil, nil
 		case model.RoleTool:
 			outputs = append(outputs, m.Content)

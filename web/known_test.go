@@ -59,7 +59,7 @@ func TestKnownSessionsExpireAndAreCapped(t *testing.T) {
 // session this server created: its first event must not wait for a
 // connection. Before knownSessions, the existence check queued for one.
 func TestFirstEventWaitsForNoStoreConnection(t *testing.T) {
-	e := newEnv(t, offline.New(), nil)
+	e := newEnv(t, offline.New(offlineDemo), nil)
 	id := e.newSession(t)
 
 	ctx := context.Background()
@@ -139,7 +139,7 @@ func TestKnownSessionsDifferential(t *testing.T) {
 		direct  []string   // events of a message to a session stored by another process
 	}
 	run := func(t *testing.T, remember bool) outcome {
-		e := newEnv(t, offline.New(), nil)
+		e := newEnv(t, offline.New(offlineDemo), nil)
 		if !remember {
 			e.srv.known = nil
 		}

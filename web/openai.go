@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/model"
@@ -159,11 +158,6 @@ func conversation(in []oaMessage) ([]model.Message, int, string) {
 	if len(msgs) == 0 || msgs[len(msgs)-1].Role != model.RoleUser || strings.TrimSpace(msgs[len(msgs)-1].Content) == "" {
 		return nil, http.StatusBadRequest, "the last message must be a user message with text"
 	}
-	last := &msgs[len(msgs)-1]
-	if n := utf8.RuneCountInString(last.Content); n > host.MaxMessageRunes {
-		return nil, http.StatusRequestEntityTooLarge, (&host.TooLongError{Length: n}).Error()
-	}
-	last.Content = strings.TrimSpace(last.Content)
 	for len(msgs) > 1 && msgs[0].Role != model.RoleUser {
 		msgs = msgs[1:]
 	}
@@ -189,10 +183,7 @@ func (s *Server) scanSupplied(in []oaMessage) (int, string) {
 			text = string(m.Content)
 		}
 		if i == last {
-			if err := s.guards.CheckUserMessage(text); err != nil {
-				return http.StatusUnprocessableEntity, (&host.InputRefusedError{Err: err}).Error()
-			}
-			continue
+			continue // the host checks the last user message, as every front end's
 		}
 		source := fmt.Sprintf("messages[%d] (%s)", i, m.Role)
 		if err := s.guards.CheckSuppliedMessage(source, "a supplied "+m.Role+" message", text); err != nil {
@@ -246,8 +237,12 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	if !in.Stream {
 		rc := http.NewResponseController(w)
 		_ = rc.SetReadDeadline(time.Time{})
-		_ = rc.SetWriteDeadline(time.Now().Add(s.opts.TurnTimeout + s.opts.WriteTimeout))
+		_ = rc.SetWriteDeadline(time.Now().Add(s.h.TurnTimeout() + s.opts.WriteTimeout))
 		res, err := s.runTurn(r.Context(), t, host.Turn{Conversation: msgs, Summaries: s.summaries}, nil)
+		if code, msg, ok := refusal(err); ok {
+			writeOAError(w, code, msg)
+			return
+		}
 		if ce := (*host.ContextError)(nil); errors.As(err, &ce) {
 			writeJSON(w, http.StatusBadRequest, oaError{Error: oaErrorBody{Message: err.Error(), Type: "invalid_request_error", Code: "context_length_exceeded"}})
 			return
@@ -266,19 +261,24 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	ev := s.openStream(w, cancel)
+	ev := s.newStream(w, cancel)
 	defer ev.close()
 	chunk := func(delta *oaOut, finish *string) bool {
 		return ev.data(oaCompletion{ID: id, Object: "chat.completion.chunk", Created: created, Model: s.opts.ModelID,
 			Choices: []oaChoice{{Delta: delta, FinishReason: finish}}})
 	}
-	chunk(&oaOut{Role: "assistant"}, nil)
+	// The stream starts once the host has accepted the last message.
+	t.accepted = func() { chunk(&oaOut{Role: "assistant"}, nil) }
 	streamed := false
 	res, err := s.runTurn(ctx, t, host.Turn{Conversation: msgs, Summaries: s.summaries}, func(delta string) {
 		firstText()
 		streamed = true
 		chunk(&oaOut{Content: delta}, nil)
 	})
+	if code, msg, ok := refusal(err); ok && !ev.started() {
+		writeOAError(w, code, msg)
+		return
+	}
 	if err != nil {
 		ev.data(oaError{Error: oaErrorBody{Message: err.Error(), Type: "server_error"}})
 		return
@@ -304,24 +304,7 @@ func (e *eventStream) data(v any) bool {
 	return e.raw(string(b))
 }
 
-func (e *eventStream) raw(data string) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.broken {
-		return false
-	}
-	_ = e.rc.SetWriteDeadline(time.Now().Add(e.timeout))
-	_, err := fmt.Fprintf(e.w, "data: %s\n\n", data)
-	if err == nil {
-		err = e.rc.Flush()
-	}
-	if err != nil {
-		e.broken = true
-		e.cancel()
-		return false
-	}
-	return true
-}
+func (e *eventStream) raw(data string) bool { return e.write("", []byte(data)) }
 
 // usageOf is the turn's usage in the OpenAI shape: every model call of the
 // turn added up, estimated (and marked so) where the provider reported

@@ -123,7 +123,7 @@ func TestOpenAIRefusesConfirmedTools(t *testing.T) {
 		scripted.Turn{Calls: []model.ToolCall{scripted.Call("r1", "refund", map[string]string{"orderId": "A-1024"})}},
 		scripted.Turn{Text: "退款需要您在页面上确认。"},
 	)
-	e := newEnv(t, m, func(o *Options) {
+	e := newEnv(t, m, func(o *envOptions) {
 		o.Servers = []host.Server{bridge}
 		o.Guards = confirmGuards(t, "refund")
 	})

@@ -51,9 +51,9 @@ func TestDefaultPolicyRaisesApprovalForWriteTool(t *testing.T) {
 	path := t.TempDir() + "/audit.log"
 	a := guard.NewAudit(path, nil)
 	t.Cleanup(func() { a.Close() })
-	e := newEnv(t, m, func(o *Options) {
+	e := newEnv(t, m, func(o *envOptions) {
 		o.Servers = []host.Server{b}
-		o.Guards = guard.New(guard.Config{AuditLog: path}, nil, a) // every switch off: the default policy
+		o.Guards = &guard.Config{AuditLog: path} // every switch off: the default policy
 	})
 	id := e.newSession(t)
 	s := e.send(t, id, "write a.txt")

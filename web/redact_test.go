@@ -59,7 +59,7 @@ func TestProviderErrorsAreRedacted(t *testing.T) {
 	providerHost := strings.TrimPrefix(p.URL, "http://")
 	logs, traces := &lockedBuffer{}, &lockedBuffer{}
 	m := openai.New(openai.Config{APIKey: key, BaseURL: p.URL + "/v1", Model: "gpt-x"})
-	e := newEnv(t, m, func(o *Options) {
+	e := newEnv(t, m, func(o *envOptions) {
 		o.Logger = slog.New(slog.NewTextHandler(logs, nil))
 		o.Trace = traces
 		o.Secrets = []string{key}

@@ -17,11 +17,11 @@ import (
 // The operator lists refund requests and approves or declines them over
 // HTTP with the operator token; a decision is final.
 func TestOperatorRefunds(t *testing.T) {
-	e := newEnv(t, offline.New(), func(o *Options) { o.Token = "s3cret" })
+	e := newEnv(t, offline.New(offlineDemo), func(o *envOptions) { o.Token = "s3cret" })
 	ctx := support.WithCaller(context.Background(), "token:abc")
 	var ids []string
 	for _, order := range []string{"A-1024", "A-2048"} {
-		r, err := e.srv.support.RequestRefund(ctx, "token:abc", order, "broken")
+		r, err := e.svc.RequestRefund(ctx, "token:abc", order, "broken")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +70,7 @@ func TestOperatorRefunds(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("unknown request: %d, want 404", resp.StatusCode)
 	}
-	r, err := e.srv.support.Refund(ctx, "token:abc", ids[0])
+	r, err := e.svc.Refund(ctx, "token:abc", ids[0])
 	if err != nil || r.Status != support.RefundApproved {
 		t.Errorf("after approval the caller reads %+v, %v", r, err)
 	}
@@ -81,11 +81,11 @@ func TestOperatorRefunds(t *testing.T) {
 // browser does, with the operator's Basic credentials) to the refund API,
 // which records the decision and sends the browser back to the page.
 func TestOperatorPageRefunds(t *testing.T) {
-	e := newEnv(t, offline.New(), func(o *Options) { o.Token = "s3cret" })
+	e := newEnv(t, offline.New(offlineDemo), func(o *envOptions) { o.Token = "s3cret" })
 	ctx := support.WithCaller(context.Background(), "token:abc")
 	var ids []string
 	for _, order := range []string{"A-1024", "A-2048"} {
-		r, err := e.srv.support.RequestRefund(ctx, "token:abc", order, "broken <script>alert(1)</script>")
+		r, err := e.svc.RequestRefund(ctx, "token:abc", order, "broken <script>alert(1)</script>")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +146,7 @@ func TestOperatorPageRefunds(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/operator" {
 		t.Fatalf("form approve: %d to %q, want 303 to /operator", resp.StatusCode, resp.Header.Get("Location"))
 	}
-	q, err := e.srv.support.Refund(ctx, "token:abc", ids[0])
+	q, err := e.svc.Refund(ctx, "token:abc", ids[0])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,9 @@
 package web
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
-	"fmt"
-	"net"
 	"net/http"
-	"strconv"
-	"strings"
+
+	"github.com/agentapp/agentapp/internal/trust"
 )
 
 // checkHost refuses a request that reached a loopback address under a
@@ -16,29 +12,13 @@ import (
 // rebinding), would reach a server on the user's own machine.
 func checkHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-		if local != nil && isLoopbackHost(hostOnly(local.String())) && !isLoopbackHost(hostOnly(r.Host)) {
+		if msg := trust.HostProblem(r); msg != "" {
 			w.Header().Set("Connection", "close")
-			writeError(w, http.StatusForbidden, fmt.Sprintf("Host %s is not a loopback name; this server only answers requests addressed to localhost, 127.0.0.1 or [::1]", strconv.Quote(r.Host)))
+			writeError(w, http.StatusForbidden, msg)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return strings.Trim(hostport, "[]")
 }
 
 // crossOrigin refuses state-changing requests a browser sent from another
@@ -61,16 +41,9 @@ func (s *Server) operatorOnly(next http.HandlerFunc) http.HandlerFunc {
 	if s.opts.Token == "" {
 		return next
 	}
-	want := sha256.Sum256([]byte(s.opts.Token))
+	want := trust.NewSecrets(s.opts.Token)
 	return func(w http.ResponseWriter, r *http.Request) {
-		var got string
-		if _, pass, ok := r.BasicAuth(); ok {
-			got = pass
-		} else if scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
-			got = strings.TrimSpace(tok)
-		}
-		sum := sha256.Sum256([]byte(got))
-		if got == "" || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+		if !want.Match(trust.Credential(r)) {
 			w.Header().Set("WWW-Authenticate", `Basic realm="agentapp operator", charset="UTF-8"`)
 			writeError(w, http.StatusUnauthorized, "the operator view needs the token the server was started with (AGENTAPP_WEB_TOKEN): send it as \"Authorization: Bearer <token>\", or as the password when the browser asks")
 			return
@@ -79,53 +52,16 @@ func (s *Server) operatorOnly(next http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// bearerOrBasic is the credential a request carries: a Bearer token, or
-// the password of HTTP Basic.
-func bearerOrBasic(r *http.Request) string {
-	if _, pass, ok := r.BasicAuth(); ok {
-		return pass
-	}
-	if scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
-		return strings.TrimSpace(tok)
-	}
-	return ""
-}
-
-// matchesAny reports whether got is one of the sums, in time that does not
-// depend on which one or how much of it matched.
-func matchesAny(got string, sums [][sha256.Size]byte) bool {
-	if got == "" {
-		return false
-	}
-	sum := sha256.Sum256([]byte(got))
-	ok := 0
-	for _, w := range sums {
-		ok |= subtle.ConstantTimeCompare(sum[:], w[:])
-	}
-	return ok == 1
-}
-
-func sumsOf(keys ...string) [][sha256.Size]byte {
-	var sums [][sha256.Size]byte
-	for _, k := range keys {
-		if k = strings.TrimSpace(k); k != "" {
-			sums = append(sums, sha256.Sum256([]byte(k)))
-		}
-	}
-	return sums
-}
-
 // apiKeyOnly lets a /v1 request through when it carries one of
 // Options.APIKeys as "Authorization: Bearer <key>", as OpenAI's clients
 // send their key. Without keys configured, everything passes.
 func (s *Server) apiKeyOnly(next http.HandlerFunc) http.HandlerFunc {
-	sums := sumsOf(s.opts.APIKeys...)
-	if len(sums) == 0 {
+	keys := trust.NewSecrets(s.opts.APIKeys...)
+	if keys.Empty() {
 		return next
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
-		scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		if !strings.EqualFold(scheme, "Bearer") || !matchesAny(strings.TrimSpace(tok), sums) {
+		if tok, _ := trust.BearerToken(r.Header.Get("Authorization")); !keys.Match(tok) {
 			msg := "this endpoint needs an API key: send \"Authorization: Bearer <key>\" with one of the keys the server was started with"
 			if tok != "" {
 				msg = "the API key is not one this server accepts; send \"Authorization: Bearer <key>\" with one of the keys the server was started with"
@@ -144,7 +80,7 @@ func (s *Server) metricsAllowed(r *http.Request) bool {
 	if s.opts.MetricsToken == "" {
 		return true
 	}
-	return matchesAny(bearerOrBasic(r), sumsOf(s.opts.MetricsToken))
+	return trust.NewSecrets(s.opts.MetricsToken).Match(trust.Credential(r))
 }
 
 // metricsOnly guards /metrics with Options.MetricsToken.

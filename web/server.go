@@ -15,13 +15,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/redact"
-	"github.com/agentapp/agentapp/model"
-	"github.com/agentapp/agentapp/store"
-	"github.com/agentapp/agentapp/support"
 	"github.com/agentapp/agentapp/telemetry"
 )
 
@@ -68,28 +64,25 @@ const (
 	historyLimit = 400
 )
 
-// Options configure a Server. Either Host, or Model and Store, are
-// required; a nil or zero field means its default.
+// Options configure a Server. Host is required; a nil or zero field
+// means its default.
 type Options struct {
 	// Host is the host the web fronts (cmd/agentapp opens it with
-	// host.Open); the Server owns it: Close closes it. When nil, New makes
-	// one of Model, Local, Servers, Guards, Store, System, MaxSteps and
-	// TurnTimeout; with a Host those fields are ignored.
+	// host.Open); the Server owns it: Close, or a failing New, closes it.
+	// Its guards protect the turns as they protect the chat; the Server
+	// asks their confirmations on the page.
 	Host *host.Host
 
-	Model model.Model
-	// Local are the tools implemented in this process (assistant.LocalTools).
-	Local []*agent.Tool
-	// Servers are connected MCP servers. The Server owns them: Close
-	// closes every one.
-	Servers []host.Server
-	// Guards protect the turns as they protect the chat; the Server asks
-	// its confirmations on the page (it replaces any confirmer).
-	Guards *guard.Guards
-	// Store holds the sessions.
-	Store *store.Store
-	// Support is the operator's queue; nil opens one on Store.
-	Support *support.Service
+	// Operator are the routes of the operator view, by pattern ("GET
+	// /operator", every path under /operator): the composition mounts them
+	// (assistant.Operator), the server puts the operator token in front.
+	// None serves no operator view.
+	Operator map[string]http.Handler
+	// AllowInProject allows server's tool in this project from now on
+	// (cmd/agentapp writes the local scope's permissions) and returns the
+	// file written; the approval card offers "Always for this project"
+	// when it is set.
+	AllowInProject func(server, tool string) (file string, err error)
 	// Token, when set, is required for the operator view (Bearer, or the
 	// password of HTTP Basic so a browser can send it). Empty leaves the
 	// operator view open, which only a loopback server may do; the
@@ -121,19 +114,9 @@ type Options struct {
 	// Tracing, when set, continues the trace of a message's or a
 	// completion's traceparent header: a server span per request, the
 	// turn's span under it. Without it a turn is traced only if the
-	// host has a Tracing (host.Config).
+	// host has a Tracing (host.Options).
 	Tracing *telemetry.Tracing
 
-	// System is the system prompt; empty sends none (cmd/agentapp gives
-	// assistant.SystemPrompt).
-	System string
-	// MaxSteps bounds tool rounds per turn; 0 means agent.DefaultMaxSteps.
-	MaxSteps int
-	// TurnTimeout bounds a whole turn; 0 means host.DefaultTurnTimeout.
-	TurnTimeout time.Duration
-	// Context sizes the model's context window when New makes the host
-	// (see host.ContextOptions).
-	Context host.ContextOptions
 	// ApprovalTimeout bounds the wait for Allow or Deny; 0 means
 	// DefaultApprovalTimeout.
 	ApprovalTimeout time.Duration
@@ -190,10 +173,10 @@ type Server struct {
 	clock    Clock
 	h        *host.Host
 	sessions *host.SessionStore
-	support  *support.Service
 	guards   *guard.Guards
 	metrics  *metrics
 	handler  http.Handler
+	writes   writeChecks // /readyz's write check (unavailable.go)
 
 	// known are the sessions seen stored, checked before the store
 	// (known.go); nil asks the store every time.
@@ -217,13 +200,16 @@ type Server struct {
 	mu        sync.Mutex
 	active    map[string]bool      // sessions with a turn running
 	approvals map[string]*approval // pending, by id
-	waiting   map[string]int       // pending approvals by client key
+	// remembered holds the tools allowed for the rest of a session
+	// ("Always this session"), kept with the session.
+	remembered *host.SessionApprovals
+	waiting    map[string]int // pending approvals by client key
 	// unread holds the clients whose last approval ran out unanswered:
 	// theirs get UnreadApprovalTimeout until they answer one.
 	unread map[string]bool
 	// appContexts holds, by session, what a view asked the model to know
 	// at the next message (apps.go).
-	appContexts map[string]string
+	appContexts map[string]appContext
 
 	// hardStop is cancelled when the drain at shutdown runs out: the
 	// turns still running are cancelled then.
@@ -234,34 +220,19 @@ type Server struct {
 	closeErr  error
 }
 
-// New checks opts, opens the host unless opts.Host is given, and prepares
-// the front end. On error it closes the host (or opts.Servers), so no
-// server process outlives a web front end that did not start.
+// New checks opts and prepares the front end over opts.Host. On error it
+// closes the host, so no server process outlives a web front end that did
+// not start.
 func New(ctx context.Context, opts Options) (s *Server, err error) {
 	h := opts.Host
-	hostTried := false // host.New closes the servers when it fails
+	if h == nil {
+		return nil, errors.New("web: no host (open one with host.Open)")
+	}
 	defer func() {
-		switch {
-		case err == nil:
-		case h != nil:
+		if err != nil {
 			_ = h.Close()
-		case !hostTried:
-			_ = host.CloseAll(opts.Servers)
 		}
 	}()
-	if h == nil {
-		if opts.Model == nil {
-			return nil, errors.New("web: no model")
-		}
-		if opts.Store == nil || opts.Store.DB == nil {
-			return nil, errors.New("web: no open store")
-		}
-	} else {
-		opts.Model, opts.Store, opts.TurnTimeout = h.Model(), h.Store(), h.TurnTimeout()
-	}
-	if opts.TurnTimeout <= 0 {
-		opts.TurnTimeout = host.DefaultTurnTimeout
-	}
 	if opts.ApprovalTimeout <= 0 {
 		opts.ApprovalTimeout = DefaultApprovalTimeout
 	}
@@ -313,7 +284,7 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 		waiting:   map[string]int{},
 		unread:    map[string]bool{},
 
-		appContexts: map[string]string{},
+		appContexts: map[string]appContext{},
 		metrics:     newMetrics(),
 	}
 	if s.log == nil {
@@ -334,34 +305,20 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	s.appLim = newLimiter(opts.AppRate, s.clock)
 	s.summaries = newSummaryLRU(v1SummaryEntries)
 	s.hardStop, s.cancelHard = context.WithCancel(context.Background())
-	if h == nil {
-		hostTried = true
-		h, err = host.New(ctx, host.Config{
-			Model: opts.Model, Local: opts.Local, Servers: opts.Servers, Guards: opts.Guards, Store: opts.Store,
-			System: opts.System, MaxSteps: opts.MaxSteps, TurnTimeout: opts.TurnTimeout, Now: s.clock.Now, Logger: s.log,
-			Tracing: opts.Tracing, Context: opts.Context,
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
 	s.h = h
 	s.metrics.tokens = tokenMetrics{h}
 	s.sessions = h.Sessions()
 	s.known = newKnownSessions(knownCap, knownTTL)
-	s.support = opts.Support
-	if s.support == nil {
-		if s.support, err = support.New(ctx, opts.Store); err != nil {
-			return nil, err
-		}
-	}
-	if err := MigrateAppSteps(ctx, opts.Store); err != nil {
+	if err := MigrateAppSteps(ctx, h.Store()); err != nil {
 		return nil, err
 	}
-	// Every confirmation of the host's guards is asked on the page.
-	h.SetConfirmer(&confirmer{s: s})
+	if s.remembered, err = host.OpenSessionApprovals(ctx, h.Store(), s.clock.Now); err != nil {
+		return nil, err
+	}
 	s.guards = h.Guards()
-	s.handler = s.routes()
+	if s.handler, err = s.routes(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

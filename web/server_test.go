@@ -14,21 +14,18 @@ import (
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/scripted"
-	"github.com/agentapp/agentapp/store"
 )
 
 // serveEnv runs Serve on a loopback listener; stop cancels it and
 // returns Serve's error.
-func serveEnv(t *testing.T, m model.Model, edit func(*Options)) (base string, srv *Server, stop func() error) {
+func serveEnv(t *testing.T, m model.Model, edit func(*envOptions)) (base string, srv *Server, stop func() error) {
 	t.Helper()
-	st, err := store.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	opts := Options{Model: m, Store: st, AddressRate: Unlimited, SessionRate: Unlimited}
-	edit(&opts)
-	srv, err = New(context.Background(), opts)
+	o := &envOptions{Model: m}
+	o.AddressRate, o.SessionRate = Unlimited, Unlimited
+	edit(o)
+	opts := o.Options
+	opts.Host = openHost(t, o)
+	srv, err := New(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +72,7 @@ func TestShutdownLetsTurnsFinish(t *testing.T) {
 		return "found", nil
 	}}
 	m := scripted.New(scripted.Turn{Calls: []model.ToolCall{scripted.Call("s1", "slowLookup", nil)}}, scripted.Turn{Text: "找到了"})
-	base, _, stop := serveEnv(t, m, func(o *Options) {
+	base, _, stop := serveEnv(t, m, func(o *envOptions) {
 		o.Local = []*agent.Tool{tool}
 		o.Servers = []host.Server{bridge}
 	})
@@ -112,7 +109,7 @@ func TestShutdownLetsTurnsFinish(t *testing.T) {
 func TestShutdownCancelsTurnsAfterTheDrain(t *testing.T) {
 	started, cancelled := make(chan struct{}), make(chan struct{})
 	m := scripted.New(scripted.Turn{Calls: []model.ToolCall{scripted.Call("s1", "slowLookup", nil)}})
-	base, _, stop := serveEnv(t, m, func(o *Options) {
+	base, _, stop := serveEnv(t, m, func(o *envOptions) {
 		o.Local = []*agent.Tool{blockingTool(started, cancelled)}
 		o.ShutdownTimeout = 200 * time.Millisecond
 	})
@@ -136,7 +133,7 @@ func TestShutdownRefusesPendingApprovals(t *testing.T) {
 		scripted.Turn{Calls: []model.ToolCall{scripted.Call("r1", "refund", map[string]string{"orderId": "A-1024"})}},
 		scripted.Turn{Text: "没有退款。"},
 	)
-	base, _, stop := serveEnv(t, m, func(o *Options) {
+	base, _, stop := serveEnv(t, m, func(o *envOptions) {
 		o.Servers = []host.Server{bridge}
 		o.Guards = confirmGuards(t, "refund")
 		// Longer than stop waits: only the refusal can end the turn in time.
@@ -150,5 +147,23 @@ func TestShutdownRefusesPendingApprovals(t *testing.T) {
 	evs := s.rest(t)
 	if names(evs)[len(evs)-1] != "done" || len(shop.called()) != 0 {
 		t.Errorf("events %v, refund calls %v: want the turn finished without the call", names(evs), shop.called())
+	}
+}
+
+// TestOperatorRoutesChecked: the composition mounts operator routes under
+// /operator only; anything else, or a route the mux refuses, is an error
+// of New, not a panic.
+func TestOperatorRoutesChecked(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
+	for _, routes := range []map[string]http.Handler{
+		{"GET /api/steal": ok},
+		{"/operatorx": ok},
+		{"GET /operator": nil},
+		{"GET /operator/{id": ok},
+	} {
+		_, err := New(context.Background(), Options{Host: openHost(t, &envOptions{Model: scripted.New()}), Operator: routes})
+		if err == nil || !strings.Contains(err.Error(), "operator route") {
+			t.Errorf("routes %v: err = %v, want it refused", routes, err)
+		}
 	}
 }

@@ -40,7 +40,7 @@ func TestTaskStatusEvents(t *testing.T) {
 		scripted.Turn{Calls: []model.ToolCall{scripted.Call("r1", "simulate-research-query", map[string]string{"topic": "gophers"})}},
 		scripted.Turn{Text: "done"},
 	)
-	e := newEnv(t, m, func(o *Options) { o.Servers = []host.Server{b} })
+	e := newEnv(t, m, func(o *envOptions) { o.Servers = []host.Server{b} })
 	s := e.send(t, e.newSession(t), "research gophers")
 	var (
 		stages []string

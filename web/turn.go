@@ -10,16 +10,11 @@ import (
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/internal/redact"
-	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/trace"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-type turnKey struct{}
-
-// turn is one running turn. Its context carries it (turnFrom), which is
-// how a confirmation asked deep inside a guarded tool finds the stream to
-// raise its approval on.
+// turn is one running turn: its confirmer (approval.go) raises approvals
+// on its stream, and its raw results are kept for its views.
 type turn struct {
 	s       *Server
 	session string
@@ -33,11 +28,9 @@ type turn struct {
 	// turn once it is stored (apps_steps.go).
 	results  viewResults
 	appSteps []appStep
-}
-
-func turnFrom(ctx context.Context) *turn {
-	t, _ := ctx.Value(turnKey{}).(*turn)
-	return t
+	// accepted, when set, runs when the host has accepted the message
+	// (host.EventAccepted): the stream starts then.
+	accepted func()
 }
 
 // StepEvent is the data of a "step" event: one tool call, sent once when
@@ -86,6 +79,10 @@ type StatusEvent struct {
 // the page answers with.
 func (t *turn) event(ev host.Event, onText func(string)) {
 	switch ev.Kind {
+	case host.EventAccepted:
+		if t.accepted != nil {
+			t.accepted()
+		}
 	case host.EventToolStart:
 		if t.emit != nil {
 			t.emit("step", StepEvent{ID: ev.Call.ID, Step: ev.Step, Tool: ev.Call.Name, Server: ev.Server, Input: jsonOrString(ev.Call.Arguments), State: "running", UI: t.s.stepUI(ev.Server, ev.Call.Name)})
@@ -170,11 +167,11 @@ func (s *Server) runTurn(ctx context.Context, t *turn, ht host.Turn, onText func
 	defer cancel()
 	stop := context.AfterFunc(s.hardStop, cancel)
 	defer stop()
-	ctx = context.WithValue(ctx, turnKey{}, t)
+	// The turn's questions are asked on its stream, and its raw results
+	// kept for its views.
+	ht.Confirmer = &confirmer{s: s, t: t}
 	if s.opts.SandboxOrigin != "" {
-		ctx = mcpclient.WithResultHook(ctx, func(cctx context.Context, res *mcp.CallToolResult) {
-			t.results.keep(agent.CallIDFrom(cctx), res)
-		})
+		ht.OnToolResult = t.results.keep
 	}
 
 	start := time.Now()
@@ -182,12 +179,16 @@ func (s *Server) runTurn(ctx context.Context, t *turn, ht host.Turn, onText func
 	ht.Stream = onText != nil
 	ht.ToolInputPartial = t.emit != nil && s.opts.SandboxOrigin != "" // views want their input early
 	ht.OnEvent = func(ev host.Event) { t.event(ev, onText) }
+	if s.opts.Trace != nil {
+		follow := host.Follow(trace.New(s.opts.Trace, trace.WithLabel("session="+t.session)))
+		ht.OnEvent = func(ev host.Event) {
+			follow(ev)
+			t.event(ev, onText)
+		}
+	}
 	ht.FrontEnd = "web"
 	if t.api == "openai" {
 		ht.FrontEnd = "v1"
-	}
-	if s.opts.Trace != nil {
-		ht.Observer = trace.New(s.opts.Trace, trace.WithLabel("session="+t.session))
 	}
 	res, err := s.h.Run(ctx, ht)
 	if err == nil && ht.Conversation == nil {
@@ -229,7 +230,7 @@ func (s *Server) explain(err error) error {
 		s.log.Error(storeErr.Err.Error())
 		return errors.New("the answer could not be stored, so it is not part of the conversation; ask again")
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("the turn took longer than %v and was stopped; ask again, perhaps in smaller steps", s.opts.TurnTimeout)
+		return fmt.Errorf("the turn took longer than %v and was stopped; ask again, perhaps in smaller steps", s.h.TurnTimeout())
 	case errors.Is(err, context.Canceled):
 		if s.hardStop.Err() != nil {
 			return errors.New("the server is shutting down and stopped the turn; ask again in a moment")
@@ -246,6 +247,6 @@ func (s *Server) explain(err error) error {
 		s.log.Error(fmt.Sprintf("turn failed (error id %s): %v", id, err), "error_id", id)
 		return fmt.Errorf("the model could not answer (error id %s); try again in a moment, and give the id to the operator if it keeps failing", id)
 	}
-	s.log.Error(fmt.Sprintf("turn failed (error id %s): model %s: %v", id, s.opts.Model.Name(), err), "error_id", id)
+	s.log.Error(fmt.Sprintf("turn failed (error id %s): model %s: %v", id, s.h.Model().Name(), err), "error_id", id)
 	return fmt.Errorf("the answer failed (error id %s); try again in a moment, and give the id to the operator if it keeps failing", id)
 }

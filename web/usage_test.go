@@ -132,7 +132,7 @@ func TestWebFoldKeepsTranscript(t *testing.T) {
 		turns = append(turns, scripted.Turn{Text: fmt.Sprintf("订单 A-%d 已发货，预计 3 天送达。%s", 1000+i, strings.Repeat("Thank you for waiting. ", 10))})
 	}
 	m := scripted.New(turns...)
-	e := newEnv(t, m, func(o *Options) {
+	e := newEnv(t, m, func(o *envOptions) {
 		o.Context = host.ContextOptions{Window: 4000, Summarizer: budget.Extractive{}}
 	})
 	id := e.newSession(t)
@@ -168,7 +168,7 @@ func TestWebFoldKeepsTranscript(t *testing.T) {
 // TestV1RequestTooLarge: a /v1 conversation that cannot fit is refused
 // with OpenAI's context_length_exceeded and the reason.
 func TestV1RequestTooLarge(t *testing.T) {
-	e := newEnv(t, toolTurns(), func(o *Options) {
+	e := newEnv(t, toolTurns(), func(o *envOptions) {
 		o.Context = host.ContextOptions{Window: 1000}
 		o.System = strings.Repeat("Be helpful. ", 1000)
 	})

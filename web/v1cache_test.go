@@ -59,7 +59,7 @@ func (m *summarizingModel) counts() (summaries int, last *model.Request) {
 // the summary is extended once more, from the cached one.
 func TestV1ReusesSummaries(t *testing.T) {
 	m := &summarizingModel{}
-	e := newEnv(t, m, func(o *Options) { o.Context = host.ContextOptions{Window: 4000} })
+	e := newEnv(t, m, func(o *envOptions) { o.Context = host.ContextOptions{Window: 4000} })
 	var conv []map[string]string
 	ask := func(i int) string {
 		t.Helper()

@@ -1,7 +1,7 @@
 // Package toolnames names the customer-service tools. It imports nothing,
-// so that the offline model (which sits below the domain in the package
-// order) and the assistant (which sits above it) share one spelling of
-// each name; assistant's tests hold the tools to these names.
+// so that the assistant and the command line (which gives the offline demo
+// model these names) share one spelling of each name; assistant's tests
+// hold the tools to these names.
 package toolnames
 
 // The tools of the customer-service assistant.

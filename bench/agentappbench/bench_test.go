@@ -285,7 +285,11 @@ func agentappBinary(b *testing.B) string {
 			return
 		}
 		build.bin = filepath.Join(build.dir, "agentapp")
-		cmd := exec.Command(goTool, "build", "-o", build.bin, "github.com/agentapp/agentapp/cmd/agentapp")
+		// Built in the repository's own module: the bench module's go.sum
+		// holds only what the harness imports, not agentapp's every
+		// dependency.
+		cmd := exec.Command(goTool, "build", "-o", build.bin, "./cmd/agentapp")
+		cmd.Dir = filepath.Join("..", "..")
 		build.out, build.err = cmd.CombinedOutput()
 	})
 	if build.err != nil {

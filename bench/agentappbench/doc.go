@@ -4,7 +4,7 @@
 // with a raw JSON-RPC client (the profile target for the server's
 // tools/call). Run them with
 //
-//	go test -run '^$' -bench . ./bench/agentappbench
+//	go -C bench test -run '^$' -bench . ./agentappbench
 //
 // The stdio benchmarks use $AGENTAPP_BIN, or build cmd/agentapp into a
 // temporary directory once.

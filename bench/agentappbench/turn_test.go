@@ -107,8 +107,6 @@ func BenchmarkTurnOverhead(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	audit := guard.NewAudit(cfg.AuditLog, quiet)
-	b.Cleanup(func() { audit.Close() })
 	var calls atomic.Int64
 	var servers []host.Server
 	tools := 0
@@ -125,12 +123,13 @@ func BenchmarkTurnOverhead(b *testing.B) {
 		local = append(local, turnTool("", i, &calls))
 	}
 	tools += len(local)
-	h, err := host.New(ctx, host.Config{
+	h, err := host.Open(ctx, &host.Options{
 		Model:   &turnModel{tool: "srv07_tool3"},
 		Local:   local,
 		Servers: servers,
-		Guards:  guard.New(cfg, nil, audit),
+		Guards:  &cfg,
 		Store:   st,
+		Logger:  quiet,
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -99,6 +99,8 @@ func (f *fakeProvider) decide(rec recordedRequest) (string, string) {
 			return "dump", "{}"
 		case offered("tool_42"):
 			return "tool_42", "{}"
+		case offered("searchTools") && strings.Contains(last.Content, "giant"):
+			return "searchTools", `{"query":"giant"}`
 		case offered("searchTools"):
 			return "searchTools", `{"query":"tool_42"}`
 		}

@@ -15,13 +15,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentapp/agentapp/assistant"
+	"github.com/agentapp/agentapp/assistant/toolnames"
 	"github.com/agentapp/agentapp/host"
 	"github.com/agentapp/agentapp/mcpconfig"
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/chat"
-	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/model"
@@ -142,7 +141,7 @@ data directory), one JSON line each.`,
 	addLimitFlags(fl, &f.limits)
 	addContextWindowFlag(fl, &f)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		if strings.Contains(err.Error(), "--mcp") {
+		if strings.Contains(err.Error(), "--mcp") && !strings.HasPrefix(err.Error(), "unknown flag") {
 			err = fmt.Errorf("%v; give the MCP server's command line, e.g. %s", err, mcpExample)
 		}
 		return &exitError{code: 2, err: err}
@@ -242,31 +241,11 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 	signal.Notify(intr, os.Interrupt)
 	defer signal.Stop(intr)
 
-	m, info, hint, err := chooseModel(f.model)
+	setup, err := readHostSetup(cmd, f) // startup.go, shared with runWeb
 	if err != nil {
 		return err
 	}
-	ctxOpts, err := contextOptions(f, cmd.Flags().Changed("context-window"), m)
-	if err != nil {
-		return err
-	}
-	extra, err := extraServers(f)
-	if err != nil {
-		return err
-	}
-	dir, err := dataDir(cmd)
-	if err != nil {
-		return err
-	}
-	// The guards are read before anything starts: a mistyped switch is a
-	// start-up error, not a guard silently left off.
-	guardCfg, err := readGuardConfig(os.Getenv, dir)
-	if err != nil {
-		return err
-	}
-	if err := f.perms.apply(&guardCfg); err != nil {
-		return err
-	}
+	m, info, hint, extra, dir := setup.m, setup.info, setup.hint, setup.extra, setup.dir
 	// Deferred before the host opens, the flush of the spans runs after
 	// the servers closed (a Ctrl-C or -p included), within its own bound.
 	tr, stopTracing, err := startTracing(cmd, os.LookupEnv, logger)
@@ -293,40 +272,16 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 		// The trace shows every message; the server is asked for all.
 		connectOpts = append(connectOpts, mcpclient.WithServerLogs("debug", logs.print))
 	}
-	maxOut, toolSearch, err := limitOptions(&f.limits, chatConfigPath(f))
-	if err != nil {
-		return err
-	}
-	st, err := openStore(cmd)
-	if err != nil {
-		return err
-	}
-	h, err := openHost(ctx, intr, limited(maxOut, toolSearch, &host.Options{
-		Model:             m,
-		ConfigFile:        f.config,
-		DefaultConfigFile: defaultConfigFile,
-		Getenv:            os.Getenv,
-		LookupEnv:         os.LookupEnv,
-		Extra:             extra,
-		ApproveProject: func(project []mcpconfig.ScopedServer) ([]mcpconfig.Server, error) {
+	h, err := setup.startHost(ctx, cmd, f, intr, frontEnd{
+		approve: func(project []mcpconfig.ScopedServer) ([]mcpconfig.Server, error) {
 			return approveProjectServers(dir, project, stdin, stderr)
 		},
-		Guards:         &guardCfg,
-		Store:          st,
-		AuditToFile:    strings.TrimSpace(os.Getenv(guard.EnvAuditLog)) != "",
-		LocalTools:     assistant.LocalTools,
-		ConnectOptions: connectOpts,
-		Strict:         f.strictMCP,
-		Reason:         connectReason,
-		System:         assistant.SystemPrompt,
-		MaxSteps:       f.maxSteps,
-		TurnTimeout:    f.turnTimeout,
-		Notify:         chatNotice(stderr),
-		Logger:         logger,
-		Tracing:        tr,
-		Hints:          hostHints(),
-		Context:        ctxOpts,
-	}))
+		connect: connectOpts,
+		notify:  chatNotice(stderr),
+		hints:   hostHints(),
+		logger:  logger,
+		tracing: tr,
+	})
 	if err != nil {
 		return err
 	}
@@ -347,22 +302,21 @@ func runChatAs(cmd *cobra.Command, f *chatFlags, format chat.OutputFormat, repor
 	}
 
 	c, err := chat.New(ctx, chat.Config{
-		Host:        h,
-		ModelInfo:   info,
-		In:          stdin,
-		Out:         stdout,
-		Err:         stderr,
-		Interrupt:   intr,
-		Observer:    observer,
-		MaxSteps:    f.maxSteps,
-		TurnTimeout: f.turnTimeout,
-		SessionID:   f.session,
-		Continue:    f.cont,
-		HistoryFile: filepath.Join(dir, "chat_history"),
-		NoColor:     os.Getenv("NO_COLOR") != "",
-		ErrorHint:   hint,
-		Hints:       chatHints(),
-		ClientSide:  clientSide,
+		Host:           h,
+		ModelInfo:      info,
+		In:             stdin,
+		Out:            stdout,
+		Err:            stderr,
+		Interrupt:      intr,
+		Observer:       observer,
+		SessionID:      f.session,
+		Continue:       f.cont,
+		HistoryFile:    filepath.Join(dir, "chat_history"),
+		NoColor:        os.Getenv("NO_COLOR") != "",
+		ErrorHint:      hint,
+		Hints:          chatHints(),
+		ClientSide:     clientSide,
+		AllowInProject: allowInProject,
 	})
 	if err != nil {
 		if errors.Is(err, chat.ErrNoSession) {
@@ -407,7 +361,7 @@ func failedServersError(inactive []host.Inactive, extra []host.ExtraServer, conf
 		}
 		why := "no reason given"
 		if in.Err != nil {
-			why, _, _ = strings.Cut(in.Err.Error(), "\n")
+			why, _, _ = strings.Cut(withoutHandCheck(in.Err).Error(), "\n")
 			if lines := mcpclient.FailureReason(in.Err); len(lines) > 0 {
 				why = "its stderr says: " + strings.Join(lines, " … ")
 			}
@@ -472,9 +426,9 @@ func chooseModel(flag string) (m model.Model, info string, hint func(error) stri
 		} else {
 			info += "; set OPENAI_API_KEY (environment or .env) to use a real model"
 		}
-		return offline.New(), info, nil, nil
+		return offline.New(offlineTools), info, nil, nil
 	case name == "" && !cfg.HasKey():
-		return offline.New(), offline.Notice + "; --model NAME picks a model once a key is set", nil, nil
+		return offline.New(offlineTools), offline.Notice + "; --model NAME picks a model once a key is set", nil, nil
 	case !cfg.HasKey():
 		return nil, "", nil, usageError("--model %s needs an API key: set OPENAI_API_KEY (in the environment or a .env file), or use --model offline", name)
 	}
@@ -585,6 +539,17 @@ func connectReason(err error, c mcpconfig.Server) error {
 	return &reasonError{err: err, hint: hand}
 }
 
+// withoutHandCheck is err without the "(check it by hand: …)" a
+// reasonError adds, for a message that names the command itself ("see why
+// with …"): the same command twice in one line reads as two.
+func withoutHandCheck(err error) error {
+	var re *reasonError
+	if errors.As(err, &re) {
+		return re.err
+	}
+	return err
+}
+
 // reasonError is a connection failure with the command that retries it by
 // hand; it keeps the cause for errors.As (a login hint, say).
 type reasonError struct {
@@ -651,4 +616,14 @@ func connectFailure(err error, cfgs []mcpconfig.Server) error {
 		}
 	}
 	return &exitError{code: 1, err: errors.New(b.String())}
+}
+
+// offlineTools are the assistant's tool names, which the offline demo model
+// calls by: the command picks the model, so it names the tools for it.
+var offlineTools = offline.Tools{
+	Order:        toolnames.OrderStatus,
+	Ticket:       toolnames.CreateTicket,
+	Handoff:      toolnames.Escalate,
+	Search:       toolnames.SearchKB,
+	SearchRemote: toolnames.SearchKBRemote,
 }

@@ -19,7 +19,7 @@ import (
 // inside a turn, so a server may ask while it runs (issue 29 point 3).
 // On a terminal, against server-everything over stdio:
 // trigger-sampling-request reaches the model after the approval,
-// trigger-elicitation-request shows the form, and a tool's error is shown
+// trigger-elicitation-request shows the form, and an error is shown
 // whole, not cut to its first 120 characters.
 func TestChatCallRunsInATurn(t *testing.T) {
 	bin := everythingBin(t)
@@ -68,8 +68,11 @@ func TestChatCallRunsInATurn(t *testing.T) {
 	io.WriteString(f, ":cancel\r")
 	out.WaitFor(t, "✓ trigger-elicitation-request", 30*time.Second)
 
+	// An argument of the wrong type is refused before the call is sent
+	// (issue 43: arguments are checked against the tool's schema), with
+	// the check's message whole.
 	io.WriteString(f, `/call get-sum {"a":"x"}`+"\r")
-	out.WaitFor(t, "received undefined at b", 30*time.Second)
+	out.WaitFor(t, `invalid arguments for get-sum: validating root: validating /properties/a: type: x has type "string", want "number"`, 30*time.Second)
 
 	text := out.String()
 	for _, bad := range []string{"not running a tool call", "(+"} {

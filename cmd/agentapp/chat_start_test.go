@@ -158,3 +158,23 @@ func TestChatShowsWhyServerFailed(t *testing.T) {
 		t.Errorf("-p points to /mcp, which one-shot mode does not have:\n%s", errOut)
 	}
 }
+
+// TestChatFailedServerNamesCheckOnce: the warnings about a server that did
+// not connect name the command that checks it once, not twice ("check it by
+// hand: X" inside "see why with X").
+func TestChatFailedServerNamesCheckOnce(t *testing.T) {
+	chatEnv(t)
+	t.Setenv("AGENTAPP_DATA_DIR", t.TempDir())
+	_, errOut, code := runChatCLI(t, "", "chat", "--model", "offline", "--mcp", "broken=sh -c 'exit 3'", "-p", "订单 A-1024 到哪了？")
+	if code != exitServerFailed {
+		t.Fatalf("exit %d, want %d:\n%s", code, exitServerFailed, errOut)
+	}
+	for _, line := range strings.Split(errOut, "\n") {
+		if n := strings.Count(line, "agentapp mcp tools -- sh -c"); n > 1 || strings.Count(line, "check it by hand") > 0 && strings.Contains(line, "see why with") {
+			t.Errorf("a line names the check twice:\n%s", line)
+		}
+	}
+	if !strings.Contains(errOut, "see why with agentapp mcp tools -- sh -c") {
+		t.Errorf("no line names the check:\n%s", errOut)
+	}
+}

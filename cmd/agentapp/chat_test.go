@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/internal/testkit"
-	"github.com/agentapp/agentapp/mcpclient"
+	"github.com/agentapp/agentapp/mcpclient/supervise"
 )
 
 // runChatCLI runs agentapp in-process with the given stdin and returns
@@ -217,14 +217,20 @@ func TestChatDogfood(t *testing.T) {
 		t.Skip("the process-table check reads /proc")
 	}
 	bin := agentappBin(t)
-	for _, strict := range []bool{false, true} {
-		name := "mcp-wins"
-		if strict {
-			name = "strict"
-		}
-		t.Run(name, func(t *testing.T) {
+	// With tool search on, the server's tools that replaced local ones
+	// stay offered (the order question is answered) and the banner and
+	// /tools say what replaced what.
+	for _, tc := range []struct {
+		name           string
+		strict, search bool
+	}{{"mcp-wins", false, false}, {"strict", true, false}, {"mcp-wins, tool search on", false, true}} {
+		strict := tc.strict
+		t.Run(tc.name, func(t *testing.T) {
 			data := t.TempDir()
 			cmd := exec.Command(bin, "chat", "--model", "offline", "--trace", "--mcp", bin+" serve")
+			if tc.search {
+				cmd.Args = append(cmd.Args, "--tool-search", "on")
+			}
 			cmd.Dir = t.TempDir()
 			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + data, "AGENTAPP_DATA_DIR=" + data}
 			if strict {
@@ -259,6 +265,12 @@ func TestChatDogfood(t *testing.T) {
 				checkWarning(t, stderr, "agentapp: warning: MCP tools override local tools of the same name: ")
 				if !regexp.MustCompile(`getOrderStatus +MCP server agentapp`).MatchString(stdout) {
 					t.Errorf("/tools does not show the MCP getOrderStatus in use:\n%s", stdout)
+				}
+				if !strings.Contains(stdout, "getOrderStatus replaced by MCP server agentapp's, createTicket replaced by MCP server agentapp's") {
+					t.Errorf("the banner does not say which local tools were replaced:\n%s", stdout)
+				}
+				if !regexp.MustCompile(`getOrderStatus +MCP server agentapp, replaces the local tool`).MatchString(stdout) {
+					t.Errorf("/tools does not say shop's getOrderStatus replaced the local one:\n%s", stdout)
 				}
 			}
 			if left := processesOf(t, cmd.Process.Pid, data); len(left) > 0 {
@@ -570,7 +582,7 @@ func TestChatSIGTERMClosesEverything(t *testing.T) {
 
 // bridgeCloseBound is the close sequence's worst case (EOF grace, TERM
 // grace, the wait after KILL) plus a generous margin.
-const bridgeCloseBound = mcpclient.DefaultEOFGrace + mcpclient.DefaultTermGrace + 2*time.Second + 5*time.Second
+const bridgeCloseBound = supervise.DefaultEOFGrace + supervise.DefaultTermGrace + 2*time.Second + 5*time.Second
 
 // TestChatMCPQuotedPathAndName: --mcp takes a shell-quoted command line,
 // so the server binary can live in a directory with a space in its name

@@ -102,8 +102,12 @@ func printStatus(w io.Writer, st *store.Store, have map[string]int) error {
 		switch {
 		case v > c.version:
 			state = "newer than this agentapp: upgrade agentapp"
+		case v == 0:
+			// Not a fault: each component creates its tables when first
+			// used (the web's only when the web runs).
+			state = "not created yet (its first use creates it; agentapp db migrate does it now)"
 		case v < c.version:
-			state = fmt.Sprintf("%d step(s) to apply (agentapp db migrate)", c.version-v)
+			state = fmt.Sprintf("%d step(s) to apply (the next start applies them; agentapp db migrate does it now)", c.version-v)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", c.name, v, c.version, state)
 	}

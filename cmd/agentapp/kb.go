@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/internal/term"
 	"github.com/agentapp/agentapp/kb"
+	"github.com/agentapp/agentapp/store"
 	"github.com/spf13/cobra"
 )
 
@@ -260,11 +262,21 @@ func ingestFiles(cmd *cobra.Command, k *kb.KB, files []inputFile, failures []err
 	ingested, replaced, unchanged, done := 0, 0, 0, 0
 	var batch []kb.File
 	size := 0
+	// full is the error of a batch the disk had no room for: the ingest
+	// stops there, since every later batch would fail the same way.
+	var full error
 	flush := func() {
 		if len(batch) == 0 {
 			return
 		}
 		results, errs := k.IngestBatch(ctx, batch)
+		for _, err := range errs {
+			if store.IsDiskFull(err) {
+				full = err
+				batch, size = batch[:0], 0
+				return
+			}
+		}
 		for i, err := range errs {
 			var conflict *kb.ConflictError
 			switch {
@@ -304,9 +316,20 @@ func ingestFiles(cmd *cobra.Command, k *kb.KB, files []inputFile, failures []err
 		if len(batch) >= kb.BatchFiles || size >= kb.BatchBytes {
 			flush()
 		}
+		if full != nil {
+			break
+		}
 	}
 	flush()
 	bar.clear()
+	if full != nil {
+		// Give the log's space back, so that `kb rm` can free more.
+		if err := k.Checkpoint(context.WithoutCancel(ctx)); err != nil {
+			fmt.Fprintln(stderr, "agentapp: warning: the database's log could not be truncated:", err)
+		}
+		fmt.Fprintf(stdout, "ingested %d, unchanged %d, failed %d\n", ingested, unchanged, len(failures))
+		return &exitError{code: 1, err: fmt.Errorf("the disk is full (%s): stopped after %d of %d files; the documents stored so far are kept, the batch that did not fit was not stored. Free some space (agentapp kb rm ID removes a document) and run the same command again: what is stored already is left as it is", store.Cause(full), done, len(files))}
+	}
 	if ingested > 0 {
 		if err := k.Optimize(ctx); err != nil {
 			return err

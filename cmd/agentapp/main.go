@@ -14,8 +14,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/agentapp/agentapp/mcpclient"
+	"github.com/agentapp/agentapp/mcpclient/supervise"
+	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // exitError carries a process exit code through cobra.
@@ -86,11 +88,30 @@ func markUsageErrors(cmd *cobra.Command) {
 	}
 	flagErr := cmd.FlagErrorFunc()
 	cmd.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return usageHint(cmd, flagErr(cmd, err))
+		return usageHint(cmd, flagErr(cmd, suggestFlag(cmd, err)))
 	})
 	for _, c := range cmd.Commands() {
 		markUsageErrors(c)
 	}
+}
+
+// suggestFlag adds "did you mean --X?" to pflag's error for an unknown
+// long flag that is one or two edits from a flag of cmd (--mpc, --mcp).
+func suggestFlag(cmd *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return err
+	}
+	var names []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	if n := mcpconfig.Nearest(name, names); n != "" {
+		return fmt.Errorf("%w; did you mean --%s?", err, n)
+	}
+	return err
 }
 
 // unknownSubcommand is the argument check of a command group: any argument
@@ -138,7 +159,7 @@ func run(args []string) int {
 	// signal handler and a reaper for nothing.
 	root := newRootCmd()
 	if startsServers(root, args) {
-		if err := mcpclient.AdoptOrphans(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		if err := supervise.AdoptOrphans(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 			fmt.Fprintf(os.Stderr, "agentapp: %v; a helper an MCP server detaches from its tree (forking twice, setsid, clearing its environment) may outlive agentapp\n", err)
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -67,7 +68,8 @@ per invocation and print JSON on stdout.
 
 The server is either --server (an http(s) URL of a streamable HTTP server, or
 of a legacy SSE one, see --transport; or the name of a server in the --config
-file) or a stdio command after "--":
+file, else of one mcp list shows here, e.g. added with mcp add) or a stdio
+command after "--":
 
   agentapp mcp tools -- npx -y @modelcontextprotocol/server-memory
   agentapp mcp call get-sum '{"a":1,"b":2}' -- mcp-server-everything
@@ -99,7 +101,7 @@ request (a resource it does not have).`,
 		},
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&f.server, "server", "", "server URL (http/https) or a server name from --config")
+	pf.StringVar(&f.server, "server", "", "server URL (http/https), or the name of a server in --config, else of one the chat here would start (mcp list)")
 	pf.StringVar(&f.config, "config", "", "mcpServers config file to look --server NAME up in")
 	pf.StringVar(&f.token, "token", "", "bearer token for an HTTP server (default $AGENTAPP_MCP_TOKEN)")
 	pf.StringArrayVarP(&f.headers, "header", "H", nil, "extra HTTP header as Name: value (repeatable)")
@@ -112,15 +114,7 @@ request (a resource it does not have).`,
 	cmd.AddCommand(
 		newMCPPromptsCmd(f),
 		newMCPPromptCmd(f),
-		&cobra.Command{
-			Use:   "tools [--server S] [-- COMMAND ARGS…]",
-			Short: "List the server's tools with their schemas as sent",
-			RunE: func(cmd *cobra.Command, args []string) error {
-				return withBridge(cmd, f, args, 0, func(ctx context.Context, b *mcpclient.Bridge, _ []string) error {
-					return mcpTools(cmd.OutOrStdout(), b)
-				})
-			},
-		},
+		newMCPToolsCmd(f),
 		&cobra.Command{
 			Use:   "call TOOL [JSON-ARGS] [--server S] [-- COMMAND ARGS…]",
 			Short: "Call a tool and print what the model would see plus the raw result",
@@ -162,22 +156,7 @@ request (a resource it does not have).`,
 				})
 			},
 		},
-		&cobra.Command{
-			Use:   "read URI [--server S] [-- COMMAND ARGS…]",
-			Short: "Read one resource",
-			RunE: func(cmd *cobra.Command, args []string) error {
-				return withBridge(cmd, f, args, 1, func(ctx context.Context, b *mcpclient.Bridge, own []string) error {
-					if len(own) != 1 {
-						return mcpUsageError(cmd, "read needs the resource URI")
-					}
-					res, err := b.ReadResource(ctx, own[0])
-					if err != nil {
-						return requestError(err)
-					}
-					return mcpWriteJSON(cmd.OutOrStdout(), res)
-				})
-			},
-		},
+		newMCPReadCmd(f),
 	)
 	cmd.AddCommand(newMCPManageCmds(f)...)
 	addMCPTaskCmds(cmd, f)
@@ -232,7 +211,7 @@ func withBridge(cmd *cobra.Command, f *mcpFlags, args []string, maxOwn int, fn f
 		return mcpUsageError(cmd, "unexpected argument %q (a stdio command goes after --)", own[maxOwn])
 	}
 	logger := cmdLogger(cmd, cmd.ErrOrStderr(), slog.LevelInfo)
-	cfg, err := resolveServer(f, command, logger)
+	cfg, err := resolveServer(cmd, f, command, logger)
 	if err != nil {
 		return mcpUsageError(cmd, "%v", err)
 	}
@@ -273,9 +252,61 @@ func withBridge(cmd *cobra.Command, f *mcpFlags, args []string, maxOwn int, fn f
 	return err
 }
 
+// scopedServer finds the server named name in the scopes the chat reads
+// here (agentapp.json, your servers for this project, the project's
+// .mcp.json, yours for every project), so a server added with `mcp add` is
+// used by its name. A project server runs only once approved, as in the
+// chat: its command comes with the project, not from you.
+func scopedServer(cmd *cobra.Command, name string, logger *slog.Logger) (mcpconfig.Server, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return mcpconfig.Server{}, err
+	}
+	res, err := mcpconfig.LoadScopes(mcpconfig.ScopesOptions{
+		Dir: wd, DefaultFile: defaultConfigFile, Getenv: os.Getenv,
+		Load:       &mcpconfig.LoadOptions{Logger: logger, LookupEnv: os.LookupEnv},
+		SkipBroken: true,
+	})
+	if err != nil {
+		return mcpconfig.Server{}, err
+	}
+	names := make([]string, 0, len(res.Servers))
+	for _, s := range res.Servers {
+		names = append(names, s.Server.Name)
+	}
+	i := slices.IndexFunc(res.Servers, func(s mcpconfig.ScopedServer) bool { return s.Server.Name == name })
+	if i < 0 {
+		known := "none is configured here"
+		if len(names) > 0 {
+			known = "configured here: " + strings.Join(names, ", ")
+		}
+		hint := ""
+		if n := mcpconfig.Nearest(name, names); n != "" {
+			hint = fmt.Sprintf("did you mean %q? ", n)
+		}
+		return mcpconfig.Server{}, fmt.Errorf("--server %q is neither an http(s) URL nor a configured server's name (%s); %sagentapp mcp list shows them, or give --config FILE", name, known, hint)
+	}
+	s := res.Servers[i]
+	switch {
+	case s.Err != nil:
+		return mcpconfig.Server{}, fmt.Errorf("server %q in %s: %v", name, s.File, s.Err)
+	case s.Disabled:
+		return mcpconfig.Server{}, fmt.Errorf("server %q is disabled in %s", name, s.File)
+	case s.Scope == mcpconfig.ScopeProject:
+		approvals, err := openApprovals(cmd)
+		if err != nil {
+			return mcpconfig.Server{}, err
+		}
+		if !approvals.Approved(wd, name, s.Entry) {
+			return mcpconfig.Server{}, fmt.Errorf("server %q comes with the project (%s) and is not approved to run; agentapp mcp approve %s allows it", name, s.File, name)
+		}
+	}
+	return s.Server, nil
+}
+
 // resolveServer turns the flags and the command after "--" into exactly one
 // server config.
-func resolveServer(f *mcpFlags, command []string, logger *slog.Logger) (mcpconfig.Server, error) {
+func resolveServer(cmd *cobra.Command, f *mcpFlags, command []string, logger *slog.Logger) (mcpconfig.Server, error) {
 	var cfg mcpconfig.Server
 	switch {
 	case f.server != "" && len(command) > 0:
@@ -290,10 +321,12 @@ func resolveServer(f *mcpFlags, command []string, logger *slog.Logger) (mcpconfi
 		}
 	case strings.HasPrefix(f.server, "http://") || strings.HasPrefix(f.server, "https://"):
 		cfg = mcpconfig.Server{Name: f.server, URL: f.server}
-	default:
-		if f.config == "" {
-			return cfg, fmt.Errorf("--server %q is not an http(s) URL; to use a server by name, also give --config FILE", f.server)
+	case f.config == "":
+		var err error
+		if cfg, err = scopedServer(cmd, f.server, logger); err != nil {
+			return cfg, err
 		}
+	default:
 		servers, err := mcpconfig.Load(f.config, &mcpconfig.LoadOptions{Logger: logger, LookupEnv: os.LookupEnv})
 		if err != nil {
 			return cfg, err
@@ -339,36 +372,118 @@ func resolveServer(f *mcpFlags, command []string, logger *slog.Logger) (mcpconfi
 	return cfg, nil
 }
 
-// mcpToolJSON is one tool as `mcp tools` prints it; the schemas are the
-// server's bytes. RemoteName is the server's own name for the tool when it
-// differs from Name (a toolPrefix, or a name mapped to one model providers
-// accept).
-type mcpToolJSON struct {
-	Name         string          `json:"name"`
-	RemoteName   string          `json:"remoteName,omitempty"`
-	Title        string          `json:"title,omitempty"`
-	Description  string          `json:"description,omitempty"`
-	InputSchema  json.RawMessage `json:"inputSchema"`
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	ReadOnly     bool            `json:"readOnly,omitempty"`
-	Idempotent   bool            `json:"idempotent,omitempty"`
-	// Meta is the tool's _meta as the server listed it: an MCP Apps view
-	// is linked there (_meta.ui.resourceUri), which `mcp read` reads.
-	Meta map[string]any `json:"_meta,omitempty"`
+func newMCPReadCmd(f *mcpFlags) *cobra.Command {
+	var raw bool
+	cmd := &cobra.Command{
+		Use:   "read URI [--raw] [--server S] [-- COMMAND ARGS…]",
+		Short: "Read one resource (--raw: its content itself, e.g. a view's HTML)",
+		Long: `read prints the resource as the server returned it, as JSON. --raw prints
+its content itself instead: the text as written (a view's HTML with its line
+breaks), or a blob's bytes; a resource of several contents is refused with
+--raw.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withBridge(cmd, f, args, 1, func(ctx context.Context, b *mcpclient.Bridge, own []string) error {
+				if len(own) != 1 {
+					return mcpUsageError(cmd, "read needs the resource URI")
+				}
+				res, err := b.ReadResource(ctx, own[0])
+				if err != nil {
+					return requestError(err)
+				}
+				if !raw {
+					return mcpWriteJSON(cmd.OutOrStdout(), res)
+				}
+				if len(res.Contents) != 1 || res.Contents[0] == nil {
+					return &exitError{code: 1, err: fmt.Errorf("%s has %d contents; --raw prints one (leave it out for the JSON)", own[0], len(res.Contents))}
+				}
+				c := res.Contents[0]
+				if c.Blob != nil {
+					_, err = cmd.OutOrStdout().Write(c.Blob)
+					return err
+				}
+				_, err = io.WriteString(cmd.OutOrStdout(), c.Text)
+				return err
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&raw, "raw", false, "print the content itself (text as written, a blob's bytes), not JSON")
+	return cmd
 }
 
+func newMCPToolsCmd(f *mcpFlags) *cobra.Command {
+	var brief bool
+	cmd := &cobra.Command{
+		Use:   "tools [--brief] [--server S] [-- COMMAND ARGS…]",
+		Short: "List the server's tools as it sent them (--brief: a summary)",
+		Long: `tools prints each tool the server lists, byte for byte as it sent it
+(annotations, execution.taskSupport, _meta, the schemas), with "calledAs"
+added when the chat calls it by another name (a toolPrefix, or a name
+mapped to one model providers accept); mcp call takes either name.
+--brief prints a summary instead: name, title, description, whether the
+server declares it read-only or idempotent, and its taskSupport.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withBridge(cmd, f, args, 0, func(ctx context.Context, b *mcpclient.Bridge, _ []string) error {
+				if brief {
+					return mcpToolsBrief(cmd.OutOrStdout(), b)
+				}
+				return mcpTools(cmd.OutOrStdout(), b)
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&brief, "brief", false, "a summary of each tool instead of the tool as sent")
+	return cmd
+}
+
+// mcpTools prints the tools as the server listed them.
 func mcpTools(w io.Writer, b *mcpclient.Bridge) error {
-	tools := []mcpToolJSON{}
+	tools := []json.RawMessage{}
+	for _, t := range b.Tools() {
+		raw := bytes.TrimSpace(b.ListedTool(t.Name))
+		if len(raw) < 2 || raw[len(raw)-1] != '}' {
+			continue // not listed on this connection (cannot happen: the table comes from the listing)
+		}
+		if remote, _ := b.RemoteName(t.Name); remote != t.Name {
+			name, _ := json.Marshal(t.Name)
+			sep := ","
+			if len(bytes.TrimSpace(raw[1:len(raw)-1])) == 0 {
+				sep = ""
+			}
+			raw = append(append(slices.Clone(raw[:len(raw)-1]), sep+`"calledAs":`...), append(name, '}')...)
+		}
+		tools = append(tools, raw)
+	}
+	return mcpWriteJSON(w, map[string]any{"server": b.Name(), "tools": tools})
+}
+
+// mcpToolBrief is one tool as `mcp tools --brief` prints it. RemoteName
+// is the server's own name for the tool when it differs from Name.
+type mcpToolBrief struct {
+	Name        string `json:"name"`
+	RemoteName  string `json:"remoteName,omitempty"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	ReadOnly    bool   `json:"readOnly,omitempty"`
+	Idempotent  bool   `json:"idempotent,omitempty"`
+	// TaskSupport is execution.taskSupport: forbidden (also when the
+	// server said nothing), optional or required.
+	TaskSupport string `json:"taskSupport"`
+	// View is the MCP Apps view the tool links (_meta.ui.resourceUri).
+	View string `json:"view,omitempty"`
+}
+
+func mcpToolsBrief(w io.Writer, b *mcpclient.Bridge) error {
+	tools := []mcpToolBrief{}
 	for _, t := range b.Tools() {
 		remote, _ := b.RemoteName(t.Name)
-		if remote == t.Name {
-			remote = ""
+		tb := mcpToolBrief{Name: t.Name, Title: t.Title, Description: t.Description,
+			ReadOnly: t.ReadOnly, Idempotent: t.Idempotent, TaskSupport: b.TaskSupport(remote)}
+		if remote != t.Name {
+			tb.RemoteName = remote
 		}
-		tools = append(tools, mcpToolJSON{
-			Name: t.Name, RemoteName: remote, Title: t.Title, Description: t.Description,
-			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
-			ReadOnly: t.ReadOnly, Idempotent: t.Idempotent, Meta: b.ToolMeta(t.Name),
-		})
+		if ui, ok := b.ToolMeta(t.Name)["ui"].(map[string]any); ok {
+			tb.View, _ = ui["resourceUri"].(string)
+		}
+		tools = append(tools, tb)
 	}
 	return mcpWriteJSON(w, map[string]any{"server": b.Name(), "tools": tools})
 }

@@ -43,4 +43,52 @@ func TestMCPToolsShowsViewMeta(t *testing.T) {
 	if c["mimeType"] != "text/html;profile=mcp-app" || !strings.Contains(c["text"].(string), "<!doctype html>") || c["_meta"] == nil {
 		t.Errorf("the view read as %.300s", out)
 	}
+	// --raw prints the HTML as written, line breaks and all.
+	out, stderr, code = runChatCLI(t, "", "mcp", "read", "--raw", uri, "--", bin, "serve")
+	if code != 0 || !strings.HasPrefix(out, "<!doctype html>\n<html") || out != c["text"] {
+		t.Errorf("mcp read --raw: exit %d, %.200q, stderr %s", code, out, stderr)
+	}
+}
+
+// TestMCPToolsAsSent: `mcp tools` prints each tool as the server listed it,
+// annotations and execution.taskSupport included (they were rewritten to
+// readOnly/idempotent flags, and taskSupport dropped); --brief summarizes,
+// with the taskSupport.
+func TestMCPToolsAsSent(t *testing.T) {
+	chatEnv(t)
+	bin := agentappBin(t)
+	t.Setenv("AGENTAPP_DATA_DIR", t.TempDir())
+	out, stderr, code := runChatCLI(t, "", "mcp", "tools", "--", bin, "serve")
+	if code != 0 {
+		t.Fatalf("mcp tools: exit %d: %s", code, stderr)
+	}
+	byName := map[string]map[string]any{}
+	for _, x := range decodeMCPOutput(t, out)["tools"].([]any) {
+		tool := x.(map[string]any)
+		byName[tool["name"].(string)] = tool
+	}
+	refund := byName["requestRefund"]
+	if exec, _ := refund["execution"].(map[string]any); exec["taskSupport"] != "optional" {
+		t.Errorf("requestRefund's execution = %v, want taskSupport optional as sent:\n%s", refund["execution"], out)
+	}
+	if ann, _ := byName["getOrderStatus"]["annotations"].(map[string]any); ann["readOnlyHint"] != true {
+		t.Errorf("getOrderStatus's annotations = %v, want readOnlyHint as sent", byName["getOrderStatus"]["annotations"])
+	}
+	if _, ok := byName["getOrderStatus"]["readOnly"]; ok {
+		t.Errorf("the tool as sent has agentapp's readOnly flag:\n%s", out)
+	}
+
+	out, stderr, code = runChatCLI(t, "", "mcp", "tools", "--brief", "--", bin, "serve")
+	if code != 0 {
+		t.Fatalf("mcp tools --brief: exit %d: %s", code, stderr)
+	}
+	brief := map[string]map[string]any{}
+	for _, x := range decodeMCPOutput(t, out)["tools"].([]any) {
+		tool := x.(map[string]any)
+		brief[tool["name"].(string)] = tool
+	}
+	if brief["requestRefund"]["taskSupport"] != "optional" || brief["getOrderStatus"]["readOnly"] != true ||
+		brief["getOrderStatus"]["view"] != "ui://agentapp/order-status" {
+		t.Errorf("--brief:\n%s", out)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/agentapp/agentapp/mcpclient"
+	"github.com/agentapp/agentapp/mcpclient/oauth"
 	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/agentapp/agentapp/store"
 	"github.com/spf13/cobra"
@@ -92,7 +93,7 @@ func (a *authFlags) apply(cfg *mcpconfig.Server) error {
 }
 
 // tokenStore is the store of OAuth logins in the data directory.
-func (a *authFlags) tokenStore() (*mcpclient.TokenStore, error) {
+func (a *authFlags) tokenStore() (*oauth.TokenStore, error) {
 	dir := a.dataDir
 	if dir == "" {
 		var err error
@@ -100,7 +101,7 @@ func (a *authFlags) tokenStore() (*mcpclient.TokenStore, error) {
 			return nil, err
 		}
 	}
-	return mcpclient.NewTokenStore(dir), nil
+	return oauth.NewTokenStore(dir), nil
 }
 
 // oauthOption is the OAuth of `agentapp mcp`: a person is at the
@@ -111,7 +112,7 @@ func (a *authFlags) oauthOption(cmd *cobra.Command, f *mcpFlags) (mcpclient.Conn
 	if err != nil {
 		return nil, err
 	}
-	return mcpclient.WithOAuth(&mcpclient.OAuthOptions{
+	return mcpclient.WithOAuth(&oauth.Options{
 		Store: ts, Interactive: true, Prompt: cmd.ErrOrStderr(),
 		LoginHint: func(s mcpconfig.Server) string { return loginHint(s, f.config) },
 	}), nil
@@ -215,7 +216,7 @@ func authTarget(cmd *cobra.Command, f *mcpFlags, args []string) (mcpconfig.Serve
 	case f.server == "":
 		return mcpconfig.Server{}, mcpUsageError(cmd, "which server? give its URL or its NAME in --config")
 	}
-	cfg, err := resolveServer(f, nil, cmdLogger(cmd, cmd.ErrOrStderr(), slog.LevelInfo))
+	cfg, err := resolveServer(cmd, f, nil, cmdLogger(cmd, cmd.ErrOrStderr(), slog.LevelInfo))
 	if err != nil {
 		return cfg, mcpUsageError(cmd, "%v", err)
 	}
@@ -227,11 +228,11 @@ func authTarget(cmd *cobra.Command, f *mcpFlags, args []string) (mcpconfig.Serve
 
 // chatOAuth is the OAuth of the chat: stored logins are used (and
 // refreshed) silently, but the chat never opens a browser on its own; a
-// server that needs a login fails with a *mcpclient.LoginRequiredError
+// server that needs a login fails with a *oauth.LoginRequiredError
 // that names the command to run.
 func chatOAuth(dir, config string) mcpclient.ConnectOption {
-	return mcpclient.WithOAuth(&mcpclient.OAuthOptions{
-		Store: mcpclient.NewTokenStore(dir),
+	return mcpclient.WithOAuth(&oauth.Options{
+		Store: oauth.NewTokenStore(dir),
 		LoginHint: func(s mcpconfig.Server) string {
 			if config != "" && s.Name != s.URL {
 				if servers, err := mcpconfig.Load(config, &mcpconfig.LoadOptions{LookupEnv: os.LookupEnv}); err == nil {

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentapp/agentapp/internal/oauthtest"
-	"github.com/agentapp/agentapp/mcpclient"
+	"github.com/agentapp/agentapp/mcpclient/oauth"
 )
 
 // browserScripts writes two $BROWSER commands: one that approves the
@@ -55,7 +55,7 @@ func testMCPLoginLogoutCLI(t *testing.T, sse bool) {
 	srv := oauthtest.New(t, oauthtest.Options{ExpiresIn: 1, SSE: sse})
 	approve, forbidden, marker := browserScripts(t)
 	data := t.TempDir()
-	file := mcpclient.NewTokenStore(data).Path(srv.URL)
+	file := oauth.NewTokenStore(data).Path(srv.URL)
 
 	t.Setenv("BROWSER", approve)
 	login := []string{"mcp", "login", srv.URL, "--data-dir", data}

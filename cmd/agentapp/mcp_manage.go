@@ -578,7 +578,8 @@ func failureSummary(err error) string {
 	if err == nil {
 		return "no reason given"
 	}
-	head, _, _ := strings.Cut(err.Error(), "\n")
+	// The callers name the command that checks the server.
+	head, _, _ := strings.Cut(withoutHandCheck(err).Error(), "\n")
 	if why := mcpclient.FailureReason(err); len(why) > 0 {
 		head += " — its stderr says: " + strings.Join(why, " … ")
 	}
@@ -599,7 +600,12 @@ func checkServers(ctx context.Context, cfgs []mcpconfig.Server, timeout time.Dur
 			}
 			cctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
-			b, err := mcpclient.Connect(cctx, c, mcpclient.WithLogger(logger))
+			// The chat's capabilities (sampling, elicitation, roots):
+			// a server may offer tools only to a client that has them,
+			// and the count is the one the chat sees. Nobody answers a
+			// request here (no chat runs), so each is refused.
+			opts := append((&chat.ClientSide{}).ConnectOptions(0), mcpclient.WithLogger(logger), mcpclient.WithRoots(workingDirRoots()))
+			b, err := mcpclient.Connect(cctx, c, opts...)
 			if err != nil {
 				out[i] = liveCheck{err: err}
 				return

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -221,5 +223,61 @@ func TestMCPManageRoundTrip(t *testing.T) {
 	data, _ := os.ReadFile(projFile)
 	if strings.Contains(string(data), "shop") || !strings.Contains(string(data), `"mcpServers": {}`) {
 		t.Errorf("project file after remove:\n%s", data)
+	}
+}
+
+// TestMCPServerByScopedName: a server added with `mcp add` (the local
+// scope, under a hashed folder) is used by its name in mcp tools and mcp
+// call without --config; an unknown name lists the configured ones and
+// suggests the nearest; a project server must be approved first.
+func TestMCPServerByScopedName(t *testing.T) {
+	e := newManageEnv(t)
+	srv := mcpTestServerBin(t)
+	e.mustRun("mcp", "add", "everything", "--", srv)
+	out := e.mustRun("mcp", "tools", "--server", "everything")
+	if !strings.Contains(out, `"name"`) {
+		t.Errorf("mcp tools --server everything printed no tools:\n%s", out)
+	}
+	out, errOut, code := e.run("", "mcp", "tools", "--server", "everythin")
+	if code != 2 || !strings.Contains(errOut, "configured here: everything") || !strings.Contains(errOut, `did you mean "everything"?`) {
+		t.Errorf("an unknown name: exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+	e.mustRun("mcp", "add", "--scope", "project", "shared", "--", srv)
+	_, errOut, code = e.run("", "mcp", "tools", "--server", "shared")
+	if code != 2 || !strings.Contains(errOut, "agentapp mcp approve shared") {
+		t.Errorf("an unapproved project server: exit %d, stderr:\n%s", code, errOut)
+	}
+	e.mustRun("mcp", "approve", "shared")
+	e.mustRun("mcp", "tools", "--server", "shared")
+}
+
+// TestMCPListCountsTheChatsTools: mcp list connects with the chat's
+// capabilities, so a server that offers some tools only to a client that
+// can sample, elicit or list roots (server-everything) shows the count the
+// chat's banner shows (it showed 13 where the chat had 19).
+func TestMCPListCountsTheChatsTools(t *testing.T) {
+	e := newManageEnv(t)
+	e.mustRun("mcp", "add", "everything", "--", everythingBin(t))
+	out := e.mustRun("mcp", "list", "--json")
+	var doc struct {
+		Servers []struct {
+			Name  string
+			Tools *int
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("mcp list --json: %v\n%s", err, out)
+	}
+	list := doc.Servers
+	if len(list) != 1 || list[0].Tools == nil {
+		t.Fatalf("mcp list --json:\n%s", out)
+	}
+	banner, _, code := e.run("/exit\n", "chat", "--model", "offline")
+	if code != 0 {
+		t.Fatalf("chat: exit %d\n%s", code, banner)
+	}
+	want := fmt.Sprintf("MCP server everything: connected, %d tools", *list[0].Tools)
+	if !strings.Contains(banner, want) {
+		t.Errorf("mcp list counts %d tools; the chat's banner:\n%s", *list[0].Tools, banner)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	mcpelicit "github.com/agentapp/agentapp/mcpclient/elicit"
 	"log/slog"
 
 	"github.com/agentapp/agentapp/chat"
@@ -67,9 +68,9 @@ func (c *mcpClientFlags) options(cmd *cobra.Command, cfg *mcpconfig.Server) ([]m
 	case "ask":
 		elicitor = asker
 	case "defaults":
-		elicitor = mcpclient.DefaultsElicitor{Logger: logger}
+		elicitor = mcpelicit.DefaultsElicitor{Logger: logger}
 	case "decline":
-		elicitor = mcpclient.DecliningElicitor{Logger: logger}
+		elicitor = mcpelicit.DecliningElicitor{Logger: logger}
 	default:
 		return nil, mcpUsageError(cmd, "--elicit %q: want ask, defaults or decline", c.elicit)
 	}

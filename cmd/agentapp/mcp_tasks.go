@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/agentapp/agentapp/mcpclient"
+	mcptasks "github.com/agentapp/agentapp/mcpclient/tasks"
 	"github.com/spf13/cobra"
 )
 
@@ -75,7 +76,7 @@ A call started with agentapp mcp call names its task on stderr.`,
 						return &exitError{mcpExitConnection, err}
 					}
 					if tasks == nil {
-						tasks = []*mcpclient.Task{}
+						tasks = []*mcptasks.Task{}
 					}
 					return mcpWriteJSON(cmd.OutOrStdout(), map[string]any{"server": b.Name(), "tasks": tasks})
 				})
@@ -106,5 +107,5 @@ func (r *recordingCaller) TaskSupport(tool string) string {
 	if ts, ok := r.next.(interface{ TaskSupport(string) string }); ok {
 		return ts.TaskSupport(tool)
 	}
-	return mcpclient.TaskForbidden
+	return mcptasks.Forbidden
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -71,5 +72,28 @@ func TestMCPTaskFlagAndTasksCommands(t *testing.T) {
 	_, stderr, code = runMCP(t, "tasks", "frobnicate", "--", bin)
 	if code != mcpExitUsage {
 		t.Errorf("tasks frobnicate: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestChatCallShowsTaskStatus: /call of a tool that runs as an MCP task
+// (agentapp serve's requestRefund, which waits for an operator) shows the
+// task's status as a model's call does, not a blank screen until it ends.
+func TestChatCallShowsTaskStatus(t *testing.T) {
+	bin := agentappBin(t)
+	p := startChat(t, bin, "--model", "offline", "--mcp", "shop="+bin+" serve", "--allow", "shop:requestRefund")
+	p.send(`/call requestRefund {"orderId":"A-1024","reason":"the cup arrived broken"}`)
+	p.err.WaitFor(t, "⋯ requestRefund working: waiting for an operator", 60*time.Second)
+	// Ctrl-C cancels the call; end of input ends the chat.
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	p.err.WaitFor(t, "✗ requestRefund cancelled after", 30*time.Second)
+	p.in.Close()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the chat did not exit after end of input:\n%s", p.err.String())
 	}
 }

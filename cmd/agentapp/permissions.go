@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/agentapp/agentapp/guard"
+	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/spf13/pflag"
 )
 
@@ -70,4 +72,30 @@ func askHint(req guard.ConfirmRequest) string {
 		return fmt.Sprintf("drop the ask rule, or run with %s %s", permissionModeFlag, guard.ModeAllowAll)
 	}
 	return fmt.Sprintf("allow it with %s %s:%s, or run with %s %s", allowFlag, req.Server, req.Tool, permissionModeFlag, guard.ModeAllowAll)
+}
+
+// allowInProject is the approval question's "always for this project": it
+// adds server:tool to the allow list of the local scope's file (yours, for
+// this project, never shared), which the chat reads at every start, and
+// returns that file.
+func allowInProject(server, tool string) (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	path, err := mcpconfig.LocalFile(wd, os.Getenv)
+	if err != nil {
+		return "", err
+	}
+	file, err := mcpconfig.OpenFile(path)
+	if err != nil {
+		return "", err
+	}
+	if !file.Exists() {
+		setLocalProject(file)
+	}
+	if err := file.AddAllow(server + ":" + tool); err != nil {
+		return "", err
+	}
+	return path, file.Save()
 }

@@ -71,7 +71,7 @@ func TestPermissionsFilesystemOnATerminal(t *testing.T) {
 	target := filepath.Join(root, "note.txt")
 
 	io.WriteString(f, `/call write_file {"path":"`+target+`","content":"first"}`+"\r")
-	out.WaitFor(t, `Allow tool write_file (server files) with {"path":"`+target+`","content":"first"}? [y/N/a] `, 30*time.Second)
+	out.WaitFor(t, `Allow tool write_file (server files) with {"path":"`+target+`","content":"first"}? [y once/a session/p project/N/?] `, 30*time.Second)
 	io.WriteString(f, "n\r")
 	out.WaitFor(t, "the user did not approve the call to tool write_file", 30*time.Second)
 	if _, err := os.Stat(target); !os.IsNotExist(err) {
@@ -79,7 +79,7 @@ func TestPermissionsFilesystemOnATerminal(t *testing.T) {
 	}
 
 	io.WriteString(f, `/call write_file {"path":"`+target+`","content":"second"}`+"\r")
-	out.WaitFor(t, `"content":"second"}? [y/N/a] `, 30*time.Second)
+	out.WaitFor(t, `"content":"second"}? [y once/a session/p project/N/?] `, 30*time.Second)
 	io.WriteString(f, "y\r")
 	out.WaitFor(t, "Successfully wrote", 30*time.Second)
 	if b, err := os.ReadFile(target); err != nil || string(b) != "second" {

@@ -130,7 +130,7 @@ func TestIngestNotifiesClientsOfEveryReplica(t *testing.T) {
 			t.Fatalf("replica %d does not promise resources/list_changed", i)
 		}
 	}
-	// Notifications reach only the clients' GET streams: wait until both
+	// Notifications reach only the clients' streams: wait until both
 	// are open (bounded), then drain what start-up sent.
 	streamsUp := time.After(15 * time.Second)
 	for range endpoints {
@@ -162,13 +162,17 @@ func TestIngestNotifiesClientsOfEveryReplica(t *testing.T) {
 	}
 }
 
-// streamOpened reports each GET the server answered 200: the client's
-// standalone stream, where the server's notifications arrive, is open.
+// streamOpened reports each stream the server answered 200: the client's
+// stream where the server's notifications arrive is open.
 type streamOpened struct{ opened chan<- struct{} }
 
 func (s streamOpened) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := http.DefaultTransport.RoundTrip(r)
-	if err == nil && r.Method == http.MethodGet && resp.StatusCode == http.StatusOK {
+	// A 2025-11-25 session's GET stream, or (2026-07-28, the SDK's client
+	// by default) the subscriptions/listen stream, answered once the
+	// subscription is in place.
+	stream := r.Method == http.MethodGet || r.Header.Get("Mcp-Method") == "subscriptions/listen"
+	if err == nil && stream && resp.StatusCode == http.StatusOK {
 		select {
 		case s.opened <- struct{}{}:
 		default: // a reconnect after the wait: nobody is counting

@@ -88,8 +88,8 @@ other AGENT_GUARD_* variables guard agentapp chat and are ignored here.`,
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP at `ADDR`/mcp instead of stdio, e.g. 127.0.0.1:8080 (port 0 picks a free port)")
 	cmd.Flags().StringVar(&token, "token", "", "bearer token HTTP clients must send (default $"+serverTokenEnv+"); required unless --http is a loopback address; several, one per client, separated by commas (each client's MCP tasks are its own)")
 	cmd.Flags().Int("max-conns", mcpserver.DefaultMaxConnections, "HTTP: connections open at once, from all clients (an MCP client holds one or two); beyond it, 503. -1 for no bound")
-	cmd.Flags().Int("max-conns-per-addr", mcpserver.DefaultMaxConnectionsPerAddress, "HTTP: connections one client address may hold open (an IPv6 /64 is one address); beyond it, 503. Behind a proxy or load balancer raise it, or -1 for no bound")
-	cmd.Flags().Duration("call-timeout", defaultCallTimeout, "the longest a tool call may take (a database that hangs or holds a lock fails the call with \"the database is busy or unavailable\" instead of stalling it); 0 for no bound")
+	cmd.Flags().Int("max-conns-per-addr", mcpserver.DefaultMaxConnectionsPerAddress, "HTTP: connections one client address may hold open (an IPv6 /64 is one address); beyond it, 503. The default serves 16 sessions of 6 connections each and leaves loopback clients to --max-conns; given here, it bounds loopback clients too. Behind a proxy or load balancer raise it, or -1 for no bound")
+	cmd.Flags().Duration("call-timeout", defaultCallTimeout, "the longest a tool call may take (a database that hangs or holds a lock fails the call with \"the database is unavailable, try again shortly\" instead of stalling it); 0 for no bound")
 	cmd.Flags().BoolVar(&stateless, "stateless", false, "HTTP: keep no MCP session between requests, so any replica behind a load balancer answers any request (clients get no server-sent notifications)")
 	return cmd
 }
@@ -174,6 +174,10 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 	opts := assistant.ServerOptions(svc, k, version)
 	opts.Logger = logger
 	opts.Tracing = tr
+	// requestState signed with the database's key: any replica accepts it.
+	if opts.StateKey, err = st.Secret(ctx, "mcp-request-state"); err != nil {
+		return err
+	}
 	if guardCfg.PII {
 		// Everything that leaves the server quotes data the client did not
 		// send: orders, tickets, knowledge-base text. Mask all of it.
@@ -223,7 +227,10 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 	if perAddr == 0 {
 		perAddr = -1 // 0 on the command line means what -1 does, not the default
 	}
-	if err := mcpserver.RunHTTP(ctx, ln, handler, &mcpserver.RunOptions{Logger: logger, MaxConnections: maxConns, MaxConnectionsPerAddress: perAddr}); err != nil {
+	// A bound given on the command line applies to loopback clients too
+	// (a local reverse proxy's clients all come from loopback).
+	onLoopback := cmd.Flags().Changed("max-conns-per-addr")
+	if err := mcpserver.RunHTTP(ctx, ln, handler, &mcpserver.RunOptions{Logger: logger, MaxConnections: maxConns, MaxConnectionsPerAddress: perAddr, PerAddressOnLoopback: onLoopback}); err != nil {
 		return err
 	}
 	say(cmd, stderr, "agentapp serve: stopped")
@@ -351,7 +358,7 @@ func withCallDeadline(t *agent.Tool, d time.Duration) *agent.Tool {
 			if errors.Is(err, store.ErrBusy) { // it says so, and what to do
 				return nil, fmt.Errorf("%s did not finish within %v: %w", t.Name, d, err)
 			}
-			return nil, fmt.Errorf("%s did not finish within %v: the database is busy or unavailable (%w); try again shortly", t.Name, d, err)
+			return nil, fmt.Errorf("%s did not finish within %v: %s (%w)", t.Name, d, store.UnavailableMessage, err)
 		}
 		return out, err
 	}

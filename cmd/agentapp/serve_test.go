@@ -85,7 +85,7 @@ func testServeStdio(t *testing.T, bin string) {
 	}
 
 	init := exchange(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"subprocess-test","version":"1"}}}`)
-	if info, _ := init["result"].(map[string]any)["serverInfo"].(map[string]any); info["name"] != "agentapp" || info["version"] != binaryBuildInfo(t).Short() {
+	if info, _ := init["result"].(map[string]any)["serverInfo"].(map[string]any); info["name"] != "agentapp" || info["version"] != binaryBuildInfo(t, agentappBin(t)).Short() {
 		t.Fatalf("initialize: %v", init)
 	}
 	exchange(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)

@@ -26,6 +26,8 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"chat --bogus", []string{"unknown flag: --bogus", "agentapp chat --help"}},
 		{"kb list --bogus", []string{"unknown flag: --bogus", "agentapp kb list --help"}},
 		{"mcp tools --bogus", []string{"unknown flag: --bogus", "agentapp mcp tools --help"}},
+		{"chat --mpc x", []string{"unknown flag: --mpc; did you mean --mcp?", "agentapp chat --help"}},
+		{"mcp tools --sever x", []string{"unknown flag: --sever; did you mean --server?"}},
 		{"kb search", []string{"requires at least 1 arg(s)", "agentapp kb search --help"}},
 		{"kb show a b", []string{"accepts 1 arg(s), received 2", "agentapp kb show --help"}},
 		{"version extra", []string{`unknown command "extra"`, "agentapp version --help"}},

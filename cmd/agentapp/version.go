@@ -42,9 +42,6 @@ func newBuildInfo(bi *debug.BuildInfo) buildInfo {
 	if bi == nil {
 		return b
 	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		b.Version = v
-	}
 	if bi.GoVersion != "" {
 		b.GoVersion = bi.GoVersion
 	}
@@ -62,7 +59,35 @@ func newBuildInfo(bi *debug.BuildInfo) buildInfo {
 			b.Arch = s.Value
 		}
 	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" && !stampedFromCheckout(v, b.Revision) {
+		b.Version = v
+	}
 	return b
+}
+
+// stampedFromCheckout reports whether version is the pseudo-version the Go
+// toolchain (1.24 on) stamps on a build from an untagged git checkout, e.g.
+// "v0.0.0-20261202131447-2d74cd496781+dirty". That carries nothing the
+// revision and time do not, and with -buildvcs=false the same checkout says
+// "(devel)": both report "devel", so the version does not depend on a build
+// flag. A go install of a module at a commit has no vcs.revision setting and
+// keeps its pseudo-version.
+func stampedFromCheckout(version, revision string) bool {
+	if len(revision) < 12 {
+		return false
+	}
+	v := strings.TrimSuffix(version, "+dirty")
+	// The pseudo-version ends in -YYYYMMDDhhmmss-<first 12 of revision>.
+	rest, ok := strings.CutSuffix(v, "-"+revision[:12])
+	if !ok || len(rest) < 15 || rest[len(rest)-15] != '-' && rest[len(rest)-15] != '.' {
+		return false
+	}
+	for _, c := range rest[len(rest)-14:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // shortRevision is the revision abbreviated the way git log --oneline

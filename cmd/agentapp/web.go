@@ -14,11 +14,13 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/assistant"
-	"github.com/agentapp/agentapp/guard"
 	"github.com/agentapp/agentapp/host"
+	"github.com/agentapp/agentapp/internal/textsafe"
+	"github.com/agentapp/agentapp/internal/trust"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/agentapp/agentapp/model/openai"
+	"github.com/agentapp/agentapp/support"
 	"github.com/agentapp/agentapp/trace"
 	"github.com/agentapp/agentapp/web"
 	"github.com/spf13/cobra"
@@ -71,7 +73,7 @@ func newWebCmd() *cobra.Command {
   /v1/chat/completions   an OpenAI-compatible endpoint (the whole agent as one model)
   /v1/models             its model list
   /operator              hand-offs and tickets, each markable resolved
-  /healthz /readyz       liveness; readiness (database reachable, MCP servers connected)
+  /healthz /readyz       liveness; readiness (database reachable and writable, MCP servers connected)
   /metrics               Prometheus metrics
 
 It uses the chat's tools, MCP servers (--mcp, --config), model (--model) and
@@ -142,10 +144,9 @@ func checkWebAddr(addr, token string, apiKeys []string, openV1 bool) error {
 	if err != nil {
 		return usageError("--http %q is not HOST:PORT (%v), e.g. --http 127.0.0.1:8080", addr, err)
 	}
-	loopback := strings.EqualFold(host, "localhost")
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		loopback = true
-	}
+	// A name under .localhost is loopback by RFC 6761, but a listener on
+	// it binds where the resolver says: it needs the token as any name.
+	loopback := trust.IsLoopbackHost(host) && !trust.IsLocalhostSubdomain(host)
 	if !loopback && strings.TrimSpace(token) == "" {
 		return usageError("--http %s is not a loopback address, so the operator view needs a token: set %s (or bind 127.0.0.1)", addr, webTokenEnv)
 	}
@@ -173,29 +174,11 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	if err := checkWebAddr(f.http, token, apiKeys, f.openV1); err != nil {
 		return err
 	}
-	m, info, _, err := chooseModel(f.model)
+	setup, err := readHostSetup(cmd, &f.chatFlags) // startup.go, shared with runChatAs
 	if err != nil {
 		return err
 	}
-	ctxOpts, err := contextOptions(&f.chatFlags, cmd.Flags().Changed("context-window"), m)
-	if err != nil {
-		return err
-	}
-	extra, err := extraServers(&f.chatFlags)
-	if err != nil {
-		return err
-	}
-	dir, err := dataDir(cmd)
-	if err != nil {
-		return err
-	}
-	guardCfg, err := readGuardConfig(os.Getenv, dir)
-	if err != nil {
-		return err
-	}
-	if err := f.perms.apply(&guardCfg); err != nil {
-		return err
-	}
+	m, info, dir := setup.m, setup.info, setup.dir
 	// Deferred first, the flush of the spans runs last, after the turns
 	// drained and the servers closed, within its own bound.
 	tr, stopTracing, err := startTracing(cmd, os.LookupEnv, logger)
@@ -225,42 +208,18 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		logger.Warn(w)
 	}
 
-	maxOut, toolSearch, err := limitOptions(&f.limits, chatConfigPath(&f.chatFlags))
-	if err != nil {
-		return err
-	}
-	st, err := openStore(cmd)
-	if err != nil {
-		return err
-	}
 	// Stored OAuth logins are used as in the chat; a server that needs a
 	// browser login is reported, never logged into from here.
-	h, err := openHost(ctx, nil, limited(maxOut, toolSearch, &host.Options{
-		Model:             m,
-		ConfigFile:        f.config,
-		DefaultConfigFile: defaultConfigFile,
-		Getenv:            os.Getenv,
-		LookupEnv:         os.LookupEnv,
-		Extra:             extra,
+	h, err := setup.startHost(ctx, cmd, &f.chatFlags, nil, frontEnd{
 		// A web server never asks on its terminal: only the project
 		// servers already approved (agentapp mcp approve) are started.
-		ApproveProject: func(project []mcpconfig.ScopedServer) ([]mcpconfig.Server, error) {
+		approve: func(project []mcpconfig.ScopedServer) ([]mcpconfig.Server, error) {
 			return approveProjectServers(dir, project, strings.NewReader(""), stderr)
 		},
-		Guards:         &guardCfg,
-		Store:          st,
-		AuditToFile:    strings.TrimSpace(os.Getenv(guard.EnvAuditLog)) != "",
-		LocalTools:     assistant.LocalTools,
-		ConnectOptions: webConnectOptions(sandboxOrigin != "", mcpclient.WithLogger(logger), chatOAuth(dir, chatConfigPath(&f.chatFlags))),
-		Strict:         f.strictMCP,
-		Reason:         connectReason,
-		System:         assistant.SystemPrompt,
-		MaxSteps:       f.maxSteps,
-		TurnTimeout:    f.turnTimeout,
-		Logger:         logger,
-		Hints:          webHints(),
-		Context:        ctxOpts,
-	}))
+		connect: webConnectOptions(sandboxOrigin != "", mcpclient.WithLogger(logger), chatOAuth(dir, chatConfigPath(&f.chatFlags))),
+		hints:   webHints(),
+		logger:  logger,
+	})
 	if err != nil {
 		return err
 	}
@@ -280,8 +239,16 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	if om, ok := m.(*openai.Model); ok {
 		secrets = append(secrets, om.Config().APIKey)
 	}
+	// The operator view is the domain's: the assistant's, over the
+	// support queue in the host's store.
+	svc, err := support.New(ctx, h.Store())
+	if err != nil {
+		_ = h.Close()
+		return err
+	}
 	srv, err := web.New(ctx, web.Options{
 		Host:         h,
+		Operator:     assistant.Operator(svc, logger),
 		Token:        token,
 		APIKeys:      apiKeys,
 		MetricsToken: metricsToken,
@@ -290,7 +257,8 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		Trace:        traceTo,
 		Tracing:      tr,
 
-		SandboxOrigin: sandboxOrigin,
+		SandboxOrigin:  sandboxOrigin,
+		AllowInProject: allowInProject,
 	})
 	if err != nil {
 		return err
@@ -301,7 +269,12 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	base := "http://" + ln.Addr().String()
 	b := banner{title: "agentapp web on " + base + "/"}
 	b.add("model", "model", fmt.Sprintf("%s (%s)", m.Name(), info))
-	b.add("tools", "tools", fmt.Sprintf("%d local, %d MCP %s", len(local), len(connected), plural(len(connected), "server", "servers")))
+	tools := fmt.Sprintf("%d local, %d MCP %s", len(local), len(connected), plural(len(connected), "server", "servers"))
+	for _, o := range h.Tools().Report().Overridden {
+		// The server's tool is the one offered and run under that name.
+		tools += fmt.Sprintf("; %s replaced by MCP server %s's", o.Tool, o.Server)
+	}
+	b.add("tools", "tools", textsafe.Escape(tools))
 	b.add("chat_api", "chat API", base+"/api/sessions")
 	switch {
 	case len(apiKeys) > 0:

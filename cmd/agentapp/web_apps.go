@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentapp/agentapp/internal/trust"
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/web"
 )
@@ -61,17 +62,7 @@ func sandboxWarning(httpAddr, origin string) string {
 }
 
 // isLoopbackAddr reports whether HOST:PORT names a loopback host.
-func isLoopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = addr
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
-}
+func isLoopbackAddr(addr string) bool { return trust.IsLoopbackAddr(addr) }
 
 // webConnectOptions are the MCP clients' options of the web host: with
 // views on, they advertise MCP Apps (the terminal and serve do not).

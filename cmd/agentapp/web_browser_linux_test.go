@@ -238,6 +238,7 @@ func TestBrowserChat(t *testing.T) {
 		t.Errorf("after reload: questions and answers %q, want 4 4", n)
 	}
 	history := eval(`document.querySelector('#log').innerText`)
+	check("the greeting after reload", eval(`document.querySelector('#log > .welcome:first-child')?.innerText ?? ''`), "您好！")
 	check("history", history, "订单 A-1024 到哪了？")
 	check("history", history, "已发货")
 	do("switch to English", chromedp.Click(chromedp.CSS("#lang")))

@@ -66,8 +66,15 @@ func TestBrowserOrderCard(t *testing.T) {
 
 	do("press the card's button", chromedp.Click(chromedp.CSS("#ticket"), chromedp.FromNode(card())),
 		chromedp.WaitVisible(chromedp.CSS(pending+" button.deny")))
-	if q := eval(`document.querySelector('` + pending + ` .question').innerText`); !strings.Contains(q, "createTicket") {
-		t.Errorf("the card's approval reads %q; want the tool", q)
+	// The server in parentheses, the view's note after them (it read
+	// "(shop（视图请求）)"); the choices of the terminal's question, but
+	// for the project (AGENT_GUARD_CONFIRM asks whatever the allow list
+	// says).
+	if q := eval(`document.querySelector('` + pending + ` .question').innerText`); !strings.Contains(q, "createTicket (shop)（视图请求）") {
+		t.Errorf("the card's approval reads %q; want the tool, its server and the view's note", q)
+	}
+	if b := eval(`[...document.querySelectorAll('` + pending + ` button')].map(b => b.innerText).join("|")`); b != "允许一次|本次对话中都允许|拒绝" {
+		t.Errorf("the approval's buttons are %q", b)
 	}
 	shot("2-card-approval")
 	do("deny", chromedp.Click(chromedp.CSS(pending+" button.deny")))

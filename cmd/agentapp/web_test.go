@@ -226,3 +226,48 @@ func TestWebJSONLogsAndTrace(t *testing.T) {
 		t.Errorf("no record of the stop:\n%s", stderr)
 	}
 }
+
+// TestWebReplacedLocalToolStaysOffered: agentapp serve plugged into the
+// web with tool search on answers the order question through its own
+// getOrderStatus, and the banner says which local tools it replaced.
+func TestWebReplacedLocalToolStaysOffered(t *testing.T) {
+	bin := agentappBin(t)
+	data := t.TempDir()
+	cmd := exec.Command(bin, "web", "--http", "127.0.0.1:0", "--model", "offline", "--tool-search", "on", "--mcp", "shop="+bin+" serve")
+	cmd.Env = append(os.Environ(), "AGENTAPP_DATA_DIR="+data, "HOME="+data, "XDG_CONFIG_HOME="+data)
+	stderr := &testkit.SyncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	}()
+	text := stderr.WaitFor(t, "operator:", 30*time.Second)
+	if !strings.Contains(text, "createTicket replaced by MCP server shop's; getOrderStatus replaced by MCP server shop's") {
+		t.Errorf("the banner does not say which local tools were replaced:\n%s", text)
+	}
+	base := regexp.MustCompile(`agentapp web on (http://[0-9.:]+)/`).FindStringSubmatch(text)[1]
+	resp, err := http.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(`{"messages":[{"role":"user","content":"订单 A-1024 到哪了？"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		Choices []struct {
+			Message struct{ Content string }
+		}
+	}
+	json.NewDecoder(resp.Body).Decode(&c)
+	resp.Body.Close()
+	if len(c.Choices) != 1 || !strings.Contains(c.Choices[0].Message.Content, "已发货") {
+		t.Errorf("completion %+v, want the order's status from shop's getOrderStatus\n%s", c, stderr.String())
+	}
+}

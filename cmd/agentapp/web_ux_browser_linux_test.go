@@ -73,3 +73,45 @@ func TestBrowserPageDetails(t *testing.T) {
 		t.Errorf("the hand-off's time reads %q, want %q (the browser's zone, Asia/Shanghai)", shown, want)
 	}
 }
+
+// TestBrowserHeaderPhoneWidth: on a phone-sized screen the English header
+// keeps its title on one line and its buttons in one row, and does not grow
+// when the first answer's token count appears under the title.
+func TestBrowserHeaderPhoneWidth(t *testing.T) {
+	base := startWeb(t)
+	b := openBrowser(t, browserOptions{Lang: "en-US"})
+	do, eval, shot := b.do, b.eval, b.shot
+	do("open the page on a phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(".welcome")))
+	if eval(`document.documentElement.lang`) != "en" {
+		do("switch to English", chromedp.Click(chromedp.CSS("#lang")))
+	}
+	measure := func() (header, title, lineHeight, buttonRows string) {
+		return eval(`String(Math.round(document.querySelector('header').getBoundingClientRect().height))`),
+			eval(`String(Math.round(document.querySelector('header h1').getBoundingClientRect().height))`),
+			eval(`String(Math.round(parseFloat(getComputedStyle(document.querySelector('header h1')).fontSize) * 1.6))`),
+			eval(`String(new Set([...document.querySelectorAll('header .tools button')].map(b => Math.round(b.getBoundingClientRect().top))).size)`)
+	}
+	h0, title, line, rows := measure()
+	shot("1-header")
+	if ti, _ := strconv.Atoi(title); ti > mustAtoi(t, line) {
+		t.Errorf("the title is %s px high, more than one line (%s px)", title, line)
+	}
+	if rows != "1" {
+		t.Errorf("the header's buttons are in %s rows, want one", rows)
+	}
+	do("say hi", chromedp.SetValue(chromedp.CSS("#input"), "hi"), chromedp.Click(chromedp.CSS("#send")),
+		chromedp.Poll[chromedp.Void](`document.querySelector('#usage-total').textContent !== ''`, chromedp.WithPollingTimeout(60*time.Second)))
+	shot("2-header-tokens")
+	if h1, _, _, _ := measure(); h1 != h0 {
+		t.Errorf("the header grew from %s to %s px when the token count appeared", h0, h1)
+	}
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

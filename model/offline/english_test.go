@@ -53,7 +53,7 @@ func (h demoHit) section() string {
 func askDemo(t *testing.T, tool *agent.Tool, question string) (string, []demoHit, string) {
 	t.Helper()
 	res, err := agent.Run(context.Background(), agent.Options{
-		Model:    offline.New(),
+		Model:    offline.New(offline.DemoTools),
 		Messages: []model.Message{{Role: model.RoleUser, Content: question}},
 		Tools:    agent.MustToolSet(tool),
 	})

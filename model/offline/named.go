@@ -62,10 +62,13 @@ func namedTools(tools []model.ToolSpec, user string) []string {
 
 // wordBoundary reports whether s[i:end] is not part of a longer name.
 func wordBoundary(s string, i, end int) bool {
-	inName := func(b byte) bool {
-		return b == '_' || b == '-' || b == '.' || b == '/' || b == ':' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
-	}
-	return (i == 0 || !inName(s[i-1])) && (end == len(s) || !inName(s[end]))
+	return (i == 0 || !nameByte(s[i-1])) && (end == len(s) || !nameByte(s[end]))
+}
+
+// nameByte reports whether b can be part of a tool name as messages write
+// it (server:name and server/name included).
+func nameByte(b byte) bool {
+	return b == '_' || b == '-' || b == '.' || b == '/' || b == ':' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 }
 
 // identifierLike reports whether a tool name cannot be an everyday word:
@@ -91,16 +94,62 @@ func askedFor(before string) bool {
 	return false
 }
 
+// searchToolName is the host's tool search (toolsearch.SearchToolName; the
+// model does not import the host's packages).
+const searchToolName = "searchTools"
+
+// askedName returns the tool name a message asks for after a verb ("use
+// read_graph", "调用 read_graph"), when it is written like an identifier (a
+// plain word after "use" is as likely English as a tool); "" when none.
+func askedName(user string) string {
+	lower := strings.ToLower(user)
+	for _, v := range []string{"use", "call", "run", "调用", "使用", "用"} {
+		for from := 0; from < len(lower); {
+			i := strings.Index(lower[from:], v)
+			if i < 0 {
+				break
+			}
+			i += from
+			from = i + len(v)
+			if v[0] < 0x80 && !wordBoundary(lower, i, from) {
+				continue
+			}
+			rest := strings.TrimLeft(user[from:], " \t\"'`“”")
+			end := 0
+			for end < len(rest) && nameByte(rest[end]) {
+				end++
+			}
+			if name := strings.TrimRight(rest[:end], ".:-/"); len(name) >= 3 && identifierLike(name) {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// onlySearched reports whether every tool called since the user's message
+// was the tool search.
+func onlySearched(since []model.Message) bool {
+	for _, m := range since {
+		for _, c := range m.ToolCalls {
+			if c.Name != searchToolName {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // callNamed calls the tools the message names, all at once. A tool the
 // model knows gets its usual arguments (the order number, the search
 // query); any other gets the JSON object written in the message, if there
 // is one, else no arguments.
-func callNamed(id string, names []string, user, orderID string) model.Message {
+func callNamed(t Tools, id string, names []string, user, orderID string) model.Message {
 	msg := model.Message{Role: model.RoleAssistant}
 	obj := jsonObjectIn(user)
 	for i, name := range names {
 		var args any = json.RawMessage(obj)
-		switch kindOf(name) {
+		switch kindOf(t, name) {
 		case kindOrder:
 			if orderID != "" {
 				args = struct {

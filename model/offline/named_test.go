@@ -45,7 +45,7 @@ func TestNamedTools(t *testing.T) {
 	for _, tt := range tests {
 		seen = nil
 		res, err := agent.Run(context.Background(), agent.Options{
-			Model:    offline.New(),
+			Model:    offline.New(offline.DemoTools),
 			Messages: []model.Message{{Role: model.RoleUser, Content: tt.msg}},
 			Tools:    set,
 		})

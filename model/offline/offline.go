@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentapp/agentapp/model"
@@ -13,10 +14,10 @@ import (
 // Model is the offline demo model. It keeps no state: each reply is computed
 // from the request alone, so one Model is safe for concurrent use and the
 // same request always gets the same reply.
-type Model struct{}
+type Model struct{ tools Tools }
 
-// New returns the offline demo model.
-func New() *Model { return &Model{} }
+// New returns the offline demo model, which calls the tools named by t.
+func New(t Tools) *Model { return &Model{tools: t} }
 
 // Name implements model.Model.
 func (m *Model) Name() string { return "offline-demo" }
@@ -27,7 +28,7 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	msg := reply(req)
+	msg := reply(m.tools, req)
 	reason := "stop"
 	if len(msg.ToolCalls) > 0 {
 		reason = "tool_calls"
@@ -55,7 +56,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request, onText func(delt
 }
 
 // reply computes the assistant message for a request.
-func reply(req *model.Request) model.Message {
+func reply(t Tools, req *model.Request) model.Message {
 	if req == nil {
 		return say(intro(english))
 	}
@@ -67,53 +68,73 @@ func reply(req *model.Request) model.Message {
 	user := strings.TrimSpace(msgs[u].Content)
 	l := langOf(user)
 	if since := msgs[u+1:]; toolsUsed(since) {
+		// A search for a tool the message names, which loaded it: call
+		// it now, as a model that searched first would.
+		if onlySearched(since) {
+			if names := namedTools(req.Tools, user); len(names) > 0 && !slices.Contains(names, searchToolName) {
+				return callNamed(t, fmt.Sprintf("offline-%d", len(msgs)), names, user, "")
+			}
+		}
 		// The tools for this message have run: answer, never call again.
-		return say(answer(l, user, collectResults(since)))
+		// The search that led to a tool is not part of the answer.
+		results := collectResults(t, since)
+		if found := slices.DeleteFunc(slices.Clone(results), func(r result) bool { return r.name == searchToolName }); len(found) > 0 {
+			results = found
+		}
+		return say(answer(l, user, results))
 	}
-	return plan(req.Tools, msgs, u, l)
+	return plan(t, req.Tools, msgs, u, l)
 }
 
 // plan decides the first move for the user message at msgs[u].
-func plan(tools []model.ToolSpec, msgs []model.Message, u int, l lang) model.Message {
+func plan(t Tools, tools []model.ToolSpec, msgs []model.Message, u int, l lang) model.Message {
 	user := strings.TrimSpace(msgs[u].Content)
 	id := fmt.Sprintf("offline-%d", len(msgs))
 	in, orderID := classify(user)
 	if names := namedTools(tools, user); len(names) > 0 {
-		return callNamed(id, names, user, orderID)
+		return callNamed(t, id, names, user, orderID)
+	}
+	// The tool the message asks for is not offered, but the host defers
+	// tools behind searchTools: search for it by name; the host loads
+	// what the search finds, and the next round calls it.
+	if name := askedName(user); name != "" && findTool(tools, searchToolName) == searchToolName {
+		return call(id, searchToolName, struct {
+			Query string `json:"query"`
+		}{name})
 	}
 	switch in {
 	case intentIntro:
 		return say(intro(l))
 	case intentHuman:
-		name := findTool(tools, toolHuman)
+		name := findTool(tools, t.Handoff)
 		if name == "" {
-			return say(noHandoff(l, tools))
+			return say(noHandoff(l, t, tools))
 		}
 		return call(id, name, struct {
 			Reason     string `json:"reason"`
 			Transcript string `json:"transcript"`
 		}{handoffReason(l, user), transcript(msgs[:u+1])})
 	case intentTicket:
-		name := findTool(tools, toolTicket)
+		name := findTool(tools, t.Ticket)
 		if name == "" {
-			return say(missingTool(l, dutyTicket, tools))
+			return say(missingTool(l, t, dutyTicket, tools))
 		}
 		return call(id, name, struct {
 			Subject     string `json:"subject"`
 			Description string `json:"description"`
 		}{ticketSubject(user), cut(user, maxDescriptionRunes)})
 	case intentOrder:
-		name := findTool(tools, toolOrder)
+		name := findTool(tools, t.Order)
 		if name == "" {
-			return say(missingTool(l, dutyOrder, tools))
+			return say(missingTool(l, t, dutyOrder, tools))
 		}
 		return call(id, name, struct {
 			OrderID string `json:"orderId"`
 		}{orderID})
 	}
-	name := findTool(tools, toolKB, toolKBRemote)
+	name := findTool(tools, t.Search, t.SearchRemote)
 	if name == "" {
-		return say(missingTool(l, dutyKB, tools))
+		return say(missingTool(l, t, dutyKB, tools))
 	}
 	return call(id, name, struct {
 		Query string `json:"query"`
@@ -182,7 +203,7 @@ type result struct {
 }
 
 // collectResults pairs each tool message with the call it answers.
-func collectResults(since []model.Message) []result {
+func collectResults(t Tools, since []model.Message) []result {
 	calls := map[string]model.ToolCall{}
 	var out []result
 	for _, m := range since {
@@ -199,7 +220,7 @@ func collectResults(since []model.Message) []result {
 			}
 			var args map[string]any
 			_ = json.Unmarshal(c.Arguments, &args) // absent or odd arguments only lose detail
-			out = append(out, result{kind: kindOf(name), name: name, args: args, content: m.Content})
+			out = append(out, result{kind: kindOf(t, name), name: name, args: args, content: m.Content})
 		}
 	}
 	return out

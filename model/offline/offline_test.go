@@ -27,7 +27,7 @@ func user(text string) model.Message { return model.Message{Role: model.RoleUser
 
 func generate(t *testing.T, tools []model.ToolSpec, msgs ...model.Message) model.Message {
 	t.Helper()
-	resp, err := New().Generate(context.Background(), &model.Request{Tools: tools, Messages: msgs})
+	resp, err := New(DemoTools).Generate(context.Background(), &model.Request{Tools: tools, Messages: msgs})
 	if err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
@@ -48,7 +48,7 @@ func args(t *testing.T, c model.ToolCall) map[string]any {
 }
 
 func TestName(t *testing.T) {
-	if got := New().Name(); got != "offline-demo" {
+	if got := New(DemoTools).Name(); got != "offline-demo" {
 		t.Errorf("Name() = %q", got)
 	}
 }
@@ -223,7 +223,7 @@ func TestMissingTool(t *testing.T) {
 
 func TestStreamDeliversTheAnswerInSentences(t *testing.T) {
 	var pieces []string
-	resp, err := New().Stream(context.Background(), &model.Request{Tools: allTools, Messages: []model.Message{user("你好")}},
+	resp, err := New(DemoTools).Stream(context.Background(), &model.Request{Tools: allTools, Messages: []model.Message{user("你好")}},
 		func(d string) { pieces = append(pieces, d) })
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +236,7 @@ func TestStreamDeliversTheAnswerInSentences(t *testing.T) {
 	}
 	// A tool call streams nothing and is the same reply as Generate's.
 	pieces = nil
-	resp, err = New().Stream(context.Background(), &model.Request{Tools: allTools, Messages: []model.Message{user("A-1024")}},
+	resp, err = New(DemoTools).Stream(context.Background(), &model.Request{Tools: allTools, Messages: []model.Message{user("A-1024")}},
 		func(d string) { pieces = append(pieces, d) })
 	if err != nil || len(pieces) != 0 || len(resp.Message.ToolCalls) != 1 || resp.FinishReason != "tool_calls" {
 		t.Errorf("tool call turn: err %v, pieces %q, reply %+v", err, pieces, resp)
@@ -246,19 +246,40 @@ func TestStreamDeliversTheAnswerInSentences(t *testing.T) {
 func TestCancelledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := New().Generate(ctx, &model.Request{Messages: []model.Message{user("hi")}}); err != context.Canceled {
+	if _, err := New(DemoTools).Generate(ctx, &model.Request{Messages: []model.Message{user("hi")}}); err != context.Canceled {
 		t.Errorf("Generate err = %v, want context.Canceled", err)
 	}
-	if _, err := New().Stream(ctx, &model.Request{Messages: []model.Message{user("hi")}}, nil); err != context.Canceled {
+	if _, err := New(DemoTools).Stream(ctx, &model.Request{Messages: []model.Message{user("hi")}}, nil); err != context.Canceled {
 		t.Errorf("Stream err = %v, want context.Canceled", err)
 	}
 }
 
 func TestRulesAndNotice(t *testing.T) {
-	if len(New().Rules()) < 5 {
-		t.Errorf("Rules() = %q, want one entry per rule", New().Rules())
+	if len(New(DemoTools).Rules()) < 5 {
+		t.Errorf("Rules() = %q, want one entry per rule", New(DemoTools).Rules())
 	}
 	if !strings.Contains(Notice, "OPENAI_API_KEY") || !strings.Contains(Notice, ".env") {
 		t.Errorf("Notice %q must say how to switch to a real model", Notice)
+	}
+}
+
+// TestCallerNamesTools: the model calls the tools by the names its caller
+// gave, and knows no name of its own.
+func TestCallerNamesTools(t *testing.T) {
+	m := New(Tools{Order: "lookupOrder", Search: "findDocs"})
+	msgs := []model.Message{user("A-1024 到哪了？")}
+	resp, err := m.Generate(context.Background(), &model.Request{Tools: specs("lookupOrder", "findDocs", "getOrderStatus"), Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := resp.Message.ToolCalls; len(c) != 1 || c[0].Name != "lookupOrder" {
+		t.Fatalf("calls = %+v, want lookupOrder", c)
+	}
+	resp, err = New(Tools{}).Generate(context.Background(), &model.Request{Tools: specs("getOrderStatus"), Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Message.ToolCalls) != 0 {
+		t.Fatalf("a model given no names called %+v", resp.Message.ToolCalls)
 	}
 }

@@ -32,31 +32,31 @@ func (d duty) label(l lang) string {
 }
 
 // tool names the tool a duty needs, for messages about a missing one.
-func (d duty) tool() string {
+func (d duty) tool(t Tools) string {
 	switch d {
 	case dutyOrder:
-		return toolOrder
+		return t.Order
 	case dutyTicket:
-		return toolTicket
+		return t.Ticket
 	case dutyHuman:
-		return toolHuman
+		return t.Handoff
 	}
-	return toolKB
+	return t.Search
 }
 
 // available lists the duties the offered tools support, in the usual order.
-func available(tools []model.ToolSpec) []duty {
+func available(t Tools, tools []model.ToolSpec) []duty {
 	var out []duty
-	if findTool(tools, toolOrder) != "" {
+	if findTool(tools, t.Order) != "" {
 		out = append(out, dutyOrder)
 	}
-	if findTool(tools, toolTicket) != "" {
+	if findTool(tools, t.Ticket) != "" {
 		out = append(out, dutyTicket)
 	}
-	if findTool(tools, toolHuman) != "" {
+	if findTool(tools, t.Handoff) != "" {
 		out = append(out, dutyHuman)
 	}
-	if findTool(tools, toolKB, toolKBRemote) != "" {
+	if findTool(tools, t.Search, t.SearchRemote) != "" {
 		out = append(out, dutyKB)
 	}
 	return out
@@ -70,8 +70,8 @@ func intro(l lang) string {
 }
 
 // canDo says what the assistant can do with the offered tools.
-func canDo(l lang, tools []model.ToolSpec) string {
-	ds := available(tools)
+func canDo(l lang, t Tools, tools []model.ToolSpec) string {
+	ds := available(t, tools)
 	if len(ds) == 0 {
 		return l.pick("当前没有连接可用的工具，我只能介绍自己能做什么。",
 			"No suitable tools are connected right now, so I can only tell you what I would do.")
@@ -85,18 +85,18 @@ func canDo(l lang, tools []model.ToolSpec) string {
 }
 
 // missingTool answers a request whose tool is not offered.
-func missingTool(l lang, d duty, tools []model.ToolSpec) string {
+func missingTool(l lang, t Tools, d duty, tools []model.ToolSpec) string {
 	return l.pick(
-		fmt.Sprintf("抱歉，这里没有 %s 工具，所以我无法%s。", d.tool(), d.label(l)),
-		fmt.Sprintf("Sorry, the %s tool is not available here, so I can't %s.", d.tool(), d.label(l)),
-	) + l.pick("", " ") + canDo(l, tools)
+		fmt.Sprintf("抱歉，这里没有 %s 工具，所以我无法%s。", d.tool(t), d.label(l)),
+		fmt.Sprintf("Sorry, the %s tool is not available here, so I can't %s.", d.tool(t), d.label(l)),
+	) + l.pick("", " ") + canDo(l, t, tools)
 }
 
 // noHandoff answers a request for a person when escalateToHuman is not
 // offered (MCP is session-less, so our server never publishes it).
-func noHandoff(l lang, tools []model.ToolSpec) string {
+func noHandoff(l lang, t Tools, tools []model.ToolSpec) string {
 	return l.pick("抱歉，这里无法转接人工客服。", "Sorry, a human hand-off is not available here.") +
-		l.pick("", " ") + canDo(l, tools)
+		l.pick("", " ") + canDo(l, t, tools)
 }
 
 // answer composes the final answer from the tool results for the user's

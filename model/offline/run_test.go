@@ -99,7 +99,7 @@ func TestRunWithTheLoop(t *testing.T) {
 			var seen []string
 			var streamed strings.Builder
 			res, err := agent.Run(context.Background(), agent.Options{
-				Model:    offline.New(),
+				Model:    offline.New(offline.DemoTools),
 				Messages: []model.Message{{Role: model.RoleUser, Content: tt.msg}},
 				Tools:    fakeTools(tt.prefix, &seen),
 				OnText:   func(d string) { streamed.WriteString(d) },

@@ -3,20 +3,24 @@ package offline
 import (
 	"strings"
 
-	"github.com/agentapp/agentapp/assistant/toolnames"
 	"github.com/agentapp/agentapp/model"
 )
 
-// The tool names the model knows, as the assistant names its tools. Our MCP
-// server publishes the knowledge-base search as searchKnowledge; locally it
-// is searchKnowledgeBase.
-const (
-	toolOrder    = toolnames.OrderStatus
-	toolTicket   = toolnames.CreateTicket
-	toolHuman    = toolnames.Escalate
-	toolKB       = toolnames.SearchKB
-	toolKBRemote = toolnames.SearchKBRemote
-)
+// Tools names the tools the model knows how to call. The caller gives the
+// names its tools have (cmd/agentapp gives the assistant's), so this
+// package knows no domain's spelling; a name left empty is a tool the
+// model never finds.
+type Tools struct {
+	// Order looks an order up by its id.
+	Order string
+	// Ticket opens an after-sales ticket.
+	Ticket string
+	// Handoff hands the conversation to a human.
+	Handoff string
+	// Search is the knowledge-base search; SearchRemote the same search
+	// as an MCP server publishes it, when its name differs.
+	Search, SearchRemote string
+}
 
 // kind is what a tool does, whatever prefix its name carries.
 type kind int
@@ -31,15 +35,15 @@ const (
 
 // kindOf classifies a tool name, so results of prefixed MCP tools are read
 // the same way as those of local tools.
-func kindOf(name string) kind {
+func kindOf(t Tools, name string) kind {
 	switch {
-	case nameMatch(name, toolOrder) > 0:
+	case nameMatch(name, t.Order) > 0:
 		return kindOrder
-	case nameMatch(name, toolTicket) > 0:
+	case nameMatch(name, t.Ticket) > 0:
 		return kindTicket
-	case nameMatch(name, toolHuman) > 0:
+	case nameMatch(name, t.Handoff) > 0:
 		return kindHuman
-	case nameMatch(name, toolKB) > 0, nameMatch(name, toolKBRemote) > 0:
+	case nameMatch(name, t.Search) > 0, nameMatch(name, t.SearchRemote) > 0:
 		return kindKB
 	}
 	return kindOther

@@ -133,6 +133,16 @@ func Enabled(lookup func(string) (string, bool)) bool {
 	return get("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 }
 
+// supportedProtocols names the protocols this build exports with: gRPC
+// only in builds with the otlpgrpc tag, so that an error does not suggest
+// what the next start refuses.
+func supportedProtocols() string {
+	if newGRPCExporter == nil {
+		return "http/protobuf (the default, to the collector's OTLP/HTTP port, 4318)"
+	}
+	return "http/protobuf (the default) or grpc"
+}
+
 // readConfig reads the variables.
 func readConfig(lookup func(string) (string, bool)) (*config, error) {
 	c := &config{on: Enabled(lookup)}
@@ -156,15 +166,22 @@ func readConfig(lookup func(string) (string, bool)) (*config, error) {
 		c.protocol = "http/protobuf"
 	case "http/protobuf", "grpc":
 	case "http/json":
-		return nil, configError("OTEL_EXPORTER_OTLP_PROTOCOL=http/json is not supported; use http/protobuf or grpc")
+		return nil, configError("OTEL_EXPORTER_OTLP_PROTOCOL=http/json is not supported: agentapp sends OTLP as protobuf; use %s", supportedProtocols())
 	default:
-		return nil, configError("OTEL_EXPORTER_OTLP_PROTOCOL=%q is not a protocol; use http/protobuf or grpc", c.protocol)
+		return nil, configError("OTEL_EXPORTER_OTLP_PROTOCOL=%q is not a protocol; use %s", c.protocol, supportedProtocols())
 	}
 	if err := c.readEndpoint(get); err != nil {
 		return nil, err
 	}
-	h, err := parseList(pick("HEADERS"), "OTEL_EXPORTER_OTLP_HEADERS")
+	headersVar := "OTEL_EXPORTER_OTLP_HEADERS"
+	if get("OTEL_EXPORTER_OTLP_TRACES_HEADERS") != "" {
+		headersVar = "OTEL_EXPORTER_OTLP_TRACES_HEADERS"
+	}
+	h, err := parseList(pick("HEADERS"), headersVar)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkHeaders(h, headersVar); err != nil {
 		return nil, err
 	}
 	if len(h) > 0 {
@@ -267,6 +284,37 @@ func parseList(s, name string) ([][2]string, error) {
 		out = append(out, [2]string{k, dv})
 	}
 	return out, nil
+}
+
+// checkHeaders refuses headers no request can carry: a name that is not
+// an HTTP token, a value with a control character (a CR or LF decoded
+// from %0D%0A). Go refuses such a header on every export, so the command
+// would start and every span would be lost. The value is never quoted:
+// it is often a credential.
+func checkHeaders(h [][2]string, name string) error {
+	for _, kv := range h {
+		for i := 0; i < len(kv[0]); i++ {
+			if !isTokenByte(kv[0][i]) {
+				return configError("%s: %q is not a header name (letters, digits and !#$%%&'*+-.^_`|~ only)", name, kv[0])
+			}
+		}
+		for i := 0; i < len(kv[1]); i++ {
+			if b := kv[1][i]; b < 0x20 && b != '\t' || b == 0x7f {
+				return configError("%s: the value of header %q has a control character (such as CR or LF), which no request can carry", name, kv[0])
+			}
+		}
+	}
+	return nil
+}
+
+// isTokenByte reports whether b may appear in an HTTP header name (RFC
+// 9110's tchar).
+func isTokenByte(b byte) bool {
+	switch {
+	case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", b) >= 0
 }
 
 // readSampler reads OTEL_TRACES_SAMPLER and its argument; the default, as

@@ -76,10 +76,18 @@ func TestConfigErrors(t *testing.T) {
 		{map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "2"}, "OTEL_TRACES_SAMPLER_ARG"},
 		{map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_RESOURCE_ATTRIBUTES": "novalue"}, "OTEL_RESOURCE_ATTRIBUTES"},
 		{map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_TIMEOUT": "soon"}, "OTEL_EXPORTER_OTLP_TIMEOUT"},
+		// Issue 43, item 5: headers no request can carry.
+		{map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=abc%0D%0AX-Injected: 1"}, `OTEL_EXPORTER_OTLP_HEADERS: the value of header "x-api-key" has a control character`},
+		{map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "a=b%0A"}, "OTEL_EXPORTER_OTLP_TRACES_HEADERS"},
+		{map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_HEADERS": "bad name=1"}, `OTEL_EXPORTER_OTLP_HEADERS: "bad name" is not a header name`},
 	} {
 		_, err := otlp.Setup(context.Background(), &otlp.Options{Lookup: lookup(tc.env)})
 		if !errors.Is(err, otlp.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want ErrConfig naming %s", tc.env, err, tc.want)
+		}
+		// This build has no gRPC exporter: no error suggests it.
+		if tc.env["OTEL_EXPORTER_OTLP_PROTOCOL"] == "http/json" && strings.Contains(err.Error(), "or grpc") {
+			t.Errorf("%v: error %v suggests grpc, which this build lacks", tc.env, err)
 		}
 	}
 }

@@ -5,14 +5,14 @@
 const messages = {
   zh: {
     title: "客服助手", new: "新对话", compact: "压缩", send: "发送", placeholder: "输入问题，例如：订单 A-1024 到哪了？",
-    sources: "来源", approve: "需要您的确认：调用", allow: "允许", deny: "拒绝",
-    allowed: "已允许", denied: "已拒绝", timeout: "超时未确认，已拒绝", error: "出错了：",
+    sources: "来源", approve: "需要您的确认：调用", allow: "允许一次", allowSession: "本次对话中都允许", allowProject: "在此项目中始终允许", deny: "拒绝",
+    allowed: "已允许", allowedSession: "已允许（本次对话中不再询问）", allowedProject: "已允许（此项目中不再询问）", denied: "已拒绝", timeout: "超时未确认，已拒绝", error: "出错了：",
     thinking: "思考中…", welcome: "您好！我可以查询订单、创建售后工单、转人工，并回答公司制度问题。",
   },
   en: {
     title: "Customer service", new: "New chat", compact: "Compact", send: "Send", placeholder: "Ask, e.g. where is order A-1024?",
-    sources: "Sources", approve: "Your approval is needed to call", allow: "Allow", deny: "Deny",
-    allowed: "Allowed", denied: "Denied", timeout: "No answer in time: denied", error: "Error: ",
+    sources: "Sources", approve: "Your approval is needed to call", allow: "Allow once", allowSession: "Always this session", allowProject: "Always for this project", deny: "Deny",
+    allowed: "Allowed", allowedSession: "Allowed for the rest of this session", allowedProject: "Allowed in this project from now on", denied: "Denied", timeout: "No answer in time: denied", error: "Error: ",
     thinking: "Thinking…", welcome: "Hello! I can look up orders, open after-sales tickets, hand you over to a person and answer policy questions.",
   },
 };
@@ -101,31 +101,45 @@ function showApproval(a, ev) {
   if (!card) {
     card = el("div", "approval");
     card.dataset.approval = ev.id;
-    card.append(el("div", "question", `${t("approve")} ${ev.tool}${ev.server ? ` (${ev.server})` : ""}`), el("code", "", ev.preview));
-    const allow = el("button", "allow", t("allow"));
-    const deny = el("button", "deny", t("deny"));
-    allow.type = deny.type = "button";
-    allow.onclick = () => answer(card, ev.id, true);
-    deny.onclick = () => answer(card, ev.id, false);
-    card.append(allow, deny);
+    // ev.by is a note of its own (apps.js), not part of the server's name.
+    card.append(el("div", "question", `${t("approve")} ${ev.tool}${ev.server ? ` (${ev.server})` : ""}${ev.byNote || ""}`), el("code", "", ev.preview));
+    const buttons = el("div", "choices");
+    const add = (cls, label, approved, remember) => {
+      const b = el("button", cls, t(label));
+      b.type = "button";
+      b.onclick = () => answer(card, ev.id, approved, remember);
+      buttons.append(b);
+    };
+    add("allow", "allow", true, "");
+    const remember = ev.remember || [];
+    if (remember.includes("session")) add("allow always", "allowSession", true, "session");
+    if (remember.includes("project")) add("allow always", "allowProject", true, "project");
+    add("deny", "deny", false, "");
+    card.append(buttons);
     a.box.insertBefore(card, a.text);
   }
-  if (ev.decision !== "pending") decided(card, ev.decision);
+  if (ev.decision !== "pending") decided(card, ev.decision, ev.remembered);
   scrollDown();
 }
 
-function decided(card, decision) {
-  card.querySelectorAll("button").forEach((b) => b.remove());
-  if (!card.querySelector(".decision")) card.append(el("span", "decision", t(decision) || decision));
+// remembered is "session" or "project" when an Allow holds beyond this
+// call; the label says so.
+function decided(card, decision, remembered) {
+  card.querySelectorAll(".choices").forEach((b) => b.remove());
+  const key = decision === "allowed" && remembered ? decision + remembered[0].toUpperCase() + remembered.slice(1) : decision;
+  let d = card.querySelector(".decision");
+  if (!d) { d = el("span", "decision"); card.append(d); }
+  d.textContent = t(key) || decision;
   card.dataset.decision = decision;
 }
 
-async function answer(card, id, approved) {
+async function answer(card, id, approved, remember) {
   card.querySelectorAll("button").forEach((b) => { b.disabled = true; });
+  const body = remember ? { approved, remember } : { approved };
   const r = await fetch(`/api/sessions/${encodeURIComponent(sessionId)}/approvals/${encodeURIComponent(id)}`, {
-    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ approved }),
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
   });
-  if (r.ok) decided(card, approved ? "allowed" : "denied");
+  if (r.ok) decided(card, approved ? "allowed" : "denied", remember);
 }
 
 function showError(a, message) {
@@ -212,6 +226,8 @@ async function restore() {
   if (r.status !== 200) { $("#log").append(el("div", "msg assistant welcome", t("welcome"))); return; }
   const s = await r.json();
   sessionId = s.id;
+  // The greeting opens every conversation, a restored one too.
+  $("#log").append(el("div", "msg assistant welcome", t("welcome")));
   const entries = [];
   for (const m of s.messages) {
     if (m.role === "user") { addUser(m.content); entries.push($("#log").lastElementChild); continue; }
@@ -223,7 +239,6 @@ async function restore() {
     a.box.dataset.done = "1";
   }
   budget.restored(s, entries);
-  if (s.messages.length === 0) $("#log").append(el("div", "msg assistant welcome", t("welcome")));
 }
 
 document.addEventListener("DOMContentLoaded", () => {

@@ -335,7 +335,7 @@ const apps = (() => {
       let result = null, failure = null;
       await readEvents(r.body, (event, data) => {
         switch (event) {
-          case "approval": showApproval(this.a, { ...data, server: data.server + (data.by === "view" ? tr("byView") : "") }); break;
+          case "approval": showApproval(this.a, { ...data, byNote: data.by === "view" ? tr("byView") : "" }); break;
           case "result": result = data.result; break;
           case "error": failure = data.message; break;
         }

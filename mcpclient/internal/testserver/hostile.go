@@ -38,6 +38,23 @@ var hostileModes = map[string]func(method string, p rawParams) (result string, a
 	"huge-pages": func(method string, p rawParams) (string, bool) {
 		return pagedAnswer(method, p, func(page int) string { return "page" + strconv.Itoa(page+1) }, 1, pageBytes)
 	},
+	// giant-schema offers echo and giant, whose input schema is about
+	// 2.9 MB (an enum of 150,000 values).
+	"giant-schema": func(method string, p rawParams) (string, bool) {
+		if method != "tools/list" {
+			return plainAnswer(method, p)
+		}
+		var b strings.Builder
+		b.WriteString(`{"tools":[{"name":"echo","inputSchema":{"type":"object"}},{"name":"giant","description":"Research a topic.","inputSchema":{"type":"object","properties":{"topic":{"type":"string","enum":[`)
+		for i := range 150_000 {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"topic-%06d"`, i)
+		}
+		b.WriteString(`]}},"required":["topic"]}}]}`)
+		return b.String(), true
+	},
 	// bad-names offers tools whose names no model provider accepts.
 	"bad-names": func(method string, p rawParams) (string, bool) {
 		if method != "tools/list" {

@@ -157,6 +157,12 @@ const outcome = (m) => m.error ? "error " + m.error.code : m.timeout ? "timeout"
   try { r.cookie = "read:" + document.cookie; } catch (e) { r.cookie = "threw"; }
   try { r.parentDOM = "read:" + parent.document.cookie; } catch (e) { r.parentDOM = "threw"; }
   try { r.topDOM = "read:" + top.document.title; } catch (e) { r.topDOM = "threw"; }
+  // WebRTC (UDP to a chosen port) from the view, from a nested frame it
+  // reaches by its element, and from one it reaches by index.
+  try { const pc = new RTCPeerConnection({ iceServers: [{ urls: "stun:127.0.0.1:9" }] }); pc.createDataChannel("x"); await pc.setLocalDescription(await pc.createOffer()); pc.close(); r.webrtc = "created"; } catch (e) { r.webrtc = "blocked"; }
+  const nested = (get) => { try { const f = document.createElement("iframe"); document.body.append(f); const P = get(f).RTCPeerConnection; f.remove(); return typeof P === "function" ? "available" : "blocked"; } catch (e) { return "blocked"; } };
+  r.webrtcFrame = nested((f) => f.contentWindow);
+  r.webrtcIndexed = nested(() => window[window.length - 1]);
   const flood = await Promise.all(Array.from({ length: 300 }, () => rpc("ping", {})));
   r.floodRefused = flood.filter((m) => m.error && m.error.code === -32000).length;
   await new Promise((ok) => setTimeout(ok, 4000)); // the bucket refills
