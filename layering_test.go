@@ -14,21 +14,21 @@ import (
 
 const module = "github.com/agentapp/agentapp"
 
-// readmeOrder reads the package order the README's layout list states: the
+// readmeOrder reads the package order the layout list of docs/development.md states: the
 // packages named in backticks, in the order they first appear. A name is a
 // package when its directory holds Go files, directly, under the package
 // named just before it (`model` … `openai`), or under internal/ once the
 // list says `internal/`.
 func readmeOrder(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile("README.md")
+	b, err := os.ReadFile(filepath.Join("docs", "development.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(b)
 	start := strings.Index(text, "Layout, one concern per package")
 	if start < 0 {
-		t.Fatal(`README.md has no "Layout, one concern per package" list`)
+		t.Fatal(`docs/development.md has no "Layout, one concern per package" list`)
 	}
 	text = text[start:]
 	if list := strings.Index(text, "\n- "); list > 0 {
@@ -78,8 +78,8 @@ func isDir(p string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// TestLayering holds every package of the module to the order the README's
-// layout list states: a package imports only packages listed after its own
+// TestLayering holds every package of the module to the order the
+// layout list of docs/development.md states: a package imports only packages listed after its own
 // entry, its own entry's subpackages, or its ancestors. A package the list
 // does not place, or an import up the list, fails here rather than in a
 // later review.
@@ -119,7 +119,7 @@ func TestLayering(t *testing.T) {
 		rel := strings.TrimPrefix(p.ImportPath, module+"/")
 		own, ok := entry(rel)
 		if !ok {
-			t.Errorf("package %s is not placed in the README's layout list; name it there", rel)
+			t.Errorf("package %s is not placed in the layout list (docs/development.md); name it there", rel)
 			continue
 		}
 		checked++
@@ -131,23 +131,23 @@ func TestLayering(t *testing.T) {
 			to, ok := entry(dep)
 			switch {
 			case !ok:
-				t.Errorf("%s imports %s, which the README's layout list does not place", rel, dep)
+				t.Errorf("%s imports %s, which the layout list (docs/development.md) does not place", rel, dep)
 			case to == own, strings.HasPrefix(rel, dep+"/"):
 			case index[to] < index[own]:
-				t.Errorf("%s imports %s, which the README's layout list places above it (%s before %s)", rel, dep, to, own)
+				t.Errorf("%s imports %s, which the layout list (docs/development.md) places above it (%s before %s)", rel, dep, to, own)
 			}
 		}
 	}
 	if checked < 30 {
-		t.Errorf("only %d packages were checked; the README's list was read as %v", checked, order)
+		t.Errorf("only %d packages were checked; the layout list was read as %v", checked, order)
 	}
 	for _, must := range []string{"cmd/agentapp", "web", "chat", "host", "assistant", "mcpclient", "agent", "trace", "model", "internal/jsonscan"} {
 		if _, ok := index[must]; !ok {
-			t.Errorf("the README's layout list was read without %s: %v", must, order)
+			t.Errorf("the layout list (docs/development.md) was read without %s: %v", must, order)
 		}
 	}
 	if index["web"] >= index["host"] || index["chat"] >= index["host"] || index["trace"] >= index["agent"] {
-		t.Errorf("the README's layout list reads in the wrong order: %v", order)
+		t.Errorf("the layout list (docs/development.md) reads in the wrong order: %v", order)
 	}
 }
 

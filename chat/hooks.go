@@ -13,7 +13,7 @@ import (
 func (c *Chat) hooksCommand(out io.Writer) {
 	cfg := c.h.Hooks()
 	if cfg.Len() == 0 {
-		fmt.Fprintln(out, `No hooks. Add a "hooks" object to agentapp.json or another config file (see the README's Hooks section).`)
+		fmt.Fprintln(out, `No hooks. Add a "hooks" object to agentapp.json or another config file (see the Hooks section of docs/permissions.md).`)
 		return
 	}
 	for _, ev := range hooks.Events {

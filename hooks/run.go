@@ -14,7 +14,7 @@ import (
 )
 
 // Input is the JSON object a hook reads on stdin. The fields are Claude
-// Code's; each event sets its own (see the package's README section).
+// Code's; each event sets its own (see the Hooks section of docs/permissions.md).
 type Input struct {
 	SessionID      string          `json:"session_id"`
 	TranscriptPath string          `json:"transcript_path"`

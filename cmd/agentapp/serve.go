@@ -269,7 +269,7 @@ func serveBanner(version, endpoint string, tools []*agent.Tool, ndocs int, dir, 
 func readGuardConfig(getenv func(string) string, dataDir string) (guard.Config, error) {
 	cfg, err := guard.FromEnv(getenv, dataDir)
 	if err != nil {
-		return guard.Config{}, &exitError{code: 2, err: fmt.Errorf("%w (see the Security section of the README for the AGENT_GUARD_* variables)", err)}
+		return guard.Config{}, &exitError{code: 2, err: fmt.Errorf("%w (see docs/security.md for the AGENT_GUARD_* variables)", err)}
 	}
 	return cfg, nil
 }

@@ -44,7 +44,7 @@ func startTracing(cmd *cobra.Command, lookup func(string) (string, bool), logger
 	}
 	if err != nil {
 		if errors.Is(err, otlp.ErrConfig) {
-			return nil, nil, fmt.Errorf("%w (see the OTEL_* variables in the README's Tracing section, or unset them to trace nothing)", err)
+			return nil, nil, fmt.Errorf("%w (see the OTEL_* variables in docs/tracing.md, or unset them to trace nothing)", err)
 		}
 		return nil, nil, err
 	}
