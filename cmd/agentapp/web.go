@@ -181,7 +181,7 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	if err := checkWebAddr(f.http, token, apiKeys, f.openV1); err != nil {
 		return err
 	}
-	operators, err := parseOperators(f.operators)
+	operators, err := webOperators(f.operators, chatConfigPath(&f.chatFlags))
 	if err != nil {
 		return err
 	}
@@ -331,6 +331,25 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	d := time.Since(start).Round(time.Second)
 	say(cmd, stderr, fmt.Sprintf("agentapp web: stopped after %v", d), "uptime", d.String())
 	return nil
+}
+
+// webOperators are the --operator values and then the config file's
+// "operators"; two operators may not share a name or a token.
+func webOperators(vals []string, configFile string) ([]web.Operator, error) {
+	if configFile == "" {
+		return parseOperators(vals)
+	}
+	entries, err := mcpconfig.LoadOperators(configFile, nil)
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range entries {
+		if strings.Contains(e.Name, ":") {
+			return nil, usageError("%s: operators[%d]: the name %q contains ':'", configFile, i, e.Name)
+		}
+		vals = append(vals, e.Name+":"+e.Token)
+	}
+	return parseOperators(vals)
 }
 
 // parseOperators reads the --operator values; two operators may not share
