@@ -28,7 +28,18 @@ const (
 	taskCancelTimeout = 5 * time.Second
 	// maxTaskList caps the tasks ListTasks gathers over all pages.
 	maxTaskList = 1000
+	// quickPoll caps the wait between polls for quickFor after a task
+	// starts: a task that waits on a person (a refund an operator decides
+	// in another process) then reaches the caller about a second after
+	// the decision rather than at the server's advised interval (5 s,
+	// grown to 25 s while nothing changes). Later the server's advice
+	// holds, so a task left waiting costs no more than before.
+	quickPoll = time.Second
+	quickFor  = 10 * time.Minute
 )
+
+// paceNow is the pace's clock; tests replace it.
+var paceNow = time.Now
 
 // taskCapabilities is what a server said in initialize about tasks.
 type taskCapabilities struct {
@@ -436,14 +447,30 @@ func (r *taskRun) run(ctx context.Context, t *tasks.Task) (*mcp.CallToolResult, 
 // tasks poll at this pace.
 type pace struct {
 	interval, wait time.Duration
-	failures       int // failed polls in a row
+	// base is the wait the server's advice and the backoff give; wait is
+	// base capped by quickPoll while the task is young.
+	base       time.Duration
+	failures   int // failed polls in a row
+	quickUntil time.Time
 }
 
-func newPace(interval time.Duration) *pace { return &pace{interval: interval, wait: interval} }
+func newPace(interval time.Duration) *pace {
+	p := &pace{interval: interval, quickUntil: paceNow().Add(quickFor)}
+	p.set(interval)
+	return p
+}
+
+// set makes d the wait, capped at quickPoll while the task is young.
+func (p *pace) set(d time.Duration) {
+	p.base, p.wait = d, d
+	if d > quickPoll && paceNow().Before(p.quickUntil) {
+		p.wait = quickPoll
+	}
+}
 
 // changed: the task reported something new, so it is polled at the
 // server's interval again.
-func (p *pace) changed() { p.wait = p.interval }
+func (p *pace) changed() { p.set(p.interval) }
 
 // pollFailed records a poll that failed and reports whether to give up:
 // the server refused it, it failed too often in a row, or the connection
@@ -462,11 +489,14 @@ func (r *taskRun) pollFailed(p *pace, err error) bool {
 func (r *taskRun) polled(p *pace, next time.Duration) {
 	p.failures = 0
 	if next != p.interval {
-		p.interval, p.wait = next, next
+		p.interval = next
+		p.set(next)
 	} else if r.still++; r.still > patientPolls {
 		// Nothing new for a while: ask less often, up to five times the
 		// server's advice.
-		p.wait = min(p.wait*3/2, p.interval*5, tasks.MaxPollInterval)
+		p.set(min(p.base*3/2, p.interval*5, tasks.MaxPollInterval))
+	} else {
+		p.set(p.base) // the quick phase may have ended
 	}
 }
 

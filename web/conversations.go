@@ -232,6 +232,8 @@ func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
 // operatorEvents is GET /operator/events: every conversation's events
 // (queue changes, customer messages while held, operators' messages).
 func (s *Server) operatorEvents(w http.ResponseWriter, r *http.Request) {
+	s.streamOpened()
+	defer s.streamClosed()
 	s.standingStream(w, r, "", func(*host.SessionEvent) bool { return true })
 }
 
@@ -424,6 +426,7 @@ func (s *Server) takeover(w http.ResponseWriter, r *http.Request) {
 		s.stateError(w, err)
 		return
 	}
+	s.acted(id, false)
 	s.feed.kick()
 	writeJSON(w, http.StatusOK, st)
 }
@@ -454,6 +457,7 @@ func (s *Server) operatorMessage(w http.ResponseWriter, r *http.Request) {
 		s.stateError(w, err)
 		return
 	}
+	s.acted(id, false)
 	s.feed.kick()
 	writeJSON(w, http.StatusOK, map[string]string{"session": id, "operator": name})
 }
@@ -481,6 +485,7 @@ func (s *Server) handback(w http.ResponseWriter, r *http.Request) {
 		s.stateError(w, err)
 		return
 	}
+	s.acted(id, true)
 	s.feed.kick()
 	writeJSON(w, http.StatusOK, st)
 }

@@ -137,6 +137,11 @@ type Options struct {
 	// Clock is the time source of approvals and rate limits; nil is the
 	// system clock.
 	Clock Clock
+	// OperatorTimeout is how long a conversation an operator holds stays
+	// theirs while no operator stream is open and they do nothing on it;
+	// then it returns to the waiting queue. 0 means
+	// DefaultOperatorTimeout, negative never.
+	OperatorTimeout time.Duration
 
 	// MaxStreams bounds the turns running at once; 0 means
 	// DefaultMaxStreams.
@@ -200,6 +205,7 @@ type Server struct {
 	// (conversations.go); watching is its watcher.
 	feed     *eventFeed
 	watching sync.WaitGroup
+	present  presence // operators' streams and actions (absent.go)
 	// keepAlive spaces the standing streams' keep-alive comments; 0
 	// means keepAliveEvery (tests shorten it).
 	keepAlive time.Duration
@@ -336,6 +342,8 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	}
 	s.feed = newEventFeed()
 	s.watching.Go(func() { s.watchEvents(s.hardStop) })
+	s.present.gone = s.clock.Now()
+	s.watching.Go(func() { s.watchAbsent(s.hardStop) })
 	return s, nil
 }
 

@@ -61,6 +61,9 @@ type webFlags struct {
 	sandboxAddr, sandboxOrigin string
 	// operators are --operator NAME:TOKEN, named operators.
 	operators []string
+	// operatorTimeout: a held conversation whose operator is gone returns
+	// to the queue after it.
+	operatorTimeout time.Duration
 }
 
 func newWebCmd() *cobra.Command {
@@ -114,6 +117,7 @@ too and they are required there as well.`,
 	fl.StringVar(&f.sandboxAddr, "sandbox-addr", "127.0.0.1:0", "listen on `ADDR` for the sandbox of MCP Apps views, another origin than the page's (port 0 picks a free port)")
 	fl.StringVar(&f.sandboxOrigin, "sandbox-origin", "", `the origin browsers reach --sandbox-addr at, e.g. https://sandbox.example.com behind a reverse proxy (default http://ADDR of --sandbox-addr; "off" turns views off)`)
 	fl.StringArrayVar(&f.operators, "operator", nil, "a named operator, `NAME:TOKEN` (repeatable): the token opens the operator view and names its holder to the customers they talk with")
+	fl.DurationVar(&f.operatorTimeout, "operator-timeout", web.DefaultOperatorTimeout, "a conversation an operator holds returns to the waiting queue after this long with no operator stream open and nothing done on it; 0 never")
 	fl.BoolVar(&f.openV1, "open-v1", false, "serve /v1 without an API key off loopback (behind a proxy that authenticates); by default "+apiKeysEnv+" is required there")
 	fl.StringVar(&f.model, "model", "", `"offline" for the offline demo model, or a model name for the OpenAI-compatible provider (default: offline without an API key)`)
 	fl.StringArrayVar(&f.mcp, "mcp", nil, `connect an MCP server started by this command line (repeatable), as in agentapp chat`)
@@ -177,9 +181,16 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	if err := checkWebAddr(f.http, token, apiKeys, f.openV1); err != nil {
 		return err
 	}
-	operators, err := parseOperators(f.operators)
+	operators, err := webOperators(f.operators, chatConfigPath(&f.chatFlags))
 	if err != nil {
 		return err
+	}
+	if f.operatorTimeout < 0 {
+		return usageError("--operator-timeout must be 0 (never) or positive, e.g. 2m")
+	}
+	operatorTimeout := f.operatorTimeout
+	if operatorTimeout == 0 {
+		operatorTimeout = -1 // web.Options: negative is never
 	}
 	setup, err := readHostSetup(cmd, &f.chatFlags) // startup.go, shared with runChatAs
 	if err != nil {
@@ -257,16 +268,17 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 		return err
 	}
 	srv, err := web.New(ctx, web.Options{
-		Host:         h,
-		Operator:     assistant.Operator(svc, logger),
-		Token:        token,
-		Operators:    operators,
-		APIKeys:      apiKeys,
-		MetricsToken: metricsToken,
-		Secrets:      secrets,
-		Logger:       logger,
-		Trace:        traceTo,
-		Tracing:      tr,
+		Host:            h,
+		Operator:        assistant.Operator(svc, logger),
+		Token:           token,
+		Operators:       operators,
+		OperatorTimeout: operatorTimeout,
+		APIKeys:         apiKeys,
+		MetricsToken:    metricsToken,
+		Secrets:         secrets,
+		Logger:          logger,
+		Trace:           traceTo,
+		Tracing:         tr,
 
 		SandboxOrigin:  sandboxOrigin,
 		AllowInProject: allowInProject,
@@ -319,6 +331,25 @@ func runWeb(cmd *cobra.Command, f *webFlags) error {
 	d := time.Since(start).Round(time.Second)
 	say(cmd, stderr, fmt.Sprintf("agentapp web: stopped after %v", d), "uptime", d.String())
 	return nil
+}
+
+// webOperators are the --operator values and then the config file's
+// "operators"; two operators may not share a name or a token.
+func webOperators(vals []string, configFile string) ([]web.Operator, error) {
+	if configFile == "" {
+		return parseOperators(vals)
+	}
+	entries, err := mcpconfig.LoadOperators(configFile, nil)
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range entries {
+		if strings.Contains(e.Name, ":") {
+			return nil, usageError("%s: operators[%d]: the name %q contains ':'", configFile, i, e.Name)
+		}
+		vals = append(vals, e.Name+":"+e.Token)
+	}
+	return parseOperators(vals)
 }
 
 // parseOperators reads the --operator values; two operators may not share
