@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/agentapp/agentapp/mcpclient/internal/listing"
+	"github.com/agentapp/agentapp/mcpclient/internal/nextgen"
 	"io"
 	"log/slog"
 	"net/http"
@@ -633,7 +634,7 @@ func (b *Bridge) open(ctx context.Context, c *conn, t mcp.Transport, version str
 	}
 	client := mcp.NewClient(clientImpl, b.clientOptions(c))
 	tasks.RegisterMethods(client)
-	client.AddSendingMiddleware(b.tracingMiddleware(c), rootsNoticeMiddleware())
+	client.AddSendingMiddleware(b.tracingMiddleware(c), nextgen.RootsNotice(), nextgen.LogLevel(b.serverLogLevel()))
 	if c.proc != nil {
 		// stdio only: on HTTP the server always answers, and its
 		// server/discover may wait for an OAuth login.

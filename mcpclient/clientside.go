@@ -318,6 +318,11 @@ func (b *Bridge) afterOpen(ctx context.Context, c *conn) {
 	if ir := c.session.InitializeResult(); ir == nil || ir.Capabilities == nil || ir.Capabilities.Logging == nil {
 		return
 	}
+	if !stdiofast.DirectAllowed(c.session) {
+		// Protocol 2026-07-28 has no logging/setLevel: the level goes
+		// in each request's _meta (nextgen.LogLevel).
+		return
+	}
 	if err := c.session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: b.opts.logLevel}); err != nil {
 		b.opts.logger.Warn(fmt.Sprintf("MCP server %s offers logging but refused the log level %s (%s); its log messages may not arrive", b.name, b.opts.logLevel, safeText(err)))
 	}
@@ -418,22 +423,11 @@ func (b *Bridge) withProgressToken(p *mcp.CallToolParams) (*mcp.CallToolParams, 
 	return &cp, func() { time.AfterFunc(progressLinger, func() { b.side.tokens.Delete(token) }) }
 }
 
-// rootsNoticeMiddleware drops notifications/roots/list_changed on sessions
-// of protocol 2026-07-28 or later. There the server has no session to keep
-// a roots list in: it asks for the roots in an input-required result when
-// it needs them, and the SDK answers from the client's current roots. A
-// streamable HTTP server of that protocol refuses the notification (400),
-// and the SDK's transport then closes the connection, so the roots set
-// after connecting (afterOpen, SetRoots) would cost the whole connection.
-func rootsNoticeMiddleware() mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method == "notifications/roots/list_changed" {
-				if cs, ok := req.GetSession().(*mcp.ClientSession); ok && !stdiofast.DirectAllowed(cs) && cs.InitializeResult() != nil {
-					return nil, nil
-				}
-			}
-			return next(ctx, method, req)
-		}
+// serverLogLevel is the level of the server's log messages wanted, "" for
+// none.
+func (b *Bridge) serverLogLevel() mcp.LoggingLevel {
+	if b.opts.serverLog == nil {
+		return ""
 	}
+	return b.opts.logLevel
 }

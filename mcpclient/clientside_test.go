@@ -3,11 +3,15 @@ package mcpclient
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentapp/agentapp/internal/testkit"
+	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -172,5 +176,47 @@ func TestServerLogs(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the last message never arrived")
+	}
+}
+
+// At protocol 2026-07-28 there is no logging/setLevel: the level goes in
+// each request's _meta, the server's messages from it on arrive, and no
+// "refused the log level" warning is logged (it was, on every connect to
+// agentapp serve --http).
+func TestServerLogsAt20260728(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, &mcp.ServerOptions{HasTools: true})
+	srv.AddTool(&mcp.Tool{Name: "log", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "chatter"})
+			req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "error", Data: "disk full"})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+		})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	defer ts.Close()
+	var warnings testkit.SyncBuffer
+	got := make(chan ServerLog, 10)
+	b, err := Connect(context.Background(), mcpconfig.Server{Name: "next", URL: ts.URL},
+		WithLogger(slog.New(slog.NewTextHandler(&warnings, nil))),
+		WithServerLogs("warning", func(l ServerLog) { got <- l }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if v := b.session().InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %s; the test needs 2026-07-28", v)
+	}
+	if _, err := b.CallTool(context.Background(), &mcp.CallToolParams{Name: "log", Arguments: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case l := <-got:
+		if l.Level != "error" || l.Text != "disk full" {
+			t.Errorf("first message %+v, want the error (the info one is below the level)", l)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no log message arrived at 2026-07-28")
+	}
+	if w := warnings.String(); strings.Contains(w, "log level") {
+		t.Errorf("a warning about the log level: %s", w)
 	}
 }

@@ -17,9 +17,6 @@ import (
 // Bounds of polling: the server's pollInterval is used within them, and
 // the wait grows while nothing changes.
 const (
-	// patientPolls is how many polls that find nothing new keep the
-	// server's interval before the wait grows.
-	patientPolls = 3
 	// maxPollFailures is how many tasks/get in a row may fail (a dropped
 	// HTTP request) before the call gives up.
 	maxPollFailures = 3
@@ -28,18 +25,7 @@ const (
 	taskCancelTimeout = 5 * time.Second
 	// maxTaskList caps the tasks ListTasks gathers over all pages.
 	maxTaskList = 1000
-	// quickPoll caps the wait between polls for quickFor after a task
-	// starts: a task that waits on a person (a refund an operator decides
-	// in another process) then reaches the caller about a second after
-	// the decision rather than at the server's advised interval (5 s,
-	// grown to 25 s while nothing changes). Later the server's advice
-	// holds, so a task left waiting costs no more than before.
-	quickPoll = time.Second
-	quickFor  = 10 * time.Minute
 )
-
-// paceNow is the pace's clock; tests replace it.
-var paceNow = time.Now
 
 // taskCapabilities is what a server said in initialize about tasks.
 type taskCapabilities struct {
@@ -364,7 +350,6 @@ type taskRun struct {
 
 	updates int
 	last    string
-	still   int // polls since the last change
 }
 
 type resultOrErr struct {
@@ -390,7 +375,7 @@ func (r *taskRun) run(ctx context.Context, t *tasks.Task) (*mcp.CallToolResult, 
 			result <- resultOrErr{res, err}
 		}()
 	}
-	p := newPace(tasks.PollInterval(t))
+	p := tasks.NewPace(tasks.PollInterval(t), nil)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	if !timer.Stop() {
@@ -398,7 +383,7 @@ func (r *taskRun) run(ctx context.Context, t *tasks.Task) (*mcp.CallToolResult, 
 	}
 	for {
 		if r.report(ctx, t) {
-			p.changed()
+			p.Changed()
 		}
 		switch {
 		case t.Status == tasks.Cancelled:
@@ -408,7 +393,7 @@ func (r *taskRun) run(ctx context.Context, t *tasks.Task) (*mcp.CallToolResult, 
 			// task needs answered.
 			fetch()
 		}
-		timer.Reset(p.wait)
+		timer.Reset(p.Wait())
 		select {
 		case <-tctx.Done():
 			r.cancelTask(ctx)
@@ -438,66 +423,19 @@ func (r *taskRun) run(ctx context.Context, t *tasks.Task) (*mcp.CallToolResult, 
 			continue
 		}
 		t = nt
-		r.polled(p, tasks.PollInterval(t))
+		p.Polled(tasks.PollInterval(t))
 	}
 }
-
-// pace is how often a task is polled: at the server's interval, less
-// often while nothing changes and after a failed poll. Both generations of
-// tasks poll at this pace.
-type pace struct {
-	interval, wait time.Duration
-	// base is the wait the server's advice and the backoff give; wait is
-	// base capped by quickPoll while the task is young.
-	base       time.Duration
-	failures   int // failed polls in a row
-	quickUntil time.Time
-}
-
-func newPace(interval time.Duration) *pace {
-	p := &pace{interval: interval, quickUntil: paceNow().Add(quickFor)}
-	p.set(interval)
-	return p
-}
-
-// set makes d the wait, capped at quickPoll while the task is young.
-func (p *pace) set(d time.Duration) {
-	p.base, p.wait = d, d
-	if d > quickPoll && paceNow().Before(p.quickUntil) {
-		p.wait = quickPoll
-	}
-}
-
-// changed: the task reported something new, so it is polled at the
-// server's interval again.
-func (p *pace) changed() { p.set(p.interval) }
 
 // pollFailed records a poll that failed and reports whether to give up:
 // the server refused it, it failed too often in a row, or the connection
 // is gone. Otherwise the next poll waits twice as long.
-func (r *taskRun) pollFailed(p *pace, err error) bool {
-	if _, rejected := serverRejected(err); rejected || p.failures+1 >= maxPollFailures || !r.c.alive() {
+func (r *taskRun) pollFailed(p *tasks.Pace, err error) bool {
+	if _, rejected := serverRejected(err); rejected || p.Failures()+1 >= maxPollFailures || !r.c.alive() {
 		return true
 	}
-	p.failures++
-	p.wait = min(p.wait*2, tasks.MaxPollInterval)
+	p.Failed()
 	return false
-}
-
-// polled records a poll that answered, with the interval the server
-// advises now.
-func (r *taskRun) polled(p *pace, next time.Duration) {
-	p.failures = 0
-	if next != p.interval {
-		p.interval = next
-		p.set(next)
-	} else if r.still++; r.still > patientPolls {
-		// Nothing new for a while: ask less often, up to five times the
-		// server's advice.
-		p.set(min(p.base*3/2, p.interval*5, tasks.MaxPollInterval))
-	} else {
-		p.set(p.base) // the quick phase may have ended
-	}
 }
 
 // report passes a new status or status message to the progress hook and
@@ -507,7 +445,7 @@ func (r *taskRun) report(ctx context.Context, t *tasks.Task) bool {
 	if key == r.last {
 		return false
 	}
-	r.last, r.still = key, 0
+	r.last = key
 	r.updates++
 	p := Progress{Server: r.b.name, Tool: r.tool, Progress: float64(r.updates), Task: r.id, Status: t.Status, Message: textsafe.Preview(t.StatusMessage, 200)}
 	if r.b.opts.progress != nil {

@@ -117,7 +117,7 @@ func (b *Bridge) callExt(ctx context.Context, c *conn, p *mcp.CallToolParams) (*
 func (r *taskRun) runExt(ctx context.Context, t *tasks.ExtTask) (*mcp.CallToolResult, error) {
 	tctx, cancel := context.WithTimeout(ctx, r.bound)
 	defer cancel()
-	p := newPace(tasks.PollInterval(t.Task()))
+	p := tasks.NewPace(tasks.PollInterval(t.Task()), nil)
 	answered := map[string]bool{}
 	rounds := 0
 	timer := time.NewTimer(0)
@@ -127,7 +127,7 @@ func (r *taskRun) runExt(ctx context.Context, t *tasks.ExtTask) (*mcp.CallToolRe
 	}
 	for {
 		if r.report(ctx, t.Task()) {
-			p.changed()
+			p.Changed()
 		}
 		switch t.Status {
 		case tasks.Completed:
@@ -157,7 +157,7 @@ func (r *taskRun) runExt(ctx context.Context, t *tasks.ExtTask) (*mcp.CallToolRe
 				return nil, err
 			}
 		}
-		timer.Reset(p.wait)
+		timer.Reset(p.Wait())
 		select {
 		case <-tctx.Done():
 			r.cancelExt(ctx)
@@ -179,7 +179,7 @@ func (r *taskRun) runExt(ctx context.Context, t *tasks.ExtTask) (*mcp.CallToolRe
 			continue
 		}
 		t = nt
-		r.polled(p, tasks.PollInterval(t.Task()))
+		p.Polled(tasks.PollInterval(t.Task()))
 	}
 }
 
