@@ -36,13 +36,14 @@ const extTasks = "io.modelcontextprotocol/tasks"
 // maxInputRounds caps the inputRequests one task may ask us to answer.
 const maxInputRounds = 20
 
-// declareExtTasks adds the extension to the capabilities of a connection
-// that may speak 2026-07-28 (HTTP).
+// declareExtTasks adds the extension to the capabilities of a connection,
+// which may speak 2026-07-28 (HTTP, and stdio since its server/discover
+// probe; an older session ignores it).
 func (b *Bridge) declareExtTasks(c *conn, caps *mcp.ClientCapabilities) {
 	// Under the extension the server decides which calls become tasks,
 	// so "required" (tasks only for the tools that require them) cannot
 	// offer it: an optional tool would run as a task.
-	if c.ht != nil && b.cfg.Tasks != mcpconfig.TasksNever && b.cfg.Tasks != mcpconfig.TasksRequired {
+	if b.cfg.Tasks != mcpconfig.TasksNever && b.cfg.Tasks != mcpconfig.TasksRequired {
 		caps.AddExtension(extTasks, map[string]any{})
 	}
 }
@@ -52,7 +53,7 @@ func (b *Bridge) declareExtTasks(c *conn, caps *mcp.ClientCapabilities) {
 func (b *Bridge) extTasksOn() bool { return b.extOn(b.current()) }
 
 func (b *Bridge) extOn(c *conn) bool {
-	if c == nil || c.ht == nil || c.session == nil || b.cfg.Tasks == mcpconfig.TasksNever {
+	if c == nil || c.session == nil || b.cfg.Tasks == mcpconfig.TasksNever {
 		return false
 	}
 	ir := c.session.InitializeResult()

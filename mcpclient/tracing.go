@@ -6,6 +6,7 @@ import (
 	"maps"
 	"reflect"
 
+	"github.com/agentapp/agentapp/mcpclient/tasks"
 	"github.com/agentapp/agentapp/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,14 +48,18 @@ func (b *Bridge) tracingMiddleware(c *conn) mcp.Middleware {
 			if ctx.Value(spannedKey{}) != nil {
 				return next(ctx, method, req)
 			}
-			target := ""
+			target, name := "", method
 			switch p := p.(type) {
 			case *mcp.CallToolParams:
 				target = p.Name
 			case *mcp.GetPromptParams:
 				target = p.Name
+			case *tasks.ExtToolCallParams:
+				// Our alias of tools/call (renamed on the wire): the
+				// span says what the server sees.
+				target, name = p.Name, "tools/call"
 			}
-			ctx, sp := telemetry.StartMCPClient(ctx, method, target, b.name, transportOf(c))
+			ctx, sp := telemetry.StartMCPClient(ctx, name, target, b.name, transportOf(c))
 			if c.session != nil {
 				sp.SetSession(c.session.ID())
 			}
