@@ -200,7 +200,7 @@ async function send(text) {
         case "approval": showApproval(a, data); break;
         case "queued": people.queued(a, data); break; // an operator holds the conversation
         case "fold": budget.fold(data); break;
-        case "done": if (data.queued) { a.box.dataset.done = "1"; break; } a.text.textContent = data.answer; showSources(a, data.sources); budget.turnUsage(a, data.usage); a.box.dataset.done = "1"; break;
+        case "done": if (data.queued) { a.box.dataset.done = "1"; break; } a.text.textContent = data.answer; showSources(a, data.sources); budget.turnUsage(a, data.usage); budget.left(data.budget); a.box.dataset.done = "1"; break;
         case "error": failure = data.message; showError(a, data.message); break;
       }
     });
