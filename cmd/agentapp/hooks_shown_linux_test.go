@@ -88,3 +88,18 @@ func TestHookFailureShownOnWeb(t *testing.T) {
 	}
 	shot("2-en")
 }
+
+// TestCallRunsHooksREPL: /call in the chat runs the PreToolUse hooks as a
+// model's call does: the exit-2 blocker stops it with its reason.
+func TestCallRunsHooksREPL(t *testing.T) {
+	needJQ(t)
+	chatEnv(t)
+	dir, cfg := hookProject(t, `{"PreToolUse": `+strings.TrimSuffix(hookEntry("getOrderStatus", "log.sh"), "]")+`, `+strings.TrimPrefix(hookEntry("getOrder.*", "block.sh"), "[")+`}`)
+	out, errOut, code := runChatCLI(t, "/call getOrderStatus {\"orderId\":\"A-1024\"}\n", "chat", "--data-dir", t.TempDir(), "--model", "offline", "--config", cfg)
+	if code != 0 || !strings.Contains(out+errOut, "order A-1024 is under investigation") || strings.Contains(out, "已发货") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if log, _ := os.ReadFile(filepath.Join(dir, "calls.log")); !regexp.MustCompile(`^PreToolUse getOrderStatus A-1024 \S+\n$`).Match(log) {
+		t.Errorf("calls.log %q", log)
+	}
+}
