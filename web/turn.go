@@ -139,6 +139,8 @@ func (t *turn) event(ev host.Event, onText func(string)) {
 			onText(ev.Text)
 		}
 	case host.EventHook:
+		// The host leaves the log to the front end that shows it.
+		t.s.log.Warn(ev.Text, "session", t.session)
 		if t.emit != nil {
 			t.emit("hook", HookEvent{Message: ev.Text})
 		}

@@ -44,6 +44,9 @@ func TestHookFailureShownInChat(t *testing.T) {
 	if strings.Contains(out, "audit log unavailable") {
 		t.Errorf("the warning is in the answer on stdout:\n%s", out)
 	}
+	if n := strings.Count(errOut, "audit log unavailable"); n != 1 {
+		t.Errorf("the warning is on stderr %d times:\n%s", n, errOut)
+	}
 
 	out, errOut, code = runChatCLI(t, "", "chat", "--data-dir", t.TempDir(), "--model", "offline", "--config", cfg, "-p", "订单 A-1024 到哪了？", "--output-format", "stream-json")
 	if code != 0 || !regexp.MustCompile(`(?m)^\{"type":"hook_error","message":"hook .*exited 1: audit log unavailable"\}$`).MatchString(out) {
@@ -101,5 +104,17 @@ func TestCallRunsHooksREPL(t *testing.T) {
 	}
 	if log, _ := os.ReadFile(filepath.Join(dir, "calls.log")); !regexp.MustCompile(`^PreToolUse getOrderStatus A-1024 \S+\n$`).Match(log) {
 		t.Errorf("calls.log %q", log)
+	}
+}
+
+// TestCallShowsHookFailure: a hook that fails without blocking around
+// /call is shown as in a turn, and the call goes on.
+func TestCallShowsHookFailure(t *testing.T) {
+	chatEnv(t)
+	cfg := failingHook(t)
+	out, errOut, code := runChatCLI(t, "/call getOrderStatus {\"orderId\":\"A-1024\"}\n", "chat", "--data-dir", t.TempDir(), "--model", "offline", "--config", cfg)
+	if code != 0 || !strings.Contains(out, "已发货") || !regexp.MustCompile(`(?m)^agentapp: warning: hook ".*fail\.sh" \(.*\) exited 1: audit log unavailable$`).MatchString(errOut) ||
+		strings.Count(errOut, "audit log unavailable") != 1 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }
