@@ -58,6 +58,10 @@ func (c *Chat) callCommand(ctx context.Context, line string) {
 	}
 	// The session's: an approval's "always" is kept with it.
 	ctx = agent.WithSession(ctx, c.session)
+	// A hook that fails without blocking is shown as in a turn.
+	ctx = host.WithHookNotice(ctx, func(msg string) {
+		fmt.Fprintln(c.cfg.Err, "agentapp: warning: "+textsafe.Escape(msg))
+	})
 	// A call that runs as an MCP task shows its stages, as a model's
 	// call does in a turn: "⋯ requestRefund working: …".
 	ctx = mcpclient.WithTaskStatus(ctx, func(_ context.Context, p mcpclient.Progress) {

@@ -120,6 +120,9 @@ type Source = host.Source
 //	approval_answered tool, server, approved, reason
 //	fold              step, fold (messages, summaryTokens, window): older
 //	                  turns were folded into the summary
+//	hook_error        message: a hook failed without blocking (exit code
+//	                  other than 0 and 2, a timeout, bad JSON); the turn
+//	                  goes on
 //	done              answer, sources, usage
 //	error             error
 type Event struct {

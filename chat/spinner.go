@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync/atomic"
 
@@ -323,6 +324,10 @@ func (o *turnObserver) event(ev host.Event) {
 		o.text(ev.Text)
 		return
 	}
+	if ev.Kind == host.EventHook {
+		o.hookFailed(ev.Text)
+		return
+	}
 	if ev.Kind == host.EventFold && o.sink == nil {
 		o.activity.folded(ev.Fold)
 		return
@@ -361,6 +366,18 @@ func (o *turnObserver) event(ev host.Event) {
 		req, d := ev.Approval.Request, ev.Approval.Decision
 		approved := d.Approved
 		o.sink.emit(Event{Type: "approval_answered", Tool: req.Tool, Server: req.Server, Approved: &approved, Reason: d.Reason})
+	}
+}
+
+// hookFailed shows a hook that failed without blocking (Claude Code's
+// "non-blocking error shown to the user"): a warning line on stderr, and
+// with stream-json a hook_error event. The turn goes on.
+func (o *turnObserver) hookFailed(msg string) {
+	if o.notes != nil {
+		o.spin.around(func() { fmt.Fprintln(o.notes, "agentapp: warning: "+textsafe.Escape(msg)) })
+	}
+	if o.sink != nil {
+		o.sink.emit(Event{Type: "hook_error", Message: msg})
 	}
 }
 

@@ -151,9 +151,11 @@ func (h *Host) CallFromApp(ctx context.Context, server, name string, args json.R
 type callConfirmer struct{}
 
 // Call runs a tool of the table outside a turn (the terminal's /call, a
-// view's call), conf asking about it when the guards confirm it.
+// view's call), conf asking about it when the guards confirm it. The
+// hooks run as around a model's call (PreToolUse, PermissionRequest,
+// PostToolUse): a policy written as hooks has no way around it.
 func (h *Host) Call(ctx context.Context, t *agent.Tool, args json.RawMessage, conf guard.Confirmer) (any, error) {
-	return t.Execute(context.WithValue(ctx, callConfirmer{}, conf), args)
+	return h.hookedTool(t).Execute(context.WithValue(ctx, callConfirmer{}, conf), args)
 }
 
 // ReadForApp reads a resource of server for a view that server rendered

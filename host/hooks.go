@@ -64,10 +64,30 @@ func hookNames(t *agent.Tool) []string {
 // hookErrors reports hooks that failed without blocking, to the turn's
 // events and the log.
 func (h *Host) hookErrors(ctx context.Context, res hooks.Result) {
+	notice, _ := ctx.Value(hookNoticeKey{}).(func(string))
+	t := turnFrom(ctx)
 	for _, msg := range append(res.Errors, res.SystemMessages...) {
-		h.log.Warn(msg)
-		turnFrom(ctx).emit(Event{Kind: EventHook, Text: msg})
+		// A front end that shows it to the user makes the log's line
+		// informational: the terminal would print it twice otherwise.
+		switch {
+		case t != nil && t.onEvent != nil:
+			h.log.Debug(msg)
+			t.emit(Event{Kind: EventHook, Text: msg})
+		case notice != nil:
+			h.log.Debug(msg)
+			notice(msg)
+		default:
+			h.log.Warn(msg)
+		}
 	}
+}
+
+type hookNoticeKey struct{}
+
+// WithHookNotice gives a call made outside a turn (Call) where to show
+// the hooks that failed without blocking; a turn shows them as events.
+func WithHookNotice(ctx context.Context, f func(msg string)) context.Context {
+	return context.WithValue(ctx, hookNoticeKey{}, f)
 }
 
 // hookInput is the part of a hook's input every event has.

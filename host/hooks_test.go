@@ -305,3 +305,53 @@ func TestPreToolUseAsk(t *testing.T) {
 		}
 	}
 }
+
+// TestCallRunsHooks: a call outside a turn (the terminal's /call, a view's
+// call) runs the hooks as a model's call does: PreToolUse's exit 2 stops
+// it with the reason, PostToolUse sees the response, and a
+// PermissionRequest hook answers when the policy asks.
+func TestCallRunsHooks(t *testing.T) {
+	ctx := agent.WithSession(context.Background(), "s1")
+	call := func(h *Host) string {
+		t.Helper()
+		tool, ok := h.Tools().Refresh(ctx).Get("getOrderStatus")
+		if !ok {
+			t.Fatal("no getOrderStatus in the table")
+		}
+		out, err := h.Call(ctx, tool, json.RawMessage(`{"orderId":"A-1024"}`), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := agent.FormatOutput(out)
+		return s
+	}
+
+	h, dir, calls := hookHost(t, scripted.New(), hooksOf("PreToolUse", "mcp__shop__getOrderStatus", "cat > in.json; echo 'order lookups are paused' >&2; exit 2"), "", nil, nil)
+	if got := call(h); calls.Load() != 0 || !strings.Contains(got, "order lookups are paused") {
+		t.Errorf("PreToolUse exit 2: %d calls, result %s", calls.Load(), got)
+	}
+	var in map[string]any
+	b, _ := os.ReadFile(filepath.Join(dir, "in.json"))
+	if json.Unmarshal(b, &in) != nil || in["session_id"] != "s1" || in["tool_name"] != "getOrderStatus" {
+		t.Errorf("PreToolUse input %s", b)
+	}
+
+	h, dir, calls = hookHost(t, scripted.New(), hooksOf("PostToolUse", "getOrderStatus", "cat > out.json"), "", nil, nil)
+	if got := call(h); calls.Load() != 1 || !strings.Contains(got, "shipped") {
+		t.Errorf("PostToolUse: %d calls, result %s", calls.Load(), got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "out.json")); !strings.Contains(string(b), `"tool_response"`) || !strings.Contains(string(b), "shipped") {
+		t.Errorf("PostToolUse input %s", b)
+	}
+
+	pat, _ := guard.ParsePattern("shop:*")
+	ask := []guard.Rule{{Pattern: pat, Permission: guard.Ask, Source: "test"}}
+	cfg := `{"PermissionRequest": [{"matcher": "getOrderStatus", "hooks": [{"type": "command", "command": "cat > perm.json; echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PermissionRequest\", \"decision\": {\"behavior\": \"allow\"}}}'"}]}]}`
+	h, dir, calls = hookHost(t, scripted.New(), cfg, "", ask, nil)
+	if got := call(h); calls.Load() != 1 {
+		t.Errorf("PermissionRequest allow: %d calls, result %s", calls.Load(), got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "perm.json")); !strings.Contains(string(b), `"hook_event_name":"PermissionRequest"`) {
+		t.Errorf("PermissionRequest input %s", b)
+	}
+}

@@ -243,6 +243,8 @@ type SessionInfo struct {
 	// transcript was read: GET /api/sessions/{id}/events?after=Events
 	// carries on from this transcript.
 	Events int64 `json:"events"`
+	// Budget is what the session may still use, when the service has caps.
+	Budget *BudgetInfo `json:"budget,omitempty"`
 }
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
@@ -327,6 +329,7 @@ func (s *Server) writeHistory(w http.ResponseWriter, r *http.Request, id string)
 		s.log.Error(err.Error()) // the transcript is still worth showing
 	}
 	info.Events = events
+	info.Budget = s.budgetLeft(r.Context(), id)
 	if st, err := s.sessions.State(r.Context(), id); err == nil {
 		info.State = &st
 	} else {
@@ -362,6 +365,9 @@ type DoneEvent struct {
 	// message went to them (a "queued" event came first) and Answer is
 	// empty.
 	Queued bool `json:"queued,omitempty"`
+	// Budget is what the session may still use after the turn, when the
+	// service has caps.
+	Budget *BudgetInfo `json:"budget,omitempty"`
 }
 
 // ErrorEvent is the data of the "error" event; nothing of the turn was
@@ -433,7 +439,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	if res.Queued != nil {
 		s.feed.kick() // the operator's stream on this process reads it now
 	}
-	ev.send("done", DoneEvent{Answer: res.Answer, Sources: orEmpty(res.Sources), Usage: res.Usage, Queued: res.Queued != nil})
+	ev.send("done", DoneEvent{Answer: res.Answer, Sources: orEmpty(res.Sources), Usage: res.Usage, Queued: res.Queued != nil, Budget: s.budgetLeft(ctx, id)})
 }
 
 func orEmpty[T any](s []T) []T {

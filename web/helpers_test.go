@@ -49,6 +49,7 @@ type envOptions struct {
 	MaxSteps    int
 	TurnTimeout time.Duration
 	Context     host.ContextOptions
+	Spend       host.Spend
 	// Store is the database; nil opens a fresh one. The host takes it
 	// over, as in production.
 	Store *store.Store
@@ -63,6 +64,7 @@ func openHost(t testing.TB, o *envOptions) *host.Host {
 	ho.Model, ho.Store, ho.Servers, ho.Guards = o.Model, o.Store, o.Servers, o.Guards
 	ho.LocalTools, ho.Local = o.LocalTools, o.Local
 	ho.MaxSteps, ho.TurnTimeout, ho.Context = o.MaxSteps, o.TurnTimeout, o.Context
+	ho.Spend = o.Spend
 	if o.System != "" {
 		ho.System = o.System
 	}

@@ -81,6 +81,13 @@ type QueuedEvent struct {
 	Operator string         `json:"operator,omitempty"`
 }
 
+// HookEvent is the data of the "hook" event: a hook failed without
+// blocking (Claude Code's non-blocking error, shown to the user); the
+// turn goes on.
+type HookEvent struct {
+	Message string `json:"message"`
+}
+
 // event receives the host's events of the turn: each tool call is shown
 // when it starts and when it ends (and counted), the answer's text as it
 // comes. Approvals have events of their own (confirmer), which carry the id
@@ -130,6 +137,12 @@ func (t *turn) event(ev host.Event, onText func(string)) {
 	case host.EventText:
 		if onText != nil {
 			onText(ev.Text)
+		}
+	case host.EventHook:
+		// The host leaves the log to the front end that shows it.
+		t.s.log.Warn(ev.Text, "session", t.session)
+		if t.emit != nil {
+			t.emit("hook", HookEvent{Message: ev.Text})
 		}
 	case host.EventFold:
 		if t.emit != nil {

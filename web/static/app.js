@@ -7,12 +7,14 @@ const messages = {
     title: "客服助手", new: "新对话", compact: "压缩", send: "发送", placeholder: "输入问题，例如：订单 A-1024 到哪了？",
     sources: "来源", approve: "需要您的确认：调用", allow: "允许一次", allowSession: "本次对话中都允许", allowProject: "在此项目中始终允许", deny: "拒绝",
     allowed: "已允许", allowedSession: "已允许（本次对话中不再询问）", allowedProject: "已允许（此项目中不再询问）", denied: "已拒绝", timeout: "超时未确认，已拒绝", error: "出错了：",
+    hookFailed: "钩子出错（本轮继续）：",
     thinking: "思考中…", welcome: "您好！我可以查询订单、创建售后工单、转人工，并回答公司制度问题。",
   },
   en: {
     title: "Customer service", new: "New chat", compact: "Compact", send: "Send", placeholder: "Ask, e.g. where is order A-1024?",
     sources: "Sources", approve: "Your approval is needed to call", allow: "Allow once", allowSession: "Always this session", allowProject: "Always for this project", deny: "Deny",
     allowed: "Allowed", allowedSession: "Allowed for the rest of this session", allowedProject: "Allowed in this project from now on", denied: "Denied", timeout: "No answer in time: denied", error: "Error: ",
+    hookFailed: "A hook failed (the turn went on): ",
     thinking: "Thinking…", welcome: "Hello! I can look up orders, open after-sales tickets, hand you over to a person and answer policy questions.",
   },
 };
@@ -143,6 +145,16 @@ async function answer(card, id, approved, remember) {
   if (r.ok) decided(card, approved ? "allowed" : "denied", remember);
 }
 
+// showHookFailure adds a quiet line to answer a: a hook failed without
+// blocking. The server's words stay as they are, set as text.
+function showHookFailure(a, message) {
+  const div = el("div", "hook-note");
+  div.append(el("span", "", t("hookFailed")), el("span", "", message));
+  div.firstChild.dataset.i18n = "hookFailed";
+  a.box.append(div);
+  scrollDown();
+}
+
 function showError(a, message) {
   a.box.classList.add("error");
   a.text.textContent = t("error") + message;
@@ -200,7 +212,8 @@ async function send(text) {
         case "approval": showApproval(a, data); break;
         case "queued": people.queued(a, data); break; // an operator holds the conversation
         case "fold": budget.fold(data); break;
-        case "done": if (data.queued) { a.box.dataset.done = "1"; break; } a.text.textContent = data.answer; showSources(a, data.sources); budget.turnUsage(a, data.usage); a.box.dataset.done = "1"; break;
+        case "hook": showHookFailure(a, data.message); break;
+        case "done": if (data.queued) { a.box.dataset.done = "1"; break; } a.text.textContent = data.answer; showSources(a, data.sources); budget.turnUsage(a, data.usage); budget.left(data.budget); a.box.dataset.done = "1"; break;
         case "error": failure = data.message; showError(a, data.message); break;
       }
     });

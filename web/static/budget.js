@@ -14,6 +14,8 @@ const budget = (() => {
       sessionTitle: "输入 {in} · 输出 {out} tokens，{calls} 次模型调用",
       estimated: "≈", nothing: "没有可压缩的较早对话：最新一轮总是原样保留。", compactFailed: "压缩失败：",
       noSession: "还没有对话可压缩。",
+      left: "剩余 {tokens} tokens", leftCost: "剩余费用 {cost}", leftBoth: "剩余 {tokens} tokens · 费用 {cost}", leftTitle: "本会话的预算（由服务设置）：",
+      tokensCap: "{tokens} tokens", costCap: "费用 {cost}",
     },
     en: {
       fold: "Earlier turns were summarized for the model ({n} messages, ~{t} tokens → ~{s} tokens); the full transcript stays here",
@@ -23,15 +25,22 @@ const budget = (() => {
       sessionTitle: "in {in} · out {out} tokens, {calls} model calls",
       estimated: "≈", nothing: "Nothing earlier to compact: the latest turn always stays as it is.", compactFailed: "Compacting failed: ",
       noSession: "There is no conversation to compact yet.",
+      left: "{tokens} tokens left", leftCost: "cost {cost} left", leftBoth: "Left {tokens} tokens, {cost}", leftTitle: "This session's budget (set by the service): ",
+      tokensCap: "{tokens} tokens", costCap: "cost {cost}",
     },
   };
   const num = (n) => Number(n || 0).toLocaleString(lang === "zh" ? "zh-CN" : "en-US");
-  const tr = (key, args = {}) => texts[lang][key].replace(/\{(\w+)\}/g, (_, k) => (k === "e" ? (args.e ? texts[lang].estimated : "") : num(args[k])));
+  // A cost keeps its small digits: a session may cost a fraction of a cent.
+  const money = (n) => Number(n || 0).toLocaleString(lang === "zh" ? "zh-CN" : "en-US", { minimumFractionDigits: 2, maximumFractionDigits: n >= 1 ? 2 : 4 });
+  const tr = (key, args = {}) => texts[lang][key].replace(/\{(\w+)\}/g, (_, k) => (k === "e" ? (args.e ? texts[lang].estimated : "") : k === "cost" ? money(args[k]) : num(args[k])));
 
   // The fold so far: the summary is cumulative, so one mark shows all.
   let fold = null; // {messages, tokens, summaryTokens, summary}
   // The session's totals: input, output, calls, estimated.
   let total = { in: 0, out: 0, calls: 0, estimated: false };
+  // What the session may still use, when the service has caps:
+  // {tokens: {cap, left}, cost: {cap, left}}; null without caps.
+  let left = null;
 
   function renderMark(mark) {
     const f = mark.fold;
@@ -77,10 +86,26 @@ const budget = (() => {
   function renderTotal() {
     const e = $("#usage-total");
     if (!e) return;
-    if (total.calls === 0) { e.textContent = ""; e.title = ""; return; }
+    if (total.calls === 0) { e.textContent = ""; e.title = ""; renderLeft(); return; }
     e.textContent = tr("session", { e: total.estimated, total: total.in + total.out });
     e.title = tr("sessionTitle", { in: total.in, out: total.out, calls: total.calls });
+    renderLeft();
   }
+
+  // renderLeft shows the budget left after the totals; the line never
+  // wraps (the header keeps its height), the full caps are in its title.
+  function renderLeft() {
+    const e = $("#budget-left");
+    if (!e) return;
+    const caps = [];
+    if (left?.tokens) caps.push(tr("tokensCap", { tokens: left.tokens.cap }));
+    if (left?.cost) caps.push(tr("costCap", { cost: left.cost.cap }));
+    const key = left?.tokens ? (left?.cost ? "leftBoth" : "left") : (left?.cost ? "leftCost" : "");
+    e.textContent = key ? tr(key, { tokens: left.tokens?.left, cost: left.cost?.left }) : "";
+    e.title = caps.length ? tr("leftTitle") + caps.join(", ") : "";
+  }
+
+  function setLeft(b) { left = b || null; renderLeft(); }
 
   function setTotal(u) {
     total = { in: u?.inputTokens || 0, out: u?.outputTokens || 0, calls: u?.calls || 0, estimated: (u?.estimatedCalls || 0) > 0 };
@@ -124,13 +149,17 @@ const budget = (() => {
     // the messages' elements in order.
     restored(s, entries) {
       setTotal(s.usage);
+      setLeft(s.budget);
       fold = null;
       if (!s.fold) return;
       fold = { messages: s.fold.messages, tokens: s.fold.tokens, summaryTokens: s.fold.summaryTokens, summary: s.fold.summary };
       mark(entries[s.fold.before] || null);
     },
 
-    reset() { fold = null; setTotal(null); },
+    reset() { fold = null; left = null; setTotal(null); },
+
+    // left is the budget left of the "done" event (nothing without caps).
+    left(b) { setLeft(b); },
 
     // compact folds all but the latest turn now (the chat's /compact).
     async compact() {
