@@ -4,15 +4,9 @@ package main
 
 import (
 	"io"
-	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/agentapp/agentapp/internal/testkit"
-	"github.com/creack/pty"
 )
 
 // TestChatCallRunsInATurn: /call runs a tool as the model's calls run,
@@ -26,31 +20,7 @@ func TestChatCallRunsInATurn(t *testing.T) {
 	data := t.TempDir()
 	// allow-all: the test is about what a server asks while its tool
 	// runs, not about the question before it.
-	cmd := exec.Command(agentappBin(t), "chat", "--model", "offline", "--mcp", "everything="+bin, "--permission-mode", "allow-all")
-	cmd.Dir = t.TempDir()
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + data, "AGENTAPP_DATA_DIR=" + data, "TERM=dumb", "NO_COLOR=1"}
-	f, err := pty.Start(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	defer func() {
-		io.WriteString(f, "/exit\r")
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			// The whole session (pty.Start makes one), so that the
-			// server the chat started goes too.
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-			t.Error("the chat did not exit")
-		}
-	}()
-	out := &testkit.SyncBuffer{}
-	go io.Copy(out, f)
-	out.WaitFor(t, "Type a message.", 30*time.Second)
+	f, out := startPTYChat(t, data, "--model", "offline", "--mcp", "everything="+bin, "--permission-mode", "allow-all")
 
 	io.WriteString(f, `/call trigger-sampling-request {"prompt":"订单 A-1024 到哪了？","maxTokens":100}`+"\r")
 	out.WaitFor(t, "Allow? [y/N] ", 30*time.Second)

@@ -4,15 +4,11 @@ package main
 
 import (
 	"io"
-	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentapp/agentapp/internal/testkit"
-	"github.com/creack/pty"
 )
 
 // TestDownServerNotAskedOnTerminal (issue 44, point 10): on a terminal,
@@ -23,29 +19,7 @@ import (
 func TestDownServerNotAskedOnTerminal(t *testing.T) {
 	data := t.TempDir()
 	server := "crashy=" + mcpTestServerBin(t) + " -live -crash-every 1"
-	cmd := exec.Command(agentappBin(t), "chat", "--model", "offline", "--mcp", server, "--ask", "crashy:echo")
-	cmd.Dir = t.TempDir()
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + data, "AGENTAPP_DATA_DIR=" + data, "TERM=dumb", "NO_COLOR=1"}
-	f, err := pty.Start(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	defer func() {
-		io.WriteString(f, "/exit\r")
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-			t.Error("the chat did not exit")
-		}
-	}()
-	out := &testkit.SyncBuffer{}
-	go io.Copy(out, f)
-	out.WaitFor(t, "Type a message.", 30*time.Second)
+	f, out := startPTYChat(t, data, "--model", "offline", "--mcp", server, "--ask", "crashy:echo")
 	for i := 1; i <= 4; i++ {
 		from := len(out.String())
 		io.WriteString(f, `/call echo {"text":"x"}`+"\r")

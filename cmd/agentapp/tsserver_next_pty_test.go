@@ -86,29 +86,7 @@ func TestChatTypeScriptServerNextForm(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(`{"mcpServers": {"ts": {"url": "`+url+`"}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(agentappBin(t), "chat", "--model", "offline", "--config", cfg, "--permission-mode", "allow-all")
-	cmd.Dir = t.TempDir()
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + data, "AGENTAPP_DATA_DIR=" + data, "TERM=dumb", "NO_COLOR=1"}
-	f, err := pty.Start(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	defer func() {
-		io.WriteString(f, "/exit\r")
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-			t.Error("the chat did not exit")
-		}
-	}()
-	out := &testkit.SyncBuffer{}
-	go io.Copy(out, f)
-	out.WaitFor(t, "Type a message.", 30*time.Second)
+	f, out := startPTYChat(t, data, "--model", "offline", "--config", cfg, "--permission-mode", "allow-all")
 	io.WriteString(f, `/call refund {"order":"A-1"}`+"\r")
 	out.WaitFor(t, "Why should order A-1 be refunded?", 30*time.Second)
 	out.WaitFor(t, "(required): ", 30*time.Second)
