@@ -517,6 +517,19 @@ func (c *sessionCap) serve(w http.ResponseWriter, r *http.Request, next http.Han
 			}
 			if s := c.use(id, busy); s != nil {
 				defer s.done(busy)
+				if r.Method == http.MethodDelete {
+					// The SDK closes the session before it answers 204, but
+					// hears of it only when ss.Wait returns in created's
+					// goroutine; until then the direct path would still
+					// answer calls on it. Forget it before the client can
+					// send another request.
+					sw := &statusSpy{ResponseWriter: w}
+					next.ServeHTTP(sw, r)
+					if sw.status == http.StatusNoContent {
+						c.forget(id, s)
+					}
+					return
+				}
 				if body != nil && !asking {
 					taken, call := srv.serveDirect(w, r, s, body)
 					if taken {
@@ -664,15 +677,44 @@ func (c *sessionCap) created(id string) {
 		// Forget the session when it ends, however it ends: DELETE, the
 		// idle timeout, eviction or shutdown.
 		_ = ss.Wait()
-		c.askingIDs.Delete(id)
-		c.mu.Lock()
-		if c.open.CompareAndDelete(id, entry) {
-			c.n--
-		}
-		c.mu.Unlock()
-		entry.ended()
+		c.forget(id, entry)
 	}()
 }
+
+// forget drops the session id, whose entry is entry, once it has ended;
+// a second call for the same entry does nothing more.
+func (c *sessionCap) forget(id string, entry *capSession) {
+	c.askingIDs.Delete(id)
+	c.mu.Lock()
+	if c.open.CompareAndDelete(id, entry) {
+		c.n--
+	}
+	c.mu.Unlock()
+	entry.ended()
+}
+
+// statusSpy records the status a handler writes.
+type statusSpy struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusSpy) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusSpy) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *statusSpy) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // add records the open session ss under id; c.mu is held.
 func (c *sessionCap) add(id string, ss *mcp.ServerSession) *capSession {
