@@ -96,8 +96,13 @@ func (b *cappedBuffer) Total() int64 {
 
 // hostileCase is one run of agentapp.
 type hostileCase struct {
-	args     []string
-	stdin    string
+	args  []string
+	stdin string
+	// paced, if set, is written to stdin instead, piece by piece: piece
+	// i+1 once stdout holds answered(i) lines or more (or after 15 s), as
+	// a client waiting for its answers would.
+	paced    []string
+	answered func(i int) int
 	deadline time.Duration // 0: hostileDeadline
 }
 
@@ -148,6 +153,22 @@ func runHostile(t *testing.T, c hostileCase) hostileRun {
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + data, "AGENTAPP_DATA_DIR=" + data, marker}
 	cmd.Stdin = strings.NewReader(c.stdin)
 	r := hostileRun{stdout: &cappedBuffer{}, stderr: &cappedBuffer{}}
+	if c.paced != nil {
+		pr, pw := io.Pipe()
+		defer pr.Close()
+		cmd.Stdin = pr
+		go func() {
+			defer pw.Close()
+			for i, piece := range c.paced {
+				if _, err := io.WriteString(pw, piece); err != nil {
+					return
+				}
+				for give := time.Now().Add(15 * time.Second); strings.Count(r.stdout.String(), "\n") < c.answered(i) && time.Now().Before(give) && ctx.Err() == nil; {
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
+		}()
+	}
 	cmd.Stdout, cmd.Stderr = r.stdout, r.stderr
 	cmd.WaitDelay = 2 * time.Second
 	start := time.Now()
@@ -738,17 +759,24 @@ func TestHostileServePostgresLocked(t *testing.T) {
 //     before authentication, while another address is served.
 func TestHostileServeIDsAndConnections(t *testing.T) {
 	bin := agentappBin(t)
-	var in strings.Builder
-	in.WriteString(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
-	in.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
-	const pairs = 300
-	for i := range pairs {
-		call := fmt.Sprintf(`{"jsonrpc":"2.0","id":"d%d","method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-1024"}}}`+"\n", i)
-		in.WriteString(call + call)
+	// The pairs go in windows of 50 (100 requests), each once the window
+	// before is answered: a server that leaked a slot per duplicate id
+	// would be "busy" for good by the sixth window, while one that is only
+	// slow never has more than 100 requests in flight, under its bound.
+	const pairs, window = 300, 50
+	paced := []string{`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"}
+	for w := 0; w < pairs; w += window {
+		var in strings.Builder
+		for i := w; i < w+window; i++ {
+			call := fmt.Sprintf(`{"jsonrpc":"2.0","id":"d%d","method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-1024"}}}`+"\n", i)
+			in.WriteString(call + call)
+		}
+		paced = append(paced, in.String())
 	}
-	in.WriteString(`{"jsonrpc":"2.0","id":"\ud800","method":"ping"}` + "\n")
-	in.WriteString(`{"jsonrpc":"2.0","id":"last","method":"tools/list"}` + "\n")
-	r := runHostile(t, hostileCase{args: []string{"serve", "--data-dir", t.TempDir()}, stdin: in.String()})
+	paced = append(paced, `{"jsonrpc":"2.0","id":"\ud800","method":"ping"}`+"\n"+`{"jsonrpc":"2.0","id":"last","method":"tools/list"}`+"\n")
+	answered := func(i int) int { return 1 + 2*window*i }
+	r := runHostile(t, hostileCase{args: []string{"serve", "--data-dir", t.TempDir()}, paced: paced, answered: answered})
 	if r.code != 0 {
 		t.Fatalf("serve: exit %d\n%s", r.code, tail(r.stderr.String(), 2000))
 	}
