@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentapp/agentapp/internal/fence"
 	"github.com/agentapp/agentapp/model"
 )
 
@@ -65,7 +66,7 @@ func reply(t Tools, req *model.Request) model.Message {
 	if u < 0 {
 		return say(intro(english))
 	}
-	user := strings.TrimSpace(msgs[u].Content)
+	user := typed(msgs[u].Content)
 	l := langOf(user)
 	if since := msgs[u+1:]; toolsUsed(since) {
 		// A search for a tool the message names, which loaded it: call
@@ -88,7 +89,7 @@ func reply(t Tools, req *model.Request) model.Message {
 
 // plan decides the first move for the user message at msgs[u].
 func plan(t Tools, tools []model.ToolSpec, msgs []model.Message, u int, l lang) model.Message {
-	user := strings.TrimSpace(msgs[u].Content)
+	user := typed(msgs[u].Content)
 	id := fmt.Sprintf("offline-%d", len(msgs))
 	in, orderID := classify(user)
 	if names := namedTools(tools, user); len(names) > 0 {
@@ -171,6 +172,27 @@ func call(id, name string, args any) model.Message {
 		Role:      model.RoleAssistant,
 		ToolCalls: []model.ToolCall{{ID: id, Name: name, Arguments: bytes.TrimSpace(buf.Bytes())}},
 	}
+}
+
+// typed is what the customer typed in a user message: fenced data the
+// host attached to it (an operator's hand-back note, a view's context)
+// is not theirs, so a note that says "转人工" must not hand off again.
+func typed(content string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(content, fence.Open+"\n")
+		if i < 0 {
+			b.WriteString(content)
+			break
+		}
+		b.WriteString(content[:i])
+		j := strings.Index(content[i:], "\n"+fence.Close)
+		if j < 0 {
+			break // an unclosed fence: the rest is data
+		}
+		content = content[i+j+len("\n"+fence.Close):]
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // lastUser returns the index of the last user message, or -1.
