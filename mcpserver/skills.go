@@ -270,8 +270,14 @@ func (ss *skillServer) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				} else {
 					c.Blob = f.Data
 				}
-				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c},
-					Cacheable: mcp.Cacheable{TTLMs: SkillsTTLMs, CacheScope: "public"}}, nil
+				res := &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c},
+					Cacheable: mcp.Cacheable{TTLMs: SkillsTTLMs, CacheScope: "public"}}
+				if v, _ := rr.Params.Meta[mcp.MetaKeyProtocolVersion].(string); v >= nextProtocolVersion {
+					// The SDK marks only the results of its own read
+					// handlers complete.
+					return &completeReadResult{res}, nil
+				}
+				return res, nil
 			}
 		}
 		return next(ctx, method, req)
@@ -313,4 +319,16 @@ func (ss *skillServer) listFiles(ctx context.Context, lr *mcp.ListResourcesReque
 	}
 	more.Resources = append(res.Resources, more.Resources...)
 	return more, nil
+}
+
+// completeReadResult is a resources/read result of protocol 2026-07-28,
+// which says it is complete (resultType) as every result there does.
+type completeReadResult struct{ *mcp.ReadResourceResult }
+
+func (r *completeReadResult) MarshalJSON() ([]byte, error) {
+	b, err := r.ReadResourceResult.MarshalJSON()
+	if err != nil || len(b) < 2 || b[len(b)-1] != '}' {
+		return b, err
+	}
+	return append(b[:len(b)-1:len(b)-1], `,"resultType":"complete"}`...), nil
 }

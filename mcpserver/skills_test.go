@@ -181,10 +181,11 @@ func checkSkills(t *testing.T, f *skills.Folder, call caller, meta string) {
 				Text     string `json:"text"`
 				Blob     []byte `json:"blob"`
 			} `json:"contents"`
-			TTLMs *int `json:"ttlMs"`
+			TTLMs      *int   `json:"ttlMs"`
+			ResultType string `json:"resultType"`
 		}
 		call.result(t, "resources/read", withMeta(`{"uri":"`+r.URI+`"}`), &read)
-		if len(read.Contents) != 1 || read.TTLMs == nil {
+		if len(read.Contents) != 1 || read.TTLMs == nil || (meta != "" && read.ResultType != "complete") {
 			t.Fatalf("resources/read %s: %+v", r.URI, read)
 		}
 		c := read.Contents[0]
