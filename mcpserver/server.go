@@ -52,8 +52,9 @@ type Options struct {
 	// must not write to stdout, which belongs to the stdio protocol. Nil
 	// discards.
 	Logger *slog.Logger
-	// PageSize bounds one resources/list page; 0 means
-	// DefaultResourcePageSize.
+	// PageSize bounds one page of resources/list (the page that ends the
+	// skill files also carries the first page after them), skills/list
+	// and resources/directory/read; 0 means DefaultResourcePageSize.
 	PageSize int
 	// DocsChange promises clients resources/list_changed notifications:
 	// set it when something calls Server.DocsChanged whenever documents
