@@ -6,13 +6,19 @@
 #      against the conformance fixture (internal/conformance/everything),
 #      agentapp's server with the suite's test tools, resources and prompts;
 #   2. the scenarios that need no fixture against `agentapp serve --http`
-#      with default flags, at --spec-version 2026-07-28.
+#      with default flags, at --spec-version 2026-07-28;
+#   3. every Skills extension scenario (sep-2640-*, which the suite runs
+#      only when asked by name) against the fixture and against
+#      `agentapp serve --http` (default flags: the built-in playbooks), at
+#      both protocol versions.
 #
 # Every scored scenario must pass except those listed in
 # .ci/conformance-next/expected-failures.txt ("name # reason", kept empty);
 # a listed scenario that passes fails the run too. The tasks extension's
 # scenarios (tasks-*), which the suite runs but never scores, are held to
-# passing too; other unscored ones are reported only.
+# passing too; the skills scenarios are held stricter: a warning fails
+# them too, and so does a run that skipped every check. Other unscored
+# scenarios are reported only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -56,14 +62,16 @@ start() {
   echo "the server did not print its address within 30 s:"; cat "$log"; exit 1
 }
 
-# verdicts DIR: one line per scenario run, "<name> PASS|FAIL". A scenario
-# passes when every check it ran succeeded (warnings, skips and
-# informational checks do not fail it).
+# verdicts DIR [strict]: one line per scenario run, "<name> PASS|FAIL". A
+# scenario passes when every check it ran succeeded (warnings, skips and
+# informational checks do not fail it); strict, when no check failed or
+# warned and at least one succeeded.
 verdicts() {
-  "$node" --input-type=module - "$1" <<'JS'
+  "$node" --input-type=module - "$1" "${2:-}" <<'JS'
 import { readdirSync, readFileSync, statSync } from "fs";
 import { join } from "path";
 const dir = process.argv[2];
+const strict = process.argv[3] === "strict";
 const files = [];
 const walk = (d) => { for (const e of readdirSync(d)) { const p = join(d, e); statSync(p).isDirectory() ? walk(p) : e === "checks.json" && files.push(p); } };
 walk(dir);
@@ -71,7 +79,9 @@ const verdict = new Map();
 for (const f of files) {
   const name = f.split(/[\\/]/).at(-2).replace(/^server-/, "").replace(/-\d{4}-\d\d-\d\dT.*$/, "");
   const checks = JSON.parse(readFileSync(f, "utf8"));
-  const ok = checks.length > 0 && checks.every((c) => c.status !== "FAILURE");
+  const ok = strict
+    ? checks.some((c) => c.status === "SUCCESS") && checks.every((c) => c.status !== "FAILURE" && c.status !== "WARNING")
+    : checks.length > 0 && checks.every((c) => c.status !== "FAILURE");
   verdict.set(name, (verdict.get(name) ?? true) && ok);
 }
 for (const [name, ok] of [...verdict].sort()) console.log(`${name} ${ok ? "PASS" : "FAIL"}`);
@@ -89,10 +99,11 @@ listed=$(sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$expected" | sort -
 status=0
 report=""
 
-# judge LABEL RESULTS SCORED-LIST: compares the verdicts with the list.
+# judge LABEL RESULTS SCORED-LIST [strict]: compares the verdicts with the
+# list.
 judge() {
   local label=$1 results=$2 want=$3 pass=0 total=0
-  verdicts "$results" >"$work/verdicts"
+  verdicts "$results" "${4:-}" >"$work/verdicts"
   while read -r name; do
     [ -n "$name" ] || continue
     total=$((total + 1))
@@ -123,6 +134,24 @@ go build -o "$work/agentapp" ./cmd/agentapp
 # to passing against the fixture though the suite does not score them.
 tasks_all=$("$node" "$suite" list --server | awk '/^  - tasks-/ {print $2}')
 [ -n "$tasks_all" ] || { echo "the suite lists no tasks-* scenarios"; exit 1; }
+# skills_all: every Skills extension scenario (sep-2640-*), held to passing
+# without a warning against the fixture and serve.
+skills_all=$("$node" "$suite" list --server | awk '/^  - sep-2640-/ {print $2}')
+[ -n "$skills_all" ] || { echo "the suite lists no sep-2640-* scenarios"; exit 1; }
+
+# run_skills LABEL: every skills scenario against $url at both versions,
+# judged as skills-LABEL@VERSION. The suite runs an extension's scenario
+# only with --force.
+run_skills() {
+  local label=$1 rev sc
+  for rev in 2026-07-28 2025-11-25; do
+    for sc in $skills_all; do
+      set +e
+      "$node" "$suite" server --url "$url" --scenario "$sc" --spec-version "$rev" --force --output-dir "$work/skills-$label-$rev" >>"$work/suite-skills-$label.log" 2>&1
+      set -e
+    done
+  done
+}
 
 for rev in 2026-07-28 2025-11-25; do
   echo "-- fixture, --requirements $rev"
@@ -138,6 +167,11 @@ $tasks_all"; fi
   judge "fixture@$rev" "$work/res-$rev" "$want"
 done
 
+echo "-- fixture, skills scenarios"
+start "$work/fixture-skills.log" "$work/everything" --http 127.0.0.1:0 --data "$work/fixture-skills"
+run_skills fixture
+stop_server
+
 echo "-- agentapp serve --http (default flags), single scenarios at --spec-version 2026-07-28"
 single="tools-list resources-list prompts-list caching http-header-validation sep-2164-resource-not-found dns-rebinding-protection"
 start "$work/serve.log" env AGENTAPP_DATA_DIR="$work/serve-data" AGENTAPP_SERVER_TOKEN= "$work/agentapp" serve --http 127.0.0.1:0
@@ -146,8 +180,14 @@ for sc in $single; do
   "$node" "$suite" server --url "$url" --scenario "$sc" --spec-version 2026-07-28 --output-dir "$work/res-serve" >>"$work/suite-serve.log" 2>&1
   set -e
 done
+run_skills serve
 stop_server
 judge "serve" "$work/res-serve" "$(tr ' ' '\n' <<<"$single")"
+for run in fixture serve; do
+  for rev in 2026-07-28 2025-11-25; do
+    judge "skills-$run@$rev" "$work/skills-$run-$rev" "$skills_all" strict
+  done
+done
 
 if [ "$status" -ne 0 ]; then
   for f in "$work"/suite-*.log "$work"/*.log; do echo "-- $f"; tail -n 200 "$f"; done

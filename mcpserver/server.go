@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentapp/agentapp/agent"
+	"github.com/agentapp/agentapp/skills"
 	"github.com/agentapp/agentapp/telemetry"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -51,8 +52,9 @@ type Options struct {
 	// must not write to stdout, which belongs to the stdio protocol. Nil
 	// discards.
 	Logger *slog.Logger
-	// PageSize bounds one resources/list page; 0 means
-	// DefaultResourcePageSize.
+	// PageSize bounds one page of resources/list (the page that ends the
+	// skill files also carries the first page after them), skills/list
+	// and resources/directory/read; 0 means DefaultResourcePageSize.
 	PageSize int
 	// DocsChange promises clients resources/list_changed notifications:
 	// set it when something calls Server.DocsChanged whenever documents
@@ -62,6 +64,11 @@ type Options struct {
 	// Tasks, when set, runs its tools as tasks for callers that ask
 	// (tasks.go).
 	Tasks TaskBackend
+	// Skills, when it holds any skill, is published through the Skills
+	// extension (skills.go): skills/list, skills/get,
+	// resources/directory/read, and every file as a resource. Nil or a
+	// folder without skills publishes none and declares nothing.
+	Skills *skills.Folder
 	// Middleware is added to the server's receiving middleware, inside the
 	// panic recovery. Any middleware turns the stdio fast path off (see
 	// Server), so that every request passes through it.
@@ -209,7 +216,8 @@ func newServer(opts *Options, add func(*mcp.Server, *mcp.Tool, mcp.ToolHandler))
 		// declared in server/discover.
 		Prompts: &mcp.PromptCapabilities{},
 	}
-	if opts.Docs != nil || len(opts.Resources) > 0 {
+	hasSkills := opts.Skills != nil && len(opts.Skills.Entries()) > 0
+	if opts.Docs != nil || len(opts.Resources) > 0 || hasSkills {
 		// listChanged only with DocsChange: documents can be ingested by
 		// another process (`agentapp kb ingest`), which this server hears
 		// of only when something calls DocsChanged for it; without that it
@@ -220,6 +228,11 @@ func newServer(opts *Options, add func(*mcp.Server, *mcp.Tool, mcp.ToolHandler))
 		// The tasks extension of protocol 2026-07-28 (tasks_ext.go), in
 		// the capabilities server/discover and initialize report.
 		caps.AddExtension(ExtTasks, map[string]any{})
+	}
+	if hasSkills {
+		// Skill files are resources, so the extension needs the
+		// resources capability (above) too.
+		caps.AddExtension(skills.ExtensionID, map[string]any{"directoryRead": true})
 	}
 	sdkOpts := &mcp.ServerOptions{
 		Instructions: opts.Instructions,
@@ -273,6 +286,11 @@ func newServer(opts *Options, add func(*mcp.Server, *mcp.Tool, mcp.ToolHandler))
 	mw := []mcp.Middleware{recoverMiddleware(logger), wireSafeMiddleware, s.callerMiddleware}
 	if opts.Tracing != nil {
 		mw = append([]mcp.Middleware{tracingMiddleware(opts.Tracing)}, mw...)
+	}
+	if hasSkills {
+		// Outside the documents' listing, so that the skill files head
+		// resources/list with cursors of their own.
+		mw = append(mw, s.installSkills(newSkillServer(opts.Skills, pageSize)))
 	}
 	if opts.Docs != nil {
 		s.docs = opts.Docs

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -115,15 +116,17 @@ func (e *Entry) Description() string { s, _ := e.Frontmatter["description"].(str
 func (e *Entry) Dir() string { return strings.TrimSuffix(e.URI, "/"+FileName) }
 
 var (
-	nameRE   = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$`)
-	digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+	// Compiled on first use: every `agentapp serve` links this package,
+	// and its start must not pay for them (TestPackageInitIsSmall).
+	nameRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$`) })
+	digestRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sha256:[0-9a-f]{64}$`) })
 )
 
 // CheckName reports why name breaks the Agent Skills naming rules (1–64
 // lowercase letters, digits and hyphens, no hyphen first, last or
 // doubled), or nil.
 func CheckName(name string) error {
-	if !nameRE.MatchString(name) || strings.Contains(name, "--") {
+	if !nameRE().MatchString(name) || strings.Contains(name, "--") {
 		return fmt.Errorf("skill name %q must be 1 to 64 lowercase letters, digits and single hyphens, not starting or ending with a hyphen", name)
 	}
 	return nil
@@ -201,7 +204,7 @@ func (e *Entry) checkFiles() []error {
 			errs = append(errs, fmt.Errorf("file %q leaves the skill's folder", f.URI))
 		}
 		seen[f.URI] = true
-		if !digestRE.MatchString(f.Digest) {
+		if !digestRE().MatchString(f.Digest) {
 			errs = append(errs, fmt.Errorf("file %q: digest %q is not sha256: and 64 lowercase hex digits", f.URI, f.Digest))
 		}
 		if f.Size < 0 {

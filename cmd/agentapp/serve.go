@@ -49,7 +49,7 @@ func directCallsOff(getenv func(string) string) (bool, error) {
 }
 
 func newServeCmd() *cobra.Command {
-	var httpAddr, token string
+	var httpAddr, token, skillsDir string
 	var stateless bool
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -67,9 +67,16 @@ default; any other address needs a bearer token (--token or
 AGENT_GUARD_PII=1 masks phone numbers, national ids and bank cards in the
 output of every published tool and in the documents (resources/read); a
 value other than 1, true, 0 or false stops the server at start-up. The
-other AGENT_GUARD_* variables guard agentapp chat and are ignored here.`,
+other AGENT_GUARD_* variables guard agentapp chat and are ignored here.
+
+It also publishes skills (the MCP Skills extension, SEP-2640): by default
+the customer-service playbooks built in (refunds, handoff, order-status);
+--skills DIR serves the skills of DIR instead (each a folder with a
+SKILL.md; one that breaks the format is skipped with a warning), and
+--skills none serves none.`,
 		Example: `  agentapp serve
   agentapp serve --http 127.0.0.1:8080
+  agentapp serve --skills ./skills
   AGENTAPP_SERVER_TOKEN=secret agentapp serve --http 0.0.0.0:8080`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -82,7 +89,7 @@ other AGENT_GUARD_* variables guard agentapp chat and are ignored here.`,
 			if stateless && httpAddr == "" {
 				return usageHint(cmd, errors.New("--stateless only applies to HTTP; add --http ADDR"))
 			}
-			return runServe(cmd, httpAddr, token, stateless, cmd.ErrOrStderr())
+			return runServe(cmd, httpAddr, token, skillsDir, stateless, cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP at `ADDR`/mcp instead of stdio, e.g. 127.0.0.1:8080 (port 0 picks a free port)")
@@ -90,6 +97,7 @@ other AGENT_GUARD_* variables guard agentapp chat and are ignored here.`,
 	cmd.Flags().Int("max-conns", mcpserver.DefaultMaxConnections, "HTTP: connections open at once, from all clients (an MCP client holds one or two); beyond it, 503. -1 for no bound")
 	cmd.Flags().Int("max-conns-per-addr", mcpserver.DefaultMaxConnectionsPerAddress, "HTTP: connections one client address may hold open (an IPv6 /64 is one address); beyond it, 503. The default serves 16 sessions of 6 connections each and leaves loopback clients to --max-conns; given here, it bounds loopback clients too. Behind a proxy or load balancer raise it, or -1 for no bound")
 	cmd.Flags().Duration("call-timeout", defaultCallTimeout, "the longest a tool call may take (a database that hangs or holds a lock fails the call with \"the database is unavailable, try again shortly\" instead of stalling it); 0 for no bound")
+	cmd.Flags().StringVar(&skillsDir, "skills", "", "publish the skills of `DIR` (a folder per skill, each with a SKILL.md) instead of the built-in playbooks; none publishes no skills")
 	cmd.Flags().BoolVar(&stateless, "stateless", false, "HTTP: keep no MCP session between requests, so any replica behind a load balancer answers any request (clients get no server-sent notifications)")
 	return cmd
 }
@@ -98,7 +106,7 @@ other AGENT_GUARD_* variables guard agentapp chat and are ignored here.`,
 // builds the server and serves it until the client goes away (stdio: stdin
 // reaches EOF) or a signal arrives. Everything that can be refused is
 // refused before the data directory is created.
-func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr io.Writer) error {
+func runServe(cmd *cobra.Command, httpAddr, token, skillsDir string, stateless bool, stderr io.Writer) error {
 	tuneServe(os.Getenv, httpAddr != "")
 	addr := ""
 	if httpAddr != "" {
@@ -124,6 +132,11 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 	if len(ignored) > 0 {
 		logger.Warn("serve ignores " + strings.Join(ignored, ", ") + ": of the guards only " + guard.EnvPII +
 			" applies to serve, the others protect agentapp chat")
+	}
+	// The skills too: a folder that cannot be read stops the start.
+	folder, skillsFrom, err := loadServeSkills(skillsDir, logger)
+	if err != nil {
+		return err
 	}
 	// Tracing is set up before the data is touched too: an OTEL_* variable
 	// that cannot be used is a start-up error.
@@ -174,6 +187,7 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 	opts := assistant.ServerOptions(svc, k, version)
 	opts.Logger = logger
 	opts.Tracing = tr
+	opts.Skills = folder
 	// requestState signed with the database's key: any replica accepts it.
 	if opts.StateKey, err = st.Secret(ctx, "mcp-request-state"); err != nil {
 		return err
@@ -212,7 +226,7 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 	}
 
 	if addr == "" {
-		serveBanner(version, "stdio (stdout carries MCP frames only)", opts.Tools, len(docs), dir, "", guardCfg.PII).write(cmd, stderr)
+		serveBanner(version, "stdio (stdout carries MCP frames only)", opts.Tools, len(docs), dir, "", guardCfg.PII).skills(folder, skillsFrom).write(cmd, stderr)
 		return server.ServeStdio(ctx)
 	}
 
@@ -220,7 +234,7 @@ func runServe(cmd *cobra.Command, httpAddr, token string, stateless bool, stderr
 	if token != "" {
 		auth = "bearer token required"
 	}
-	serveBanner(version, "http://"+ln.Addr().String()+mcpserver.HTTPPath, opts.Tools, len(docs), dir, auth, guardCfg.PII).write(cmd, stderr)
+	serveBanner(version, "http://"+ln.Addr().String()+mcpserver.HTTPPath, opts.Tools, len(docs), dir, auth, guardCfg.PII).skills(folder, skillsFrom).write(cmd, stderr)
 	handler := mcpserver.NewHTTPHandler(server, &mcpserver.HTTPOptions{Token: token, Logger: logger, Stateless: stateless})
 	perAddr, _ := cmd.Flags().GetInt("max-conns-per-addr")
 	maxConns, _ := cmd.Flags().GetInt("max-conns")

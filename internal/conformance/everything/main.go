@@ -2,7 +2,7 @@
 // (@modelcontextprotocol/conformance, "server" mode) is run against: the
 // suite's test tools, resources and prompts, served by agentapp's own
 // server code (mcpserver) with what `agentapp serve` serves beside them
-// (its tools, documents and refund tasks, on a store of its own), through
+// (its tools, documents, refund tasks and skills, on a store of its own), through
 // the same options, HTTP handler and stdio transport.
 //
 //	everything --http 127.0.0.1:0   # endpoint /mcp; prints its URL on stderr
@@ -27,6 +27,7 @@ import (
 	"github.com/agentapp/agentapp/assistant"
 	"github.com/agentapp/agentapp/kb"
 	"github.com/agentapp/agentapp/mcpserver"
+	"github.com/agentapp/agentapp/skills"
 	"github.com/agentapp/agentapp/store"
 	"github.com/agentapp/agentapp/support"
 )
@@ -147,6 +148,17 @@ func newServer(ctx context.Context, dir string, logger *slog.Logger) (*mcpserver
 		st.Close()
 		return nil, nil, err
 	}
+	// The playbooks `agentapp serve` publishes by default; each has a
+	// references folder, a subdirectory for the directory scenario.
+	folder, skipped, err := skills.Load(support.Playbooks())
+	if err == nil && len(skipped) > 0 {
+		err = errors.Join(skipped...)
+	}
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	opts.Skills = folder
 	addFixtures(opts)
 	return mcpserver.New(opts), func() { st.Close() }, nil
 }
