@@ -42,6 +42,10 @@ const (
 // the extension.
 var ErrNotDeclared = errors.New("the server does not declare the Skills extension (" + spec.ExtensionID + ")")
 
+// ErrNoSkill is under the error of a name that matches no skill, or
+// more than one.
+var ErrNoSkill = errors.New("no such skill")
+
 // VerifyError is a file that failed verification against its entry; its
 // content was not used.
 type VerifyError struct {
@@ -279,10 +283,10 @@ func (c *Client) Find(ctx context.Context, ref string) (*Skill, error) {
 		for i, s := range byName {
 			names[i] = s.Name
 		}
-		return nil, fmt.Errorf("MCP server %s has %d skills named %q; name one of: %s", c.srv.Name(), len(byName), ref, strings.Join(names, ", "))
+		return nil, fmt.Errorf("MCP server %s has %d skills named %q; name one of: %s (%w)", c.srv.Name(), len(byName), ref, strings.Join(names, ", "), ErrNoSkill)
 	}
 	if !strings.Contains(ref, "://") {
-		return nil, fmt.Errorf("MCP server %s lists no skill %q", c.srv.Name(), ref)
+		return nil, fmt.Errorf("MCP server %s lists no skill %q: %w", c.srv.Name(), ref, ErrNoSkill)
 	}
 	return c.Get(ctx, ref)
 }

@@ -2,144 +2,24 @@ package skills_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentapp/agentapp/mcpclient"
 	"github.com/agentapp/agentapp/mcpclient/skills"
+	"github.com/agentapp/agentapp/mcpclient/skills/skilltest"
 	"github.com/agentapp/agentapp/mcpconfig"
 	spec "github.com/agentapp/agentapp/skills"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// fakeSkill is one skill the test server serves: its files by path
-// relative to the root, and what the entry says of them (tamper changes
-// the bytes served after the entry was made).
-type fakeSkill struct {
-	dir   string // skill path, e.g. acme/refunds
-	files map[string]string
-}
-
-func skillMD(name, desc, body string) string {
-	return fmt.Sprintf("---\nname: %s\ndescription: %s\n---\n%s", name, desc, body)
-}
-
-// skillServer serves skills over the extension and counts every
-// resources/read.
-type skillServer struct {
-	mu      sync.Mutex
-	reads   []string
-	served  map[string]string // uri -> bytes served
-	entries []map[string]any
-	pageLen int // entries per skills/list page (0: all)
-	lists   int
-}
-
-func newSkillServer(sk ...fakeSkill) *skillServer {
-	s := &skillServer{served: map[string]string{}}
-	for _, k := range sk {
-		var res []any
-		var name, desc string
-		for p, data := range k.files {
-			uri := "skill://" + k.dir + "/" + p
-			s.served[uri] = data
-			res = append(res, map[string]any{"uri": uri, "digest": spec.Digest([]byte(data)), "size": len(data)})
-			if p == spec.FileName {
-				fm, _, err := spec.Parse([]byte(data))
-				if err != nil {
-					panic(err)
-				}
-				name, desc = fm["name"].(string), fm["description"].(string)
-			}
-		}
-		s.entries = append(s.entries, map[string]any{
-			"uri":         "skill://" + k.dir + "/" + spec.FileName,
-			"frontmatter": map[string]any{"name": name, "description": desc},
-			"resources":   res,
-		})
-	}
-	return s
-}
-
-func (s *skillServer) readsSoFar() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.reads...)
-}
-
-type listParams struct {
-	mcp.ParamsBase
-	Cursor string `json:"cursor,omitempty"`
-	URI    string `json:"uri,omitempty"`
-}
-
-type anyResult struct {
-	mcp.ResultBase
-	V map[string]any
-}
-
-func (r *anyResult) MarshalJSON() ([]byte, error) { return jsonMarshal(r.V) }
-
-func (s *skillServer) mcpServer(declare bool) *mcp.Server {
-	caps := &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{}}
-	if declare {
-		caps.Extensions = map[string]any{spec.ExtensionID: map[string]any{}}
-	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "skills-test", Version: "1"}, &mcp.ServerOptions{Capabilities: caps})
-	_ = mcp.AddReceivingCustomMethod(srv, spec.MethodList, func(ctx context.Context, _ *mcp.ServerSession, p *listParams) (*anyResult, error) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.lists++
-		start := 0
-		if p != nil && p.Cursor != "" {
-			fmt.Sscan(p.Cursor, &start)
-		}
-		end := len(s.entries)
-		if s.pageLen > 0 && start+s.pageLen < end {
-			end = start + s.pageLen
-		}
-		v := map[string]any{"resultType": "complete", "ttlMs": 0, "cacheScope": "private", "skills": s.entries[start:end]}
-		if end < len(s.entries) {
-			v["nextCursor"] = fmt.Sprint(end)
-		}
-		return &anyResult{V: v}, nil
-	})
-	_ = mcp.AddReceivingCustomMethod(srv, spec.MethodGet, func(ctx context.Context, _ *mcp.ServerSession, p *listParams) (*anyResult, error) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		for _, e := range s.entries {
-			if e["uri"] == p.URI {
-				return &anyResult{V: map[string]any{"resultType": "complete", "ttlMs": 0, "cacheScope": "private", "skill": e}}, nil
-			}
-		}
-		return nil, fmt.Errorf("no skill at %s", p.URI)
-	})
-	srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "skill://{+path}", Name: "skills"}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		uri := req.Params.URI
-		s.mu.Lock()
-		s.reads = append(s.reads, uri)
-		data, ok := s.served[uri]
-		s.mu.Unlock()
-		if !ok {
-			return nil, mcp.ResourceNotFoundError(uri)
-		}
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: data}}}, nil
-	})
-	return srv
-}
-
-func connect(t *testing.T, s *skillServer, declare bool) *mcpclient.Bridge {
+func connect(t *testing.T, s *skilltest.Server, declare bool) *mcpclient.Bridge {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	b, err := mcpclient.ConnectInMemory(ctx, "docs", s.mcpServer(declare))
+	b, err := mcpclient.ConnectInMemory(ctx, "docs", s.MCP(declare))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,16 +27,16 @@ func connect(t *testing.T, s *skillServer, declare bool) *mcpclient.Bridge {
 	return b
 }
 
-func refunds() fakeSkill {
-	return fakeSkill{dir: "acme/refunds", files: map[string]string{
-		"SKILL.md":             skillMD("refunds", "Handle a refund request", "Read references/POLICY.md first.\n"),
+func refunds() skilltest.Skill {
+	return skilltest.Skill{Dir: "acme/refunds", Files: map[string]string{
+		"SKILL.md":             skilltest.MD("refunds", "Handle a refund request", "Read references/POLICY.md first.\n"),
 		"references/POLICY.md": "Refund within 30 days.\n",
 	}}
 }
 
 func TestListReadsNoFile(t *testing.T) {
-	s := newSkillServer(refunds(), fakeSkill{dir: "git-flow", files: map[string]string{"SKILL.md": skillMD("git-flow", "Branch and commit", "Body\n")}})
-	s.pageLen = 1 // two pages
+	s := skilltest.New(refunds(), skilltest.Skill{Dir: "git-flow", Files: map[string]string{"SKILL.md": skilltest.MD("git-flow", "Branch and commit", "Body\n")}})
+	s.PageLen = 1 // two pages
 	c := skills.New(connect(t, s, true), nil)
 	l, err := c.List(context.Background())
 	if err != nil {
@@ -168,13 +48,13 @@ func TestListReadsNoFile(t *testing.T) {
 	if l.Skills[0].Name != "refunds" || l.Skills[0].Server != "docs" || l.Skills[0].Description() != "Handle a refund request" {
 		t.Errorf("first skill = %+v", l.Skills[0])
 	}
-	if r := s.readsSoFar(); len(r) != 0 {
+	if r := s.ReadsSoFar(); len(r) != 0 {
 		t.Errorf("listing read %q; it must read no skill file", r)
 	}
 }
 
 func TestLoadVerifiesAndReadsListedFiles(t *testing.T) {
-	s := newSkillServer(refunds())
+	s := skilltest.New(refunds())
 	c := skills.New(connect(t, s, true), nil)
 	ctx := context.Background()
 	sk, err := c.Find(ctx, "refunds")
@@ -202,19 +82,19 @@ func TestLoadVerifiesAndReadsListedFiles(t *testing.T) {
 	}
 	// A file the entry does not list is a verification failure, and no
 	// read goes out for it.
-	s.mu.Lock()
-	s.served["skill://acme/refunds/extra.md"] = "new"
-	s.mu.Unlock()
+	s.Mu.Lock()
+	s.Served["skill://acme/refunds/extra.md"] = "new"
+	s.Mu.Unlock()
 	var ve *skills.VerifyError
 	if _, err := c.ReadFile(ctx, sk, "extra.md"); !errors.As(err, &ve) {
 		t.Errorf("unlisted file: %v; want a VerifyError", err)
 	}
 	// Loading again comes from the cache (digest unchanged).
-	n := len(s.readsSoFar())
+	n := len(s.ReadsSoFar())
 	if _, err := c.Load(ctx, sk); err != nil {
 		t.Fatal(err)
 	}
-	if r := s.readsSoFar(); len(r) != n || n != 2 {
+	if r := s.ReadsSoFar(); len(r) != n || n != 2 {
 		t.Errorf("reads %q; want SKILL.md and POLICY.md once each", r)
 	}
 }
@@ -227,16 +107,16 @@ func TestTamperedContentIsRefused(t *testing.T) {
 		"frontmatter": nil,
 	} {
 		t.Run(name, func(t *testing.T) {
-			s := newSkillServer(refunds())
+			s := skilltest.New(refunds())
 			uri := "skill://acme/refunds/SKILL.md"
 			if tamper != nil {
-				s.served[uri] = tamper(s.served[uri])
+				s.Served[uri] = tamper(s.Served[uri])
 			} else {
 				// The file and the entry's digest agree, the front matter
 				// does not.
-				evil := skillMD("refunds", "Exfiltrate credentials", "Read references/POLICY.md first.\n")
-				s.served[uri] = evil
-				res := s.entries[0]["resources"].([]any)
+				evil := skilltest.MD("refunds", "Exfiltrate credentials", "Read references/POLICY.md first.\n")
+				s.Served[uri] = evil
+				res := s.Entries[0]["resources"].([]any)
 				for _, r := range res {
 					if m := r.(map[string]any); m["uri"] == uri {
 						m["digest"], m["size"] = spec.Digest([]byte(evil)), len(evil)
@@ -260,7 +140,7 @@ func TestTamperedContentIsRefused(t *testing.T) {
 			if _, err := c.ReadFile(ctx, sk, "references/POLICY.md"); err == nil {
 				t.Error("a supporting file was read after the load failed")
 			}
-			if r := s.readsSoFar(); len(r) != 1 {
+			if r := s.ReadsSoFar(); len(r) != 1 {
 				t.Errorf("reads %q; want SKILL.md only", r)
 			}
 		})
@@ -268,10 +148,10 @@ func TestTamperedContentIsRefused(t *testing.T) {
 }
 
 func TestInvalidEntriesLeftOutAndNamesDisambiguated(t *testing.T) {
-	a := fakeSkill{dir: "acme/billing/refunds", files: map[string]string{"SKILL.md": skillMD("refunds", "Billing refunds", "b\n")}}
-	b := fakeSkill{dir: "acme/support/refunds", files: map[string]string{"SKILL.md": skillMD("refunds", "Support refunds", "s\n")}}
-	s := newSkillServer(a, b)
-	s.entries = append(s.entries,
+	a := skilltest.Skill{Dir: "acme/billing/refunds", Files: map[string]string{"SKILL.md": skilltest.MD("refunds", "Billing refunds", "b\n")}}
+	b := skilltest.Skill{Dir: "acme/support/refunds", Files: map[string]string{"SKILL.md": skilltest.MD("refunds", "Support refunds", "s\n")}}
+	s := skilltest.New(a, b)
+	s.Entries = append(s.Entries,
 		map[string]any{"uri": "skill://bad/SKILL.md", "frontmatter": map[string]any{"name": "other", "description": "x"}, "resources": []any{}},
 		map[string]any{"uri": "skill://nores/SKILL.md", "frontmatter": map[string]any{"name": "nores", "description": "x"}},
 		map[string]any{"uri": "skill://num/SKILL.md", "frontmatter": map[string]any{"name": "num", "description": "x"}, "resources": 42},
@@ -302,13 +182,13 @@ func TestInvalidEntriesLeftOutAndNamesDisambiguated(t *testing.T) {
 }
 
 func TestListIsCapped(t *testing.T) {
-	var many []fakeSkill
+	var many []skilltest.Skill
 	for i := 0; i < skills.MaxEntries+5; i++ {
 		n := fmt.Sprintf("s%d", i)
-		many = append(many, fakeSkill{dir: n, files: map[string]string{"SKILL.md": skillMD(n, "d", "")}})
+		many = append(many, skilltest.Skill{Dir: n, Files: map[string]string{"SKILL.md": skilltest.MD(n, "d", "")}})
 	}
-	s := newSkillServer(many...)
-	s.pageLen = 100
+	s := skilltest.New(many...)
+	s.PageLen = 100
 	l, err := skills.New(connect(t, s, true), nil).List(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -319,17 +199,17 @@ func TestListIsCapped(t *testing.T) {
 }
 
 func TestGetByURIAndUndeclared(t *testing.T) {
-	s := newSkillServer(refunds())
-	s.pageLen = 0
-	full := s.entries
-	s.entries = full[:0:0] // a listing that is empty...
+	s := skilltest.New(refunds())
+	s.PageLen = 0
+	full := s.Entries
+	s.Entries = full[:0:0] // a listing that is empty...
 	c := skills.New(connect(t, s, true), nil)
 	if _, err := c.List(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	s.mu.Lock()
-	s.entries = full // ...but skills/get knows the skill
-	s.mu.Unlock()
+	s.Mu.Lock()
+	s.Entries = full // ...but skills/get knows the skill
+	s.Mu.Unlock()
 	sk, err := c.Find(context.Background(), "skill://acme/refunds/SKILL.md")
 	if err != nil || sk.Name != "refunds" {
 		t.Fatalf("Find by URI: %v, %v", sk, err)
@@ -337,7 +217,7 @@ func TestGetByURIAndUndeclared(t *testing.T) {
 	if _, err := c.Load(context.Background(), sk); err != nil {
 		t.Fatal(err)
 	}
-	u := skills.New(connect(t, newSkillServer(refunds()), false), nil)
+	u := skills.New(connect(t, skilltest.New(refunds()), false), nil)
 	if u.Declared() {
 		t.Fatal("declared without the capability")
 	}
@@ -349,13 +229,11 @@ func TestGetByURIAndUndeclared(t *testing.T) {
 // Over streamable HTTP the client speaks 2026-07-28 (server/discover) with
 // a server that does, and learns the extension from it.
 func TestHTTPNewProtocol(t *testing.T) {
-	s := newSkillServer(refunds())
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcpServer(true) }, &mcp.StreamableHTTPOptions{Stateless: true})
-	ts := httptest.NewServer(h)
-	defer ts.Close()
+	s := skilltest.New(refunds())
+	url := s.HTTP(t, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	b, err := mcpclient.Connect(ctx, mcpconfig.Server{Name: "web", URL: ts.URL})
+	b, err := mcpclient.Connect(ctx, mcpconfig.Server{Name: "web", URL: url})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,5 +247,3 @@ func TestHTTPNewProtocol(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
-func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
