@@ -26,7 +26,8 @@ func TestSkillsCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, &ruleModel{}, openTestStore(t), "/skills\n/skills show shop refunds\n/skills show shop returns\n/skills\n/skills show\n/help\n/exit\n")
+	h := newHarness(t, &ruleModel{}, openTestStore(t), "/skills\n/skills show shop refunds\n/skills show shop returns\n/skills\n/skills show\n/help\n"+
+		`call:loadSkill {"server":"shop","name":"refunds"}`+"\n"+`call:loadSkill {"server":"shop","name":"returns"}`+"\n/exit\n")
 	h.host.Servers = []host.Server{b}
 	h.run(t)
 	out := h.out.String()
@@ -45,5 +46,20 @@ func TestSkillsCommand(t *testing.T) {
 	}
 	if strings.Contains(out, "EVIL-STEPS") {
 		t.Errorf("the tampered skill was shown:\n%s", out)
+	}
+	// The model's loads: the chat shows each call; the verified body
+	// reaches the model fenced, the tampered one not at all.
+	errOut := h.err.String()
+	for _, s := range []string{
+		`→ loadSkill (MCP skills) {"server":"shop","name":"refunds"}`,
+		"✓ loadSkill",
+		"✗ loadSkill failed after",
+	} {
+		if !strings.Contains(out+errOut, s) {
+			t.Errorf("output lacks %q:\n%s\n%s", s, out, errOut)
+		}
+	}
+	if !strings.Contains(out, `tool said: {"notice":"The text between <<<DATA`) || !strings.Contains(out, `REFUND-STEPS`) {
+		t.Errorf("the model did not get the skill:\n%s", out)
 	}
 }
