@@ -13,6 +13,7 @@ import (
 	"github.com/agentapp/agentapp/mcpclient/skills/skilltest"
 	"github.com/agentapp/agentapp/model"
 	"github.com/agentapp/agentapp/model/scripted"
+	"github.com/agentapp/agentapp/toolsearch"
 )
 
 func skillBridge(t *testing.T, name string, s *skilltest.Server) *mcpclient.Bridge {
@@ -184,5 +185,37 @@ func TestManySkillsDeferred(t *testing.T) {
 	}
 	if out := toolReply(reqs[1], "c1"); !strings.Contains(out, "playbook-44") || strings.Contains(out, "playbook-43") {
 		t.Errorf("listSkills gave %s", out)
+	}
+}
+
+// TestLoadSkillAllowedByRule: a permission rule naming mcp-skills:loadSkill
+// is a known name and lets loads run without asking; with tool search on,
+// the skill tools are still offered (they have their own deferral).
+func TestLoadSkillAllowedByRule(t *testing.T) {
+	ctx := context.Background()
+	pat, err := guard.ParsePattern("mcp-skills:loadSkill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := scripted.New(
+		scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "loadSkill", map[string]string{"server": "shop", "name": "refunds"})}},
+		scripted.Turn{Text: "done"},
+	)
+	g := guard.New(guard.Config{Permissions: guard.Permissions{Rules: []guard.Rule{{Pattern: pat, Permission: guard.Allow, Source: "--allow"}}}}, nil, nil)
+	h, err := newHost(ctx, config{Model: m, Store: openTestStore(t), Guards: g, Servers: []Server{skillBridge(t, "shop", refundSkill())},
+		ToolSearch: &ToolSearchOptions{Mode: toolsearch.ModeOn}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := h.Run(ctx, Turn{Session: "s", Text: "refund"}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := m.Requests()
+	if toolSpec(reqs[0], "loadSkill") == nil || toolSpec(reqs[0], "readSkillFile") == nil {
+		t.Fatalf("skill tools deferred under tool search: %v", reqs[0].Tools)
+	}
+	if out := toolReply(reqs[1], "c1"); !strings.Contains(out, "REFUND-STEPS") {
+		t.Errorf("loadSkill allowed by a rule gave %s", out)
 	}
 }
