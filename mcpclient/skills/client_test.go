@@ -246,4 +246,9 @@ func TestHTTPNewProtocol(t *testing.T) {
 	if _, err := c.Load(ctx, sk); err != nil {
 		t.Fatal(err)
 	}
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	if n := len(s.Versions); n == 0 || s.Versions[n-1] != "2026-07-28" {
+		t.Errorf("protocol versions %q; want the last at 2026-07-28", s.Versions)
+	}
 }

@@ -37,6 +37,9 @@ type Server struct {
 	Served  map[string]string // uri -> the bytes resources/read returns
 	Entries []map[string]any  // what skills/list and skills/get return
 	PageLen int               // entries per skills/list page (0: all)
+	// Versions are the MCP-Protocol-Version headers of the HTTP requests,
+	// in order (the first 100).
+	Versions []string
 }
 
 // New serves sk, with entries that match the files.
@@ -149,7 +152,14 @@ func (s *Server) MCP(declare bool) *mcp.Server {
 // the test ends, and returns the URL.
 func (s *Server) HTTP(t testing.TB, declare bool) string {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.MCP(declare) }, &mcp.StreamableHTTPOptions{Stateless: true})
-	ts := httptest.NewServer(h)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.Mu.Lock()
+		if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && len(s.Versions) < 100 {
+			s.Versions = append(s.Versions, v)
+		}
+		s.Mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(ts.Close)
 	return ts.URL
 }
