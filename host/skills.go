@@ -34,7 +34,9 @@ import (
 // an MCP tool that is not read-only, and a rule ("mcp-skills:loadSkill")
 // can allow or deny it. readSkillFile reads only files the loaded skill's
 // entry lists, so it runs without asking once the load was approved. No
-// front matter field (allowed-tools, hooks) is ever acted on.
+// front matter field (allowed-tools, hooks) is ever acted on. Once a
+// session loaded a skill, readMcpResource from any other server asks the
+// user each time (crossOrigin).
 
 // SkillToolOrigin is the Origin of the skill tools.
 const SkillToolOrigin = "mcp-skills"
@@ -72,6 +74,61 @@ type skillSet struct {
 	// tried holds the servers listed (or that failed to list) while
 	// running: each is listed once, not before every model call.
 	tried map[string]bool
+	// acting holds, per session, the servers whose skills the model
+	// loaded in it: a resource read from another server then needs the
+	// user's approval (crossOrigin).
+	acting map[string]map[string]bool
+}
+
+// maxActingSessions bounds the sessions acting remembers; past it the
+// memory starts afresh (a session forgotten asks no more, as before its
+// first load).
+const maxActingSessions = 10_000
+
+// loaded records that the model of session loaded a skill of server.
+func (s *skillSet) loaded(session, server string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.acting == nil || len(s.acting) >= maxActingSessions {
+		s.acting = map[string]map[string]bool{}
+	}
+	if s.acting[session] == nil {
+		s.acting[session] = map[string]bool{}
+	}
+	s.acting[session][server] = true
+}
+
+// crossOrigin asks the user before a resource read from server in a
+// session acting on another server's skill: the Skills extension forbids
+// a skill of one server to cause a read from another without approval
+// of that call, naming both. It returns the refusal to give the model,
+// or nil when the read may go on.
+func (t *Table) crossOrigin(ctx context.Context, server string, args json.RawMessage) json.RawMessage {
+	if t.guards == nil {
+		return nil // nothing is guarded
+	}
+	t.skills.mu.Lock()
+	var others []string
+	for s := range t.skills.acting[agent.SessionFrom(ctx)] {
+		if s != server {
+			others = append(others, s)
+		}
+	}
+	t.skills.mu.Unlock()
+	if len(others) == 0 {
+		return nil
+	}
+	sort.Strings(others)
+	why := fmt.Sprintf("a skill of MCP server %s is loaded in this conversation and this reads from MCP server %s; a read across servers is approved call by call", strings.Join(others, ", "), server)
+	d := guard.Decision{Reason: "nobody could approve the call"}
+	if c := t.guards.Confirmer(); c != nil {
+		d = c.Confirm(ctx, guard.ConfirmRequest{Tool: "readMcpResource", Server: ResourceToolOrigin, Args: args, Why: why, Cause: guard.AskDefault})
+	}
+	if d.Approved {
+		return nil
+	}
+	b, _ := json.Marshal(guard.Denial{Denied: true, Reason: fmt.Sprintf("the read was not approved (%s): %s; it was not made", d.Reason, why)})
+	return b
 }
 
 // sync lists the skills of running servers not listed yet, and forgets
@@ -206,6 +263,7 @@ func (t *Table) skillTools() []*agent.Tool {
 			if err != nil {
 				return nil, err
 			}
+			t.skills.loaded(agent.SessionFrom(ctx), in.Server)
 			out := map[string]any{"notice": SkillNotice, "server": in.Server, "skill": ld.Skill.Name, "uri": ld.Skill.Entry.URI, "text": fence.Text(CutText(string(ld.Body), MaxResourceText))}
 			if files := supportingFiles(ld); len(files) > 0 {
 				out["files"] = files

@@ -219,3 +219,55 @@ func TestLoadSkillAllowedByRule(t *testing.T) {
 		t.Errorf("loadSkill allowed by a rule gave %s", out)
 	}
 }
+
+// recordingConfirmer refuses every call and keeps what it was asked.
+type recordingConfirmer struct{ asked []guard.ConfirmRequest }
+
+func (r *recordingConfirmer) Confirm(_ context.Context, req guard.ConfirmRequest) guard.Decision {
+	r.asked = append(r.asked, req)
+	return guard.Decision{Reason: "the test refuses"}
+}
+
+// TestCrossOriginReadAsks: once the model loaded a skill of shop, a
+// readMcpResource from crm asks the user, naming both servers, and is not
+// made when refused; before any load it runs without asking.
+func TestCrossOriginReadAsks(t *testing.T) {
+	ctx := context.Background()
+	crm := skilltest.New(skilltest.Skill{Dir: "notes", Files: map[string]string{"SKILL.md": skilltest.MD("notes", "n", "CRM-NOTE\n")}})
+	read := map[string]string{"server": "crm", "uri": "skill://notes/SKILL.md"}
+	m := scripted.New(
+		scripted.Turn{Calls: []model.ToolCall{scripted.Call("c0", "readMcpResource", read)}},
+		scripted.Turn{Calls: []model.ToolCall{scripted.Call("c1", "loadSkill", map[string]string{"server": "shop", "name": "refunds"})}},
+		scripted.Turn{Calls: []model.ToolCall{scripted.Call("c2", "readMcpResource", read)}},
+		scripted.Turn{Text: "done"},
+	)
+	pat, err := guard.ParsePattern("mcp-skills:loadSkill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := &recordingConfirmer{}
+	g := guard.New(guard.Config{Permissions: guard.Permissions{Rules: []guard.Rule{{Pattern: pat, Permission: guard.Allow, Source: "--allow"}}}}, conf, nil)
+	h, err := newHost(ctx, config{Model: m, Store: openTestStore(t), Guards: g,
+		Servers: []Server{skillBridge(t, "shop", refundSkill()), skillBridge(t, "crm", crm)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := h.Run(ctx, Turn{Session: "s", Text: "refund"}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := m.Requests()
+	if out := toolReply(reqs[1], "c0"); !strings.Contains(out, "CRM-NOTE") {
+		t.Errorf("a read before any load gave %s", out)
+	}
+	out := toolReply(reqs[3], "c2")
+	if !strings.Contains(out, `"denied":true`) || !strings.Contains(out, "MCP server shop") || !strings.Contains(out, "MCP server crm") {
+		t.Errorf("the read across servers gave %s", out)
+	}
+	if len(conf.asked) != 1 || !strings.Contains(conf.asked[0].Why, "shop") || !strings.Contains(conf.asked[0].Why, "crm") {
+		t.Errorf("asked %+v", conf.asked)
+	}
+	if r := crm.ReadsSoFar(); len(r) != 1 {
+		t.Errorf("crm reads %q; want the first read only", r)
+	}
+}
