@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -115,7 +116,9 @@ func (e *Entry) Description() string { s, _ := e.Frontmatter["description"].(str
 func (e *Entry) Dir() string { return strings.TrimSuffix(e.URI, "/"+FileName) }
 
 var (
-	nameRE   = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$`)
+	// nameRE is compiled on first use: its bounded repetition makes a
+	// large program, which every start of agentapp would pay for.
+	nameRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$`) })
 	digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 )
 
@@ -123,7 +126,7 @@ var (
 // lowercase letters, digits and hyphens, no hyphen first, last or
 // doubled), or nil.
 func CheckName(name string) error {
-	if !nameRE.MatchString(name) || strings.Contains(name, "--") {
+	if !nameRE().MatchString(name) || strings.Contains(name, "--") {
 		return fmt.Errorf("skill name %q must be 1 to 64 lowercase letters, digits and single hyphens, not starting or ending with a hyphen", name)
 	}
 	return nil
