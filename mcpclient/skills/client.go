@@ -51,10 +51,18 @@ var ErrNoSkill = errors.New("no such skill")
 type VerifyError struct {
 	Server, URI string
 	Err         error
+	// Changed is set when the server's entry for the skill (skills/get)
+	// is no longer the one the load used: the skill changed since it was
+	// listed, and the next load uses the new entry.
+	Changed bool
 }
 
 func (e *VerifyError) Error() string {
-	return fmt.Sprintf("skill file %s from MCP server %s failed verification, so none of it was used: %v", e.URI, e.Server, e.Err)
+	msg := fmt.Sprintf("skill file %s from MCP server %s failed verification, so none of it was used: %v", e.URI, e.Server, e.Err)
+	if e.Changed {
+		msg += "; the server's entry for the skill has changed since it was listed: loading it again uses (and asks about) the new one"
+	}
+	return msg
 }
 
 func (e *VerifyError) Unwrap() error { return e.Err }
@@ -333,13 +341,40 @@ func (c *Client) Load(ctx context.Context, s *Skill) (*Loaded, error) {
 	}
 	body, err := e.VerifySkillMD(data)
 	if err != nil {
-		return nil, &VerifyError{Server: c.srv.Name(), URI: e.URI, Err: err}
+		return nil, &VerifyError{Server: c.srv.Name(), URI: e.URI, Err: err, Changed: c.refresh(ctx, s)}
 	}
 	c.keep(e, e.URI, data)
 	c.mu.Lock()
 	c.held[e.URI] = e
 	c.mu.Unlock()
 	return &Loaded{Skill: s, File: data, Body: body, Unverified: e.Resources.Dynamic}, nil
+}
+
+// refresh asks the server for the entry of s after a verification
+// failure (the spec's way out of a stale entry) and, when its files
+// differ, puts it in the listing in place of the old one; it reports
+// whether they did. A failed skills/get changes nothing.
+func (c *Client) refresh(ctx context.Context, s *Skill) bool {
+	fresh, err := c.Get(ctx, s.Entry.URI)
+	if err != nil || sameFiles(fresh.Entry, s.Entry) {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, k := range c.skills {
+		if k.Entry.URI == s.Entry.URI {
+			c.skills[i] = &Skill{Server: k.Server, Name: k.Name, Entry: fresh.Entry}
+		}
+	}
+	return true
+}
+
+// sameFiles reports whether two entries list the same files (uri,
+// digest, size) and the same front matter.
+func sameFiles(a, b *spec.Entry) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
 }
 
 // Loaded reports whether the skill at uri was loaded (and its entry held).

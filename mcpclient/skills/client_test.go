@@ -131,8 +131,8 @@ func TestTamperedContentIsRefused(t *testing.T) {
 			}
 			ld, err := c.Load(ctx, sk)
 			var ve *skills.VerifyError
-			if !errors.As(err, &ve) || ld != nil {
-				t.Fatalf("Load = %v, %v; want a VerifyError and nothing", ld, err)
+			if !errors.As(err, &ve) || ld != nil || ve.Changed {
+				t.Fatalf("Load = %v, %v; want a VerifyError (entry unchanged) and nothing", ld, err)
 			}
 			if !strings.Contains(err.Error(), "none of it was used") || !strings.Contains(err.Error(), says[name]) {
 				t.Errorf("message %q", err)
@@ -250,5 +250,45 @@ func TestHTTPNewProtocol(t *testing.T) {
 	defer s.Mu.Unlock()
 	if n := len(s.Versions); n == 0 || s.Versions[n-1] != "2026-07-28" {
 		t.Errorf("protocol versions %q; want the last at 2026-07-28", s.Versions)
+	}
+}
+
+// TestStaleEntryRefreshed: a load that fails because the skill changed
+// after it was listed refreshes the entry with skills/get, says so, and
+// the next load uses the new entry.
+func TestStaleEntryRefreshed(t *testing.T) {
+	s := skilltest.New(refunds())
+	c := skills.New(connect(t, s, true), nil)
+	ctx := context.Background()
+	sk, err := c.Find(ctx, "refunds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server updates the skill (new bytes, new entry).
+	updated := skilltest.New(skilltest.Skill{Dir: "acme/refunds", Files: map[string]string{
+		"SKILL.md":             skilltest.MD("refunds", "Handle a refund request", "Version 2.\n"),
+		"references/POLICY.md": "Refund within 30 days.\n",
+	}})
+	s.Mu.Lock()
+	s.Entries, s.Served = updated.Entries, updated.Served
+	s.Mu.Unlock()
+	_, err = c.Load(ctx, sk)
+	var ve *skills.VerifyError
+	if !errors.As(err, &ve) || !ve.Changed || !strings.Contains(err.Error(), "has changed since it was listed") {
+		t.Fatalf("Load of a changed skill: %v", err)
+	}
+	sk, err = c.Find(ctx, "refunds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ld, err := c.Load(ctx, sk)
+	if err != nil || string(ld.Body) != "Version 2.\n" {
+		t.Fatalf("the second load: %v, %v", ld, err)
+	}
+	// From now on the verified bytes come from the cache: the server
+	// cannot swap them.
+	s.Tamper("skill://acme/refunds/SKILL.md", skilltest.MD("refunds", "Handle a refund request", "Version 3.\n"))
+	if ld, err := c.Load(ctx, sk); err != nil || string(ld.Body) != "Version 2.\n" {
+		t.Errorf("a cached load: %v, %v", ld, err)
 	}
 }
