@@ -59,6 +59,14 @@ case "$scenario" in
   http-invalid-tool-headers)
     # The valid tool must stay usable beside the malformed ones.
     exec "$bin" mcp call valid_tool '{"region":"us-west1"}' "${args[@]}" ;;
+  sep-2640-client-no-prefetch)
+    # Listing skills reads none of their files.
+    exec "$bin" mcp skills "${args[@]}" ;;
+  sep-2640-client-verify-*)
+    # The server serves a SKILL.md that does not match its entry (digest,
+    # size or front matter): the load must fail (exit 5) before any of it,
+    # or the supporting file it names, is used.
+    exec "$bin" mcp skills --load pdf-processing --read references/FORMS.md "${args[@]}" ;;
   auth/*)
     # A client ID metadata document URL, as a published client would have
     # one; agentapp uses it only where the server supports such documents

@@ -11,6 +11,10 @@
 # ("<set> <scenario> # reason", one per line); a listed scenario that
 # passes fails the run, so the list only ever shrinks. The other scenarios
 # the suite runs without scoring (extensions) are reported only.
+#
+# The Skills extension's client scenarios (sep-2640-client-*, $required),
+# which no requirement set runs, are run one by one after the sets, and
+# must each pass with no warning, like scored ones.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -32,6 +36,8 @@ if [ -z "${AGENTAPP_BIN:-}" ]; then
   go build -o "$work/agentapp" ./cmd/agentapp
   AGENTAPP_BIN="$work/agentapp"
 fi
+
+required=(sep-2640-client-no-prefetch sep-2640-client-verify-digest sep-2640-client-verify-size sep-2640-client-verify-frontmatter)
 
 expected="$conf/expected-failures-client.txt"
 listed=$(sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$expected" | sort -u)
@@ -121,5 +127,31 @@ JS
   done
   summary+=("$set: $pass of $total scored scenarios pass ($(grep -c "^$set " <<<"$listed" || true) expected failures)")
 done
+echo "-- the Skills extension's client scenarios against agentapp mcp"
+rpass=0
+for name in "${required[@]}"; do
+  out="$work/results-skills"
+  set +e
+  AGENTAPP_BIN="$AGENTAPP_BIN" CONFORMANCE_NODE="$node" "$node" "$pkg/dist/index.js" client --scenario "$name" \
+    --command "$root/.ci/conformance-client-dispatch.sh" \
+    --output-dir "$out" >"$work/suite-$name.log" 2>&1
+  set -e
+  d=$(find "$out" -type d -path "*${name}-*" | head -n1)
+  # Passes when it ran checks and none failed, warned or was skipped.
+  if [ -n "$d" ] && "$node" -e 'const c = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); process.exit(c.length > 0 && c.every((x) => x.status === "SUCCESS" || x.status === "INFO") ? 0 : 1)' "$d/checks.json" 2>/dev/null; then
+    rpass=$((rpass + 1))
+    echo "pass: $name"
+  else
+    echo "FAIL: $name"
+    status=1
+    if [ -n "$d" ]; then
+      "$node" -e 'for (const c of JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))) if (c.status !== "SUCCESS" && c.status !== "INFO") console.log(`   ${c.status} ${c.id}: ${c.errorMessage ?? c.description}`)' "$d/checks.json" 2>/dev/null || true
+      tail -n 15 "$d/stderr.txt" 2>/dev/null | sed 's/^/   /' || true
+    else
+      tail -n 15 "$work/suite-$name.log" | sed 's/^/   /'
+    fi
+  fi
+done
+summary+=("skills extension (sep-2640-client-*): $rpass of ${#required[@]} pass")
 printf 'client conformance (0.2.0-alpha.12): %s\n' "${summary[@]}"
 exit "$status"

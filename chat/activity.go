@@ -52,7 +52,11 @@ func (a *activity) started(tool, server string, input []byte) {
 		return
 	}
 	from := "local"
-	if server != "" {
+	switch server {
+	case "":
+	case host.SkillToolOrigin:
+		from = "MCP skills"
+	default:
 		from = "MCP server " + server
 	}
 	line := fmt.Sprintf("→ %s (%s) %s", textsafe.Escape(tool), textsafe.Escape(from), textsafe.Preview(compactArgs(input), argsPreview))

@@ -38,7 +38,7 @@ const (
 type completer func(before string) (word string, cands []string, note string)
 
 // replCommands are the slash commands /help lists, for completion.
-var replCommands = []string{"/tools", "/mcp", "/call", "/resources", "/read", "/prompts", "/roots", "/hooks", "/new", "/help", "/exit", "/quit"}
+var replCommands = []string{"/tools", "/mcp", "/call", "/resources", "/read", "/prompts", "/skills", "/roots", "/hooks", "/new", "/help", "/exit", "/quit"}
 
 // complete is the chat's completer: slash commands and /SERVER:PROMPT at
 // the start of the line, @SERVER:URI anywhere.

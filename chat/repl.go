@@ -155,6 +155,9 @@ func (c *Chat) runCommand(ctx context.Context, cmd, line string) bool {
   /read URI          show a resource; @NAME:URI in a message attaches it for the model
   /prompts           list the MCP servers' prompts
   /NAME:PROMPT a=b   run a server's prompt: its messages go to the model
+  /skills            list the MCP servers' skills (server, name, description,
+                     whether loaded); the model loads one when it fits
+  /skills show SERVER NAME  show a skill's SKILL.md, verified (not to the model)
   /roots             list the roots (directories) offered to each MCP server
   /roots NAME DIR…   offer server NAME these directories instead
   /usage             tokens of the last answer and of this session, and the
@@ -173,6 +176,8 @@ Anything else is a message to the assistant (at most 8000 characters).`)
 		c.catalogCommand(ctx, cmd, line)
 	case "/roots":
 		c.rootsCommand(out, strings.Fields(line)[1:])
+	case "/skills":
+		c.skillsCommand(ctx, out, strings.Fields(line)[1:])
 	default:
 		if c.promptCommand(ctx, line) {
 			break
@@ -234,6 +239,8 @@ func toolOrigin(t *agent.Tool) string {
 		return "local"
 	case t.Origin == host.ResourceToolOrigin:
 		return "MCP resources"
+	case t.Origin == host.SkillToolOrigin:
+		return "MCP skills"
 	}
 	return "MCP server " + textsafe.Escape(t.Origin)
 }

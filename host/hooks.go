@@ -55,7 +55,7 @@ func hookFiles(files []mcpconfig.ScopedHooks, approve func(mcpconfig.ScopedHooks
 // hookNames are the names a tool matches by: its own and, for an MCP
 // tool, mcp__SERVER__TOOL as Claude Code names it.
 func hookNames(t *agent.Tool) []string {
-	if t.Origin == "" || t.Origin == ResourceToolOrigin {
+	if t.Origin == "" || t.Origin == ResourceToolOrigin || t.Origin == SkillToolOrigin {
 		return []string{t.Name}
 	}
 	return []string{t.Name, "mcp__" + t.Origin + "__" + t.Name}

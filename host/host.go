@@ -193,6 +193,8 @@ func checkPolicyNames(cfg config, notify func(Notice)) error {
 		// The table's own tools over the servers' resources, offered
 		// whenever a running server has resources (which may change).
 		k.Running[ResourceToolOrigin] = []string{"listMcpResources", "readMcpResource"}
+		// And over their skills (skills.go).
+		k.Running[SkillToolOrigin] = []string{"loadSkill", "readSkillFile", "listSkills"}
 	}
 	for _, t := range cfg.Local {
 		if t != nil {

@@ -167,6 +167,9 @@ func resourceTools(t *Table, g *guard.Guards) []*agent.Tool {
 			if !ok || !cat.OffersResources() {
 				return nil, fmt.Errorf("no MCP server named %q offers resources; call listMcpResources to see which do", in.Server)
 			}
+			if refusal := t.crossOrigin(ctx, in.Server, args); refusal != nil {
+				return refusal, nil
+			}
 			text, mime, err := ReadText(ctx, cat, in.URI)
 			if err != nil {
 				return nil, err

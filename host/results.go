@@ -171,7 +171,7 @@ func (r *resultParts) remember(session string, c cutState) {
 func (r *resultParts) wrap(t *agent.Tool) *agent.Tool {
 	inner := t.Execute
 	server := t.Origin
-	if server == ResourceToolOrigin {
+	if server == ResourceToolOrigin || server == SkillToolOrigin {
 		server = ""
 	}
 	w := copyTool(t)

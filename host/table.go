@@ -49,6 +49,7 @@ type Table struct {
 	inactive []Inactive
 	live     liveTools
 	resTools []*agent.Tool // listMcpResources, readMcpResource
+	skills   skillSet      // skills.go
 }
 
 // liveTools is the table and what it was built from.
@@ -66,6 +67,7 @@ type liveTools struct {
 func newTable(ctx context.Context, local []*agent.Tool, servers []Server, inactive []Inactive, g *guard.Guards, notify func(Notice), connect func(context.Context, string) (Server, error), hints Hints) (*Table, error) {
 	t := &Table{guards: g, notify: notify, connect: connect, hints: hints, local: local, servers: slices.Clone(servers), inactive: slices.Clone(inactive)}
 	t.resTools = resourceTools(t, g)
+	t.syncSkills(ctx, t.servers)
 	// Generations first: tools read after them are at least as new.
 	gens, err := generations(ctx, t.servers)
 	if err != nil {
@@ -107,10 +109,14 @@ func (t *Table) warn(text string) {
 // tools is the local tools plus the resource tools when a running server
 // offers resources (t.mu held).
 func (t *Table) toolsLocked() []*agent.Tool {
-	if len(catalogsOf(t.servers, false)) == 0 {
-		return t.local
+	tools := t.local
+	if len(catalogsOf(t.servers, false)) > 0 {
+		tools = append(slices.Clone(tools), t.resTools...)
 	}
-	return append(slices.Clone(t.local), t.resTools...)
+	if st := t.skillTools(); len(st) > 0 {
+		tools = append(slices.Clone(tools), st...)
+	}
+	return tools
 }
 
 // build builds the next table from the servers' tool lists (t.mu held).
@@ -163,7 +169,7 @@ func (t *Table) Refresh(ctx context.Context) *agent.ToolSet {
 	if err != nil {
 		t.warn(err.Error())
 	}
-	if slices.Equal(gens, t.live.gens) {
+	if !t.syncSkills(ctx, t.servers) && slices.Equal(gens, t.live.gens) {
 		return t.live.set
 	}
 	next, err := t.build(gens, t.live)
@@ -213,6 +219,7 @@ func (t *Table) adopt(next liveTools) {
 // rebuildLocked builds the table again after the set of running servers
 // changed (t.mu held).
 func (t *Table) rebuildLocked(ctx context.Context) {
+	t.syncSkills(ctx, t.servers)
 	gens, err := generations(ctx, t.servers)
 	if err != nil {
 		t.warn(err.Error())

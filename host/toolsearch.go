@@ -122,9 +122,10 @@ func newSearchParts(ctx context.Context, cfg *config, log *slog.Logger) (*search
 
 // deferrable reports whether t is an MCP server's tool that does not take
 // a local tool's place (the local tools, the server tools that replaced
-// one, and the host's resource tools are always offered).
+// one, and the host's resource and skill tools are always offered; the
+// skills have a deferral of their own, skills.go).
 func (s *searchParts) deferrable(t *agent.Tool) bool {
-	return !t.IsLocal() && t.Origin != ResourceToolOrigin && !s.local[t.Name]
+	return !t.IsLocal() && t.Origin != ResourceToolOrigin && t.Origin != SkillToolOrigin && !s.local[t.Name]
 }
 
 // updateLocked decides again for a new table (s.mu held).

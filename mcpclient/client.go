@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentapp/agentapp/internal/textsafe"
 	"github.com/agentapp/agentapp/mcpclient/oauth"
+	mcpskills "github.com/agentapp/agentapp/mcpclient/skills"
 	"github.com/agentapp/agentapp/mcpclient/stdiofast"
 	"github.com/agentapp/agentapp/mcpclient/supervise"
 	"github.com/agentapp/agentapp/mcpclient/tasks"
@@ -634,6 +635,7 @@ func (b *Bridge) open(ctx context.Context, c *conn, t mcp.Transport, version str
 	}
 	client := mcp.NewClient(clientImpl, b.clientOptions(c))
 	tasks.RegisterMethods(client)
+	mcpskills.Register(client)
 	client.AddSendingMiddleware(b.tracingMiddleware(c), nextgen.RootsNotice(), nextgen.LogLevel(b.serverLogLevel()))
 	if c.proc != nil {
 		// stdio only: on HTTP the server always answers, and its

@@ -63,7 +63,7 @@ project (--scope local, the default), the project's ./.mcp.json (--scope
 project) or yours for every project (--scope user); see agentapp mcp add
 --help. They print text; list and get print JSON with --json.
 
-tools, call, resources, read, prompts and prompt connect to one MCP server
+tools, call, resources, read, prompts, prompt and skills connect to one MCP server
 per invocation and print JSON on stdout.
 
 The server is either --server (an http(s) URL of a streamable HTTP server, or
@@ -115,6 +115,7 @@ request (a resource it does not have).`,
 		newMCPPromptsCmd(f),
 		newMCPPromptCmd(f),
 		newMCPToolsCmd(f),
+		newMCPSkillsCmd(f),
 		&cobra.Command{
 			Use:   "call TOOL [JSON-ARGS] [--server S] [-- COMMAND ARGS…]",
 			Short: "Call a tool and print what the model would see plus the raw result",
