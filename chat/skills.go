@@ -49,12 +49,18 @@ func (c *Chat) printSkills(w io.Writer) {
 		cols = 100
 	}
 	fmt.Fprintf(w, "%d %s (the model loads one with loadSkill, which you approve):\n", len(skills), plural(len(skills), "skill", "skills"))
-	for _, k := range skills {
-		state := ""
+	labels := make([]string, len(skills))
+	pad := 0
+	for i, k := range skills {
+		labels[i] = textsafe.Escape(k.Server) + ": " + textsafe.Escape(k.Name)
 		if k.Loaded {
-			state = " (loaded)"
+			labels[i] += " (loaded)"
 		}
-		line := fmt.Sprintf("  %s: %s%s  %s", textsafe.Escape(k.Server), textsafe.Escape(k.Name), state, textsafe.Escape(k.Description))
+		pad = max(pad, displayWidth(labels[i]))
+	}
+	for i, k := range skills {
+		// The descriptions start in one column, as /tools aligns its own.
+		line := "  " + labels[i] + strings.Repeat(" ", pad-displayWidth(labels[i])) + "  " + textsafe.Escape(k.Description)
 		fmt.Fprintln(w, cutToWidth(line, cols-1))
 	}
 }

@@ -36,7 +36,7 @@ func TestSkillsCommand(t *testing.T) {
 		"Skill refunds of MCP server shop (skill://refunds/SKILL.md), verified against its entry:\n---\nname: refunds\n",
 		"REFUND-STEPS\n",
 		"skill file skill://returns/SKILL.md from MCP server shop failed verification, so none of it was used",
-		"  shop: refunds (loaded)  How to handle a refund request\n  shop: returns  How",
+		"  shop: refunds (loaded)  How to handle a refund request\n  shop: returns           How",
 		"Usage: /skills",
 		"/skills            list the MCP servers' skills",
 	} {
