@@ -114,7 +114,7 @@ func TestChatTurnTraced(t *testing.T) {
 	if r := server.Resource; r["process.pid"] == "" || r["process.pid"] == chatPid || r["service.name"] != "agentapp" || r["agentapp.command"] != "serve" {
 		t.Errorf("serve's resource %v: want its own pid, service agentapp, command serve", r)
 	}
-	setup := map[string]bool{"server/discover": true, "subscriptions/listen": true, "initialize": true, "notifications/initialized": true, "tools/list": true, "resources/list": true, "prompts/list": true, "logging/setLevel": true}
+	setup := map[string]bool{"server/discover": true, "subscriptions/listen": true, "initialize": true, "notifications/initialized": true, "tools/list": true, "resources/list": true, "prompts/list": true, "logging/setLevel": true, "skills/list": true}
 	for _, sp := range all {
 		if sp.TraceID() != turn.TraceID() && !setup[sp.Name] && !strings.HasPrefix(sp.Name, "notifications/") {
 			t.Errorf("span %q is in trace %s, not the turn's %s", sp.Name, sp.TraceID(), turn.TraceID())
