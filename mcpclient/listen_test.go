@@ -1,0 +1,117 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentapp/agentapp/mcpconfig"
+)
+
+// listChangeBound is how soon a server's announced change must reach the
+// bridge's tool list.
+const listChangeBound = 5 * time.Second
+
+// tsStats reads how many requests of each method the tsserver-next fixture
+// at endpoint has received.
+func tsStats(t *testing.T, endpoint string) map[string]int {
+	t.Helper()
+	base, _, _ := strings.Cut(endpoint, "/mcp")
+	resp, err := http.Get(base + "/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var counts map[string]int
+	if err := json.NewDecoder(resp.Body).Decode(&counts); err != nil {
+		t.Fatal(err)
+	}
+	return counts
+}
+
+// waitForTool refreshes b (as the host does before each model call) until
+// it offers the tool name, for at most listChangeBound.
+func waitForTool(t *testing.T, b *Bridge, name string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		if _, err := b.Refresh(context.Background()); err != nil {
+			t.Log(err)
+		}
+		if slices.Contains(toolNames(b), name) {
+			return time.Since(start)
+		}
+		if time.Since(start) > listChangeBound {
+			t.Fatalf("tool %s not offered %s after the server announced it; tools: %q", name, listChangeBound, toolNames(b))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A TypeScript SDK v2 server at 2026-07-28 announces a new tool on
+// subscriptions/listen: the bridge's tool list (the host's live table) and
+// its resources have it within the bound.
+func TestListenToolsChangedTSServerNext(t *testing.T) {
+	url := startTSServerNext(t)
+	b, err := Connect(context.Background(), mcpconfig.Server{Name: "ts", URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if v := b.session().InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %s", v)
+	}
+	if got, err := adExec(t, adTool(t, b, "grow"), `{}`); err != nil || got != "grown" {
+		t.Fatalf("grow: %q, %v", got, err)
+	}
+	t.Logf("extra seen after %s", waitForTool(t, b, "extra"))
+	res, err := b.Resources(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, r := range res {
+		uris = append(uris, r.URI)
+	}
+	if !slices.Contains(uris, "memo://extra") {
+		t.Errorf("resources after the change: %q", uris)
+	}
+	if n := tsStats(t, url)["subscriptions/listen"]; n != 1 {
+		t.Errorf("%d subscriptions/listen requests, want 1", n)
+	}
+}
+
+// With a caching hint of a minute, the host asking again for the tools
+// (Refresh before each model call) and the resources does not list them
+// again; a list_changed does.
+func TestListTTLHonouredTSServerNext(t *testing.T) {
+	url := startTSServerNext(t) + "?ttl=60000"
+	b, err := Connect(context.Background(), mcpconfig.Server{Name: "ts", URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for range 3 {
+		if _, err := b.Refresh(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Resources(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := tsStats(t, url)
+	if st["tools/list"] != 1 || st["resources/list"] != 1 {
+		t.Errorf("within the TTL: %d tools/list, %d resources/list requests, want 1 each", st["tools/list"], st["resources/list"])
+	}
+	if _, err := adExec(t, adTool(t, b, "grow"), `{}`); err != nil {
+		t.Fatal(err)
+	}
+	waitForTool(t, b, "extra")
+	if n := tsStats(t, url)["tools/list"]; n != 2 {
+		t.Errorf("after the change: %d tools/list requests, want 2", n)
+	}
+}
