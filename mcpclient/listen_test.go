@@ -10,18 +10,23 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/mcpconfig"
+	"go.uber.org/goleak"
 )
 
 // listChangeBound is how soon a server's announced change must reach the
 // bridge's tool list.
 const listChangeBound = 5 * time.Second
 
+// plainHTTP asks the fixture for its counts without keeping connections
+// (which the leak checks would see).
+var plainHTTP = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+
 // tsStats reads how many requests of each method the tsserver-next fixture
 // at endpoint has received.
 func tsStats(t *testing.T, endpoint string) map[string]int {
 	t.Helper()
 	base, _, _ := strings.Cut(endpoint, "/mcp")
-	resp, err := http.Get(base + "/stats")
+	resp, err := plainHTTP.Get(base + "/stats")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,4 +119,42 @@ func TestListTTLHonouredTSServerNext(t *testing.T) {
 	if n := tsStats(t, url)["tools/list"]; n != 2 {
 		t.Errorf("after the change: %d tools/list requests, want 2", n)
 	}
+}
+
+// dropListens ends every open subscriptions/listen stream of the fixture.
+func dropListens(t *testing.T, endpoint string) {
+	t.Helper()
+	base, _, _ := strings.Cut(endpoint, "/mcp")
+	resp, err := plainHTTP.Post(base+"/drop-listens", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+}
+
+// A listen stream the server (or a proxy) ends is opened again, and a
+// change announced after that still reaches the bridge.
+func TestListenReopenedTSServerNext(t *testing.T) {
+	url := startTSServerNext(t)
+	baseline := goleak.IgnoreCurrent()
+	b, err := Connect(context.Background(), mcpconfig.Server{Name: "ts", URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		b.Close()
+		goleak.VerifyNone(t, baseline)
+	}()
+	dropListens(t, url)
+	deadline := time.Now().Add(listChangeBound)
+	for tsStats(t, url)["subscriptions/listen"] < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the listen stream was not opened again within %s", listChangeBound)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got, err := adExec(t, adTool(t, b, "grow"), `{}`); err != nil || got != "grown" {
+		t.Fatalf("grow: %q, %v", got, err)
+	}
+	waitForTool(t, b, "extra")
 }
