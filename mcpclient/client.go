@@ -669,6 +669,10 @@ type toolList struct {
 	// meta holds each offered tool's _meta, as the server listed it
 	// (apps.go reads its "ui" entry).
 	meta map[string]map[string]any
+	// until is when the listing goes stale by its caching hint (zero:
+	// only a list_changed makes it stale); sum tells an unchanged one.
+	until time.Time
+	sum   [32]byte
 }
 
 // listTools reads every page of tools/list on c (within the listLimits)
@@ -681,11 +685,13 @@ type toolList struct {
 // shadows a real one.
 func (b *Bridge) listTools(ctx context.Context, c *conn) (toolList, error) {
 	c.capture.resetTools()
+	var ttl listing.TTL
 	listed, err := listing.All(ctx, b.name, "tools/list", b.opts.lists, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
 		res, err := c.session.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", err
 		}
+		ttl.Page(res)
 		return res.Tools, res.NextCursor, nil
 	})
 	if err != nil {
@@ -729,7 +735,8 @@ func (b *Bridge) listTools(ctx context.Context, c *conn) (toolList, error) {
 			"server", b.name, "tool", textsafe.Preview(t.Name, 100), "as", name)
 		taken[name], names[i] = true, name
 	}
-	tl := toolList{remote: map[string]string{}, readOnly: map[string]bool{}, meta: map[string]map[string]any{}}
+	tl := toolList{remote: map[string]string{}, readOnly: map[string]bool{}, meta: map[string]map[string]any{},
+		until: ttl.Until(!stdiofast.DirectAllowed(c.session)), sum: listing.Sum(listed)}
 	for i, t := range listed {
 		if names[i] == "" {
 			continue

@@ -158,3 +158,144 @@ func TestListenReopenedTSServerNext(t *testing.T) {
 	}
 	waitForTool(t, b, "extra")
 }
+
+// With ttlMs 0 (the fixture's default), every time the host asks again the
+// lists are fetched again.
+func TestListTTLZeroTSServerNext(t *testing.T) {
+	url := startTSServerNext(t)
+	b, err := Connect(context.Background(), mcpconfig.Server{Name: "ts", URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for range 3 {
+		if _, err := b.Refresh(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Resources(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := tsStats(t, url)
+	if st["tools/list"] != 4 || st["resources/list"] != 4 {
+		t.Errorf("ttlMs 0: %d tools/list, %d resources/list requests, want 4 each (the connect's and 3 more)", st["tools/list"], st["resources/list"])
+	}
+}
+
+// liveStdio connects to the test server over stdio with its live tools;
+// legacy pins protocol 2025-11-25 (as a command that refused
+// server/discover is remembered).
+func liveStdio(t *testing.T, legacy bool) *Bridge {
+	t.Helper()
+	cfg := mcpconfig.Server{Name: "live", Command: testServerPath(t), Args: []string{"-live"}}
+	if legacy {
+		legacyStdio.mu.Lock()
+		if legacyStdio.keys == nil {
+			legacyStdio.keys = map[string]bool{}
+		}
+		legacyStdio.keys[stdioKey(&cfg)] = true
+		legacyStdio.mu.Unlock()
+	} else {
+		legacyStdio.mu.Lock()
+		delete(legacyStdio.keys, stdioKey(&cfg))
+		legacyStdio.mu.Unlock()
+	}
+	b, err := Connect(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	want := "2026-07-28"
+	if legacy {
+		want = "2025-11-25"
+	}
+	if v := b.session().InitializeResult().ProtocolVersion; v != want {
+		t.Fatalf("negotiated %s, want %s", v, want)
+	}
+	return b
+}
+
+// On stdio, at both protocol versions, a tool the server adds reaches the
+// bridge's tool list within the bound (at 2026-07-28 over
+// subscriptions/listen).
+func TestListChangedStdio(t *testing.T) {
+	for _, legacy := range []bool{false, true} {
+		b := liveStdio(t, legacy)
+		if got, err := adExec(t, adTool(t, b, "addtool"), `{"name":"fresh"}`); err != nil || got != "added fresh" {
+			t.Fatalf("addtool: %q, %v", got, err)
+		}
+		t.Logf("legacy %v: fresh seen after %s", legacy, waitForTool(t, b, "fresh"))
+	}
+}
+
+// On stdio at 2026-07-28 the Go SDK server's lists have ttlMs 0: the host
+// asking again lists again, and an unchanged list keeps its generation (the
+// host's table is not rebuilt). At 2025-11-25 (no caching hints) only a
+// list_changed lists again.
+func TestListTTLStdio(t *testing.T) {
+	for _, legacy := range []bool{false, true} {
+		b := liveStdio(t, legacy)
+		gen, _ := b.Refresh(context.Background())
+		for range 3 {
+			if g, err := b.Refresh(context.Background()); err != nil || g != gen {
+				t.Fatalf("legacy %v: Refresh: generation %d, %v; want %d", legacy, g, err, gen)
+			}
+		}
+		got, err := adExec(t, adTool(t, b, "listcount"), `{}`)
+		want := "5" // the connect's and 4 more
+		if legacy {
+			want = "1"
+		}
+		if err != nil || got != want {
+			t.Errorf("legacy %v: %s tools/list requests (%v), want %s", legacy, got, err, want)
+		}
+	}
+}
+
+// A listing whose caching hint ran out is fetched again when the host next
+// asks, without a list_changed.
+func TestListTTLExpiresTSServerNext(t *testing.T) {
+	url := startTSServerNext(t) + "?ttl=300"
+	b, err := Connect(context.Background(), mcpconfig.Server{Name: "ts", URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := b.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := tsStats(t, url)["tools/list"]; n != 1 {
+		t.Fatalf("%d tools/list requests within the TTL, want 1", n)
+	}
+	time.Sleep(400 * time.Millisecond)
+	if _, err := b.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Resources(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := tsStats(t, url)
+	if st["tools/list"] != 2 || st["resources/list"] != 2 {
+		t.Errorf("after the TTL: %d tools/list, %d resources/list requests, want 2 each", st["tools/list"], st["resources/list"])
+	}
+}
+
+// cacheScope "private": a listing is cached per session (the SDK's cache
+// belongs to one ClientSession), never shared with another connection to
+// the same server, which may be another user's.
+func TestListPrivateNotSharedTSServerNext(t *testing.T) {
+	url := startTSServerNext(t) + "?ttl=60000&scope=private"
+	for i := range 2 {
+		b, err := Connect(context.Background(), mcpconfig.Server{Name: "ts", URL: url})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Refresh(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+		if n := tsStats(t, url)["tools/list"]; n != i+1 {
+			t.Errorf("after connection %d: %d tools/list requests, want %d", i+1, n, i+1)
+		}
+	}
+}

@@ -4,7 +4,8 @@
 //	normal       a go-sdk server with the tools echo, sleep, noise, big, env
 //	             and fail, and the resource test://hello; with -live also
 //	             addtool (adds a tool, so the server sends
-//	             notifications/tools/list_changed) and lookup (read-only);
+//	             notifications/tools/list_changed), lookup (read-only) and
+//	             listcount (how many tools/list requests it received);
 //	             with -crash-every N the process exits with status 7 on
 //	             every Nth tools/call, before answering it
 //	ignore-term  like normal, but ignores SIGTERM and keeps running after stdin EOF
@@ -136,6 +137,7 @@ func main() {
 var (
 	crashEvery int
 	live       bool
+	toolLists  atomic.Int64
 )
 
 func serve() {
@@ -143,6 +145,9 @@ func serve() {
 	var calls atomic.Int64
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				toolLists.Add(1)
+			}
 			if method == "tools/call" && crashEvery > 0 {
 				if n := calls.Add(1); n%int64(crashEvery) == 0 {
 					fmt.Fprintf(os.Stderr, "testserver: crashing on call %d\n", n)
@@ -225,8 +230,12 @@ func serve() {
 	}
 }
 
-// addLiveTools adds addtool and lookup.
+// addLiveTools adds addtool, lookup and listcount.
 func addLiveTools(srv *mcp.Server) {
+	srv.AddTool(&mcp.Tool{Name: "listcount", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(toolLists.Load())}}}, nil
+		})
 	srv.AddTool(&mcp.Tool{
 		Name:        "addtool",
 		Description: "Adds a tool with the given name (it echoes like echo).",
