@@ -299,3 +299,22 @@ func TestListPrivateNotSharedTSServerNext(t *testing.T) {
 		}
 	}
 }
+
+// A change made right after the connect is not lost: the SDK's connect
+// returns once the server has answered the listen request, so the server
+// announces the change (with the TTL of a minute nothing else could bring
+// it).
+func TestListenChangeRightAfterConnectTSServerNext(t *testing.T) {
+	url := startTSServerNext(t) + "?ttl=60000"
+	for range 5 {
+		b, err := Connect(context.Background(), mcpconfig.Server{Name: "ts", URL: url})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := adExec(t, adTool(t, b, "grow"), `{}`); err != nil {
+			t.Fatal(err)
+		}
+		waitForTool(t, b, "extra")
+		b.Close()
+	}
+}

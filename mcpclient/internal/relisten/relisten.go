@@ -9,8 +9,9 @@
 // request again (with backoff, a bounded number of times) and goes on
 // reading the new stream, so the SDK reads one long stream. Because
 // notifications were missed in between, a reopened stream starts with the
-// list_changed (and resources/updated) notifications the request asked for,
-// which makes the SDK drop its cached lists and the client list again.
+// list_changed (and resources/updated) notifications the request asked for
+// (after the server's acknowledgement of it), which makes the SDK drop its
+// cached lists and the client list again.
 package relisten
 
 import (
@@ -74,6 +75,7 @@ type Body struct {
 	pending  []byte // read from cur, not yet a whole event
 	ready    []byte // whole events for the SDK
 	done     bool
+	reopened bool // missed goes out with the reopened stream's first event
 }
 
 // listenRequest is the part of a subscriptions/listen request Body reads.
@@ -182,8 +184,7 @@ func (b *Body) fill() error {
 			continue
 		}
 		b.log.Debug("mcp: subscriptions/listen opened again", "server", b.server)
-		b.cur, b.since = resp.Body, time.Now()
-		b.ready = append(b.ready, b.missed...)
+		b.cur, b.since, b.reopened = resp.Body, time.Now(), true
 		return nil
 	}
 }
@@ -207,7 +208,18 @@ func (b *Body) release() {
 		}
 		ev := b.pending[:i+sep]
 		b.pending = b.pending[i+sep:]
-		if !b.answersListen(ev) {
+		msg := b.message(ev)
+		switch {
+		case msg.answers:
+		case msg.method == ackMethod && b.reopened:
+			// After the acknowledgement: what it announces is then sure
+			// to be newer than the listing the notifications cause.
+			b.ready = append(append(b.ready, ev...), b.missed...)
+			b.reopened = false
+		case b.reopened:
+			b.ready = append(append(b.ready, b.missed...), ev...)
+			b.reopened = false
+		default:
 			b.ready = append(b.ready, ev...)
 		}
 	}
@@ -217,9 +229,15 @@ func (b *Body) release() {
 	}
 }
 
-// answersListen reports whether the event ev is a response to the listen
-// request.
-func (b *Body) answersListen(ev []byte) bool {
+const ackMethod = "notifications/subscriptions/acknowledged"
+
+type eventMessage struct {
+	method  string
+	answers bool // a response to the listen request
+}
+
+// message reads the JSON-RPC message of the event ev.
+func (b *Body) message(ev []byte) eventMessage {
 	var data []byte
 	for line := range bytes.Lines(ev) {
 		line = bytes.TrimRight(line, "\r\n")
@@ -231,10 +249,13 @@ func (b *Body) answersListen(ev []byte) bool {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 	}
-	if len(data) == 0 || json.Unmarshal(data, &msg) != nil || msg.Method != "" {
-		return false
+	if len(data) == 0 || json.Unmarshal(data, &msg) != nil {
+		return eventMessage{}
 	}
-	return bytes.Equal(bytes.TrimSpace(msg.ID), bytes.TrimSpace(b.id))
+	if msg.Method != "" {
+		return eventMessage{method: msg.Method}
+	}
+	return eventMessage{answers: bytes.Equal(bytes.TrimSpace(msg.ID), bytes.TrimSpace(b.id))}
 }
 
 // Close ends the current stream; a Read after it reports the end.
