@@ -337,7 +337,7 @@ func (b *Bridge) dialStdio(ctx context.Context) (_ *conn, _ toolList, err error)
 		return nil, toolList{}, err
 	}
 	rememberStdioVersion(&b.cfg, c.session)
-	if !b.opts.sdkToolCalls && stdiofast.DirectAllowed(c.session) {
+	if !b.opts.sdkToolCalls {
 		c.direct = t.Conn()
 	}
 	phase = "tools/list"
@@ -830,7 +830,11 @@ func (c *conn) callTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallTo
 	if c.direct == nil {
 		return c.session.CallTool(ctx, p)
 	}
-	res, err := c.direct.CallTool(ctx, p)
+	call := c.direct.CallTool
+	if !stdiofast.DirectAllowed(c.session) {
+		call = c.direct.CallToolModern // with the session's _meta
+	}
+	res, err := call(ctx, p)
 	if errors.Is(err, stdiofast.ErrNeedsSDK) {
 		return c.session.CallTool(ctx, p)
 	}

@@ -147,7 +147,6 @@ func (c *Conn) Sent() int64 {
 // CallTool sends tools/call on c and returns the decoded result, with the
 // errors the SDK's ClientSession.CallTool returns in the same cases.
 func (c *Conn) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	const method = "tools/call"
 	if p == nil {
 		p = new(mcp.CallToolParams)
 	}
@@ -156,8 +155,34 @@ func (c *Conn) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallTo
 	}
 	params, err := marshalParams(p)
 	if err != nil {
-		return nil, fmt.Errorf("calling %q: marshaling call parameters: %w", method, err)
+		return nil, fmt.Errorf("calling %q: marshaling call parameters: %w", "tools/call", err)
 	}
+	result, err := c.call(ctx, "tools/call", params)
+	if err != nil {
+		return nil, err
+	}
+	return decodeDirect(result)
+}
+
+// decodeDirect decodes the result of a direct tools/call; one that asks
+// for input is ErrNeedsSDK.
+func decodeDirect(result json.RawMessage) (*mcp.CallToolResult, error) {
+	if result != nil {
+		result = LiftLegacyToolResult(result)
+	}
+	res, err := decodeToolResult(result)
+	if err != nil {
+		return nil, fmt.Errorf("calling %q: %w", "tools/call", err)
+	}
+	if res.InputRequests != nil || res.NeedsInput() {
+		return nil, ErrNeedsSDK
+	}
+	return res, nil
+}
+
+// call sends the request method with params on the direct path and waits
+// for its raw result, with the errors the SDK's call gives.
+func (c *Conn) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -183,18 +208,7 @@ func (c *Conn) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallTo
 	if resp.Error != nil {
 		return nil, fmt.Errorf("calling %q: %w", method, resp.Error)
 	}
-	result := resp.Result
-	if result != nil {
-		result = LiftLegacyToolResult(result)
-	}
-	res, err := decodeToolResult(result)
-	if err != nil {
-		return nil, fmt.Errorf("calling %q: %w", method, err)
-	}
-	if res.InputRequests != nil {
-		return nil, ErrNeedsSDK
-	}
-	return res, nil
+	return resp.Result, nil
 }
 
 // notifyCancelled tells the server that the call key was cancelled, off
