@@ -17,12 +17,12 @@
 // connection; cancellation sends notifications/cancelled as the SDK does;
 // a JSON-RPC error, a lost connection and an undecodable result give the
 // errors the SDK gives. The tool lookup it does is for the headers of
-// streamable HTTP only. Sessions of protocol 2026-07-28 or later, where
-// the SDK adds per-request _meta and runs the multi-round-trip loop, keep
-// the SDK's path (DirectAllowed); so does HTTP, where the SDK owns the
-// connection. A result that asks for input all the same (inputRequests) is
-// answered by calling again through the SDK's path, which runs the loop:
-// such a result means the tool has not run yet.
+// streamable HTTP only. On sessions of protocol 2026-07-28 or later the SDK
+// adds per-request _meta: the direct calls add the same (modern.go). HTTP
+// keeps the SDK's path, where the SDK owns the connection. A result that
+// asks for input (inputRequests, resultType input_required) is answered by
+// calling again through the SDK's path, which runs the multi-round-trip
+// loop: such a result means the tool has not run yet.
 package stdiofast
 
 import (
@@ -53,9 +53,10 @@ const NewProtocolVersion = "2026-07-28"
 // SDK bounds its own.
 const notifyCancelTimeout = 5 * time.Second
 
-// DirectAllowed reports whether calls on s may take the direct path: the
-// negotiated version is older than NewProtocolVersion (versions are dates,
-// so they compare as strings, as the SDK compares them).
+// DirectAllowed reports whether calls on s may take the direct path as
+// they are, without the per-request _meta of NewProtocolVersion: the
+// negotiated version is older (versions are dates, so they compare as
+// strings, as the SDK compares them).
 func DirectAllowed(s *mcp.ClientSession) bool {
 	res := s.InitializeResult()
 	return res != nil && res.ProtocolVersion < NewProtocolVersion
