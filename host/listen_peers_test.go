@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agentapp/agentapp/agent"
@@ -79,4 +80,26 @@ func TestToolListChangedTSServerNext(t *testing.T) {
 	if !slices.ContainsFunc(notices, func(s string) bool { return strings.Contains(s, "tool list changed: added extra") }) {
 		t.Errorf("notices: %q", notices)
 	}
+}
+
+// slowRefresh is a supervised server whose re-listing takes a second.
+type slowRefresh struct{ liveServer }
+
+func (s *slowRefresh) Refresh(ctx context.Context) (uint64, error) {
+	time.Sleep(time.Second)
+	return s.liveServer.Refresh(ctx)
+}
+
+// The servers are refreshed before a model call all at once: with a list
+// whose caching hint ran out each is listed again, and three round trips of
+// a second take a second, not three.
+func TestGenerationsConcurrent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		servers := []Server{&slowRefresh{liveServer{name: "a"}}, &closeServer{name: "plain"}, &slowRefresh{liveServer{name: "b"}}, &slowRefresh{liveServer{name: "c"}}}
+		start := time.Now()
+		gens, err := generations(context.Background(), servers)
+		if d := time.Since(start); d != time.Second || err != nil || len(gens) != 4 {
+			t.Errorf("refreshing three servers of a second each: %s, %v, %v", d, gens, err)
+		}
+	})
 }
