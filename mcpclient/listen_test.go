@@ -255,7 +255,9 @@ func TestListTTLStdio(t *testing.T) {
 // A listing whose caching hint ran out is fetched again when the host next
 // asks, without a list_changed.
 func TestListTTLExpiresTSServerNext(t *testing.T) {
-	url := startTSServerNext(t) + "?ttl=300"
+	// Long enough that a loaded machine does not let it run out before the
+	// first check.
+	url := startTSServerNext(t) + "?ttl=2000"
 	b, err := Connect(context.Background(), mcpconfig.Server{Name: "ts", URL: url})
 	if err != nil {
 		t.Fatal(err)
@@ -267,7 +269,7 @@ func TestListTTLExpiresTSServerNext(t *testing.T) {
 	if n := tsStats(t, url)["tools/list"]; n != 1 {
 		t.Fatalf("%d tools/list requests within the TTL, want 1", n)
 	}
-	time.Sleep(400 * time.Millisecond)
+	time.Sleep(2100 * time.Millisecond)
 	if _, err := b.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
