@@ -189,12 +189,7 @@ func liveStdio(t *testing.T, legacy bool) *Bridge {
 	t.Helper()
 	cfg := mcpconfig.Server{Name: "live", Command: testServerPath(t), Args: []string{"-live"}}
 	if legacy {
-		legacyStdio.mu.Lock()
-		if legacyStdio.keys == nil {
-			legacyStdio.keys = map[string]bool{}
-		}
-		legacyStdio.keys[stdioKey(&cfg)] = true
-		legacyStdio.mu.Unlock()
+		cfg = asLegacyStdio(t, cfg) // forgotten when the test ends
 	} else {
 		legacyStdio.mu.Lock()
 		delete(legacyStdio.keys, stdioKey(&cfg))
