@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"strconv"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -82,7 +83,7 @@ func decodeToolResultFast(raw []byte) (*mcp.CallToolResult, bool) {
 		// The SDK's decoder keeps the kind in an unexported field (which
 		// its MarshalJSON writes back): a copy of a result it decoded
 		// carries it.
-		out := completeResult
+		out := completeResult()
 		out.Meta, out.Content, out.StructuredContent, out.IsError = res.Meta, res.Content, res.StructuredContent, res.IsError
 		return &out, true
 	}
@@ -90,14 +91,15 @@ func decodeToolResultFast(raw []byte) (*mcp.CallToolResult, bool) {
 }
 
 // completeResult is an empty result of kind "complete" as the SDK's
-// decoder builds it.
-var completeResult = func() mcp.CallToolResult {
+// decoder builds it; made on first use (the SDK's decoder allocates a
+// buffer of 32 KiB, which a start of serve should not pay for).
+var completeResult = sync.OnceValue(func() mcp.CallToolResult {
 	var r mcp.CallToolResult
 	if err := r.UnmarshalJSON([]byte(`{"content":[],"resultType":"complete"}`)); err != nil {
 		panic(err)
 	}
 	return r
-}()
+})
 
 func decodeContentList(v []byte) ([]mcp.Content, bool) {
 	if v[0] != '[' {
