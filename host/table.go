@@ -463,20 +463,23 @@ func (sk SkippedTool) Why() string {
 // failed re-listings are joined.
 func generations(ctx context.Context, servers []Server) ([]uint64, error) {
 	gens := make([]uint64, len(servers))
-	var errs []error
+	errs := make([]error, len(servers))
+	// All at once: a server whose list's caching hint ran out (protocol
+	// 2026-07-28, ttlMs 0: every time) is listed again before each model
+	// call, and the servers' round trips should not add up.
+	var wg sync.WaitGroup
 	for i, s := range servers {
 		sv, ok := s.(Supervised)
 		if !ok {
 			continue
 		}
-		rctx, cancel := context.WithTimeout(ctx, refreshTimeout)
-		gen, err := sv.Refresh(rctx)
-		cancel()
-		if err != nil {
-			errs = append(errs, err)
-		}
-		gens[i] = gen
+		wg.Go(func() {
+			rctx, cancel := context.WithTimeout(ctx, refreshTimeout)
+			defer cancel()
+			gens[i], errs[i] = sv.Refresh(rctx)
+		})
 	}
+	wg.Wait()
 	return gens, errors.Join(errs...)
 }
 

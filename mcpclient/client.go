@@ -338,7 +338,7 @@ func (b *Bridge) dialStdio(ctx context.Context) (_ *conn, _ toolList, err error)
 		return nil, toolList{}, err
 	}
 	rememberStdioVersion(&b.cfg, c.session)
-	if !b.opts.sdkToolCalls && stdiofast.DirectAllowed(c.session) {
+	if !b.opts.sdkToolCalls {
 		c.direct = t.Conn()
 	}
 	phase = "tools/list"
@@ -671,6 +671,10 @@ type toolList struct {
 	// meta holds each offered tool's _meta, as the server listed it
 	// (apps.go reads its "ui" entry).
 	meta map[string]map[string]any
+	// until is when the listing goes stale by its caching hint (zero:
+	// only a list_changed makes it stale); sum tells an unchanged one.
+	until time.Time
+	sum   [32]byte
 }
 
 // listTools reads every page of tools/list on c (within the listLimits)
@@ -683,11 +687,13 @@ type toolList struct {
 // shadows a real one.
 func (b *Bridge) listTools(ctx context.Context, c *conn) (toolList, error) {
 	c.capture.resetTools()
+	var ttl listing.TTL
 	listed, err := listing.All(ctx, b.name, "tools/list", b.opts.lists, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
 		res, err := c.session.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", err
 		}
+		ttl.Page(res)
 		return res.Tools, res.NextCursor, nil
 	})
 	if err != nil {
@@ -731,7 +737,8 @@ func (b *Bridge) listTools(ctx context.Context, c *conn) (toolList, error) {
 			"server", b.name, "tool", textsafe.Preview(t.Name, 100), "as", name)
 		taken[name], names[i] = true, name
 	}
-	tl := toolList{remote: map[string]string{}, readOnly: map[string]bool{}, meta: map[string]map[string]any{}}
+	tl := toolList{remote: map[string]string{}, readOnly: map[string]bool{}, meta: map[string]map[string]any{},
+		until: ttl.Until(!stdiofast.DirectAllowed(c.session)), sum: listing.Sum(listed)}
 	for i, t := range listed {
 		if names[i] == "" {
 			continue
@@ -825,7 +832,11 @@ func (c *conn) callTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallTo
 	if c.direct == nil {
 		return c.session.CallTool(ctx, p)
 	}
-	res, err := c.direct.CallTool(ctx, p)
+	call := c.direct.CallTool
+	if !stdiofast.DirectAllowed(c.session) {
+		call = c.direct.CallToolModern // with the session's _meta
+	}
+	res, err := call(ctx, p)
 	if errors.Is(err, stdiofast.ErrNeedsSDK) {
 		return c.session.CallTool(ctx, p)
 	}

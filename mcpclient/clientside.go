@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/internal/textsafe"
+	"github.com/agentapp/agentapp/mcpclient/internal/listing"
 	"github.com/agentapp/agentapp/mcpclient/stdiofast"
 	"github.com/agentapp/agentapp/mcpconfig"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -181,7 +182,8 @@ type clientSide struct {
 	nextToken atomic.Int64
 	tokens    sync.Map // progress token (string) → tool name
 
-	resources, prompts listCache
+	resources listing.Cache[mcp.Resource]
+	prompts   listing.Cache[mcp.Prompt]
 }
 
 // rootURIs turns directories into file:// roots, made absolute.
@@ -282,8 +284,8 @@ func (b *Bridge) clientOptions(c *conn) *mcp.ClientOptions {
 		// Only a flag is set here: the handler runs on the session's
 		// reading goroutine, which must not wait for a tools/list answer.
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { b.onListChanged(c) },
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { b.side.resources.stale.Store(true) },
-		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { b.side.prompts.stale.Store(true) },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { b.side.resources.MarkStale() },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { b.side.prompts.MarkStale() },
 	}
 	if b.opts.apps {
 		caps.AddExtension(AppsExtension, map[string]any{"mimeTypes": []any{AppMIMEType}})

@@ -6,31 +6,12 @@ import (
 	"fmt"
 	"github.com/agentapp/agentapp/mcpclient/internal/listing"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/agentapp/agentapp/internal/textsafe"
+	"github.com/agentapp/agentapp/mcpclient/stdiofast"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// listCache keeps a server's last listing of resources or prompts, so
-// that the chat's commands and completions do not ask the server each
-// time; notifications/…/list_changed (or a restart) marks it stale and the
-// next read lists again.
-type listCache struct {
-	stale   atomic.Bool
-	mu      sync.Mutex
-	loaded  bool
-	offered bool // the server advertises the capability
-	items   any  // []*mcp.Resource or []*mcp.Prompt
-}
-
-func (l *listCache) set(offered bool, items any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.offered, l.items, l.loaded = offered, items, true
-	l.stale.Store(false)
-}
 
 func jsonText(v any) string {
 	b, err := json.Marshal(v)
@@ -42,56 +23,22 @@ func jsonText(v any) string {
 
 // OffersResources reports whether the server advertised resources when it
 // (last) connected.
-func (b *Bridge) OffersResources() bool {
-	b.side.resources.mu.Lock()
-	defer b.side.resources.mu.Unlock()
-	return b.side.resources.offered
-}
+func (b *Bridge) OffersResources() bool { return b.side.resources.Offered() }
 
 // OffersPrompts reports whether the server advertised prompts when it
 // (last) connected.
-func (b *Bridge) OffersPrompts() bool {
-	b.side.prompts.mu.Lock()
-	defer b.side.prompts.mu.Unlock()
-	return b.side.prompts.offered
-}
+func (b *Bridge) OffersPrompts() bool { return b.side.prompts.Offered() }
 
 // Resources returns the server's resources from the last listing, listing
-// them again first when the server announced a change (or has not been
-// listed yet). A server without the resources capability has none.
+// them again first when it is stale (listing.Cache). A server without the
+// resources capability has none.
 func (b *Bridge) Resources(ctx context.Context) ([]*mcp.Resource, error) {
-	return cached(ctx, &b.side.resources, b.ListResources)
+	return b.side.resources.Get(ctx, b.ListResources)
 }
 
 // Prompts returns the server's prompts like Resources.
 func (b *Bridge) Prompts(ctx context.Context) ([]*mcp.Prompt, error) {
-	return cached(ctx, &b.side.prompts, b.ListPrompts)
-}
-
-func cached[T any](ctx context.Context, l *listCache, list func(context.Context) ([]*T, error)) ([]*T, error) {
-	l.mu.Lock()
-	if !l.offered {
-		l.mu.Unlock()
-		return nil, nil
-	}
-	if l.loaded && !l.stale.Load() {
-		items, _ := l.items.([]*T)
-		l.mu.Unlock()
-		return items, nil
-	}
-	l.mu.Unlock()
-	// Cleared before listing, so a change announced during the listing
-	// is not lost.
-	l.stale.Store(false)
-	items, err := list(ctx)
-	if err != nil {
-		l.stale.Store(true)
-		return nil, err
-	}
-	l.mu.Lock()
-	l.items, l.loaded = items, true
-	l.mu.Unlock()
-	return items, nil
+	return b.side.prompts.Get(ctx, b.ListPrompts)
 }
 
 // catalogConnectTimeout bounds listing resources and prompts while
@@ -113,8 +60,9 @@ func (b *Bridge) listCatalog(ctx context.Context, c *conn) {
 	}
 	hasRes := caps != nil && caps.Resources != nil
 	hasPrompts := caps != nil && caps.Prompts != nil
-	b.side.resources.set(hasRes, []*mcp.Resource(nil))
-	b.side.prompts.set(hasPrompts, []*mcp.Prompt(nil))
+	hinted := !stdiofast.DirectAllowed(c.session)
+	b.side.resources.Set(hasRes, hinted, nil)
+	b.side.prompts.Set(hasPrompts, hinted, nil)
 	var wg sync.WaitGroup
 	if hasRes {
 		wg.Go(func() {
@@ -126,11 +74,11 @@ func (b *Bridge) listCatalog(ctx context.Context, c *conn) {
 				return res.Resources, res.NextCursor, nil
 			})
 			if err != nil {
-				b.side.resources.stale.Store(true)
+				b.side.resources.MarkStale()
 				b.opts.logger.Warn(fmt.Sprintf("MCP server %s advertises resources but listing them failed (%s); it is connected without them, and they are listed again when needed", b.name, safeText(err)))
 				return
 			}
-			b.side.resources.set(true, items)
+			b.side.resources.Set(true, hinted, items)
 		})
 	}
 	if hasPrompts {
@@ -143,11 +91,11 @@ func (b *Bridge) listCatalog(ctx context.Context, c *conn) {
 				return res.Prompts, res.NextCursor, nil
 			})
 			if err != nil {
-				b.side.prompts.stale.Store(true)
+				b.side.prompts.MarkStale()
 				b.opts.logger.Warn(fmt.Sprintf("MCP server %s advertises prompts but listing them failed (%s); it is connected without them, and they are listed again when needed", b.name, safeText(err)))
 				return
 			}
-			b.side.prompts.set(true, items)
+			b.side.prompts.Set(true, hinted, items)
 		})
 	}
 	wg.Wait()

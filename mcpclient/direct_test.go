@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -264,4 +265,33 @@ func diffToolResults(got, want *mcp.CallToolResult) string {
 		return "NeedsInput differs"
 	}
 	return ""
+}
+
+// At protocol 2026-07-28 the direct path carries the session's _meta (the
+// meta tool shows what the server received: the same on both paths) and
+// decodes the same results; so does the tasks extension's call on it.
+func TestDirectMatchesSDKPathTestServerNext(t *testing.T) {
+	cases := []directCase{
+		{"meta", `{}`},
+		{"echo", `{"text":"where is A-1024? \u00e9 已发货 \"quoted\" <tag> &amp;"}`},
+		{"echo", `{}`},
+		{"noise", `{}`},
+		{"big", `{"n":200000}`},
+		{"fail", `{}`},
+		{"no-such-tool", `{}`},
+	}
+	for _, args := range [][]string{{"-live"}, {"-live", "-ext-tasks"}} {
+		cfg := mcpconfig.Server{Name: "ts", Command: testServerPath(t), Args: args}
+		b, err := Connect(context.Background(), cfg, WithServerLogs("info", func(ServerLog) {}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := b.session().InitializeResult().ProtocolVersion
+		ext := b.extTasksOn()
+		b.Close()
+		if v != "2026-07-28" || ext != slices.Contains(args, "-ext-tasks") {
+			t.Fatalf("%q: negotiated %s, tasks extension %v", args, v, ext)
+		}
+		compareDirect(t, cfg, cases, WithServerLogs("info", func(ServerLog) {}))
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentapp/agentapp/mcpclient/internal/relisten"
 	"github.com/agentapp/agentapp/mcpclient/tasks"
 	"github.com/agentapp/agentapp/mcpconfig"
 )
@@ -58,6 +60,30 @@ type headerTransport struct {
 	// oauth: the SDK's OAuth handler logs in on a 401, so explain has
 	// other advice.
 	oauth bool
+	log   *slog.Logger
+}
+
+// relisten keeps the subscriptions/listen stream of req open (see package
+// relisten): when it ends, the same request is sent again.
+func (t *headerTransport) relisten(req *http.Request, body io.ReadCloser) io.ReadCloser {
+	if req.GetBody == nil {
+		return body
+	}
+	rb, err := req.GetBody()
+	if err != nil {
+		return body
+	}
+	raw, err := io.ReadAll(io.LimitReader(rb, 1<<20))
+	rb.Close()
+	if err != nil {
+		return body
+	}
+	reopen := func(ctx context.Context) (*http.Response, error) {
+		r := req.Clone(ctx)
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(raw)), int64(len(raw))
+		return t.send(r)
+	}
+	return relisten.Wrap(req.Context(), t.server, raw, body, reopen, t.log, relisten.Policy{})
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -97,6 +123,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !sse && resp.Body != nil && resp.Body != http.NoBody {
 		ok := resp.StatusCode/100 == 2 && mt == "application/json"
 		resp.Body = &boundedBody{src: resp.Body, t: t, size: resp.ContentLength, id: msg.ID, answer: ok && msg.ID != nil}
+	}
+	if msg.Method == "subscriptions/listen" && sse && resp.StatusCode == http.StatusOK {
+		resp.Body = t.relisten(req, resp.Body)
 	}
 	if (msg.Method == "tools/list" || msg.Method == "initialize") && resp.StatusCode == http.StatusOK {
 		resp.Body = &captureBody{ReadCloser: resp.Body, cap: t.capture, sse: sse}
@@ -345,6 +374,6 @@ func newHTTPClient(cfg *mcpconfig.Server, o *connectOptions) (*http.Client, *hea
 	if o.httpBase != nil {
 		base = o.httpBase
 	}
-	ht := &headerTransport{base: base, server: cfg.Name, headers: cfg.Headers, token: cfg.Token, maxBody: o.maxFrame, capture: newCapture(), sleep: o.restart.Sleep}
+	ht := &headerTransport{base: base, server: cfg.Name, headers: cfg.Headers, token: cfg.Token, maxBody: o.maxFrame, capture: newCapture(), sleep: o.restart.Sleep, log: o.logger}
 	return &http.Client{Transport: ht}, ht
 }

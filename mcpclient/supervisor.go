@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentapp/agentapp/internal/ctxtime"
+	"github.com/agentapp/agentapp/mcpclient/internal/listing"
 	"github.com/agentapp/agentapp/mcpclient/stdiofast"
 	"github.com/agentapp/agentapp/mcpclient/supervise"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -509,10 +510,14 @@ func (b *Bridge) onListChanged(c *conn) {
 // refresh or a restart). A failed re-listing keeps the old list and is
 // retried at the next Refresh; the error is returned for logging.
 func (b *Bridge) Refresh(ctx context.Context) (uint64, error) {
+	b.mu.Lock()
+	if listing.Expired(b.tools.until) {
+		// Past its caching hint (protocol 2026-07-28): listed again.
+		b.stale.Store(true)
+	}
+	b.mu.Unlock()
 	if !b.stale.Load() {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		return b.gen, nil
+		return b.generation(), nil
 	}
 	select {
 	case b.sem <- struct{}{}:
@@ -542,7 +547,9 @@ func (b *Bridge) Refresh(ctx context.Context) (uint64, error) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.cur == c {
+	if b.cur == c && tools.sum == b.tools.sum {
+		b.tools.until = tools.until // the same list: the table stays
+	} else if b.cur == c {
 		b.setToolsLocked(tools)
 	}
 	return b.gen, nil

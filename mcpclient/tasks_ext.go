@@ -11,6 +11,8 @@ import (
 	"github.com/agentapp/agentapp/mcpclient/stdiofast"
 	"github.com/agentapp/agentapp/mcpclient/tasks"
 	"github.com/agentapp/agentapp/mcpconfig"
+	"github.com/agentapp/agentapp/telemetry"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -76,20 +78,16 @@ func (b *Bridge) callExt(ctx context.Context, c *conn, p *mcp.CallToolParams) (*
 	// The call itself has the call timeout; a task, once created, has
 	// its own bound.
 	cctx, cancel, _ := b.bound(ctx)
-	raw, err := mcp.CallCustomMethod[*tasks.ExtToolCallParams, *tasks.RawResult](cctx, c.session, tasks.ExtCallMethod, ep)
+	raw, err := b.extCallRaw(cctx, c, p, ep)
 	cancel()
 	if err != nil {
 		return nil, b.callFailed(ctx, c, err)
 	}
-	var head struct {
-		ResultType string `json:"resultType"`
-	}
-	_ = json.Unmarshal(raw.Raw, &head)
-	switch head.ResultType {
+	switch stdiofast.ResultType(raw) {
 	case "task":
 		var t tasks.ExtTask
-		if err := json.Unmarshal(raw.Raw, &t); err != nil || t.TaskID == "" || t.Status == "" {
-			return nil, fmt.Errorf("server %s answered tools/call %s with a task that has no taskId or status (%s)", b.name, p.Name, textsafe.Preview(string(raw.Raw), 200))
+		if err := json.Unmarshal(raw, &t); err != nil || t.TaskID == "" || t.Status == "" {
+			return nil, fmt.Errorf("server %s answered tools/call %s with a task that has no taskId or status (%s)", b.name, p.Name, textsafe.Preview(string(raw), 200))
 		}
 		bound := b.taskTimeout()
 		if t.TTLMs != nil && *t.TTLMs > 0 {
@@ -98,20 +96,51 @@ func (b *Bridge) callExt(ctx context.Context, c *conn, p *mcp.CallToolParams) (*
 		r := &taskRun{b: b, c: c, tool: p.Name, id: t.TaskID, bound: bound}
 		return r.runExt(ctx, &t)
 	case "input_required":
-		// A multi-round-trip answer: the SDK's own path runs that loop.
-		cctx, cancel, _ := b.bound(ctx)
-		defer cancel()
-		res, err := c.session.CallTool(cctx, p)
-		if err != nil {
-			return nil, b.callFailed(ctx, c, err)
-		}
-		return res, nil
+		return b.callLoop(ctx, c, p)
 	}
-	var res mcp.CallToolResult
-	if err := json.Unmarshal(raw.Raw, &res); err != nil {
+	res, err := stdiofast.DecodeToolResult(raw)
+	if errors.Is(err, stdiofast.ErrNeedsSDK) {
+		return b.callLoop(ctx, c, p)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("server %s answered tools/call %s with neither a tool result nor a task: %v", b.name, p.Name, err)
 	}
-	return &res, nil
+	return res, nil
+}
+
+// callLoop answers a multi-round-trip result: the SDK's own path runs
+// that loop.
+func (b *Bridge) callLoop(ctx context.Context, c *conn, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	cctx, cancel, _ := b.bound(ctx)
+	defer cancel()
+	res, err := c.session.CallTool(cctx, p)
+	if err != nil {
+		return nil, b.callFailed(ctx, c, err)
+	}
+	return res, nil
+}
+
+// extCallRaw sends the call of the extension: on a stdio connection's
+// direct path once it has the session's _meta (package stdiofast), else
+// through the SDK's session (also when the call is traced: the SDK path's
+// middleware makes its span); the result comes back undecoded.
+func (b *Bridge) extCallRaw(ctx context.Context, c *conn, p *mcp.CallToolParams, ep *tasks.ExtToolCallParams) (json.RawMessage, error) {
+	if c.direct != nil && c.direct.HasSessionMeta() && telemetry.FromContext(ctx) == nil {
+		raw, err := c.direct.CallToolRaw(ctx, &mcp.CallToolParams{Meta: ep.Meta, Name: p.Name, Arguments: ep.Arguments})
+		if !errors.Is(err, stdiofast.ErrNeedsSDK) {
+			return raw, err
+		}
+	}
+	raw, err := mcp.CallCustomMethod[*tasks.ExtToolCallParams, *tasks.RawResult](ctx, c.session, tasks.ExtCallMethod, ep)
+	var werr *jsonrpc.Error
+	if errors.As(err, &werr) {
+		// The server refused tools/call: the alias is the bridge's own.
+		return nil, fmt.Errorf("calling %q: %w", "tools/call", werr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return raw.Raw, nil
 }
 
 // runExt watches a task of the extension to its end.

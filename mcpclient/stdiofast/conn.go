@@ -51,6 +51,7 @@ type Conn struct {
 	frames *supervise.FrameFilter
 	queue  []jsonrpc.Message // the rest of a batch; Read's own
 	direct directCalls       // the bridge's own tools/call (direct.go)
+	meta   sessionMeta       // a 2026-07-28 session's _meta (modern.go)
 
 	writeMu sync.Mutex
 	stdin   io.WriteCloser
@@ -109,6 +110,7 @@ func (c *Conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("marshaling message: %w", err)
 	}
+	c.recordMeta(msg)
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	select {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"strconv"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -43,6 +44,7 @@ const maxFastDepth = 500
 func decodeToolResultFast(raw []byte) (*mcp.CallToolResult, bool) {
 	res := &mcp.CallToolResult{}
 	var content []mcp.Content
+	complete := false
 	ok := eachMember(raw, func(key, val []byte) (bit uint16, ok bool) {
 		switch string(key) {
 		case "content":
@@ -60,7 +62,12 @@ func decodeToolResultFast(raw []byte) (*mcp.CallToolResult, bool) {
 		case "_meta":
 			res.Meta, ok = decodeMeta(val)
 			return 1 << 3, ok
-		case "inputRequests", "requestState", "resultType":
+		case "resultType":
+			// "complete" (protocol 2026-07-28) says only that this is
+			// the result; any other kind is the SDK decoder's.
+			complete = string(val) == `"complete"`
+			return 1 << 4, complete
+		case "inputRequests", "requestState":
 			return 0, false // multi-round-trip results: the SDK's decoder reads them
 		}
 		return 0, true
@@ -72,8 +79,27 @@ func decodeToolResultFast(raw []byte) (*mcp.CallToolResult, bool) {
 		content = []mcp.Content{} // the SDK's decoder never leaves it nil
 	}
 	res.Content = content
+	if complete {
+		// The SDK's decoder keeps the kind in an unexported field (which
+		// its MarshalJSON writes back): a copy of a result it decoded
+		// carries it.
+		out := completeResult()
+		out.Meta, out.Content, out.StructuredContent, out.IsError = res.Meta, res.Content, res.StructuredContent, res.IsError
+		return &out, true
+	}
 	return res, true
 }
+
+// completeResult is an empty result of kind "complete" as the SDK's
+// decoder builds it; made on first use (the SDK's decoder allocates a
+// buffer of 32 KiB, which a start of serve should not pay for).
+var completeResult = sync.OnceValue(func() mcp.CallToolResult {
+	var r mcp.CallToolResult
+	if err := r.UnmarshalJSON([]byte(`{"content":[],"resultType":"complete"}`)); err != nil {
+		panic(err)
+	}
+	return r
+})
 
 func decodeContentList(v []byte) ([]mcp.Content, bool) {
 	if v[0] != '[' {

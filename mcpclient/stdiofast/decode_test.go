@@ -1,6 +1,7 @@
 package stdiofast
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -18,6 +19,12 @@ import (
 // decoder (including those the SDK refuses).
 var toolResultCorpus = []string{
 	`{}`,
+	`{"content":[{"type":"text","text":"hi"}],"resultType":"complete"}`,
+	`{"resultType":"complete","isError":true,"_meta":{"k":1}}`,
+	`{"resultType":"input_required","inputRequests":{}}`,
+	`{"resultType":"other","content":[]}`,
+	`{"resultType":1}`,
+	`{"resultType":null}`,
 	`null`,
 	`{"content":[]}`,
 	`{"content":null}`,
@@ -151,6 +158,12 @@ func checkToolResultDecode(t *testing.T, raw []byte) {
 	if d := diffToolResults(got, want); d != "" {
 		t.Errorf("decoding %.300q: differs from the SDK's (-SDK +ours):\n%s", raw, d)
 	}
+	// What is not exported (the result's kind) shows in its encoding.
+	gb, _ := json.Marshal(got)
+	wb, _ := json.Marshal(want)
+	if !bytes.Equal(gb, wb) {
+		t.Errorf("decoding %.300q: encodes as %s, the SDK's as %s", raw, gb, wb)
+	}
 }
 
 func TestDecodeToolResultMatchesSDK(t *testing.T) {
@@ -201,4 +214,20 @@ func FuzzDecodeCallToolResult(f *testing.F) {
 		}
 		checkToolResultDecode(t, raw)
 	})
+}
+
+func TestResultType(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"resultType":"task","task":{"resultType":"complete"}}`:         "task",
+		`{"content":[{"type":"text","text":"\"resultType\":\"task\""}]}`: "",
+		`{"resultType":"input_required"}`:                                "input_required",
+		`{"resultType":"complete","content":[]}`:                         "complete",
+		`{"resultType":1}`:                                               "",
+		`{"content":[]}`:                                                 "",
+		`[]`:                                                             "",
+	} {
+		if got := ResultType([]byte(raw)); got != want {
+			t.Errorf("ResultType(%s) = %q, want %q", raw, got, want)
+		}
+	}
 }

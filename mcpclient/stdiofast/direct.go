@@ -17,12 +17,12 @@
 // connection; cancellation sends notifications/cancelled as the SDK does;
 // a JSON-RPC error, a lost connection and an undecodable result give the
 // errors the SDK gives. The tool lookup it does is for the headers of
-// streamable HTTP only. Sessions of protocol 2026-07-28 or later, where
-// the SDK adds per-request _meta and runs the multi-round-trip loop, keep
-// the SDK's path (DirectAllowed); so does HTTP, where the SDK owns the
-// connection. A result that asks for input all the same (inputRequests) is
-// answered by calling again through the SDK's path, which runs the loop:
-// such a result means the tool has not run yet.
+// streamable HTTP only. On sessions of protocol 2026-07-28 or later the SDK
+// adds per-request _meta: the direct calls add the same (modern.go). HTTP
+// keeps the SDK's path, where the SDK owns the connection. A result that
+// asks for input (inputRequests, resultType input_required) is answered by
+// calling again through the SDK's path, which runs the multi-round-trip
+// loop: such a result means the tool has not run yet.
 package stdiofast
 
 import (
@@ -53,9 +53,10 @@ const NewProtocolVersion = "2026-07-28"
 // SDK bounds its own.
 const notifyCancelTimeout = 5 * time.Second
 
-// DirectAllowed reports whether calls on s may take the direct path: the
-// negotiated version is older than NewProtocolVersion (versions are dates,
-// so they compare as strings, as the SDK compares them).
+// DirectAllowed reports whether calls on s may take the direct path as
+// they are, without the per-request _meta of NewProtocolVersion: the
+// negotiated version is older (versions are dates, so they compare as
+// strings, as the SDK compares them).
 func DirectAllowed(s *mcp.ClientSession) bool {
 	res := s.InitializeResult()
 	return res != nil && res.ProtocolVersion < NewProtocolVersion
@@ -147,7 +148,6 @@ func (c *Conn) Sent() int64 {
 // CallTool sends tools/call on c and returns the decoded result, with the
 // errors the SDK's ClientSession.CallTool returns in the same cases.
 func (c *Conn) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	const method = "tools/call"
 	if p == nil {
 		p = new(mcp.CallToolParams)
 	}
@@ -156,8 +156,34 @@ func (c *Conn) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallTo
 	}
 	params, err := marshalParams(p)
 	if err != nil {
-		return nil, fmt.Errorf("calling %q: marshaling call parameters: %w", method, err)
+		return nil, fmt.Errorf("calling %q: marshaling call parameters: %w", "tools/call", err)
 	}
+	result, err := c.call(ctx, "tools/call", params)
+	if err != nil {
+		return nil, err
+	}
+	return decodeDirect(result)
+}
+
+// decodeDirect decodes the result of a direct tools/call; one that asks
+// for input is ErrNeedsSDK.
+func decodeDirect(result json.RawMessage) (*mcp.CallToolResult, error) {
+	if result != nil {
+		result = LiftLegacyToolResult(result)
+	}
+	res, err := decodeToolResult(result)
+	if err != nil {
+		return nil, fmt.Errorf("calling %q: %w", "tools/call", err)
+	}
+	if res.InputRequests != nil || res.NeedsInput() {
+		return nil, ErrNeedsSDK
+	}
+	return res, nil
+}
+
+// call sends the request method with params on the direct path and waits
+// for its raw result, with the errors the SDK's call gives.
+func (c *Conn) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -183,18 +209,7 @@ func (c *Conn) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallTo
 	if resp.Error != nil {
 		return nil, fmt.Errorf("calling %q: %w", method, resp.Error)
 	}
-	result := resp.Result
-	if result != nil {
-		result = LiftLegacyToolResult(result)
-	}
-	res, err := decodeToolResult(result)
-	if err != nil {
-		return nil, fmt.Errorf("calling %q: %w", method, err)
-	}
-	if res.InputRequests != nil {
-		return nil, ErrNeedsSDK
-	}
-	return res, nil
+	return resp.Result, nil
 }
 
 // notifyCancelled tells the server that the call key was cancelled, off

@@ -4,7 +4,10 @@
 //	normal       a go-sdk server with the tools echo, sleep, noise, big, env
 //	             and fail, and the resource test://hello; with -live also
 //	             addtool (adds a tool, so the server sends
-//	             notifications/tools/list_changed) and lookup (read-only);
+//	             notifications/tools/list_changed), lookup (read-only),
+//	             listcount (how many tools/list requests it received) and
+//	             meta (the _meta of its call, as the server decoded it);
+//	             with -ext-tasks it declares the tasks extension;
 //	             with -crash-every N the process exits with status 7 on
 //	             every Nth tools/call, before answering it
 //	ignore-term  like normal, but ignores SIGTERM and keeps running after stdin EOF
@@ -53,7 +56,8 @@ func main() {
 	mode := flag.String("mode", "normal", "behaviour (see package doc)")
 	pidfile := flag.String("pidfile", "", "write our pid to this file")
 	flag.IntVar(&crashEvery, "crash-every", 0, "exit with status 7 on every Nth tools/call (0: never)")
-	flag.BoolVar(&live, "live", false, "also offer addtool and lookup")
+	flag.BoolVar(&live, "live", false, "also offer addtool, lookup, listcount and meta")
+	flag.BoolVar(&extTasks, "ext-tasks", false, "declare the tasks extension (io.modelcontextprotocol/tasks)")
 	grandchild := flag.String("grandchild-pidfile", "", "setsid mode: write the grandchild's pid to this file")
 	flood := flag.Int("flood", 200000, "stdout-flood and stderr-flood modes: how many lines to write")
 	flag.IntVar(&pageBytes, "page-bytes", 10<<20, "huge-pages mode: the size of a page")
@@ -136,13 +140,24 @@ func main() {
 var (
 	crashEvery int
 	live       bool
+	toolLists  atomic.Int64
+	extTasks   bool
 )
 
 func serve() {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1"}, nil)
+	var opts *mcp.ServerOptions
+	if extTasks {
+		caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
+		caps.AddExtension("io.modelcontextprotocol/tasks", map[string]any{})
+		opts = &mcp.ServerOptions{Capabilities: caps}
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1"}, opts)
 	var calls atomic.Int64
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				toolLists.Add(1)
+			}
 			if method == "tools/call" && crashEvery > 0 {
 				if n := calls.Add(1); n%int64(crashEvery) == 0 {
 					fmt.Fprintf(os.Stderr, "testserver: crashing on call %d\n", n)
@@ -225,8 +240,17 @@ func serve() {
 	}
 }
 
-// addLiveTools adds addtool and lookup.
+// addLiveTools adds addtool, lookup and listcount.
 func addLiveTools(srv *mcp.Server) {
+	srv.AddTool(&mcp.Tool{Name: "listcount", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(toolLists.Load())}}}, nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "meta", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			b, _ := json.Marshal(req.Params.Meta)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+		})
 	srv.AddTool(&mcp.Tool{
 		Name:        "addtool",
 		Description: "Adds a tool with the given name (it echoes like echo).",
