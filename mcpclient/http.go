@@ -63,29 +63,6 @@ type headerTransport struct {
 	log   *slog.Logger
 }
 
-// relisten keeps the subscriptions/listen stream of req open (see package
-// relisten): when it ends, the same request is sent again.
-func (t *headerTransport) relisten(req *http.Request, body io.ReadCloser) io.ReadCloser {
-	if req.GetBody == nil {
-		return body
-	}
-	rb, err := req.GetBody()
-	if err != nil {
-		return body
-	}
-	raw, err := io.ReadAll(io.LimitReader(rb, 1<<20))
-	rb.Close()
-	if err != nil {
-		return body
-	}
-	reopen := func(ctx context.Context) (*http.Response, error) {
-		r := req.Clone(ctx)
-		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(raw)), int64(len(raw))
-		return t.send(r)
-	}
-	return relisten.Wrap(req.Context(), t.server, raw, body, reopen, t.log, relisten.Policy{})
-}
-
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	for k, v := range t.headers {
@@ -125,7 +102,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = &boundedBody{src: resp.Body, t: t, size: resp.ContentLength, id: msg.ID, answer: ok && msg.ID != nil}
 	}
 	if msg.Method == "subscriptions/listen" && sse && resp.StatusCode == http.StatusOK {
-		resp.Body = t.relisten(req, resp.Body)
+		resp.Body = relisten.Request(req, resp.Body, t.send, t.server, t.log)
 	}
 	if (msg.Method == "tools/list" || msg.Method == "initialize") && resp.StatusCode == http.StatusOK {
 		resp.Body = &captureBody{ReadCloser: resp.Body, cap: t.capture, sse: sse}

@@ -263,3 +263,27 @@ func (b *Body) Close() error {
 	b.done, b.ready = true, nil
 	return b.cur.Close()
 }
+
+// Request keeps the subscriptions/listen stream req opened, whose
+// response body is body, open: send sends the same request again when it
+// ends. body is returned as it is when req's body cannot be read again.
+func Request(req *http.Request, body io.ReadCloser, send func(*http.Request) (*http.Response, error), server string, log *slog.Logger) io.ReadCloser {
+	if req.GetBody == nil {
+		return body
+	}
+	rb, err := req.GetBody()
+	if err != nil {
+		return body
+	}
+	raw, err := io.ReadAll(io.LimitReader(rb, 1<<20))
+	rb.Close()
+	if err != nil {
+		return body
+	}
+	reopen := func(ctx context.Context) (*http.Response, error) {
+		r := req.Clone(ctx)
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(raw)), int64(len(raw))
+		return send(r)
+	}
+	return Wrap(req.Context(), server, raw, body, reopen, log, Policy{})
+}
