@@ -206,3 +206,28 @@ func TestCoreKnowsNoDomain(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPClientRootStaysSmall holds the mcpclient package itself to the
+// size the split into subpackages by concern brought it to: new concerns
+// go into packages of their own (oauth, tasks, skills, …), not the root.
+func TestMCPClientRootStaysSmall(t *testing.T) {
+	const limit = 4500
+	files, err := filepath.Glob(filepath.Join("mcpclient", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines += bytes.Count(b, []byte("\n"))
+	}
+	if lines > limit {
+		t.Errorf("package mcpclient has %d lines outside its tests, over %d: put the new concern in a subpackage", lines, limit)
+	}
+}
