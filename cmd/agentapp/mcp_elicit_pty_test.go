@@ -26,7 +26,8 @@ func TestMCPElicitOnATerminal(t *testing.T) {
 	}
 	defer f.Close()
 	out := &testkit.SyncBuffer{}
-	go io.Copy(out, f)
+	copied := make(chan struct{})
+	go func() { io.Copy(out, f); close(copied) }()
 	out.WaitFor(t, "String (required): ", 30*time.Second)
 	// name, birthdate, check, email (invalid, then valid), firstLine,
 	// homepage, integer, legacyTitledEnum, number, titledMultipleSelectEnum,
@@ -45,6 +46,12 @@ func TestMCPElicitOnATerminal(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
 		t.Fatalf("agentapp mcp did not finish:\n%s", out.String())
+	}
+	// The process has exited; the copy from the terminal ends once it
+	// has read the last lines.
+	select {
+	case <-copied:
+	case <-time.After(10 * time.Second):
 	}
 	text := out.String()
 	for _, want := range []string{"not valid: want an e-mail address", `- Name: Grace`, `- Agreed to terms: false`, `- Email: grace@example.com`, `- Favorite Integer: 42`, `\"legacyTitledEnum\": \"pet-2\"`, `\"titledSingleSelectEnum\": \"hero-3\"`} {

@@ -26,7 +26,8 @@ func TestMCPResearchTaskAsksOnATerminal(t *testing.T) {
 	}
 	defer f.Close()
 	out := &testkit.SyncBuffer{}
-	go io.Copy(out, f)
+	copied := make(chan struct{})
+	go func() { io.Copy(out, f); close(copied) }()
 	out.WaitFor(t, "Python snake species", 60*time.Second)
 	out.WaitFor(t, ": ", 10*time.Second)
 	for _, line := range []string{"2", ""} { // the snake, then send
@@ -42,6 +43,12 @@ func TestMCPResearchTaskAsksOnATerminal(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		cmd.Process.Kill()
 		t.Fatalf("agentapp mcp did not finish:\n%s", out.String())
+	}
+	// The process has exited; the copy from the terminal ends once it
+	// has read the last lines.
+	select {
+	case <-copied:
+	case <-time.After(10 * time.Second):
 	}
 	text := out.String()
 	for _, want := range []string{"input_required", "Research Report: python (snake)"} {

@@ -71,7 +71,10 @@ func TestMCPTypeScriptServerNext(t *testing.T) {
 		<-done
 		t.Fatalf("agentapp mcp did not finish:\n%s", out.String())
 	}
-	if text := out.String(); !strings.Contains(text, "Why should order A-1 be refunded?") || !strings.Contains(text, "refunded A-1: damaged") {
+	// The process has exited, but the copy from the terminal may not have
+	// read its last lines yet.
+	out.WaitFor(t, "refunded A-1: damaged", 10*time.Second)
+	if text := out.String(); !strings.Contains(text, "Why should order A-1 be refunded?") {
 		t.Errorf("the form and its answer:\n%s", text)
 	}
 }
