@@ -299,8 +299,8 @@ func isBatch(line []byte) bool {
 
 // takeDirect answers msg on the direct path and reports true, or reports
 // false for the SDK to handle it. Along the way it notes the initialize
-// request (whose answer opens the direct path) and passes cancellations
-// of direct calls to them.
+// and server/discover requests (whose answers open the direct path, see
+// noteAnswer) and passes cancellations of direct calls to them.
 func (c *lineConn) takeDirect(msg jsonrpc.Message) bool {
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok {
@@ -314,14 +314,25 @@ func (c *lineConn) takeDirect(msg jsonrpc.Message) bool {
 			c.initMu.Unlock()
 		}
 		return false
+	case methodDiscover:
+		c.noteDiscover(req)
+		return false
 	case "notifications/cancelled":
 		c.cancelDirect(req.Params)
 		return false // the SDK logs it and ignores ids it does not know
 	}
-	if !c.initialized.Load() || !c.srv.direct.Load() {
+	if !c.srv.direct.Load() {
 		return false
 	}
-	t, args := c.srv.matchDirect(req)
+	var t *agent.Tool
+	var args json.RawMessage
+	next := false
+	if c.initialized.Load() {
+		t, args = c.srv.matchDirect(req)
+	} else if c.discovered.Load() {
+		t, args = c.matchStdioNext(req)
+		next = true
+	}
 	if t == nil {
 		return false
 	}
@@ -338,7 +349,12 @@ func (c *lineConn) takeDirect(msg jsonrpc.Message) bool {
 		return true
 	}
 	c.srv.workers.start(func() {
-		resp := c.srv.callDirect(ctx, id, t, args, session)
+		var resp []byte
+		if next {
+			resp = c.callDirectNext(ctx, id, t, args, session)
+		} else {
+			resp = c.srv.callDirect(ctx, id, t, args, session)
+		}
 		// Answered even when the client cancelled it, as the SDK does;
 		// only a closed connection gets nothing. The call ends (and the
 		// end of the input stops waiting for it) once its answer has
