@@ -244,6 +244,13 @@ func BenchmarkToolsCallInMemorySDKPath(b *testing.B) {
 }
 
 func benchInMemoryRaw(b *testing.B, direct bool) {
+	benchInMemoryRawCalls(b, direct, false)
+}
+
+// benchInMemoryRawCalls is benchInMemoryRaw at 2025-06-18 (initialize,
+// calls without _meta) or, with next, at 2026-07-28 (server/discover,
+// calls with the _meta the SDK's client sends).
+func benchInMemoryRawCalls(b *testing.B, direct, next bool) {
 	opts := newDomain(b).options()
 	d := mcpserver.New(opts)
 	inR, inW := io.Pipe()
@@ -262,9 +269,18 @@ func benchInMemoryRaw(b *testing.B, direct bool) {
 		outR.Close()
 	}()
 	out := bufio.NewReader(outR)
-	io.WriteString(inW, mcpserver.InitializeLine+"\n")
-	out.ReadBytes('\n')
-	io.WriteString(inW, mcpserver.InitializedLine+"\n")
+	call := `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-1024"}}}` + "\n"
+	if next {
+		io.WriteString(inW, discoverLine+"\n")
+		out.ReadBytes('\n')
+		call = `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-1024"},` +
+			`"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},` +
+			`"io.modelcontextprotocol/clientInfo":{"name":"agentapp","version":"dev"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}` + "\n"
+	} else {
+		io.WriteString(inW, mcpserver.InitializeLine+"\n")
+		out.ReadBytes('\n')
+		io.WriteString(inW, mcpserver.InitializedLine+"\n")
+	}
 	// Each call has an id of its own, as MCP requires within a session: a
 	// reused id may be refused while its first request is being answered.
 	var req []byte
@@ -272,7 +288,7 @@ func benchInMemoryRaw(b *testing.B, direct bool) {
 	b.ReportAllocs()
 	for b.Loop() {
 		id++
-		req = fmt.Appendf(req[:0], `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-1024"}}}`+"\n", id)
+		req = fmt.Appendf(req[:0], call, id)
 		if _, err := inW.Write(req); err != nil {
 			b.Fatal(err)
 		}

@@ -63,7 +63,7 @@ func (s *Server) serveDirectNext(w http.ResponseWriter, r *http.Request, body []
 	if !ok {
 		return false
 	}
-	t, args, ext := s.matchDirectNext(req)
+	t, args, ext := s.matchDirectNext(req, false)
 	if t == nil || t.Name != name[0] {
 		return false
 	}
@@ -110,9 +110,10 @@ func (s *Server) nextGenResponse(resp []byte, id jsonrpc.ID) []byte {
 
 // matchDirectNext is matchDirect for a request of 2026-07-28: its _meta
 // holds exactly what that generation puts there, each valid as the SDK
-// checks it (validateRequestMeta), and nothing else; ext reports whether
-// the client declared the tasks extension.
-func (s *Server) matchDirectNext(req *jsonrpc.Request) (t *agent.Tool, args json.RawMessage, ext bool) {
+// checks it (validateRequestMeta), and nothing else (but a log level, if
+// level allows it); ext reports whether the client declared the tasks
+// extension.
+func (s *Server) matchDirectNext(req *jsonrpc.Request, level bool) (t *agent.Tool, args json.RawMessage, ext bool) {
 	if req.Method != "tools/call" || !req.IsCall() || len(req.Params) == 0 || req.Params[0] != '{' {
 		return nil, nil, false
 	}
@@ -133,7 +134,7 @@ func (s *Server) matchDirectNext(req *jsonrpc.Request) (t *agent.Tool, args json
 	if !plain || meta == nil || (args != nil && args[0] != '{') {
 		return nil, nil, false
 	}
-	ext, ok := nextGenMeta(meta)
+	ext, ok := nextGenMeta(meta, level)
 	if !ok {
 		return nil, nil, false
 	}
@@ -153,9 +154,10 @@ func (s *Server) matchDirectNext(req *jsonrpc.Request) (t *agent.Tool, args json
 // nextGenMeta reports whether a request's _meta is one the SDK takes
 // without a word: the protocol version 2026-07-28, client capabilities
 // that decode, and, if present, client info that does; nothing else (a
-// progress token, a log level, a session name go to the SDK). ext
-// reports the tasks extension among the capabilities.
-func nextGenMeta(meta []byte) (ext, ok bool) {
+// progress token, a session name go to the SDK; a log level too unless
+// level allows a string one). ext reports the tasks extension among the
+// capabilities.
+func nextGenMeta(meta []byte, level bool) (ext, ok bool) {
 	if meta[0] != '{' {
 		return false, false
 	}
@@ -169,6 +171,8 @@ func nextGenMeta(meta []byte) (ext, ok bool) {
 			caps = val
 		case mcp.MetaKeyClientInfo:
 			info = val
+		case mcp.MetaKeyLogLevel:
+			ok = ok && level && val[0] == '"'
 		default:
 			ok = false
 		}

@@ -86,7 +86,11 @@ func (c *lineConn) matchStdioNext(req *jsonrpc.Request) (*agent.Tool, json.RawMe
 	if !c.discovered.Load() || c.initialized.Load() || s.serverInfoMeta == nil || s.tracing != nil {
 		return nil, nil
 	}
-	t, args, ext := s.matchDirectNext(req)
+	// A log level is allowed: it only filters the log messages the SDK
+	// would send during the call, and this server sends none (on a line
+	// connection it does not change how the answer is framed, as it does
+	// over HTTP).
+	t, args, ext := s.matchDirectNext(req, true)
 	if t == nil {
 		return nil, nil
 	}

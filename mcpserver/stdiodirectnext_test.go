@@ -69,7 +69,9 @@ func stdioDirectNextCases() []struct {
 		{"client info not an object", nextCall("25", order, caps+`,"io.modelcontextprotocol/clientInfo":"t"`), false},
 		{"unknown meta key", nextCall("26", order, std+`,"x/y":1`), false},
 		{"progress token", nextCall("27", order, std+`,"progressToken":1`), false},
-		{"log level", nextCall("28", order, std+`,"io.modelcontextprotocol/logLevel":"debug"`), false},
+		{"log level", nextCall("16", order, std+`,"io.modelcontextprotocol/logLevel":"debug"`), true},
+		{"unknown log level", nextCall("17", order, std+`,"io.modelcontextprotocol/logLevel":"loud"`), true},
+		{"log level not a string", nextCall("28", order, std+`,"io.modelcontextprotocol/logLevel":5`), false},
 		{"trace context", nextCall("29", order, std+`,"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"`), false},
 		{"later version", strings.Replace(nextCall("30", order, std), `"2026-07-28"`, `"2026-08-01"`, 1), false},
 		{"earlier version", strings.Replace(nextCall("31", order, std), `"2026-07-28"`, `"2025-11-25"`, 1), false},
@@ -267,4 +269,17 @@ func TestStdioDirectNextTasks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkToolsCallInMemoryDirectNext is BenchmarkToolsCallInMemoryDirect
+// at 2026-07-28: after server/discover, each call with the _meta the SDK's
+// client puts in it.
+func BenchmarkToolsCallInMemoryDirectNext(b *testing.B) {
+	benchInMemoryRawCalls(b, true, true)
+}
+
+// BenchmarkToolsCallInMemorySDKPathNext is the same call through the
+// SDK's request path (no direct path).
+func BenchmarkToolsCallInMemorySDKPathNext(b *testing.B) {
+	benchInMemoryRawCalls(b, false, true)
 }
