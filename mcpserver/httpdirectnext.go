@@ -63,7 +63,7 @@ func (s *Server) serveDirectNext(w http.ResponseWriter, r *http.Request, body []
 	if !ok {
 		return false
 	}
-	t, args, ext := s.matchDirectNext(req, false)
+	t, args, ext := s.matchDirectNext(req, httpNextMeta)
 	if t == nil || t.Name != name[0] {
 		return false
 	}
@@ -110,10 +110,10 @@ func (s *Server) nextGenResponse(resp []byte, id jsonrpc.ID) []byte {
 
 // matchDirectNext is matchDirect for a request of 2026-07-28: its _meta
 // holds exactly what that generation puts there, each valid as the SDK
-// checks it (validateRequestMeta), and nothing else (but a log level, if
-// level allows it); ext reports whether the client declared the tasks
-// extension.
-func (s *Server) matchDirectNext(req *jsonrpc.Request, level bool) (t *agent.Tool, args json.RawMessage, ext bool) {
+// checks it (validateRequestMeta), and nothing else, as checkMeta
+// (nextGenMeta, or the stdio path's cached form of it) reports; ext reports
+// whether the client declared the tasks extension.
+func (s *Server) matchDirectNext(req *jsonrpc.Request, checkMeta func(meta []byte) (ext, ok bool)) (t *agent.Tool, args json.RawMessage, ext bool) {
 	if req.Method != "tools/call" || !req.IsCall() || len(req.Params) == 0 || req.Params[0] != '{' {
 		return nil, nil, false
 	}
@@ -134,7 +134,7 @@ func (s *Server) matchDirectNext(req *jsonrpc.Request, level bool) (t *agent.Too
 	if !plain || meta == nil || (args != nil && args[0] != '{') {
 		return nil, nil, false
 	}
-	ext, ok := nextGenMeta(meta, level)
+	ext, ok := checkMeta(meta)
 	if !ok {
 		return nil, nil, false
 	}
@@ -198,6 +198,10 @@ func nextGenMeta(meta []byte, level bool) (ext, ok bool) {
 	}
 	return ext, true
 }
+
+// httpNextMeta is nextGenMeta without a log level: over HTTP one asks
+// for the request's own event stream (wantsStream).
+func httpNextMeta(meta []byte) (ext, ok bool) { return nextGenMeta(meta, false) }
 
 // serverInfoMeta encodes the "_meta" member naming impl as the SDK
 // encodes it in a result (annotateServerInfo, then the result's own

@@ -154,6 +154,11 @@ type lineConn struct {
 	discoverID  jsonrpc.ID
 	initialized atomic.Bool
 	discovered  atomic.Bool
+	// nextMeta is the _meta of the last call of 2026-07-28 taken
+	// directly, nextMetaExt its tasks extension (checkNextMeta); the
+	// reader's alone.
+	nextMeta    []byte
+	nextMetaExt bool
 	callCtx     context.Context // parent of the direct calls; cancelled by Close
 	// sessionCtx is callCtx carrying toolSession, the direct calls'
 	// parent, so that execTool finds the session already set.

@@ -86,11 +86,7 @@ func (c *lineConn) matchStdioNext(req *jsonrpc.Request) (*agent.Tool, json.RawMe
 	if !c.discovered.Load() || c.initialized.Load() || s.serverInfoMeta == nil || s.tracing != nil {
 		return nil, nil
 	}
-	// A log level is allowed: it only filters the log messages the SDK
-	// would send during the call, and this server sends none (on a line
-	// connection it does not change how the answer is framed, as it does
-	// over HTTP).
-	t, args, ext := s.matchDirectNext(req, true)
+	t, args, ext := s.matchDirectNext(req, c.checkNextMeta)
 	if t == nil {
 		return nil, nil
 	}
@@ -102,6 +98,26 @@ func (c *lineConn) matchStdioNext(req *jsonrpc.Request) (*agent.Tool, json.RawMe
 		return nil, nil
 	}
 	return t, args
+}
+
+// maxKeptMeta bounds the _meta a connection keeps to recognise the next
+// call's (see checkNextMeta).
+const maxKeptMeta = 4 << 10
+
+// checkNextMeta is nextGenMeta with a log level allowed: it only filters
+// the log messages the SDK would send during the call, and this server
+// sends none (nor does a line connection frame the answer differently, as
+// HTTP does). A client puts the same _meta in every call, so the last one
+// that passed is kept and a call whose _meta has the same bytes is not
+// decoded again. Only the reader goroutine calls it (takeDirect).
+func (c *lineConn) checkNextMeta(meta []byte) (ext, ok bool) {
+	if c.nextMeta != nil && bytes.Equal(meta, c.nextMeta) {
+		return c.nextMetaExt, true
+	}
+	if ext, ok = nextGenMeta(meta, true); ok && len(meta) <= maxKeptMeta {
+		c.nextMeta, c.nextMetaExt = bytes.Clone(meta), ext
+	}
+	return ext, ok
 }
 
 // callDirectNext is callDirect answered as the SDK answers at 2026-07-28.

@@ -3,6 +3,8 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -125,6 +127,49 @@ func TestStdioDirectNextMatchesSDK(t *testing.T) {
 		})
 	}
 }
+
+// TestStdioDirectNextOneSession sends every case twice in a row on one
+// connection, as a client that repeats its _meta does (the direct path
+// keeps the last _meta that passed, checkNextMeta), and requires the same
+// bytes as the SDK's path and the direct path to have taken both of each
+// case it takes, and nothing else.
+func TestStdioDirectNextOneSession(t *testing.T) {
+	var calls atomic.Int32
+	cases := stdioDirectNextCases()
+	var got [2][]string
+	for i, direct := range []bool{false, true} {
+		opts := newDomain(t).options()
+		opts.Tools = append(opts.Tools, testTools(&calls)...)
+		r, d := directSession(t, opts, direct)
+		r.discover()
+		want, id := int64(0), 100
+		for _, tc := range cases {
+			for range 2 {
+				// Each request its own id: one answered a moment ago may
+				// still count as being answered.
+				id++
+				r.send(firstID.ReplaceAllString(tc.line, `"id":`+strconv.Itoa(id)))
+				raw := r.receive()
+				for _, n := range normalizers {
+					raw = n.re.ReplaceAll(raw, []byte(n.with))
+				}
+				got[i] = append(got[i], string(raw))
+				if direct && tc.direct {
+					want++
+				}
+			}
+		}
+		if n := d.DirectTaken(); n != want {
+			t.Errorf("direct path (on: %v) answered %d calls, want %d", direct, n, want)
+		}
+	}
+	if diff := cmp.Diff(got[0], got[1]); diff != "" {
+		t.Errorf("the direct path answers differently from the SDK (-sdk +direct):\n%s", diff)
+	}
+}
+
+// firstID matches the id of a case's line (each has one).
+var firstID = regexp.MustCompile(`"id":("[^"]*"|\d+)`)
 
 // TestStdioDirectNextOpens checks when the direct path of 2026-07-28
 // opens: not before server/discover has been answered (the SDK records
