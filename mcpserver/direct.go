@@ -37,13 +37,7 @@ func (s *Server) matchDirect(req *jsonrpc.Request) (*agent.Tool, json.RawMessage
 	if !plain || (args != nil && args[0] != '{') {
 		return nil, nil
 	}
-	var t *agent.Tool
-	if end, ascii := jsonscan.PlainStringEnd(name, 0); end == len(name) && ascii {
-		// The name as is, looked up without making a string of it.
-		t = s.tools[string(name[1:end-1])]
-	} else if n, ok := jsonscan.String(name); ok {
-		t = s.tools[n]
-	}
+	t := s.toolNamed(name)
 	if t == nil {
 		return nil, nil
 	}
@@ -51,6 +45,18 @@ func (s *Server) matchDirect(req *jsonrpc.Request) (*agent.Tool, json.RawMessage
 		return nil, nil // the SDK's path may ask the user (question.go)
 	}
 	return t, json.RawMessage(args)
+}
+
+// toolNamed is the tool a request's raw name (a JSON string) names, or nil.
+func (s *Server) toolNamed(name []byte) *agent.Tool {
+	if end, ascii := jsonscan.PlainStringEnd(name, 0); end == len(name) && ascii {
+		// The name as is, looked up without making a string of it.
+		return s.tools[string(name[1:end-1])]
+	}
+	if n, ok := jsonscan.String(name); ok {
+		return s.tools[n]
+	}
+	return nil
 }
 
 // callDirect runs t and returns the encoded response to the request id.

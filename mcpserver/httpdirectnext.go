@@ -138,11 +138,7 @@ func (s *Server) matchDirectNext(req *jsonrpc.Request, checkMeta func(meta []byt
 	if !ok {
 		return nil, nil, false
 	}
-	n, ok := jsonscan.String(name)
-	if !ok {
-		return nil, nil, false
-	}
-	if t = s.tools[n]; t == nil {
+	if t = s.toolNamed(name); t == nil {
 		return nil, nil, false
 	}
 	if q, ok := s.questions[t.Name]; ok && lacksArg(args, q.Arg) {
