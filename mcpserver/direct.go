@@ -350,16 +350,17 @@ func (c *lineConn) takeDirect(msg jsonrpc.Message) bool {
 		return false
 	}
 	id, session := req.ID, c.toolSession
+	if next {
+		ctx = c.nextCallContext(ctx, session)
+	}
 	if c.srv.tracing != nil {
-		c.startTraced(ctx, cancel, id, t, args, session, req.Params)
+		c.startTraced(ctx, cancel, id, t, args, session, req.Params, next)
 		return true
 	}
 	c.srv.workers.start(func() {
-		var resp []byte
+		resp := c.srv.callDirect(ctx, id, t, args, session)
 		if next {
-			resp = c.callDirectNext(ctx, id, t, args, session)
-		} else {
-			resp = c.srv.callDirect(ctx, id, t, args, session)
+			resp = c.srv.nextGenResponse(resp, id)
 		}
 		// Answered even when the client cancelled it, as the SDK does;
 		// only a closed connection gets nothing. The call ends (and the

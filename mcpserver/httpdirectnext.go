@@ -150,10 +150,10 @@ func (s *Server) matchDirectNext(req *jsonrpc.Request, checkMeta func(meta []byt
 // nextGenMeta reports whether a request's _meta is one the SDK takes
 // without a word: the protocol version 2026-07-28, client capabilities
 // that decode, and, if present, client info that does; nothing else (a
-// progress token, a session name go to the SDK; a log level too unless
-// level allows a string one). ext reports the tasks extension among the
-// capabilities.
-func nextGenMeta(meta []byte, level bool) (ext, ok bool) {
+// progress token, a log level, a session name go to the SDK), but for
+// the members allow accepts (nil: none). ext reports the tasks extension
+// among the capabilities.
+func nextGenMeta(meta []byte, allow func(key, val []byte) bool) (ext, ok bool) {
 	if meta[0] != '{' {
 		return false, false
 	}
@@ -167,10 +167,8 @@ func nextGenMeta(meta []byte, level bool) (ext, ok bool) {
 			caps = val
 		case mcp.MetaKeyClientInfo:
 			info = val
-		case mcp.MetaKeyLogLevel:
-			ok = ok && level && val[0] == '"'
 		default:
-			ok = false
+			ok = ok && allow != nil && allow(key, val)
 		}
 	})
 	if !ok || string(version) != `"`+nextProtocolVersion+`"` || caps == nil || caps[0] != '{' {
@@ -195,9 +193,9 @@ func nextGenMeta(meta []byte, level bool) (ext, ok bool) {
 	return ext, true
 }
 
-// httpNextMeta is nextGenMeta without a log level: over HTTP one asks
-// for the request's own event stream (wantsStream).
-func httpNextMeta(meta []byte) (ext, ok bool) { return nextGenMeta(meta, false) }
+// httpNextMeta is nextGenMeta with nothing more allowed: over HTTP a log
+// level asks for the request's own event stream (wantsStream).
+func httpNextMeta(meta []byte) (ext, ok bool) { return nextGenMeta(meta, nil) }
 
 // serverInfoMeta encodes the "_meta" member naming impl as the SDK
 // encodes it in a result (annotateServerInfo, then the result's own

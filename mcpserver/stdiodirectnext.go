@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentapp/agentapp/agent"
 	"github.com/agentapp/agentapp/internal/jsonscan"
+	"github.com/agentapp/agentapp/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -22,8 +23,8 @@ import (
 // the session's state), and no initialize has been answered. From then on
 // a plain tools/call whose _meta the SDK certainly accepts
 // (matchDirectNext) is answered here, with the SDK's bytes
-// (TestStdioDirectNextMatchesSDK); anything else, or in doubt (tracing on,
-// a tool that may become a task), goes to the SDK unchanged.
+// (TestStdioDirectNextMatchesSDK); anything else, or in doubt (a progress
+// token, a tool that may become a task), goes to the SDK unchanged.
 
 // noteDiscover remembers the id of a server/discover call whose _meta asks
 // for 2026-07-28 exactly: its successful answer opens the direct path of
@@ -83,7 +84,7 @@ func (c *lineConn) noteAnswer(resp *jsonrpc.Response) {
 // 2026-07-28: the tool and arguments of a call to answer directly, or nil.
 func (c *lineConn) matchStdioNext(req *jsonrpc.Request) (*agent.Tool, json.RawMessage) {
 	s := c.srv
-	if !c.discovered.Load() || c.initialized.Load() || s.serverInfoMeta == nil || s.tracing != nil {
+	if !c.discovered.Load() || c.initialized.Load() || s.serverInfoMeta == nil {
 		return nil, nil
 	}
 	t, args, ext := s.matchDirectNext(req, c.checkNextMeta)
@@ -104,28 +105,39 @@ func (c *lineConn) matchStdioNext(req *jsonrpc.Request) (*agent.Tool, json.RawMe
 // call's (see checkNextMeta).
 const maxKeptMeta = 4 << 10
 
-// checkNextMeta is nextGenMeta with a log level allowed: it only filters
-// the log messages the SDK would send during the call, and this server
-// sends none (nor does a line connection frame the answer differently, as
-// HTTP does). A client puts the same _meta in every call, so the last one
-// that passed is kept and a call whose _meta has the same bytes is not
-// decoded again. Only the reader goroutine calls it (takeDirect).
+// checkNextMeta is nextGenMeta with nextMetaAllowed's members too. A
+// client puts the same _meta in every call, so the last one that passed is
+// kept and a call whose _meta has the same bytes is not decoded again.
+// Only the reader goroutine calls it (takeDirect).
 func (c *lineConn) checkNextMeta(meta []byte) (ext, ok bool) {
 	if c.nextMeta != nil && bytes.Equal(meta, c.nextMeta) {
 		return c.nextMetaExt, true
 	}
-	if ext, ok = nextGenMeta(meta, true); ok && len(meta) <= maxKeptMeta {
+	if ext, ok = nextGenMeta(meta, c.nextMetaAllowed); ok && len(meta) <= maxKeptMeta {
 		c.nextMeta, c.nextMetaExt = bytes.Clone(meta), ext
 	}
 	return ext, ok
 }
 
-// callDirectNext is callDirect answered as the SDK answers at 2026-07-28.
-func (c *lineConn) callDirectNext(ctx context.Context, id jsonrpc.ID, t *agent.Tool, args json.RawMessage, session string) []byte {
-	if c.srv.tasks != nil {
-		// taskMiddleware names the caller of every request it sees:
-		// the session, on a line connection.
-		ctx = context.WithValue(ctx, callerKey{}, session)
+// nextMetaAllowed accepts, besides the keys of 2026-07-28, a log level as
+// a string: it only filters the log messages the SDK would send during the
+// call, and this server sends none (nor does a line connection frame the
+// answer differently, as HTTP does). With tracing on it accepts the trace
+// context too, as acceptMeta does for the older generation: tracedDirect
+// continues it.
+func (c *lineConn) nextMetaAllowed(key, val []byte) bool {
+	if len(val) == 0 || val[0] != '"' {
+		return false
 	}
-	return c.srv.nextGenResponse(c.srv.callDirect(ctx, id, t, args, session), id)
+	return string(key) == mcp.MetaKeyLogLevel || c.srv.tracing != nil && telemetry.IsTraceKey(string(key))
+}
+
+// nextCallContext is ctx as the SDK's path gives it to a tool called at
+// 2026-07-28: taskMiddleware names the caller of every request it sees,
+// the session on a line connection.
+func (c *lineConn) nextCallContext(ctx context.Context, session string) context.Context {
+	if c.srv.tasks != nil {
+		return context.WithValue(ctx, callerKey{}, session)
+	}
+	return ctx
 }
