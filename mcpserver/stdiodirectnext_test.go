@@ -236,6 +236,27 @@ func TestStdioDirectNextOpens(t *testing.T) {
 	})
 }
 
+// TestStdioDirectNextSameSession checks that both paths see one session
+// at 2026-07-28 too: a ticket created on the direct path is found again,
+// by the idempotency rule of one session, when the same request goes
+// through the SDK (a progress token sends it there).
+func TestStdioDirectNextSameSession(t *testing.T) {
+	r, d := directSession(t, newDomain(t).options(), true)
+	r.discover()
+	const caps = `"io.modelcontextprotocol/clientCapabilities":{}`
+	args := `"name":"createTicket","arguments":{"subject":"包裹破损","description":"外箱压坏"}`
+	r.send(nextCall("1", args, caps))
+	first := ticketOf(t, r.receive())
+	r.send(nextCall("2", args, caps+`,"progressToken":1`))
+	second := ticketOf(t, r.receive())
+	if d.DirectTaken() != 1 {
+		t.Fatalf("direct path answered %d calls, want 1 (the second goes to the SDK)", d.DirectTaken())
+	}
+	if first == "" || first != second {
+		t.Fatalf("the two paths created tickets %q and %q; the same session should get the same ticket", first, second)
+	}
+}
+
 // TestStdioDirectNextCancel checks that notifications/cancelled reaches a
 // 2026-07-28 call on the direct path: its context ends, its answer is the
 // SDK's result of that generation, and the connection goes on.
