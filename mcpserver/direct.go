@@ -38,8 +38,8 @@ func (s *Server) matchDirect(req *jsonrpc.Request) (*agent.Tool, json.RawMessage
 		return nil, nil
 	}
 	t := s.toolNamed(name)
-	if t == nil {
-		return nil, nil
+	if t == nil || s.requiredTasks[t.Name] {
+		return nil, nil // unknown, or refused unless a task (taskMiddleware)
 	}
 	if q, ok := s.questions[t.Name]; ok && lacksArg(args, q.Arg) {
 		return nil, nil // the SDK's path may ask the user (question.go)

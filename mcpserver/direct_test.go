@@ -135,6 +135,30 @@ func slowTool(started chan<- struct{}, release <-chan struct{}, sawCancel *atomi
 		}}
 }
 
+// TestDirectCallsRequiredTask: a tool that runs only as a task, called
+// without one, is refused on the SDK's path (-32021); the direct path
+// leaves it there instead of running it.
+func TestDirectCallsRequiredTask(t *testing.T) {
+	jobs := &fakeJobs{task: mcpserver.Task{ID: "t1", Created: time.Unix(1e9, 0), Updated: time.Unix(1e9, 0)}}
+	var got [2]string
+	for i, direct := range []bool{false, true} {
+		opts := &mcpserver.Options{Version: "test", Tasks: jobs, Tools: []*agent.Tool{{
+			Name: "job", Description: "a job", InputSchema: json.RawMessage(`{"type":"object"}`),
+			Execute: func(context.Context, json.RawMessage) (any, error) { return "ran", nil },
+		}}}
+		r, d := directSession(t, opts, direct)
+		r.handshake()
+		r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"job","arguments":{}}}`)
+		got[i] = string(r.receive())
+		if n := d.DirectTaken(); n != 0 {
+			t.Errorf("direct path (on: %v) answered %d calls, want 0", direct, n)
+		}
+	}
+	if got[0] != got[1] || !strings.Contains(got[0], `"code":-32021`) {
+		t.Fatalf("answers:\nsdk    %s\ndirect %s", got[0], got[1])
+	}
+}
+
 // TestDirectCallsCancel checks that notifications/cancelled reaches a call
 // on the direct path: its context ends, and the session goes on.
 func TestDirectCallsCancel(t *testing.T) {
