@@ -37,20 +37,26 @@ func (s *Server) matchDirect(req *jsonrpc.Request) (*agent.Tool, json.RawMessage
 	if !plain || (args != nil && args[0] != '{') {
 		return nil, nil
 	}
-	var t *agent.Tool
-	if end, ascii := jsonscan.PlainStringEnd(name, 0); end == len(name) && ascii {
-		// The name as is, looked up without making a string of it.
-		t = s.tools[string(name[1:end-1])]
-	} else if n, ok := jsonscan.String(name); ok {
-		t = s.tools[n]
-	}
-	if t == nil {
-		return nil, nil
+	t := s.toolNamed(name)
+	if t == nil || s.requiredTasks[t.Name] {
+		return nil, nil // unknown, or refused unless a task (taskMiddleware)
 	}
 	if q, ok := s.questions[t.Name]; ok && lacksArg(args, q.Arg) {
 		return nil, nil // the SDK's path may ask the user (question.go)
 	}
 	return t, json.RawMessage(args)
+}
+
+// toolNamed is the tool a request's raw name (a JSON string) names, or nil.
+func (s *Server) toolNamed(name []byte) *agent.Tool {
+	if end, ascii := jsonscan.PlainStringEnd(name, 0); end == len(name) && ascii {
+		// The name as is, looked up without making a string of it.
+		return s.tools[string(name[1:end-1])]
+	}
+	if n, ok := jsonscan.String(name); ok {
+		return s.tools[n]
+	}
+	return nil
 }
 
 // callDirect runs t and returns the encoded response to the request id.
@@ -299,8 +305,8 @@ func isBatch(line []byte) bool {
 
 // takeDirect answers msg on the direct path and reports true, or reports
 // false for the SDK to handle it. Along the way it notes the initialize
-// request (whose answer opens the direct path) and passes cancellations
-// of direct calls to them.
+// and server/discover requests (whose answers open the direct path, see
+// noteAnswer) and passes cancellations of direct calls to them.
 func (c *lineConn) takeDirect(msg jsonrpc.Message) bool {
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok {
@@ -314,14 +320,25 @@ func (c *lineConn) takeDirect(msg jsonrpc.Message) bool {
 			c.initMu.Unlock()
 		}
 		return false
+	case methodDiscover:
+		c.noteDiscover(req)
+		return false
 	case "notifications/cancelled":
 		c.cancelDirect(req.Params)
 		return false // the SDK logs it and ignores ids it does not know
 	}
-	if !c.initialized.Load() || !c.srv.direct.Load() {
+	if !c.srv.direct.Load() {
 		return false
 	}
-	t, args := c.srv.matchDirect(req)
+	var t *agent.Tool
+	var args json.RawMessage
+	next := false
+	if c.initialized.Load() {
+		t, args = c.srv.matchDirect(req)
+	} else if c.discovered.Load() {
+		t, args = c.matchStdioNext(req)
+		next = true
+	}
 	if t == nil {
 		return false
 	}
@@ -333,12 +350,18 @@ func (c *lineConn) takeDirect(msg jsonrpc.Message) bool {
 		return false
 	}
 	id, session := req.ID, c.toolSession
+	if next {
+		ctx = c.nextCallContext(ctx, session)
+	}
 	if c.srv.tracing != nil {
-		c.startTraced(ctx, cancel, id, t, args, session, req.Params)
+		c.startTraced(ctx, cancel, id, t, args, session, req.Params, next)
 		return true
 	}
 	c.srv.workers.start(func() {
 		resp := c.srv.callDirect(ctx, id, t, args, session)
+		if next {
+			resp = c.srv.nextGenResponse(resp, id)
+		}
 		// Answered even when the client cancelled it, as the SDK does;
 		// only a closed connection gets nothing. The call ends (and the
 		// end of the input stops waiting for it) once its answer has

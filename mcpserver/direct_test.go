@@ -135,6 +135,30 @@ func slowTool(started chan<- struct{}, release <-chan struct{}, sawCancel *atomi
 		}}
 }
 
+// TestDirectCallsRequiredTask: a tool that runs only as a task, called
+// without one, is refused on the SDK's path (-32021); the direct path
+// leaves it there instead of running it.
+func TestDirectCallsRequiredTask(t *testing.T) {
+	jobs := &fakeJobs{task: mcpserver.Task{ID: "t1", Created: time.Unix(1e9, 0), Updated: time.Unix(1e9, 0)}}
+	var got [2]string
+	for i, direct := range []bool{false, true} {
+		opts := &mcpserver.Options{Version: "test", Tasks: jobs, Tools: []*agent.Tool{{
+			Name: "job", Description: "a job", InputSchema: json.RawMessage(`{"type":"object"}`),
+			Execute: func(context.Context, json.RawMessage) (any, error) { return "ran", nil },
+		}}}
+		r, d := directSession(t, opts, direct)
+		r.handshake()
+		r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"job","arguments":{}}}`)
+		got[i] = string(r.receive())
+		if n := d.DirectTaken(); n != 0 {
+			t.Errorf("direct path (on: %v) answered %d calls, want 0", direct, n)
+		}
+	}
+	if got[0] != got[1] || !strings.Contains(got[0], `"code":-32021`) {
+		t.Fatalf("answers:\nsdk    %s\ndirect %s", got[0], got[1])
+	}
+}
+
 // TestDirectCallsCancel checks that notifications/cancelled reaches a call
 // on the direct path: its context ends, and the session goes on.
 func TestDirectCallsCancel(t *testing.T) {
@@ -244,6 +268,13 @@ func BenchmarkToolsCallInMemorySDKPath(b *testing.B) {
 }
 
 func benchInMemoryRaw(b *testing.B, direct bool) {
+	benchInMemoryRawCalls(b, direct, false)
+}
+
+// benchInMemoryRawCalls is benchInMemoryRaw at 2025-06-18 (initialize,
+// calls without _meta) or, with next, at 2026-07-28 (server/discover,
+// calls with the _meta the SDK's client sends).
+func benchInMemoryRawCalls(b *testing.B, direct, next bool) {
 	opts := newDomain(b).options()
 	d := mcpserver.New(opts)
 	inR, inW := io.Pipe()
@@ -262,9 +293,18 @@ func benchInMemoryRaw(b *testing.B, direct bool) {
 		outR.Close()
 	}()
 	out := bufio.NewReader(outR)
-	io.WriteString(inW, mcpserver.InitializeLine+"\n")
-	out.ReadBytes('\n')
-	io.WriteString(inW, mcpserver.InitializedLine+"\n")
+	call := `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-1024"}}}` + "\n"
+	if next {
+		io.WriteString(inW, discoverLine+"\n")
+		out.ReadBytes('\n')
+		call = `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-1024"},` +
+			`"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},` +
+			`"io.modelcontextprotocol/clientInfo":{"name":"agentapp","version":"dev"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}` + "\n"
+	} else {
+		io.WriteString(inW, mcpserver.InitializeLine+"\n")
+		out.ReadBytes('\n')
+		io.WriteString(inW, mcpserver.InitializedLine+"\n")
+	}
 	// Each call has an id of its own, as MCP requires within a session: a
 	// reused id may be refused while its first request is being answered.
 	var req []byte
@@ -272,7 +312,7 @@ func benchInMemoryRaw(b *testing.B, direct bool) {
 	b.ReportAllocs()
 	for b.Loop() {
 		id++
-		req = fmt.Appendf(req[:0], `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"getOrderStatus","arguments":{"orderId":"A-1024"}}}`+"\n", id)
+		req = fmt.Appendf(req[:0], call, id)
 		if _, err := inW.Write(req); err != nil {
 			b.Fatal(err)
 		}

@@ -63,7 +63,7 @@ func (s *Server) serveDirectNext(w http.ResponseWriter, r *http.Request, body []
 	if !ok {
 		return false
 	}
-	t, args, ext := s.matchDirectNext(req)
+	t, args, ext := s.matchDirectNext(req, httpNextMeta)
 	if t == nil || t.Name != name[0] {
 		return false
 	}
@@ -110,9 +110,10 @@ func (s *Server) nextGenResponse(resp []byte, id jsonrpc.ID) []byte {
 
 // matchDirectNext is matchDirect for a request of 2026-07-28: its _meta
 // holds exactly what that generation puts there, each valid as the SDK
-// checks it (validateRequestMeta), and nothing else; ext reports whether
-// the client declared the tasks extension.
-func (s *Server) matchDirectNext(req *jsonrpc.Request) (t *agent.Tool, args json.RawMessage, ext bool) {
+// checks it (validateRequestMeta), and nothing else, as checkMeta
+// (nextGenMeta, or the stdio path's cached form of it) reports; ext reports
+// whether the client declared the tasks extension.
+func (s *Server) matchDirectNext(req *jsonrpc.Request, checkMeta func(meta []byte) (ext, ok bool)) (t *agent.Tool, args json.RawMessage, ext bool) {
 	if req.Method != "tools/call" || !req.IsCall() || len(req.Params) == 0 || req.Params[0] != '{' {
 		return nil, nil, false
 	}
@@ -133,15 +134,11 @@ func (s *Server) matchDirectNext(req *jsonrpc.Request) (t *agent.Tool, args json
 	if !plain || meta == nil || (args != nil && args[0] != '{') {
 		return nil, nil, false
 	}
-	ext, ok := nextGenMeta(meta)
+	ext, ok := checkMeta(meta)
 	if !ok {
 		return nil, nil, false
 	}
-	n, ok := jsonscan.String(name)
-	if !ok {
-		return nil, nil, false
-	}
-	if t = s.tools[n]; t == nil {
+	if t = s.toolNamed(name); t == nil {
 		return nil, nil, false
 	}
 	if q, ok := s.questions[t.Name]; ok && lacksArg(args, q.Arg) {
@@ -153,9 +150,10 @@ func (s *Server) matchDirectNext(req *jsonrpc.Request) (t *agent.Tool, args json
 // nextGenMeta reports whether a request's _meta is one the SDK takes
 // without a word: the protocol version 2026-07-28, client capabilities
 // that decode, and, if present, client info that does; nothing else (a
-// progress token, a log level, a session name go to the SDK). ext
-// reports the tasks extension among the capabilities.
-func nextGenMeta(meta []byte) (ext, ok bool) {
+// progress token, a log level, a session name go to the SDK), but for
+// the members allow accepts (nil: none). ext reports the tasks extension
+// among the capabilities.
+func nextGenMeta(meta []byte, allow func(key, val []byte) bool) (ext, ok bool) {
 	if meta[0] != '{' {
 		return false, false
 	}
@@ -170,7 +168,7 @@ func nextGenMeta(meta []byte) (ext, ok bool) {
 		case mcp.MetaKeyClientInfo:
 			info = val
 		default:
-			ok = false
+			ok = ok && allow != nil && allow(key, val)
 		}
 	})
 	if !ok || string(version) != `"`+nextProtocolVersion+`"` || caps == nil || caps[0] != '{' {
@@ -194,6 +192,10 @@ func nextGenMeta(meta []byte) (ext, ok bool) {
 	}
 	return ext, true
 }
+
+// httpNextMeta is nextGenMeta with nothing more allowed: over HTTP a log
+// level asks for the request's own event stream (wantsStream).
+func httpNextMeta(meta []byte) (ext, ok bool) { return nextGenMeta(meta, nil) }
 
 // serverInfoMeta encodes the "_meta" member naming impl as the SDK
 // encodes it in a result (annotateServerInfo, then the result's own

@@ -145,11 +145,20 @@ type lineConn struct {
 
 	// The direct path (see Server). initID is the id of the initialize
 	// request; initialized is set once it has been answered without an
-	// error, and only then are calls taken directly.
+	// error, and only then are calls taken directly. discoverID and
+	// discovered do the same for server/discover and the calls of
+	// 2026-07-28 (stdiodirectnext.go).
 	srv         *Server
 	initMu      sync.Mutex
 	initID      jsonrpc.ID
+	discoverID  jsonrpc.ID
 	initialized atomic.Bool
+	discovered  atomic.Bool
+	// nextMeta is the _meta of the last call of 2026-07-28 taken
+	// directly, nextMetaExt its tasks extension (checkNextMeta); the
+	// reader's alone.
+	nextMeta    []byte
+	nextMetaExt bool
 	callCtx     context.Context // parent of the direct calls; cancelled by Close
 	// sessionCtx is callCtx carrying toolSession, the direct calls'
 	// parent, so that execTool finds the session already set.
@@ -386,12 +395,8 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if isResp {
 		defer c.pending.endSDK(resp.ID.Raw())
 	}
-	if isResp && c.srv != nil && resp.Error == nil && !c.initialized.Load() {
-		c.initMu.Lock()
-		if c.initID.IsValid() && resp.ID == c.initID {
-			c.initialized.Store(true)
-		}
-		c.initMu.Unlock()
+	if isResp && c.srv != nil {
+		c.noteAnswer(resp)
 	}
 	if isResp {
 		c.batchMu.Lock()

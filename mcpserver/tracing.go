@@ -108,11 +108,15 @@ func traceFields(params []byte) map[string]string {
 // startTraced is takeDirect's start of a call with tracing on: as
 // without, the call runs on a warm worker and its answer is written (even
 // when cancelled, not when the connection is closing), inside the
-// request's server span.
-func (c *lineConn) startTraced(ctx context.Context, cancel context.CancelFunc, id jsonrpc.ID, t *agent.Tool, args json.RawMessage, session string, params []byte) {
+// request's server span. next says the call is of 2026-07-28, answered as
+// the SDK answers that generation.
+func (c *lineConn) startTraced(ctx context.Context, cancel context.CancelFunc, id jsonrpc.ID, t *agent.Tool, args json.RawMessage, session string, params []byte, next bool) {
 	fields := traceFields(params)
 	c.srv.workers.start(func() {
 		resp := c.srv.tracedDirect(ctx, id, t, args, session, "pipe", fields)
+		if next {
+			resp = c.srv.nextGenResponse(resp, id) // a call of 2026-07-28
+		}
 		c.answerDirect(id.Raw(), resp, c.callCtx.Err() == nil)
 		cancel()
 	})
