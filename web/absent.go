@@ -67,11 +67,14 @@ func (s *Server) operatorStream(ctx context.Context) {
 		s.present.mu.Unlock()
 	}()
 	for {
+		// The next beat is timed from before this one's write, so a slow
+		// write does not stretch the interval.
+		next := s.clock.After(s.heartbeatEvery())
 		beat()
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.clock.After(s.heartbeatEvery()):
+		case <-next:
 		}
 	}
 }
