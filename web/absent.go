@@ -45,10 +45,12 @@ func (s *Server) heartbeatEvery() time.Duration {
 	return min(max(s.operatorTimeout()/4, 250*time.Millisecond), 30*time.Second)
 }
 
-// operatorStream counts an operator stream open here and, until ctx ends,
-// writes its heartbeat row every heartbeatEvery; at the end the row keeps
-// when it closed, from which the timeout counts. It returns when ctx ends.
-func (s *Server) operatorStream(ctx context.Context) {
+// operatorStream counts an operator stream open here, at once (before
+// the stream answers), and until ctx ends writes its heartbeat row every
+// heartbeatEvery; at the end the row keeps when it closed, from which the
+// timeout counts. wait returns once that last row is written and the
+// stream is no longer counted.
+func (s *Server) operatorStream(ctx context.Context) (wait func()) {
 	s.present.mu.Lock()
 	s.present.streams++
 	s.present.mu.Unlock()
@@ -60,23 +62,28 @@ func (s *Server) operatorStream(ctx context.Context) {
 			s.log.Warn("writing an operator stream's heartbeat failed; other replicas may think the operator gone", "err", err)
 		}
 	}
-	defer func() {
-		beat()
-		s.present.mu.Lock()
-		s.present.streams--
-		s.present.mu.Unlock()
-	}()
-	for {
-		// The next beat is timed from before this one's write, so a slow
-		// write does not stretch the interval.
-		next := s.clock.After(s.heartbeatEvery())
-		beat()
-		select {
-		case <-ctx.Done():
-			return
-		case <-next:
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			beat()
+			s.present.mu.Lock()
+			s.present.streams--
+			s.present.mu.Unlock()
+		}()
+		for {
+			// The next beat is timed from before this one's write, so a
+			// slow write does not stretch the interval.
+			next := s.clock.After(s.heartbeatEvery())
+			beat()
+			select {
+			case <-ctx.Done():
+				return
+			case <-next:
+			}
 		}
-	}
+	}()
+	return func() { <-done }
 }
 
 // seen writes that an operator was seen now: on stream id, or acting on

@@ -41,6 +41,7 @@ func TestAbsentOperatorReleases(t *testing.T) {
 
 	// An operator stream is open: held however long.
 	ops := e.get(t, "/operator/events")
+	t.Cleanup(func() { ops.Body.Close() }) // before the server closes, on a failure too
 	clock.Advance(10 * time.Minute)
 	if n, err := e.srv.releaseAbsent(ctx); n != 0 || err != nil || state() != host.StateHuman {
 		t.Fatalf("with an operator stream open: released %d, %v; state %s", n, err, state())
@@ -182,7 +183,9 @@ func testAbsentAcrossReplicas(t *testing.T, db *storetest.Database) {
 		t.Fatalf("within the timeout of the stream's close: b released %d, %v; state %s", n, err, state())
 	}
 	clock.Advance(time.Second)
-	if n, err := b.srv.releaseAbsent(ctx); n != 1 || err != nil {
+	// The replicas' own rounds (on the same fake clock) may release it
+	// first: then b's call finds nothing left to do.
+	if n, err := b.srv.releaseAbsent(ctx); n > 1 || err != nil {
 		t.Fatalf("after the timeout: b released %d, %v", n, err)
 	}
 	if got := state(); got != host.StateWaiting {

@@ -234,11 +234,10 @@ func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
 func (s *Server) operatorEvents(w http.ResponseWriter, r *http.Request) {
 	// The heartbeat runs while the stream does; its last write (when the
 	// stream closed) is done before the handler returns.
-	var beating sync.WaitGroup
-	defer beating.Wait()
 	ctx, cancel := context.WithCancel(r.Context())
+	wait := s.operatorStream(ctx)
+	defer wait()
 	defer cancel()
-	beating.Go(func() { s.operatorStream(ctx) })
 	s.standingStream(w, r, "", func(*host.SessionEvent) bool { return true })
 }
 
