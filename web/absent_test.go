@@ -69,7 +69,9 @@ func TestAbsentOperatorReleases(t *testing.T) {
 		t.Fatalf("before the timeout: released %d, %v; state %s", n, err, state())
 	}
 	clock.Advance(time.Second)
-	if n, err := e.srv.releaseAbsent(ctx); n != 1 || err != nil {
+	// The server's own round (on the same fake clock) may release it
+	// first: then this call finds nothing left to do.
+	if n, err := e.srv.releaseAbsent(ctx); n > 1 || err != nil {
 		t.Fatalf("after the timeout: released %d, %v", n, err)
 	}
 	if got := state(); got != host.StateWaiting {
