@@ -376,6 +376,14 @@ func (r *taskRun) run(ctx context.Context, t *tasks.Task) (*mcp.CallToolResult, 
 		}()
 	}
 	p := tasks.NewPace(tasks.PollInterval(t), nil)
+	// A server that sends notifications/tasks/status (agentapp serve on
+	// a stdio connection or an HTTP GET stream) ends the wait at once.
+	var notified <-chan struct{}
+	if r.c.capture != nil {
+		var stop func()
+		notified, stop = r.c.capture.wakeOnStatus(r.id)
+		defer stop()
+	}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	if !timer.Stop() {
@@ -410,6 +418,7 @@ func (r *taskRun) run(ctx context.Context, t *tasks.Task) (*mcp.CallToolResult, 
 			}
 			return got.res, nil
 		case <-timer.C:
+		case <-notified:
 		}
 		nt, err := tasks.Get(tctx, r.c.session, "tasks/get", r.id)
 		if err != nil {

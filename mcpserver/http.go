@@ -310,7 +310,8 @@ func NewHTTPHandler(server *Server, opts *HTTPOptions) *HTTPHandler {
 		}
 	}
 	tokens := trust.NewSecrets(splitTokens(opts.Token)...)
-	h := &HTTPHandler{server: server.mcp, sessions: &sessionCap{max: maxSessions, idle: idle, server: server.mcp}}
+	h := &HTTPHandler{server: server.mcp, sessions: &sessionCap{max: maxSessions, idle: idle, server: server.mcp,
+		ended: func(id string) { server.taskNotes.forget("mcp:" + id) }}}
 	if !opts.Stateless {
 		// Sessions whose client can be asked (elicitation, sampling)
 		// get event-stream answers (askingSession): what a call
@@ -470,6 +471,8 @@ type sessionCap struct {
 	askingIDs sync.Map
 
 	open sync.Map // session id → *capSession; stored and deleted under mu
+	// ended, if set, hears of each session that ended.
+	ended func(id string)
 
 	mu      sync.Mutex
 	n       int // sessions in open
@@ -517,6 +520,14 @@ func (c *sessionCap) serve(w http.ResponseWriter, r *http.Request, next http.Han
 			}
 			if s := c.use(id, busy); s != nil {
 				defer s.done(busy)
+				if r.Method == http.MethodGet {
+					// The GET stream is the session's channel for its
+					// tasks' status notifications (tasks_notify.go).
+					nw := &noteWriter{ResponseWriter: w}
+					defer nw.end()
+					defer srv.taskNotes.addSink("mcp:"+id, nw.note, false)()
+					w = nw
+				}
 				if r.Method == http.MethodDelete {
 					// The SDK closes the session before it answers 204, but
 					// hears of it only when ss.Wait returns in created's
@@ -685,6 +696,9 @@ func (c *sessionCap) created(id string) {
 // a second call for the same entry does nothing more.
 func (c *sessionCap) forget(id string, entry *capSession) {
 	c.askingIDs.Delete(id)
+	if c.ended != nil {
+		c.ended(id)
+	}
 	c.mu.Lock()
 	if c.open.CompareAndDelete(id, entry) {
 		c.n--

@@ -88,6 +88,11 @@ func (t *IOTransport) Connect(context.Context) (mcp.Connection, error) {
 		sessionID: "stdio-" + rand.Text(),
 	}
 	c.toolSession = "mcp:" + c.sessionID
+	if t.srv != nil {
+		// The connection is the session's standing channel for its
+		// tasks' status notifications (tasks_notify.go).
+		c.unsink = t.srv.taskNotes.addSink(c.toolSession, c.writeLine, true)
+	}
 	c.callCtx, c.cancelCalls = context.WithCancel(context.Background())
 	c.sessionCtx = agent.WithSession(c.callCtx, c.toolSession)
 	go c.readLines()
@@ -132,6 +137,10 @@ type lineConn struct {
 	closeOnce sync.Once
 	closed    chan struct{}
 	closeErr  error
+
+	// unsink removes the connection from its server's task-status
+	// channels (nil without a server).
+	unsink func()
 
 	// sessionID names the session for the tools' idempotency rules, the
 	// same on the SDK path (ServerSession.ID) and the direct path.
@@ -550,6 +559,9 @@ func (c *lineConn) writeLine(data []byte) error {
 // in progress.
 func (c *lineConn) Close() error {
 	c.closeOnce.Do(func() {
+		if c.unsink != nil {
+			c.unsink()
+		}
 		c.cancelCalls()
 		c.closeErr = errors.Join(c.r.Close(), c.w.Close())
 		close(c.closed)

@@ -161,7 +161,8 @@ type Server struct {
 	callerMu sync.Mutex
 	caller   atomic.Pointer[mcp.MethodHandler]
 
-	tasks         TaskBackend // tasks.go; nil: none
+	tasks         TaskBackend  // tasks.go; nil: none
+	taskNotes     taskNotifier // tasks_notify.go: status notifications
 	taskTools     map[string]bool
 	requiredTasks map[string]bool // RequiredTaskBackend's
 

@@ -533,6 +533,9 @@ func (s *Server) startTask(ctx context.Context, r *mcp.CallToolRequest, ttl time
 	if err != nil {
 		return errorResult(fmt.Sprintf("%s failed: %v", name, err)), nil
 	}
+	if ss := r.Session; ss != nil && ss.ID() != "" {
+		s.watchTask("mcp:"+ss.ID(), caller, t)
+	}
 	return &createTaskResult{Task: toWire(t)}, nil
 }
 

@@ -39,10 +39,20 @@ var appStepMigrations = []string{
 		created_at   TEXT NOT NULL,
 		PRIMARY KEY (session_id, seq)
 	)`,
+	// 2: where the operators were last seen, shared by the replicas so
+	// that one does not release a conversation whose operator another
+	// sees (absent.go). id is "s:" and an operator stream's random id
+	// (seen_at: its last heartbeat, or when it closed), or "a:" and a
+	// held session's id (seen_at: its holder's last action). Unix ms.
+	`CREATE TABLE web_operator_presence (
+		id         TEXT PRIMARY KEY,
+		session_id TEXT NOT NULL DEFAULT '',
+		seen_at    BIGINT NOT NULL
+	)`,
 }
 
-// MigrateAppSteps applies the schema of the views kept with their steps
-// to st (after the chat component's, which it refers to); New calls it,
+// MigrateAppSteps applies the web's schema (the views kept with their
+// steps, the operators' presence) to st (after the chat component's, which it refers to); New calls it,
 // and `agentapp db migrate` does up front.
 func MigrateAppSteps(ctx context.Context, st *store.Store) error {
 	return st.Migrate(ctx, "webapps", appStepMigrations)

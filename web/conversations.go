@@ -232,8 +232,12 @@ func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
 // operatorEvents is GET /operator/events: every conversation's events
 // (queue changes, customer messages while held, operators' messages).
 func (s *Server) operatorEvents(w http.ResponseWriter, r *http.Request) {
-	s.streamOpened()
-	defer s.streamClosed()
+	// The heartbeat runs while the stream does; its last write (when the
+	// stream closed) is done before the handler returns.
+	ctx, cancel := context.WithCancel(r.Context())
+	wait := s.operatorStream(ctx)
+	defer wait()
+	defer cancel()
 	s.standingStream(w, r, "", func(*host.SessionEvent) bool { return true })
 }
 
@@ -426,7 +430,7 @@ func (s *Server) takeover(w http.ResponseWriter, r *http.Request) {
 		s.stateError(w, err)
 		return
 	}
-	s.acted(id, false)
+	s.acted(r.Context(), id, false)
 	s.feed.kick()
 	writeJSON(w, http.StatusOK, st)
 }
@@ -457,7 +461,7 @@ func (s *Server) operatorMessage(w http.ResponseWriter, r *http.Request) {
 		s.stateError(w, err)
 		return
 	}
-	s.acted(id, false)
+	s.acted(r.Context(), id, false)
 	s.feed.kick()
 	writeJSON(w, http.StatusOK, map[string]string{"session": id, "operator": name})
 }
@@ -485,7 +489,7 @@ func (s *Server) handback(w http.ResponseWriter, r *http.Request) {
 		s.stateError(w, err)
 		return
 	}
-	s.acted(id, true)
+	s.acted(r.Context(), id, true)
 	s.feed.kick()
 	writeJSON(w, http.StatusOK, st)
 }

@@ -342,7 +342,7 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	}
 	s.feed = newEventFeed()
 	s.watching.Go(func() { s.watchEvents(s.hardStop) })
-	s.present.gone = s.clock.Now()
+	s.present.started = s.clock.Now()
 	s.watching.Go(func() { s.watchAbsent(s.hardStop) })
 	return s, nil
 }

@@ -270,3 +270,40 @@ func startReplicaProc(t *testing.T, databaseURL string, extra ...string) (string
 		}
 	}
 }
+
+// A refund decided in agentapp web (another process on the same database)
+// reaches the TypeScript SDK client as notifications/tasks/status on its
+// session's GET stream, within a bound, though the client does not poll.
+// On one SQLite data dir (serve's change counter wakes it) and over
+// PostgreSQL (LISTEN/NOTIFY).
+func TestTasksStatusNotification(t *testing.T) {
+	tsSDK(t)
+	t.Run("sqlite", func(t *testing.T) {
+		testTaskStatusNotification(t, "sqlite:"+filepath.Join(t.TempDir(), "agentapp.db"))
+	})
+	t.Run("postgres", func(t *testing.T) { testTaskStatusNotification(t, storetest.NewPostgres(t).URL) })
+}
+
+func testTaskStatusNotification(t *testing.T, db string) {
+	endpoint := startReplica(t, db, "--token", "alice")
+	web := startOperatorWeb(t, db)
+	c := startTSClient(t, endpoint, "alice", "notify")
+	created := c.next(t, "created")
+	id, _ := created["created"].(string)
+	if id == "" || created["status"] != "working" {
+		t.Fatalf("created: %v", created)
+	}
+	time.Sleep(300 * time.Millisecond) // the GET stream is open by now (it opens at initialize)
+	start := time.Now()
+	approve(t, web, id)
+	m := c.next(t, "notified")
+	took := time.Since(start)
+	if m["notified"] != "completed" || m["taskId"] != id {
+		t.Fatalf("notification: %v", m)
+	}
+	t.Logf("the decision reached the client as a notification in %v", took)
+	if took > 2*time.Second {
+		t.Errorf("the notification came %v after the decision, over 2 s", took)
+	}
+	c.wait(t)
+}

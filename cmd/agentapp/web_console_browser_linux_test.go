@@ -61,10 +61,48 @@ func TestBrowserConsole(t *testing.T) {
 	cust.do("the customer reads it", waitFor(`document.querySelector('.msg.operator')?.innerText.includes('我是小王') === true`))
 	cust.do("the customer answers", ask("我的包裹丢了"), waitFor(`document.querySelector('.msg.queued[data-done]') !== null`))
 	op.do("the operator reads the answer", waitFor(conv+`?.querySelector('.transcript')?.innerText.includes('我的包裹丢了') === true`))
+
+	// A refresh of the lists (here: a second customer joins the queue)
+	// keeps the held card as it is: its transcript stays filled and the
+	// operator's unsent reply stays in its box. It used to rebuild the
+	// card, so the transcript was empty until it was read again.
+	op.eval(conv + `.dataset.mark = "kept"`)
+	op.do("start a reply", chromedp.SetValue(chromedp.CSS(sel+" form.reply input"), "稍等"))
+	cust.eval(`(async () => {
+		const r = await fetch("/api/sessions", { method: "POST" });
+		const id = (await r.json()).id;
+		const m = await fetch("/api/sessions/" + id + "/messages", { method: "POST",
+			headers: { "Content-Type": "application/json" }, body: JSON.stringify({ content: "转人工" }) });
+		await m.text();
+	})(), "started"`)
+	op.do("the second customer shows in the queue", waitFor(`document.querySelectorAll('#waiting article.conv.waiting').length === 1`))
+	transcriptShown := func(what string) {
+		t.Helper()
+		// Every message of the conversation is in the held card's
+		// transcript, and the box has a height on the page.
+		op.do(what, waitFor(`(() => {
+			const box = `+conv+`?.querySelector('.transcript');
+			if (!box || box.getBoundingClientRect().height < 40) return false;
+			const text = box.innerText;
+			return ['转人工', 'TK-', '您好，我是小王。', '我的包裹丢了'].every((s) => text.includes(s));
+		})()`))
+	}
+	transcriptShown("the held transcript is shown after the refresh")
+	if got := op.eval(conv + `.dataset.mark || "rebuilt"`); got != "kept" {
+		t.Errorf("a refresh of the lists rebuilt the held card (%s)", got)
+	}
+	if got := op.eval(`document.querySelector('` + sel + ` form.reply input').value`); got != "稍等" {
+		t.Errorf("the operator's unsent reply after a refresh is %q, want 稍等", got)
+	}
 	op.shot("1-console-held-desktop")
 	op.do("phone width", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	transcriptShown("the held transcript is shown at phone width")
 	op.shot("2-console-held-phone")
 	cust.shot("3-customer-held-phone")
+	cust.do("switch the customer's page to English", chromedp.Click(chromedp.CSS("#lang")),
+		waitFor(`document.documentElement.lang === 'en'`))
+	cust.shot("3-customer-held-phone-en")
+	cust.do("back to Chinese", chromedp.Click(chromedp.CSS("#lang")), waitFor(`document.documentElement.lang === 'zh-CN'`))
 
 	op.do("hand back",
 		chromedp.SetValue(chromedp.CSS(sel+" form.handback input"), "已登记补发"),

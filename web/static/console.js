@@ -40,10 +40,15 @@
     return r.json();
   }
 
+  // transcript fills box with the session's last messages. Reads can
+  // overlap (an event during a read): only the newest read's answer is
+  // shown, so an older, shorter transcript never replaces a newer one.
   async function transcript(id, box) {
+    const n = (box.reads = (box.reads || 0) + 1);
     const r = await fetch(`/api/sessions/${encodeURIComponent(id)}`);
     if (!r.ok) return;
     const s = await r.json();
+    if (n !== box.reads) return;
     box.textContent = "";
     for (const m of s.messages.slice(-30)) {
       const who = m.role === "user" ? "客户 Customer" : m.role === "operator" ? `${m.operator}` : "助手 Assistant";
@@ -57,6 +62,7 @@
   function card(c) {
     const a = el("article", `card conv ${c.state}`);
     a.dataset.session = c.id;
+    a.dataset.key = cardKey(c);
     const h = el("h3", "", c.id);
     h.append(" ", el("small", "", when(c.since)));
     a.append(h);
@@ -95,21 +101,45 @@
     return a;
   }
 
+  // cardKey is what a card shows that a refresh can change: a card whose
+  // key is unchanged is kept as it is.
+  const cardKey = (c) => `${c.state}|${c.operator || ""}|${c.since}`;
+
   // list fills a section with a state's first page, and a More button
-  // for the next.
+  // for the next. Cards still current are kept, not rebuilt: rebuilding
+  // a held card emptied its transcript until the new read came back, and
+  // lost what the operator was typing in its boxes.
   async function list(state, root) {
     const first = await page(state);
-    root.textContent = "";
-    const add = (p) => {
-      for (const c of p.conversations) root.append(card(c));
+    const kept = new Map();
+    for (const a of root.querySelectorAll(":scope > article.conv")) kept.set(a.dataset.session + "\n" + a.dataset.key, a);
+    const want = [];
+    const add = (p, into) => {
+      for (const c of p.conversations) {
+        const k = c.id + "\n" + cardKey(c);
+        into.push(kept.get(k) || card(c));
+        kept.delete(k);
+      }
       if (p.next) {
         const more = el("button", "more", "More / 更多");
-        more.onclick = async () => { more.remove(); add(await page(state, p.next)); };
-        root.append(more);
+        more.onclick = async () => {
+          const next = [];
+          add(await page(state, p.next), next);
+          more.replaceWith(...next);
+        };
+        into.push(more);
       }
     };
-    add(first);
-    if (first.conversations.length === 0) root.append(el("p", "empty", state === "waiting" ? "No one is waiting. / 暂无等待。" : "None held. / 暂无接待中的对话。"));
+    add(first, want);
+    if (first.conversations.length === 0) want.push(el("p", "empty", state === "waiting" ? "No one is waiting. / 暂无等待。" : "None held. / 暂无接待中的对话。"));
+    // Moving a node out and back blurs it: the children are replaced only
+    // when the cards (not counting More and the empty note) changed.
+    const cards = (nodes) => nodes.filter((n) => n.matches("article.conv"));
+    const now = cards([...root.children]);
+    const next = cards(want);
+    if (now.length !== next.length || now.some((n, i) => n !== next[i]) || root.children.length !== want.length) {
+      root.replaceChildren(...want);
+    }
     return first.conversations.length;
   }
 
@@ -155,7 +185,7 @@
     for (const kind of ["state", "customer_message", "operator_joined", "operator_message", "operator_left"]) {
       events.addEventListener(kind, (e) => {
         const d = JSON.parse(e.data);
-        if (kind === "customer_message") {
+        if (kind === "customer_message" || kind === "operator_message") {
           const log = document.querySelector(`article.conv[data-session="${CSS.escape(d.session)}"] .transcript`);
           if (log) { transcript(d.session, log); return; }
         }
