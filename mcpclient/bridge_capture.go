@@ -34,55 +34,8 @@ type capture struct {
 	// serving runs the server's task requests (tasks.Requests); nil
 	// when we run none.
 	serving *tasks.Requests
-	// statusWake: task id → the channel of the taskRun waiting on it,
-	// told when the server sends notifications/tasks/status for it.
-	statusWake map[string]chan struct{}
-}
-
-// maxStatusWaiters bounds the tasks waited on at once that a status
-// notification can wake (a wait not registered still polls).
-const maxStatusWaiters = 1000
-
-// wakeOnStatus returns a channel told of each status notification of
-// task id, and the func that stops it.
-func (c *capture) wakeOnStatus(id string) (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.statusWake == nil {
-		c.statusWake = map[string]chan struct{}{}
-	}
-	if len(c.statusWake) >= maxStatusWaiters {
-		return nil, func() {}
-	}
-	c.statusWake[id] = ch
-	return ch, func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.statusWake[id] == ch {
-			delete(c.statusWake, id)
-		}
-	}
-}
-
-// statusNotified wakes the wait on the task a notifications/tasks/status
-// names, if there is one.
-func (c *capture) statusNotified(params json.RawMessage) {
-	var p struct {
-		TaskID string `json:"taskId"`
-	}
-	if json.Unmarshal(params, &p) != nil || p.TaskID == "" {
-		return
-	}
-	c.mu.Lock()
-	ch := c.statusWake[p.TaskID]
-	c.mu.Unlock()
-	if ch != nil {
-		select {
-		case ch <- struct{}{}:
-		default: // a wake-up is pending already
-		}
-	}
+	// status wakes the task waits a notifications/tasks/status names.
+	status tasks.Wakers
 }
 
 func newCapture() *capture {
@@ -211,7 +164,7 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && req.Method == "notifications/tasks/status" {
 			// The SDK knows no such notification: it is ours to act on
 			// (taskRun fetches at once instead of at its next poll).
-			c.cap.statusNotified(req.Params)
+			c.cap.status.Notified(req.Params)
 			continue
 		}
 		if rt := c.cap.serving; rt != nil {

@@ -78,16 +78,9 @@ func TestStdioDiscoverProbeModernServer(t *testing.T) {
 func asLegacyStdio(t testing.TB, cfg mcpconfig.Server) mcpconfig.Server {
 	t.Helper()
 	key := stdioKey(&cfg)
-	legacyStdio.mu.Lock()
-	if legacyStdio.keys == nil {
-		legacyStdio.keys = map[string]bool{}
-	}
-	legacyStdio.keys[key] = true
-	legacyStdio.mu.Unlock()
+	legacyStdio.Remember(key, true)
 	t.Cleanup(func() {
-		legacyStdio.mu.Lock()
-		delete(legacyStdio.keys, key)
-		legacyStdio.mu.Unlock()
+		legacyStdio.Remember(key, false)
 	})
 	return cfg
 }

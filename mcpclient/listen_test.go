@@ -191,9 +191,7 @@ func liveStdio(t *testing.T, legacy bool) *Bridge {
 	if legacy {
 		cfg = asLegacyStdio(t, cfg) // forgotten when the test ends
 	} else {
-		legacyStdio.mu.Lock()
-		delete(legacyStdio.keys, stdioKey(&cfg))
-		legacyStdio.mu.Unlock()
+		legacyStdio.Remember(stdioKey(&cfg), false)
 	}
 	b, err := Connect(context.Background(), cfg)
 	if err != nil {

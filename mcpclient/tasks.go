@@ -381,7 +381,7 @@ func (r *taskRun) run(ctx context.Context, t *tasks.Task) (*mcp.CallToolResult, 
 	var notified <-chan struct{}
 	if r.c.capture != nil {
 		var stop func()
-		notified, stop = r.c.capture.wakeOnStatus(r.id)
+		notified, stop = r.c.capture.status.Wait(r.id)
 		defer stop()
 	}
 	timer := time.NewTimer(0)
