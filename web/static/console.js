@@ -63,8 +63,8 @@
     const a = el("article", `card conv ${c.state}`);
     a.dataset.session = c.id;
     a.dataset.key = cardKey(c);
-    const h = el("h3", "", c.id);
-    h.append(" ", el("small", "", when(c.since)));
+    const h = el("h3");
+    h.append(el("span", "sid", c.id), " ", el("small", "", when(c.since)));
     a.append(h);
     if (c.state === "waiting") {
       const b = el("button", "take", "Take over / 接管");
