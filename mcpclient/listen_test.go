@@ -100,14 +100,7 @@ func TestListTTLHonouredTSServerNext(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	for range 3 {
-		if _, err := b.Refresh(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := b.Resources(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	askAgain(t, b, 3)
 	st := tsStats(t, url)
 	if st["tools/list"] != 1 || st["resources/list"] != 1 {
 		t.Errorf("within the TTL: %d tools/list, %d resources/list requests, want 1 each", st["tools/list"], st["resources/list"])
@@ -118,6 +111,20 @@ func TestListTTLHonouredTSServerNext(t *testing.T) {
 	waitForTool(t, b, "extra")
 	if n := tsStats(t, url)["tools/list"]; n != 2 {
 		t.Errorf("after the change: %d tools/list requests, want 2", n)
+	}
+}
+
+// askAgain asks n times for the tools (Refresh, as before each model call)
+// and the resources, as the host does.
+func askAgain(t *testing.T, b *Bridge, n int) {
+	t.Helper()
+	for range n {
+		if _, err := b.Refresh(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Resources(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -168,14 +175,7 @@ func TestListTTLZeroTSServerNext(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	for range 3 {
-		if _, err := b.Refresh(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := b.Resources(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	askAgain(t, b, 3)
 	st := tsStats(t, url)
 	if st["tools/list"] != 4 || st["resources/list"] != 4 {
 		t.Errorf("ttlMs 0: %d tools/list, %d resources/list requests, want 4 each (the connect's and 3 more)", st["tools/list"], st["resources/list"])
