@@ -60,8 +60,7 @@ var directCases = []struct {
 func TestDirectCallsMatchSDK(t *testing.T) {
 	for _, tc := range directCases {
 		t.Run(tc.name, func(t *testing.T) {
-			var got [2]string
-			for i, direct := range []bool{false, true} {
+			onBothPaths(t, tc.direct, func(direct bool) (string, *mcpserver.Server) {
 				r, d := directSession(t, newDomain(t).options(), direct)
 				r.handshake()
 				r.send(tc.line)
@@ -69,18 +68,9 @@ func TestDirectCallsMatchSDK(t *testing.T) {
 				for _, n := range normalizers {
 					raw = n.re.ReplaceAll(raw, []byte(n.with))
 				}
-				got[i] = string(raw)
-				want := int64(0)
-				if direct && tc.direct {
-					want = 1
-				}
-				if n := d.DirectTaken(); n != want {
-					t.Errorf("direct path (on: %v) answered %d calls, want %d", direct, n, want)
-				}
-			}
-			if diff := cmp.Diff(got[0], got[1]); diff != "" {
-				t.Errorf("the direct path answers differently from the SDK (-sdk +direct):\n%s", diff)
-			}
+				answer := string(raw)
+				return answer, d
+			})
 		})
 	}
 }
@@ -451,4 +441,27 @@ func TestInFlightLimit(t *testing.T) {
 	if line := string(r.receive()); !strings.Contains(line, `"id":"after"`) || !strings.Contains(line, `"tools"`) {
 		t.Fatalf("a call after the held ones were answered: %s", line)
 	}
+}
+
+// onBothPaths runs exchange with the direct path off, then on, and
+// requires the direct path to have answered exactly when it should (once,
+// if taken) and the two answers to be the same. It returns them.
+func onBothPaths[A any](t *testing.T, taken bool, exchange func(direct bool) (A, *mcpserver.Server)) [2]A {
+	t.Helper()
+	var got [2]A
+	for i, direct := range []bool{false, true} {
+		var srv *mcpserver.Server
+		got[i], srv = exchange(direct)
+		want := int64(0)
+		if direct && taken {
+			want = 1
+		}
+		if n := srv.DirectTaken(); n != want {
+			t.Errorf("direct path (on: %v) answered %d calls, want %d", direct, n, want)
+		}
+	}
+	if diff := cmp.Diff(got[0], got[1]); diff != "" {
+		t.Errorf("the direct path answers differently from the SDK (-sdk +direct):\n%s", diff)
+	}
+	return got
 }
